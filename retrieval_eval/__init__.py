@@ -1,0 +1,53 @@
+"""retrieval-eval: does your retrieval still find the right documents?
+
+The public verbs and types are re-exported here (as ranx does) and imported lazily, so
+``import retrieval_eval`` and the CLI's ``--help`` stay fast.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+__version__ = "0.1.0"
+
+_EXPORTS = {
+    "GoldenQuestion": "retrieval_eval.golden.models",
+    "GoldenQuestionSet": "retrieval_eval.golden.models",
+    "QuestionForm": "retrieval_eval.golden.models",
+    "GoldenSetRegistry": "retrieval_eval.golden.registry",
+    "load_golden_set": "retrieval_eval.golden.loaders",
+    "dump_golden_set": "retrieval_eval.golden.loaders",
+    "labels_fingerprint": "retrieval_eval.golden.fingerprint",
+    "EvaluatableRetriever": "retrieval_eval.retrievers.base",
+    "FunctionRetriever": "retrieval_eval.retrievers.base",
+    "ChunkMapper": "retrieval_eval.retrievers.chunking",
+    "RetrieverRegistry": "retrieval_eval.retrievers.registry",
+    "evaluate": "retrieval_eval.scoring",
+    "score_questions": "retrieval_eval.scoring",
+    "collapse": "retrieval_eval.scoring",
+    "judge": "retrieval_eval.scoring",
+    "summarise": "retrieval_eval.results",
+    "RunResult": "retrieval_eval.results",
+    "RunSettings": "retrieval_eval.results",
+    "QuestionResult": "retrieval_eval.results",
+    "Config": "retrieval_eval.config",
+    "load_config": "retrieval_eval.config",
+    "run_evaluation": "retrieval_eval.runner",
+    "RetrievalEvalError": "retrieval_eval.errors",
+}
+
+__all__ = sorted(_EXPORTS)
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'retrieval_eval' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted([*globals(), *__all__])

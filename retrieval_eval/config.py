@@ -1,0 +1,214 @@
+"""The YAML config shared by the CLI and the DAG factory.
+
+Relative paths inside a config resolve against the config file's folder, so a config works from
+any working directory. Lookup order for the file: ``--config``, ``$RETRIEVAL_EVAL_CONFIG``, then
+``./retrieval_eval.yaml`` when present; with none, an empty config (sets and retrievers can still be
+given as paths).
+
+.. code-block:: yaml
+
+    store: sqlite:///results.sqlite        # optional; --db and $RETRIEVAL_EVAL_DB win
+    sets:
+      - golden/handbook.yaml               # a set file
+      - {directory: golden/more}           # every set file in a folder
+      - {path: faq.csv, identifier: faq}   # JSONL/CSV with an explicit identifier
+    retrievers:
+      handbook_bm25: {type: lexical, corpus: corpus/}
+    run: {timeout_s: 30, max_error_rate: 0.0}
+    thresholds: {max_top1_drop: 0.10, max_top3_drop: 0.10, min_slice_questions: 5}
+    evaluations:
+      - {set: handbook.demo, retriever: handbook_bm25, schedule: "0 3 * * *"}
+"""
+
+from __future__ import annotations
+
+import os
+from functools import cached_property
+from pathlib import Path
+from typing import Any, Literal
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+
+from retrieval_eval.errors import ConfigError, GoldenSetError
+from retrieval_eval.golden.registry import GoldenSetRegistry
+from retrieval_eval.results import RunSettings
+from retrieval_eval.retrievers.registry import RetrieverRegistry
+
+CONFIG_ENV = "RETRIEVAL_EVAL_CONFIG"
+DEFAULT_CONFIG_NAME = "retrieval_eval.yaml"
+
+
+class SetSource(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    path: Path | None = None
+    directory: Path | None = None
+    identifier: str | None = None
+
+    @model_validator(mode="before")
+    @classmethod
+    def _shorthand(cls, value: Any) -> Any:
+        return {"path": value} if isinstance(value, str) else value
+
+    @model_validator(mode="after")
+    def _one_kind(self) -> SetSource:
+        if (self.path is None) == (self.directory is None):
+            raise ValueError("give exactly one of 'path' or 'directory'")
+        return self
+
+
+class Thresholds(BaseModel):
+    """Regression thresholds: absolute rate drops; a drop strictly greater than one regresses."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    max_top1_drop: float = Field(default=0.10, ge=0, le=1)
+    max_top3_drop: float = Field(default=0.10, ge=0, le=1)
+    min_slice_questions: int = Field(default=5, ge=1)
+    max_latency_p95_increase: float | None = Field(default=None, ge=0)
+
+
+class RunOptions(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    cutoffs: list[int] = Field(default_factory=lambda: [1, 3])
+    overfetch_multiplier: int = Field(default=4, ge=1)
+    timeout_s: float | None = Field(default=30.0, gt=0)
+    max_error_rate: float = Field(default=0.0, ge=0, le=1)
+    max_concurrency: int | None = Field(default=None, ge=1)
+
+    @field_validator("cutoffs")
+    @classmethod
+    def _positive(cls, value: list[int]) -> list[int]:
+        if not value or any(k < 1 for k in value):
+            raise ValueError("cutoffs must be a non-empty list of positive integers")
+        return sorted(set(value))
+
+    def settings(self) -> RunSettings:
+        return RunSettings(
+            cutoffs=self.cutoffs,
+            overfetch_multiplier=self.overfetch_multiplier,
+            timeout_s=self.timeout_s,
+            max_error_rate=self.max_error_rate,
+            max_concurrency=self.max_concurrency,
+        )
+
+
+class AlertSpec(BaseModel):
+    """An alert channel; ``type`` names a registered sender (``slack``, ``webhook``)."""
+
+    model_config = ConfigDict(extra="allow")
+
+    type: Literal["slack", "webhook"] = "slack"
+    connection_id: str | None = None
+
+
+class EvaluationSpec(BaseModel):
+    """One (set, retriever) pair: one DAG in Airflow, one ``run`` on the CLI."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    set: str
+    retriever: str
+    schedule: str | None = "0 3 * * *"
+    assets: list[str] = Field(default_factory=list)
+    owner: str = "retrieval-eval"
+    tags: list[str] = Field(default_factory=list)
+    alerts: list[AlertSpec] = Field(default_factory=list)
+    thresholds: Thresholds | None = None
+    run: RunOptions | None = None
+    max_batches: int = Field(default=8, ge=1, le=1024)
+    ui_base_url: str | None = None
+
+
+class Config(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    store: str | None = None
+    sets: list[SetSource] = Field(default_factory=list)
+    retrievers: dict[str, dict[str, Any]] = Field(default_factory=dict)
+    run: RunOptions = Field(default_factory=RunOptions)
+    thresholds: Thresholds = Field(default_factory=Thresholds)
+    evaluations: list[EvaluationSpec] = Field(default_factory=list)
+
+    # where the config came from; relative paths resolve against base_dir
+    path: Path | None = Field(default=None, exclude=True)
+
+    @property
+    def base_dir(self) -> Path:
+        return self.path.parent if self.path else Path.cwd()
+
+    @property
+    def source(self) -> str:
+        return str(self.path) if self.path else "<no config file>"
+
+    def resolve(self, path: Path | str) -> Path:
+        path = Path(path).expanduser()
+        return path if path.is_absolute() else self.base_dir / path
+
+    @cached_property
+    def golden_sets(self) -> GoldenSetRegistry:
+        """Every set the config names, plus those installed packages provide."""
+        registry = GoldenSetRegistry()
+        problems: list[str] = []
+        for source in self.sets:
+            try:
+                if source.directory is not None:
+                    registry.add_directory(self.resolve(source.directory))
+                elif source.path is not None:
+                    registry.add_file(self.resolve(source.path), identifier=source.identifier)
+            except GoldenSetError as exc:
+                problems.extend(exc.problems)
+        if problems:
+            raise GoldenSetError(problems)
+        registry.add_entry_points()
+        return registry
+
+    @cached_property
+    def retriever_registry(self) -> RetrieverRegistry:
+        return RetrieverRegistry(self.retrievers, base_dir=self.base_dir, source=self.source)
+
+    def evaluation(self, set_identifier: str, retriever: str) -> EvaluationSpec | None:
+        for spec in self.evaluations:
+            if spec.set == set_identifier and spec.retriever == retriever:
+                return spec
+        return None
+
+
+def find_config(explicit: str | Path | None = None) -> Path | None:
+    """The config path by lookup order, or None when there is none."""
+    if explicit:
+        return Path(explicit)
+    env = os.environ.get(CONFIG_ENV)
+    if env:
+        return Path(env)
+    default = Path.cwd() / DEFAULT_CONFIG_NAME
+    return default if default.is_file() else None
+
+
+def load_config(path: str | Path | None = None) -> Config:
+    """Load and validate a config; errors name the file and the field path."""
+    found = find_config(path)
+    if found is None:
+        return Config()
+    if not found.is_file():
+        raise ConfigError(f"config file {found} does not exist")
+    try:
+        data = yaml.safe_load(found.read_text(encoding="utf-8")) or {}
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f"line {mark.line + 1}: " if mark else ""
+        raise ConfigError(f"{found}: {where}invalid YAML: {getattr(exc, 'problem', exc)}") from None
+    if not isinstance(data, dict):
+        raise ConfigError(f"{found}: expected a mapping at the top level")
+    try:
+        config = Config.model_validate(data)
+    except ValidationError as exc:
+        lines = []
+        for err in exc.errors():
+            loc = ".".join(str(p) for p in err["loc"])
+            msg = err["msg"].removeprefix("Value error, ")
+            lines.append(f"{found}: {loc}: {msg}")
+        raise ConfigError("\n".join(lines)) from None
+    return config.model_copy(update={"path": found.resolve()})

@@ -1,0 +1,57 @@
+"""The error types a user can cause, each carrying the CLI exit code of its kind.
+
+Exit codes (documented in the README): 0 success, 1 regression with ``--fail-on-regression``,
+2 usage or invalid input, 3 an invalid run or an unreachable store.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+
+class RetrievalEvalError(Exception):
+    """Base class: a problem the user can fix, reported without a traceback."""
+
+    exit_code = 2
+
+
+class InvalidInputError(RetrievalEvalError):
+    """A bad file, option or name: exit code 2."""
+
+    exit_code = 2
+
+
+class ConfigError(InvalidInputError):
+    """The YAML config (or an option inside it) is invalid."""
+
+
+class UnknownNameError(InvalidInputError):
+    """A set or retriever name that no registry knows."""
+
+
+class GoldenSetError(InvalidInputError):
+    """One or more problems in golden set files; ``problems`` lists every one of them."""
+
+    def __init__(self, problems: Sequence[str]):
+        self.problems = list(problems)
+        count = len(self.problems)
+        head = f"{count} problem{'s' if count != 1 else ''} in golden question set"
+        super().__init__(head + ":\n" + "\n".join(f"  - {p}" for p in self.problems))
+
+
+class RetrieverError(RetrievalEvalError):
+    """A retriever could not be built or configured (raised before any question runs)."""
+
+    exit_code = 2
+
+
+class InvalidRunError(RetrievalEvalError):
+    """The run finished but cannot be trusted (too many retriever errors): exit code 3."""
+
+    exit_code = 3
+
+
+class StoreUnavailableError(RetrievalEvalError):
+    """The result store cannot be reached: exit code 3. Messages never carry passwords."""
+
+    exit_code = 3

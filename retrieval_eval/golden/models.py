@@ -1,0 +1,136 @@
+"""Golden question sets: the labelled questions a team writes once against its own corpus.
+
+Validation collects every problem of a set so a user fixes a file in one pass; see
+:func:`retrieval_eval.golden.loaders.validate_set_data` for the collecting side.
+"""
+
+from __future__ import annotations
+
+import re
+from enum import StrEnum
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+IDENTIFIER_PATTERN = r"^[a-z0-9_]+(\.[a-z0-9_]+)*$"
+_IDENTIFIER_RE = re.compile(IDENTIFIER_PATTERN)
+
+
+class QuestionForm(StrEnum):
+    """How a question relates to its target's wording.
+
+    ``match`` shares vocabulary with its target; ``gap`` is an everyday rewording with little
+    overlap. Parsed case-insensitively (``"GAP"`` is ``gap``).
+    """
+
+    MATCH = "match"
+    GAP = "gap"
+
+    @classmethod
+    def _missing_(cls, value: object) -> QuestionForm | None:
+        if isinstance(value, str):
+            lowered = value.strip().lower()
+            for member in cls:
+                if member.value == lowered:
+                    return member
+        return None
+
+
+class GoldenQuestion(BaseModel):
+    """One labelled question.
+
+    ``expected_document_ids`` lists ALL documents that answer the question: any of them counts
+    as a hit. An empty list means nothing indexed answers it, and the question is a hit only when
+    the retriever returns nothing. ``answer_gist`` is documentation and never scored.
+    """
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    id: str
+    question: str
+    form: QuestionForm
+    expected_document_ids: tuple[str, ...] = Field(default=())
+    hard_class: str | None = None
+    answer_gist: str | None = None
+
+    @field_validator("id", "question")
+    @classmethod
+    def _not_blank(cls, value: str) -> str:
+        if not value.strip():
+            raise ValueError("must not be empty or whitespace only")
+        return value.strip()
+
+    @field_validator("expected_document_ids", mode="before")
+    @classmethod
+    def _ids_as_list(cls, value: Any) -> Any:
+        if value is None:
+            return ()
+        if isinstance(value, str):
+            raise ValueError("must be a list of document ids, not a single string")
+        return value
+
+    @field_validator("expected_document_ids")
+    @classmethod
+    def _ids_clean(cls, value: tuple[str, ...]) -> tuple[str, ...]:
+        seen: set[str] = set()
+        for doc_id in value:
+            if not doc_id.strip():
+                raise ValueError("contains an empty document id")
+            if doc_id in seen:
+                raise ValueError(f"lists document id {doc_id!r} twice")
+            seen.add(doc_id)
+        return value
+
+    @field_validator("hard_class")
+    @classmethod
+    def _class_not_blank(cls, value: str | None) -> str | None:
+        if value is not None and not value.strip():
+            raise ValueError("must not be an empty string (leave it out instead)")
+        return value.strip() if value is not None else None
+
+    @property
+    def is_no_result(self) -> bool:
+        """True when nothing indexed answers the question (no expected documents)."""
+        return not self.expected_document_ids
+
+
+class GoldenQuestionSet(BaseModel):
+    """A named, versioned collection of golden questions with unique ids."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    identifier: str
+    name: str = ""
+    description: str = ""
+    corpus_revision: str | None = None
+    questions: tuple[GoldenQuestion, ...]
+
+    @field_validator("identifier")
+    @classmethod
+    def _identifier_shape(cls, value: str) -> str:
+        if not _IDENTIFIER_RE.match(value):
+            raise ValueError(
+                f"{value!r} is not a valid identifier: use lowercase letters, digits and "
+                "underscores, in dot-separated parts (e.g. 'handbook.demo')"
+            )
+        return value
+
+    @model_validator(mode="after")
+    def _questions_unique(self) -> GoldenQuestionSet:
+        if not self.questions:
+            raise ValueError("questions: the set has no questions; add at least one")
+        seen: set[str] = set()
+        for question in self.questions:
+            if question.id in seen:
+                raise ValueError(f"questions: duplicate question id {question.id!r}")
+            seen.add(question.id)
+        return self
+
+    @property
+    def fingerprint(self) -> str:
+        from retrieval_eval.golden.fingerprint import labels_fingerprint
+
+        return labels_fingerprint(self)
+
+    def __len__(self) -> int:
+        return len(self.questions)

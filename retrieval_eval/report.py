@@ -1,0 +1,165 @@
+"""Rendering a run as text (rich tables), Markdown or the JSON contract."""
+
+from __future__ import annotations
+
+import io
+import json
+import sys
+from typing import Any
+
+from rich.console import Console
+from rich.table import Table
+
+from retrieval_eval.results import RunResult, SliceRates
+
+FORMATS = ("text", "json", "markdown")
+
+
+def stderr_console() -> Console:
+    return Console(stderr=True)
+
+
+def pct(rate: float | None) -> str:
+    return "–" if rate is None else f"{rate * 100:.1f}%"
+
+
+def rate_line(label: str, rate: float | None, hits: int, count: int) -> str:
+    return f"{label}: {pct(rate)} ({hits}/{count})"
+
+
+def _ms(value: float | None) -> str:
+    return "–" if value is None else f"{value:.1f} ms"
+
+
+def _slice_table(title: str, slices: dict[str, SliceRates], column: str) -> Table:
+    table = Table(title=title, title_justify="left")
+    table.add_column(column)
+    table.add_column("questions", justify="right")
+    table.add_column("top-1", justify="right")
+    table.add_column("top-3", justify="right")
+    for value, s in slices.items():
+        table.add_row(
+            value,
+            str(s.questions),
+            f"{pct(s.top1_hit_rate)} ({s.top1_hits})",
+            f"{pct(s.top3_hit_rate)} ({s.top3_hits})",
+        )
+    return table
+
+
+def render_text(result: RunResult, width: int | None = None) -> str:
+    """The human report: per-question table, headline rates, slices, latency and errors."""
+    buffer = io.StringIO()
+    tty = sys.stdout.isatty()
+    console = Console(
+        file=buffer,
+        width=width or (None if tty else 140),
+        force_terminal=tty,
+        highlight=False,
+        soft_wrap=False,
+    )
+    console.print(
+        f"[bold]Set[/bold] {result.set_identifier}  [bold]Retriever[/bold] {result.retriever}  "
+        f"[bold]Questions[/bold] {result.question_count}",
+        markup=True,
+    )
+    table = Table(title="Per question", title_justify="left")
+    for name in ("id", "form", "hard class", "top-1", "top-3", "rank", "latency", "error"):
+        table.add_column(name, justify="right" if name in ("rank", "latency") else "left")
+    for q in result.questions:
+        table.add_row(
+            q.id,
+            q.form.value,
+            q.hard_class or "",
+            "hit" if q.top1_hit else "miss",
+            "hit" if q.top3_hit else "miss",
+            "" if q.first_hit_rank is None else str(q.first_hit_rank),
+            _ms(q.latency_ms),
+            q.error or "",
+        )
+    console.print(table, markup=False)
+    console.print(
+        rate_line("Top-1 hit rate", result.top1_hit_rate, result.top1_hits, result.question_count),
+        markup=False,
+    )
+    console.print(
+        rate_line("Top-3 hit rate", result.top3_hit_rate, result.top3_hits, result.question_count),
+        markup=False,
+    )
+    console.print(_slice_table("By form", result.by_form, "form"), markup=False)
+    if result.by_hard_class:
+        console.print(
+            _slice_table("By hard class", result.by_hard_class, "hard class"), markup=False
+        )
+    if result.metrics:
+        metrics = Table(title="Metrics", title_justify="left")
+        metrics.add_column("metric")
+        metrics.add_column("value", justify="right")
+        for name, value in result.metrics.items():
+            metrics.add_row(name, "–" if value is None else f"{value:.4f}")
+        console.print(metrics, markup=False)
+    console.print(
+        f"Latency: p50 {_ms(result.latency_ms.p50)}, p95 {_ms(result.latency_ms.p95)}", markup=False
+    )
+    status = "valid" if result.valid else "INVALID"
+    console.print(
+        f"Errors: {result.error_count}/{result.question_count} "
+        f"(max error rate {result.settings.max_error_rate:g}) - run {status}",
+        markup=False,
+    )
+    return buffer.getvalue()
+
+
+def _md_escape(text: str) -> str:
+    return text.replace("|", "\\|").replace("\n", " ")
+
+
+def render_markdown(result: RunResult) -> str:
+    lines = [
+        f"# {result.set_identifier} × {result.retriever}",
+        "",
+        f"- {rate_line('Top-1 hit rate', result.top1_hit_rate, result.top1_hits, result.question_count)}",
+        f"- {rate_line('Top-3 hit rate', result.top3_hit_rate, result.top3_hits, result.question_count)}",
+        f"- Latency: p50 {_ms(result.latency_ms.p50)}, p95 {_ms(result.latency_ms.p95)}",
+        f"- Errors: {result.error_count} ({'valid' if result.valid else 'INVALID'} run)",
+        "",
+    ]
+    for title, slices in (("By form", result.by_form), ("By hard class", result.by_hard_class)):
+        if not slices:
+            continue
+        lines += [
+            f"## {title}",
+            "",
+            "| value | questions | top-1 | top-3 |",
+            "|---|---:|---:|---:|",
+        ]
+        lines += [
+            f"| {_md_escape(v)} | {s.questions} | {pct(s.top1_hit_rate)} | {pct(s.top3_hit_rate)} |"
+            for v, s in slices.items()
+        ]
+        lines.append("")
+    lines += [
+        "## Per question",
+        "",
+        "| id | form | hard class | top-1 | top-3 | rank | latency | error |",
+        "|---|---|---|---|---|---:|---:|---|",
+    ]
+    for q in result.questions:
+        lines.append(
+            f"| {_md_escape(q.id)} | {q.form.value} | {_md_escape(q.hard_class or '')} | "
+            f"{'hit' if q.top1_hit else 'miss'} | {'hit' if q.top3_hit else 'miss'} | "
+            f"{q.first_hit_rank or ''} | {_ms(q.latency_ms)} | {_md_escape(q.error or '')} |"
+        )
+    return "\n".join(lines) + "\n"
+
+
+def render_json(result: RunResult, extra: dict[str, Any] | None = None) -> str:
+    return json.dumps({**result.contract(), **(extra or {})}, indent=2, ensure_ascii=False) + "\n"
+
+
+def render(result: RunResult, fmt: str, extra: dict[str, Any] | None = None) -> str:
+    if fmt == "json":
+        return render_json(result, extra)
+    if fmt == "markdown":
+        return render_markdown(result)
+    return render_text(result)

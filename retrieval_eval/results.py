@@ -1,0 +1,264 @@
+"""What a run produces: per-question results and their aggregates, as pydantic models.
+
+Aggregation is done with pandas (:func:`summarise`); :meth:`RunResult.to_frame` gives the
+per-question results as a DataFrame for your own analysis.
+
+Edge cases, written down once:
+
+- A group with no questions has rates ``None`` (never a division by zero). Both forms are always
+  listed in ``by_form``; ``by_hard_class`` lists only classes that occur. Questions without a hard
+  class count in the overall figures only.
+- Latency percentiles (linear interpolation) are over questions whose retrieval succeeded; they
+  are ``None`` when no call succeeded.
+- ``valid`` is ``error_count / question_count <= max_error_rate``.
+"""
+
+from __future__ import annotations
+
+import uuid
+from datetime import UTC, datetime
+from typing import Any
+
+import pandas as pd
+from pydantic import BaseModel, Field
+
+from retrieval_eval.golden.models import QuestionForm
+
+TOP_K = 3
+OVERFETCH_MULTIPLIER = 4
+
+
+class QuestionResult(BaseModel):
+    """How one question fared. ``retrieved`` holds distinct ids, best first, to the deepest cutoff."""
+
+    id: str
+    question: str = ""
+    form: QuestionForm
+    hard_class: str | None = None
+    expected_document_ids: list[str] = Field(default_factory=list)
+    top1_hit: bool
+    top3_hit: bool
+    first_hit_rank: int | None = None
+    retrieved: list[str] = Field(default_factory=list)
+    latency_ms: float | None = None
+    error: str | None = None
+
+
+class SliceRates(BaseModel):
+    questions: int
+    top1_hits: int
+    top3_hits: int
+    top1_hit_rate: float | None
+    top3_hit_rate: float | None
+
+
+class Latency(BaseModel):
+    p50: float | None = None
+    p95: float | None = None
+
+
+class RunSettings(BaseModel):
+    top_k: int = TOP_K
+    overfetch_multiplier: int = OVERFETCH_MULTIPLIER
+    cutoffs: list[int] = Field(default_factory=lambda: [1, TOP_K])
+    timeout_s: float | None = 30.0
+    max_error_rate: float = 0.0
+    max_concurrency: int | None = None
+
+    @property
+    def depth(self) -> int:
+        """How many distinct documents are judged and kept per question."""
+        return max([self.top_k, *self.cutoffs])
+
+    @property
+    def fetch_limit(self) -> int:
+        """What the retriever is asked for: the deepest cutoff times the overfetch multiplier."""
+        return self.depth * self.overfetch_multiplier
+
+
+class RunResult(BaseModel):
+    """One evaluation of one retriever on one golden set."""
+
+    run_key: str = Field(default_factory=lambda: uuid.uuid4().hex)
+    set_identifier: str
+    set_name: str = ""
+    corpus_revision: str | None = None
+    labels_fingerprint: str
+    retriever: str
+    started_at: datetime = Field(default_factory=lambda: datetime.now(UTC))
+    finished_at: datetime = Field(default_factory=lambda: datetime.now(UTC))
+    settings: RunSettings = Field(default_factory=RunSettings)
+    question_count: int
+    top1_hits: int
+    top3_hits: int
+    top1_hit_rate: float | None
+    top3_hit_rate: float | None
+    error_count: int
+    valid: bool
+    by_form: dict[str, SliceRates]
+    by_hard_class: dict[str, SliceRates]
+    latency_ms: Latency
+    metrics: dict[str, float | None] = Field(default_factory=dict)
+    questions: list[QuestionResult]
+
+    @property
+    def error_rate(self) -> float:
+        return self.error_count / self.question_count if self.question_count else 0.0
+
+    def to_frame(self) -> pd.DataFrame:
+        """The per-question results, one row per question."""
+        return questions_frame(self.questions)
+
+    def contract(self) -> dict[str, Any]:
+        """The stable JSON document other tools read (``--format json``)."""
+        return {
+            "set": self.set_identifier,
+            "retriever": self.retriever,
+            "run_key": self.run_key,
+            "labels_fingerprint": self.labels_fingerprint,
+            "corpus_revision": self.corpus_revision,
+            "started_at": self.started_at.isoformat(),
+            "finished_at": self.finished_at.isoformat(),
+            "question_count": self.question_count,
+            "top1_hits": self.top1_hits,
+            "top3_hits": self.top3_hits,
+            "top1_hit_rate": self.top1_hit_rate,
+            "top3_hit_rate": self.top3_hit_rate,
+            "error_count": self.error_count,
+            "valid": self.valid,
+            "by_form": _slices_contract(self.by_form),
+            "by_hard_class": _slices_contract(self.by_hard_class),
+            "latency_ms": self.latency_ms.model_dump(),
+            "metrics": self.metrics,
+            "settings": self.settings.model_dump(),
+            "questions": [
+                q.model_dump(
+                    mode="json",
+                    include={
+                        "id",
+                        "form",
+                        "hard_class",
+                        "top1_hit",
+                        "top3_hit",
+                        "first_hit_rank",
+                        "retrieved",
+                        "latency_ms",
+                        "error",
+                    },
+                )
+                for q in self.questions
+            ],
+        }
+
+
+def _slices_contract(slices: dict[str, SliceRates]) -> dict[str, dict[str, Any]]:
+    return {
+        value: {
+            "questions": s.questions,
+            "top1_hit_rate": s.top1_hit_rate,
+            "top3_hit_rate": s.top3_hit_rate,
+        }
+        for value, s in slices.items()
+    }
+
+
+_FRAME_COLUMNS = [
+    "id",
+    "question",
+    "form",
+    "hard_class",
+    "expected_document_ids",
+    "top1_hit",
+    "top3_hit",
+    "first_hit_rank",
+    "retrieved",
+    "latency_ms",
+    "error",
+]
+
+
+def questions_frame(questions: list[QuestionResult]) -> pd.DataFrame:
+    rows = [q.model_dump(mode="json") for q in questions]
+    frame = pd.DataFrame(rows, columns=_FRAME_COLUMNS)
+    frame["first_hit_rank"] = frame["first_hit_rank"].astype("Int64")
+    frame["top1_hit"] = frame["top1_hit"].astype(bool)
+    frame["top3_hit"] = frame["top3_hit"].astype(bool)
+    return frame
+
+
+def _rate(hits: int, count: int) -> float | None:
+    return hits / count if count else None
+
+
+def _slices(frame: pd.DataFrame, column: str, always: list[str]) -> dict[str, SliceRates]:
+    grouped = (
+        frame.dropna(subset=[column])
+        .groupby(column, sort=True)
+        .agg(questions=("id", "size"), top1=("top1_hit", "sum"), top3=("top3_hit", "sum"))
+    )
+    out: dict[str, SliceRates] = {}
+    for value in [*always, *(v for v in grouped.index if v not in always)]:
+        if value in grouped.index:
+            n, t1, t3 = (int(x) for x in grouped.loc[value, ["questions", "top1", "top3"]])
+        else:
+            n = t1 = t3 = 0
+        out[str(value)] = SliceRates(
+            questions=n,
+            top1_hits=t1,
+            top3_hits=t3,
+            top1_hit_rate=_rate(t1, n),
+            top3_hit_rate=_rate(t3, n),
+        )
+    return out
+
+
+def summarise(
+    questions: list[QuestionResult],
+    *,
+    set_identifier: str,
+    labels_fingerprint: str,
+    retriever: str,
+    settings: RunSettings | None = None,
+    set_name: str = "",
+    corpus_revision: str | None = None,
+    started_at: datetime | None = None,
+    finished_at: datetime | None = None,
+    run_key: str | None = None,
+) -> RunResult:
+    """Aggregate per-question results into a :class:`RunResult` (pandas does the grouping)."""
+    settings = settings or RunSettings()
+    frame = questions_frame(questions)
+    count = len(frame)
+    top1 = int(frame["top1_hit"].sum())
+    top3 = int(frame["top3_hit"].sum())
+    errors = int(frame["error"].notna().sum())
+    ok_latency = frame.loc[frame["error"].isna(), "latency_ms"].dropna().astype(float)
+    latency = (
+        Latency(p50=float(ok_latency.quantile(0.5)), p95=float(ok_latency.quantile(0.95)))
+        if len(ok_latency)
+        else Latency()
+    )
+    now = datetime.now(UTC)
+    extra: dict[str, Any] = {"run_key": run_key} if run_key else {}
+    return RunResult(
+        **extra,
+        set_identifier=set_identifier,
+        set_name=set_name,
+        corpus_revision=corpus_revision,
+        labels_fingerprint=labels_fingerprint,
+        retriever=retriever,
+        started_at=started_at or now,
+        finished_at=finished_at or now,
+        settings=settings,
+        question_count=count,
+        top1_hits=top1,
+        top3_hits=top3,
+        top1_hit_rate=_rate(top1, count),
+        top3_hit_rate=_rate(top3, count),
+        error_count=errors,
+        valid=(errors / count if count else 0.0) <= settings.max_error_rate,
+        by_form=_slices(frame, "form", [f.value for f in QuestionForm]),
+        by_hard_class=_slices(frame, "hard_class", []),
+        latency_ms=latency,
+        questions=questions,
+    )

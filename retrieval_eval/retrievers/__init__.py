@@ -1,0 +1,1 @@
+"""Retrievers: the contract, the registry, and one module per adapter type."""

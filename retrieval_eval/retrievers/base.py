@@ -1,0 +1,84 @@
+"""The retriever contract: question text and a limit in, ranked document ids out.
+
+A retriever is any object with an ``identifier`` and ``retrieve(question, limit)`` returning
+document ids best first. Duplicates are allowed (one per chunk); the scorer collapses them.
+Optional extras the scorer honours when present:
+
+- ``retrieve_many(questions, limit)``: a native batch call, used instead of one call per question.
+- ``max_concurrency``: how many questions may run at once (default 1: in-process retrievers are
+  rarely thread-safe; remote services usually want more).
+- ``close()``: called when the run is over.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import inspect
+from collections.abc import Callable, Sequence
+from typing import Protocol, runtime_checkable
+
+
+@runtime_checkable
+class EvaluatableRetriever(Protocol):
+    """The one contract every retriever satisfies."""
+
+    identifier: str
+
+    def retrieve(self, question: str, limit: int) -> Sequence[str]:
+        """Return up to ``limit`` document ids, best first."""
+        ...
+
+
+class FunctionRetriever:
+    """Adapts a plain function ``f(question, limit) -> ids`` to the contract."""
+
+    def __init__(
+        self,
+        function: Callable[[str, int], Sequence[str]],
+        identifier: str | None = None,
+        max_concurrency: int = 1,
+    ) -> None:
+        self.function = function
+        self.identifier: str = identifier or str(getattr(function, "__name__", "function"))
+        self.max_concurrency = max_concurrency
+
+    def retrieve(self, question: str, limit: int) -> Sequence[str]:
+        return self.function(question, limit)
+
+    def __repr__(self) -> str:
+        return f"FunctionRetriever({self.identifier!r})"
+
+
+def as_retriever(obj: object, identifier: str) -> EvaluatableRetriever:
+    """Turn a class, factory, instance or plain function into a retriever.
+
+    - an object with ``retrieve``: used as is (its ``identifier`` set when it has none);
+    - a class or zero-argument factory: called, and the result checked again;
+    - a function taking two arguments: wrapped as ``f(question, limit)``.
+    """
+    if hasattr(obj, "retrieve") and not inspect.isclass(obj):
+        if not getattr(obj, "identifier", None):
+            with contextlib.suppress(AttributeError):
+                obj.identifier = identifier  # type: ignore[attr-defined]
+        return obj  # type: ignore[return-value]
+    if callable(obj):
+        if inspect.isclass(obj) or _positional_arity(obj) == 0:
+            return as_retriever(obj(), identifier)
+        return FunctionRetriever(obj, identifier=identifier)  # type: ignore[arg-type,return-value]
+    raise TypeError(
+        f"{identifier}: {type(obj).__name__} is not a retriever: expected an object with "
+        "retrieve(question, limit), a class or factory returning one, or a function "
+        "f(question, limit)"
+    )
+
+
+def _positional_arity(function: Callable[..., object]) -> int:
+    try:
+        params = inspect.signature(function).parameters.values()
+    except (TypeError, ValueError):
+        return 2
+    return sum(
+        1
+        for p in params
+        if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD) and p.default is p.empty
+    )

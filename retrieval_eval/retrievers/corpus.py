@@ -1,0 +1,72 @@
+"""Reading a corpus: a BEIR ``corpus.jsonl`` (``_id``, ``title``, ``text``) or a folder of files.
+
+In a folder, every ``.md`` / ``.txt`` file is a document whose id is its path relative to the
+folder, with forward slashes (``billing/refunds.md``).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+from retrieval_eval.errors import ConfigError
+
+TEXT_SUFFIXES = (".md", ".txt")
+
+
+@dataclass(frozen=True)
+class Document:
+    id: str
+    title: str
+    text: str
+
+    @property
+    def content(self) -> str:
+        return f"{self.title}\n{self.text}" if self.title else self.text
+
+
+def read_corpus(path: Path) -> list[Document]:
+    """Read every document; an unreadable or malformed corpus names the file and line."""
+    if path.is_dir():
+        docs = list(_read_folder(path))
+    elif path.is_file():
+        docs = list(_read_jsonl(path))
+    else:
+        raise ConfigError(f"corpus {path} does not exist (a corpus.jsonl file or a folder)")
+    if not docs:
+        raise ConfigError(f"corpus {path} holds no documents")
+    return docs
+
+
+def _read_folder(folder: Path) -> Iterator[Document]:
+    for file in sorted(folder.rglob("*")):
+        if file.is_file() and file.suffix.lower() in TEXT_SUFFIXES:
+            text = file.read_text(encoding="utf-8", errors="replace")
+            yield Document(file.relative_to(folder).as_posix(), "", text)
+
+
+def _read_jsonl(path: Path) -> Iterator[Document]:
+    with path.open(encoding="utf-8") as handle:
+        for number, line in enumerate(handle, start=1):
+            if not line.strip():
+                continue
+            try:
+                row = json.loads(line)
+                doc_id = str(row["_id"])
+            except (json.JSONDecodeError, KeyError, TypeError) as exc:
+                raise ConfigError(
+                    f"{path}: line {number}: expected a JSON object with '_id', 'title', 'text' "
+                    f"({exc})"
+                ) from None
+            yield Document(doc_id, str(row.get("title") or ""), str(row.get("text") or ""))
+
+
+def chunk_words(text: str, size: int, overlap: int) -> list[str]:
+    """Split into windows of ``size`` words overlapping by ``overlap`` words."""
+    words = text.split()
+    if len(words) <= size:
+        return [" ".join(words)]
+    step = size - overlap
+    return [" ".join(words[i : i + size]) for i in range(0, len(words) - overlap, step)]

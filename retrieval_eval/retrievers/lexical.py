@@ -1,0 +1,117 @@
+"""The ``lexical`` adapter: BM25 (bm25s) over a local corpus. The pattern to copy for your own.
+
+Options (all under ``retrievers.<id>`` in the config):
+
+- ``corpus``: a BEIR ``corpus.jsonl`` or a folder of ``.md``/``.txt`` files (relative to the config).
+- ``chunk_size`` / ``chunk_overlap``: split documents into word windows; chunk ids are
+  ``<doc id>#<n>``. With ``return_chunks: false`` (the default) results are mapped back to
+  document ids, so chunk hits score at document level.
+- ``k1``, ``b``, ``method`` (``lucene``, ``robertson``, ``atire``, ``bm25l``, ``bm25+``),
+  ``stopwords`` (a language code such as ``en``, or ``null``), ``stemmer`` (a PyStemmer language
+  such as ``english``, or ``null``).
+- ``min_score``: results scoring below it are dropped. Results scoring zero (no query term
+  matched) are always dropped, so a question the corpus does not cover comes back empty.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any, Literal
+
+import bm25s
+from bm25s.tokenization import Tokenizer
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+from retrieval_eval.retrievers.chunking import ChunkMapper
+from retrieval_eval.retrievers.corpus import chunk_words, read_corpus
+from retrieval_eval.retrievers.options import BuildContext, ConfigPath, parse_options
+
+
+class LexicalOptions(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    corpus: ConfigPath
+    chunk_size: int | None = Field(default=None, gt=0)
+    chunk_overlap: int = Field(default=0, ge=0)
+    return_chunks: bool = False
+    k1: float = Field(default=1.5, gt=0)
+    b: float = Field(default=0.75, ge=0, le=1)
+    method: Literal["lucene", "robertson", "atire", "bm25l", "bm25+"] = "lucene"
+    stopwords: str | None = "en"
+    stemmer: str | None = "english"
+    min_score: float = Field(default=0.0, ge=0)
+    max_concurrency: int = Field(default=1, ge=1)
+
+    @model_validator(mode="after")
+    def _overlap_fits(self) -> LexicalOptions:
+        if self.chunk_size is not None and self.chunk_overlap >= self.chunk_size:
+            raise ValueError("chunk_overlap must be smaller than chunk_size")
+        return self
+
+
+class LexicalRetriever:
+    """BM25 over an in-memory index built once from the corpus."""
+
+    def __init__(self, identifier: str, options: LexicalOptions) -> None:
+        self.identifier = identifier
+        self.options = options
+        self.max_concurrency = options.max_concurrency
+        stem = None
+        if options.stemmer:
+            import Stemmer  # PyStemmer
+
+            stem = Stemmer.Stemmer(options.stemmer).stemWord
+        self._tokenizer = Tokenizer(stopwords=options.stopwords or [], stemmer=stem)
+        self._ids, texts = self._units()
+        self._mapper = ChunkMapper(separator="#") if options.chunk_size else None
+        tokens = self._tokenizer.tokenize(texts, update_vocab=True, show_progress=False)
+        self._bm25 = bm25s.BM25(k1=options.k1, b=options.b, method=options.method)
+        self._bm25.index(tokens, show_progress=False)
+
+    @classmethod
+    def from_options(
+        cls, identifier: str, options: Mapping[str, Any], context: BuildContext
+    ) -> LexicalRetriever:
+        return cls(identifier, parse_options(LexicalOptions, identifier, options, context))
+
+    def _units(self) -> tuple[list[str], list[str]]:
+        ids: list[str] = []
+        texts: list[str] = []
+        size = self.options.chunk_size
+        for doc in read_corpus(self.options.corpus):
+            if size is None:
+                ids.append(doc.id)
+                texts.append(doc.content)
+                continue
+            for n, chunk in enumerate(chunk_words(doc.content, size, self.options.chunk_overlap)):
+                ids.append(f"{doc.id}#{n}")
+                texts.append(chunk)
+        return ids, texts
+
+    def retrieve(self, question: str, limit: int) -> list[str]:
+        return self.retrieve_many([question], limit)[0]
+
+    def retrieve_many(self, questions: Sequence[str], limit: int) -> list[list[str]]:
+        """Rank a batch in one bm25s call (its native batch path)."""
+        if not questions:
+            return []
+        k = min(limit, len(self._ids))
+        query_ids = self._tokenizer.tokenize(
+            list(questions), update_vocab=False, show_progress=False
+        )
+        indices, scores = self._bm25.retrieve(query_ids, k=k, show_progress=False)
+        floor = self.options.min_score
+        rankings = []
+        for row, row_scores in zip(indices, scores, strict=True):
+            ids = [
+                self._ids[i] for i, s in zip(row, row_scores, strict=True) if s > 0 and s >= floor
+            ]
+            if self._mapper is not None and not self.options.return_chunks:
+                ids = self._mapper.map(ids)
+            rankings.append(ids)
+        return rankings
+
+    @property
+    def size(self) -> int:
+        """Number of indexed units (documents, or chunks when chunking)."""
+        return len(self._ids)

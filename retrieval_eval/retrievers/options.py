@@ -1,0 +1,58 @@
+"""Shared plumbing for adapter options: validation with clear errors and config-relative paths.
+
+Every adapter declares its options as a pydantic model and calls :func:`parse_options`; a bad
+option becomes a :class:`ConfigError` naming ``retrievers.<id>.<field>`` and the config file.
+Fields typed :data:`ConfigPath` resolve relative paths against the config file's folder, so a
+config works from any working directory.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Annotated, Any, TypeVar
+
+from pydantic import BaseModel, ValidationError, ValidationInfo
+from pydantic.functional_validators import AfterValidator
+
+from retrieval_eval.errors import ConfigError
+
+M = TypeVar("M", bound=BaseModel)
+
+
+@dataclass(frozen=True)
+class BuildContext:
+    """What an adapter may need beyond its options."""
+
+    base_dir: Path = field(default_factory=Path.cwd)
+    source: str = "<config>"
+    # builds a nested retriever from an inline spec (used by wrappers such as ``chunked``)
+    build: Callable[[str, Mapping[str, Any]], Any] | None = None
+
+
+def _resolve(value: Path, info: ValidationInfo) -> Path:
+    base = (info.context or {}).get("base_dir")
+    value = value.expanduser()
+    if base is not None and not value.is_absolute():
+        value = Path(base) / value
+    return value
+
+
+ConfigPath = Annotated[Path, AfterValidator(_resolve)]
+
+
+def parse_options(
+    model: type[M], identifier: str, options: Mapping[str, Any], context: BuildContext
+) -> M:
+    try:
+        return model.model_validate(dict(options), context={"base_dir": context.base_dir})
+    except ValidationError as exc:
+        problems = []
+        for err in exc.errors():
+            loc = ".".join(str(p) for p in err["loc"])
+            msg = err["msg"].removeprefix("Value error, ")
+            if err["type"] == "extra_forbidden":
+                msg = "unknown option; allowed: " + ", ".join(sorted(model.model_fields))
+            problems.append(f"{context.source}: retrievers.{identifier}.{loc}: {msg}")
+        raise ConfigError("\n".join(problems)) from None

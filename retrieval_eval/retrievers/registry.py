@@ -1,0 +1,139 @@
+"""Where retrievers come from, all in one place.
+
+- Adapter types (``type:`` in the config): the built-ins below plus any an installed package
+  registers under the ``retrieval_eval.adapters`` entry-point group. An adapter type is a class
+  with ``from_options(identifier, options, context)``.
+- Named retrievers: those declared under ``retrievers:`` in the config, plus those installed
+  packages provide under the ``retrieval_eval.retrievers`` entry-point group (a class, factory,
+  instance or ``f(question, limit)`` function).
+- Import paths: any ``module:attribute`` resolved with the current directory on ``sys.path``,
+  the way uvicorn resolves apps.
+"""
+
+from __future__ import annotations
+
+import importlib
+import sys
+from collections.abc import Mapping
+from importlib.metadata import entry_points
+from pathlib import Path
+from typing import Any
+
+from retrieval_eval.errors import ConfigError, RetrieverError, UnknownNameError
+from retrieval_eval.retrievers.base import EvaluatableRetriever, as_retriever
+from retrieval_eval.retrievers.options import BuildContext
+
+ADAPTER_ENTRY_POINT_GROUP = "retrieval_eval.adapters"
+RETRIEVER_ENTRY_POINT_GROUP = "retrieval_eval.retrievers"
+
+# The built-in adapter types, imported lazily so listing them costs nothing.
+BUILTIN_ADAPTERS: dict[str, str] = {
+    "lexical": "retrieval_eval.retrievers.lexical:LexicalRetriever",
+}
+
+
+def adapter_types() -> dict[str, str]:
+    """Every adapter type name mapped to its ``module:attribute`` path."""
+    types = dict(BUILTIN_ADAPTERS)
+    for ep in entry_points(group=ADAPTER_ENTRY_POINT_GROUP):
+        types.setdefault(ep.name, ep.value)
+    return types
+
+
+def import_object(path: str) -> Any:
+    """Import ``module:attribute`` (attribute may be dotted) with the cwd on ``sys.path``."""
+    module_name, sep, attribute = path.partition(":")
+    if not sep or not module_name or not attribute:
+        raise UnknownNameError(f"{path!r} is not an import path; use 'module:attribute'")
+    cwd = str(Path.cwd())
+    if cwd not in sys.path:
+        sys.path.insert(0, cwd)
+    try:
+        obj: Any = importlib.import_module(module_name)
+    except ImportError as exc:
+        raise UnknownNameError(
+            f"cannot import module {module_name!r} for {path!r}: {exc}"
+        ) from None
+    for part in attribute.split("."):
+        try:
+            obj = getattr(obj, part)
+        except AttributeError:
+            raise UnknownNameError(
+                f"module {module_name!r} has no attribute {attribute!r} (from {path!r})"
+            ) from None
+    return obj
+
+
+def build_adapter(
+    type_name: str, identifier: str, options: Mapping[str, Any], context: BuildContext
+) -> EvaluatableRetriever:
+    """Build a retriever of a registered adapter type from its options."""
+    types = adapter_types()
+    if type_name not in types:
+        raise ConfigError(
+            f"{context.source}: retrievers.{identifier}.type: unknown adapter type "
+            f"{type_name!r}; available types: {', '.join(sorted(types))}"
+        )
+    adapter = import_object(types[type_name])
+    retriever = adapter.from_options(identifier, options, context)
+    return retriever  # type: ignore[no-any-return]
+
+
+class RetrieverRegistry:
+    """Named retrievers from the config and from entry points, built on demand."""
+
+    def __init__(
+        self,
+        specs: Mapping[str, Mapping[str, Any]] | None = None,
+        base_dir: Path | None = None,
+        source: str = "<config>",
+    ) -> None:
+        self.specs = dict(specs or {})
+        self.context = BuildContext(
+            base_dir=base_dir or Path.cwd(), source=source, build=self._build_inline
+        )
+
+    def _entry_points(self) -> dict[str, Any]:
+        return {ep.name: ep for ep in entry_points(group=RETRIEVER_ENTRY_POINT_GROUP)}
+
+    def names(self) -> list[str]:
+        """Configured retrievers first, then those installed packages provide."""
+        extra = sorted(n for n in self._entry_points() if n not in self.specs)
+        return list(self.specs) + extra
+
+    def describe(self, name: str) -> str:
+        if name in self.specs:
+            return f"type {self.specs[name].get('type')!r} from {self.context.source}"
+        return f"entry point {self._entry_points()[name].value}"
+
+    def build(self, name: str) -> EvaluatableRetriever:
+        """Build a retriever by configured name, entry-point name or ``module:attribute``."""
+        if name in self.specs:
+            return self._build_inline(name, self.specs[name])
+        eps = self._entry_points()
+        if name in eps:
+            return self._wrap(name, lambda: eps[name].load())
+        if ":" in name:
+            return self._wrap(name, lambda: import_object(name))
+        raise UnknownNameError(
+            f"unknown retriever {name!r}; configured: {', '.join(self.names()) or 'none'}; "
+            f"adapter types available for the config's 'retrievers:' section: "
+            f"{', '.join(sorted(adapter_types()))}; or give a 'module:attribute' import path"
+        )
+
+    def _build_inline(self, identifier: str, spec: Mapping[str, Any]) -> EvaluatableRetriever:
+        options = dict(spec)
+        type_name = options.pop("type", None)
+        if not isinstance(type_name, str):
+            raise ConfigError(
+                f"{self.context.source}: retrievers.{identifier}: missing 'type'; "
+                f"available types: {', '.join(sorted(adapter_types()))}"
+            )
+        return build_adapter(type_name, identifier, options, self.context)
+
+    def _wrap(self, name: str, load: Any) -> EvaluatableRetriever:
+        obj = load()
+        try:
+            return as_retriever(obj, name)
+        except TypeError as exc:
+            raise RetrieverError(str(exc)) from None

@@ -1,0 +1,56 @@
+"""The verbs the CLI and the DAG factory share: resolve a set and a retriever by name, run them."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from retrieval_eval.config import Config
+from retrieval_eval.golden.loaders import SET_SUFFIXES, load_golden_set
+from retrieval_eval.golden.models import GoldenQuestionSet
+from retrieval_eval.results import RunResult, RunSettings
+from retrieval_eval.retrievers.base import EvaluatableRetriever
+from retrieval_eval.scoring import evaluate
+
+
+def resolve_set(config: Config, name: str) -> GoldenQuestionSet:
+    """A registered set identifier, or a path to a set file (relative to the cwd)."""
+    path = Path(name)
+    if path.suffix.lower() in SET_SUFFIXES or path.is_file():
+        return load_golden_set(path)
+    return config.golden_sets.get(name)
+
+
+def resolve_retriever(config: Config, name: str) -> EvaluatableRetriever:
+    return config.retriever_registry.build(name)
+
+
+def resolve_settings(
+    config: Config, set_identifier: str, retriever: str, **overrides: Any
+) -> RunSettings:
+    """Run settings: the config's ``run:``, then the evaluation's own, then explicit overrides."""
+    spec = config.evaluation(set_identifier, retriever)
+    options = spec.run if spec is not None and spec.run is not None else config.run
+    values = options.settings().model_dump()
+    values.update({k: v for k, v in overrides.items() if v is not None})
+    return RunSettings.model_validate(values)
+
+
+def run_evaluation(
+    config: Config,
+    set_name: str,
+    retriever_name: str,
+    *,
+    progress: bool = False,
+    **overrides: Any,
+) -> RunResult:
+    """Load, build, evaluate; the retriever is closed afterwards when it can be."""
+    golden_set = resolve_set(config, set_name)
+    retriever = resolve_retriever(config, retriever_name)
+    settings = resolve_settings(config, golden_set.identifier, retriever_name, **overrides)
+    try:
+        return evaluate(golden_set, retriever, settings, progress=progress)
+    finally:
+        close = getattr(retriever, "close", None)
+        if callable(close):
+            close()

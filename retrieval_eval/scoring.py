@@ -1,0 +1,256 @@
+"""The scoring protocol: overfetch, collapse to distinct documents, judge hits.
+
+For each question the retriever is asked for ``depth × OVERFETCH_MULTIPLIER`` ids (12 for the
+default top-3). Duplicate ids collapse to their first occurrence and empty ids are ignored, so
+"top-3" means the three best DISTINCT documents (chunk results become document results).
+
+- Top-1 hit: the first distinct document is a target. Top-3 hit: any of the first three is.
+- A question with no expected documents is a hit, at both depths, only when the retriever
+  returns nothing.
+- A retriever that raises, times out or returns something other than a sequence of strings
+  records the error and counts as a MISS at both depths, no-result questions included: an
+  outage must never score as "correctly found nothing". The run goes on.
+"""
+
+from __future__ import annotations
+
+import functools
+import threading
+import time
+from collections.abc import Callable, Iterator, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
+from datetime import UTC, datetime
+from typing import Any
+
+from retrieval_eval.golden.models import GoldenQuestion, GoldenQuestionSet
+from retrieval_eval.results import QuestionResult, RunResult, RunSettings, summarise
+from retrieval_eval.retrievers.base import EvaluatableRetriever
+
+DEFAULT_BATCH_SIZE = 64
+
+
+def collapse(ranking: Sequence[str]) -> list[str]:
+    """Distinct ids in first-occurrence order, empty ids dropped."""
+    seen: set[str] = set()
+    distinct: list[str] = []
+    for doc_id in ranking:
+        if doc_id and doc_id not in seen:
+            seen.add(doc_id)
+            distinct.append(doc_id)
+    return distinct
+
+
+def judge(
+    question: GoldenQuestion,
+    ranking: Sequence[str] | None,
+    *,
+    depth: int = 3,
+    latency_ms: float | None = None,
+    error: str | None = None,
+) -> QuestionResult:
+    """Score one question from its raw ranking (or its error)."""
+    distinct = collapse(ranking or []) if error is None else []
+    targets = set(question.expected_document_ids)
+    first_rank = next((i for i, d in enumerate(distinct, start=1) if d in targets), None)
+    if error is not None:
+        top1 = top3 = False
+    elif not targets:
+        top1 = top3 = not distinct
+    else:
+        top1 = first_rank == 1
+        top3 = first_rank is not None and first_rank <= 3
+    return QuestionResult(
+        id=question.id,
+        question=question.question,
+        form=question.form,
+        hard_class=question.hard_class,
+        expected_document_ids=list(question.expected_document_ids),
+        top1_hit=top1,
+        top3_hit=top3,
+        first_hit_rank=first_rank,
+        retrieved=distinct[:depth],
+        latency_ms=latency_ms,
+        error=error,
+    )
+
+
+def check_ranking(value: Any) -> list[str]:
+    """Accept a sequence of strings; anything else raises TypeError with what was wrong."""
+    if isinstance(value, str | bytes) or not isinstance(value, Sequence):
+        hint = " (convert arrays with .tolist())" if hasattr(value, "tolist") else ""
+        raise TypeError(
+            f"retriever returned {type(value).__name__}, expected a sequence of document id "
+            f"strings{hint}"
+        )
+    for index, item in enumerate(value):
+        if not isinstance(item, str):
+            raise TypeError(
+                f"retriever returned {type(item).__name__} at position {index}, expected a "
+                "document id string"
+            )
+    return list(value)
+
+
+def _call(function: Callable[[], Any], timeout_s: float | None) -> Any:
+    """Run ``function``; with a timeout, in a daemon thread that is abandoned when it overruns."""
+    if timeout_s is None:
+        return function()
+    box: dict[str, Any] = {}
+
+    def target() -> None:
+        try:
+            box["value"] = function()
+        except BaseException as exc:
+            box["error"] = exc
+
+    worker = threading.Thread(target=target, daemon=True, name="retrieval-eval-call")
+    worker.start()
+    worker.join(timeout_s)
+    if worker.is_alive():
+        raise TimeoutError(f"retrieval timed out after {timeout_s:g} s")
+    if "error" in box:
+        raise box["error"]
+    return box["value"]
+
+
+def _describe(exc: BaseException) -> str:
+    text = str(exc).strip()
+    if isinstance(exc, TimeoutError) and text:
+        return text
+    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
+
+
+def _score_batch(
+    batch: Sequence[GoldenQuestion], retriever: EvaluatableRetriever, settings: RunSettings
+) -> list[QuestionResult]:
+    limit, depth, timeout = settings.fetch_limit, settings.depth, settings.timeout_s
+    many = getattr(retriever, "retrieve_many", None)
+    if many is not None and len(batch) > 1:
+        texts = [q.question for q in batch]
+        start = time.perf_counter()
+        try:
+            raw = _call(
+                lambda: many(texts, limit), None if timeout is None else timeout * len(batch)
+            )
+            if not isinstance(raw, Sequence) or len(raw) != len(batch):
+                raise TypeError(
+                    f"retrieve_many returned {len(raw) if isinstance(raw, Sequence) else type(raw).__name__}"
+                    f" rankings for {len(batch)} questions"
+                )
+            rankings = [check_ranking(r) for r in raw]
+        except Exception as exc:
+            elapsed = (time.perf_counter() - start) * 1000 / len(batch)
+            return [
+                judge(q, None, depth=depth, latency_ms=elapsed, error=_describe(exc)) for q in batch
+            ]
+        elapsed = (time.perf_counter() - start) * 1000 / len(batch)
+        return [
+            judge(q, r, depth=depth, latency_ms=elapsed)
+            for q, r in zip(batch, rankings, strict=True)
+        ]
+    results = []
+    for question in batch:
+        start = time.perf_counter()
+        ranking: list[str] | None
+        try:
+            call = functools.partial(retriever.retrieve, question.question, limit)
+            ranking = check_ranking(_call(call, timeout))
+            error = None
+        except Exception as exc:
+            ranking, error = None, _describe(exc)
+        elapsed = (time.perf_counter() - start) * 1000
+        results.append(judge(question, ranking, depth=depth, latency_ms=elapsed, error=error))
+    return results
+
+
+def batches(items: Sequence[Any], size: int) -> list[Sequence[Any]]:
+    """Split ``items`` into consecutive slices of at most ``size``."""
+    return [items[i : i + size] for i in range(0, len(items), max(1, size))]
+
+
+def score_questions(
+    questions: Sequence[GoldenQuestion],
+    retriever: EvaluatableRetriever,
+    settings: RunSettings | None = None,
+    *,
+    progress: Callable[[int], None] | None = None,
+) -> list[QuestionResult]:
+    """Ask the retriever every question (bounded concurrency) and judge each; order is kept.
+
+    Retrievers with ``retrieve_many`` get batches; others one call per question. At most
+    ``settings.max_concurrency`` (else the retriever's ``max_concurrency``, else 1) calls run
+    at once.
+    """
+    settings = settings or RunSettings()
+    workers = settings.max_concurrency or getattr(retriever, "max_concurrency", 1) or 1
+    batch_size = DEFAULT_BATCH_SIZE if hasattr(retriever, "retrieve_many") else 1
+    # spread the work so every worker has some, without one batch per question
+    batch_size = max(1, min(batch_size, -(-len(questions) // workers)))
+    chunks = batches(list(questions), batch_size)
+    out: list[QuestionResult] = []
+    if workers <= 1:
+        for chunk in chunks:
+            out.extend(_score_batch(chunk, retriever, settings))
+            if progress:
+                progress(len(chunk))
+        return out
+    with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="retrieval-eval") as pool:
+
+        def work(chunk: Sequence[GoldenQuestion]) -> list[QuestionResult]:
+            return _score_batch(chunk, retriever, settings)
+
+        for chunk, done in zip(chunks, pool.map(work, chunks), strict=True):
+            out.extend(done)
+            if progress:
+                progress(len(chunk))
+    return out
+
+
+@contextmanager
+def _progress_bar(total: int, enabled: bool, label: str) -> Iterator[Callable[[int], None] | None]:
+    if not enabled:
+        yield None
+        return
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeElapsedColumn
+
+    from retrieval_eval.report import stderr_console
+
+    with Progress(
+        "[progress.description]{task.description}",
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        console=stderr_console(),
+        transient=True,
+    ) as bar:
+        task = bar.add_task(label, total=total)
+        yield lambda n: bar.advance(task, n)
+
+
+def evaluate(
+    golden_set: GoldenQuestionSet,
+    retriever: EvaluatableRetriever,
+    settings: RunSettings | None = None,
+    *,
+    progress: bool = False,
+    run_key: str | None = None,
+) -> RunResult:
+    """Evaluate ``retriever`` on ``golden_set``: the whole protocol, returning a RunResult."""
+    settings = settings or RunSettings()
+    started = datetime.now(UTC)
+    with _progress_bar(len(golden_set.questions), progress, retriever.identifier) as advance:
+        questions = score_questions(golden_set.questions, retriever, settings, progress=advance)
+    result = summarise(
+        questions,
+        set_identifier=golden_set.identifier,
+        set_name=golden_set.name,
+        corpus_revision=golden_set.corpus_revision,
+        labels_fingerprint=golden_set.fingerprint,
+        retriever=retriever.identifier,
+        settings=settings,
+        started_at=started,
+        finished_at=datetime.now(UTC),
+        run_key=run_key,
+    )
+    return result

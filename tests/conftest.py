@@ -1,0 +1,48 @@
+"""Shared fixtures: real PostgreSQL, the shared data collections, the demo config."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+EXAMPLES = ROOT / "examples"
+SHARED_DATA = ROOT.parent / "shared" / "data"
+PG_ENV = "RETRIEVAL_EVAL_TEST_PG"
+DEFAULT_PG = "postgresql://postgres@127.0.0.1:5432/test"
+
+
+def _require(env: str) -> bool:
+    return os.environ.get(env, "").lower() not in ("", "0", "false", "no")
+
+
+@pytest.fixture(scope="session")
+def pg_url() -> str:
+    """A reachable PostgreSQL URL; skipped with a reason where there is none (a failure in CI)."""
+    url = os.environ.get(PG_ENV, DEFAULT_PG)
+    try:
+        import psycopg
+
+        with psycopg.connect(url, connect_timeout=3) as conn:
+            conn.execute("select 1")
+    except Exception as exc:
+        reason = f"PostgreSQL unreachable at ${PG_ENV} (default {DEFAULT_PG}): {type(exc).__name__}"
+        if _require("RETRIEVAL_EVAL_REQUIRE_PG"):
+            pytest.fail(reason + " — RETRIEVAL_EVAL_REQUIRE_PG is set, so this is a failure")
+        pytest.skip(reason)
+    return url
+
+
+def shared_collection(name: str) -> Path:
+    """A BEIR collection from ../shared/data, or a clean skip where it is absent."""
+    path = SHARED_DATA / name
+    if not (path / "queries.jsonl").is_file():
+        pytest.skip(f"shared collection {path} is absent")
+    return path
+
+
+@pytest.fixture
+def demo_config() -> Path:
+    return EXAMPLES / "retrieval_eval.yaml"
