@@ -150,11 +150,15 @@ def _score_batch(
             for q, r in zip(batch, rankings, strict=True)
         ]
     results = []
+    by_question = getattr(retriever, "retrieve_for", None)  # wants the question's id (run_file)
     for question in batch:
         start = time.perf_counter()
         ranking: list[str] | None
         try:
-            call = functools.partial(retriever.retrieve, question.question, limit)
+            if by_question is not None:
+                call = functools.partial(by_question, question, limit)
+            else:
+                call = functools.partial(retriever.retrieve, question.question, limit)
             ranking = check_ranking(_call(call, timeout))
             error = None
         except Exception as exc:

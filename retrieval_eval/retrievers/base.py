@@ -8,6 +8,10 @@ Optional extras the scorer honours when present:
 - ``max_concurrency``: how many questions may run at once (default 1: in-process retrievers are
   rarely thread-safe; remote services usually want more).
 - ``close()``: called when the run is over.
+- ``retrieve_for(question: GoldenQuestion, limit)``: called INSTEAD of ``retrieve`` (one question
+  at a time) when present, for retrievers that need the question's id rather than its text, such
+  as ``run_file`` looking up precomputed rankings. ``retrieve_many``, when present, still takes
+  batches first.
 """
 
 from __future__ import annotations

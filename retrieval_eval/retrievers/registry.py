@@ -29,6 +29,7 @@ RETRIEVER_ENTRY_POINT_GROUP = "retrieval_eval.retrievers"
 # The built-in adapter types, imported lazily so listing them costs nothing.
 BUILTIN_ADAPTERS: dict[str, str] = {
     "lexical": "retrieval_eval.retrievers.lexical:LexicalRetriever",
+    "run_file": "retrieval_eval.retrievers.run_file:RunFileRetriever",
 }
 
 

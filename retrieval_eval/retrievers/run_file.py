@@ -1,0 +1,179 @@
+"""The ``run_file`` adapter: precomputed rankings from a TREC run file or JSONL, by question id.
+
+Evaluate rankings produced anywhere (another team's pipeline, a notebook, trec_eval-style
+tools) without running the retriever here. Options:
+
+- ``path``: the run file (relative to the config).
+- ``format``: ``trec`` (``qid Q0 docid rank score tag``, whitespace separated), ``jsonl`` (one
+  ``{"question_id": ..., "ranking": [ids best first]}`` per line) or ``auto`` (the default:
+  ``.jsonl`` files are JSONL, anything else TREC).
+- ``order`` (TREC only): ``score`` (the default) sorts each question's lines by score
+  descending, ties by document id descending, exactly as trec_eval does (it ignores the rank
+  column); ``rank`` sorts by the rank column; ``file`` keeps the order of the file.
+
+Edge cases:
+
+- Rankings are matched by the golden question's ``id``, so the scorer calls
+  :meth:`RunFileRetriever.retrieve_for` (see :mod:`retrieval_eval.retrievers.base`). Plain
+  ``retrieve(question_text, ...)`` cannot know the id and raises.
+- A question missing from the run gets an EMPTY ranking: it misses, unless it is a no-result
+  question (no expected documents), which then hits. trec_eval likewise scores a query absent
+  from the run as zero.
+- Run entries for questions the set does not hold are ignored.
+- Duplicate document ids within a question are kept (the scorer collapses them). A question id
+  appearing on two JSONL lines is an error naming both lines.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from retrieval_eval.errors import ConfigError
+from retrieval_eval.golden.models import GoldenQuestion
+from retrieval_eval.retrievers.options import BuildContext, ConfigPath, parse_options
+
+
+class RunFileOptions(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    path: ConfigPath
+    format: Literal["auto", "trec", "jsonl"] = "auto"
+    order: Literal["score", "rank", "file"] = "score"
+    max_concurrency: int = Field(default=1, ge=1)
+
+
+class RunFileRetriever:
+    """Looks each question's ranking up by id in a run loaded once."""
+
+    def __init__(
+        self,
+        identifier: str,
+        rankings: Mapping[str, Sequence[str]],
+        *,
+        source: str = "<run>",
+        max_concurrency: int = 1,
+    ) -> None:
+        self.identifier = identifier
+        self.rankings = {qid: list(ids) for qid, ids in rankings.items()}
+        self.source = source
+        self.max_concurrency = max_concurrency
+
+    @classmethod
+    def from_options(
+        cls, identifier: str, options: Mapping[str, Any], context: BuildContext
+    ) -> RunFileRetriever:
+        opts = parse_options(RunFileOptions, identifier, options, context)
+        if not opts.path.is_file():
+            raise ConfigError(
+                f"{context.source}: retrievers.{identifier}.path: run file {opts.path} does not "
+                "exist"
+            )
+        rankings = read_run(opts.path, opts.format, opts.order)
+        return cls(
+            identifier, rankings, source=str(opts.path), max_concurrency=opts.max_concurrency
+        )
+
+    @classmethod
+    def from_file(
+        cls,
+        path: str | Path,
+        identifier: str | None = None,
+        *,
+        format: Literal["auto", "trec", "jsonl"] = "auto",
+        order: Literal["score", "rank", "file"] = "score",
+    ) -> RunFileRetriever:
+        """Load a run file directly (no config): ``RunFileRetriever.from_file("bm25.run")``."""
+        path = Path(path)
+        return cls(identifier or path.stem, read_run(path, format, order), source=str(path))
+
+    def retrieve_for(self, question: GoldenQuestion, limit: int) -> list[str]:
+        """The stored ranking of ``question.id`` (empty when the run lacks it), cut to ``limit``."""
+        return self.rankings.get(question.id, [])[:limit]
+
+    def retrieve(self, question: str, limit: int) -> list[str]:
+        raise LookupError(
+            f"run_file retriever {self.identifier!r} looks rankings up by question id; call "
+            "retrieve_for(golden_question, limit) (the scorer does) instead of retrieve(text)"
+        )
+
+
+def read_run(
+    path: Path,
+    format: Literal["auto", "trec", "jsonl"] = "auto",
+    order: Literal["score", "rank", "file"] = "score",
+) -> dict[str, list[str]]:
+    """Question id -> document ids best first; a malformed line raises ConfigError naming it."""
+    if format == "auto":
+        format = "jsonl" if path.suffix.lower() == ".jsonl" else "trec"
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"{path}: cannot read the run file ({exc})") from None
+    if format == "jsonl":
+        return _read_jsonl(path, text)
+    return _read_trec(path, text, order)
+
+
+def _read_trec(path: Path, text: str, order: str) -> dict[str, list[str]]:
+    rows: dict[str, list[tuple[float, int, str, int]]] = {}
+    for number, line in enumerate(text.splitlines(), start=1):
+        parts = line.split()
+        if not parts:
+            continue
+        if len(parts) != 6:
+            raise ConfigError(
+                f"{path}: line {number}: expected 6 columns 'qid Q0 docid rank score tag', "
+                f"got {len(parts)}"
+            )
+        qid, _, docid, rank, score = parts[:5]
+        try:
+            rows.setdefault(qid, []).append((float(score), int(rank), docid, number))
+        except ValueError:
+            raise ConfigError(
+                f"{path}: line {number}: rank {rank!r} must be an integer and score "
+                f"{score!r} a number"
+            ) from None
+    if not rows:
+        raise ConfigError(f"{path}: the run file holds no rankings")
+    rankings = {}
+    for qid, entries in rows.items():
+        if order == "score":
+            # trec_eval: score descending, ties broken by document id descending
+            entries.sort(key=lambda e: e[2], reverse=True)
+            entries.sort(key=lambda e: e[0], reverse=True)
+        elif order == "rank":
+            entries.sort(key=lambda e: (e[1], e[3]))
+        rankings[qid] = [e[2] for e in entries]
+    return rankings
+
+
+def _read_jsonl(path: Path, text: str) -> dict[str, list[str]]:
+    rankings: dict[str, list[str]] = {}
+    lines: dict[str, int] = {}
+    for number, line in enumerate(text.splitlines(), start=1):
+        if not line.strip():
+            continue
+        where = f"{path}: line {number}"
+        try:
+            row = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise ConfigError(f"{where}: invalid JSON: {exc.msg}") from None
+        if not isinstance(row, dict) or "question_id" not in row or "ranking" not in row:
+            raise ConfigError(f"{where}: expected {{'question_id': ..., 'ranking': [ids]}}")
+        qid, ranking = str(row["question_id"]), row["ranking"]
+        if not isinstance(ranking, list) or not all(isinstance(d, str) for d in ranking):
+            raise ConfigError(f"{where}: 'ranking' must be a list of document id strings")
+        if qid in lines:
+            raise ConfigError(
+                f"{where}: question id {qid!r} already has a ranking (line {lines[qid]})"
+            )
+        lines[qid] = number
+        rankings[qid] = ranking
+    if not rankings:
+        raise ConfigError(f"{path}: the run file holds no rankings")
+    return rankings
