@@ -83,7 +83,7 @@ def validate_set_data(
     if not isinstance(raw_questions, list):
         problems.append(f"{source}: field 'questions' must be a list of questions")
         raw_questions = []
-    if not raw_questions and not problems:
+    elif not raw_questions:
         problems.append(f"{source}: the set has no questions; add at least one")
 
     questions: list[GoldenQuestion] = []
@@ -124,10 +124,13 @@ def validate_set_data(
 
 
 def _where(source: str, raw: Any, index: int, line: int | None) -> str:
+    # the id when there is a usable one, else the 1-based position; the line when known
     qid = raw.get("id") if isinstance(raw, dict) else None
-    label = f"question {qid!r}" if isinstance(qid, str) and qid.strip() else "question"
-    place = f"#{index + 1}" + (f", line {line}" if line else "")
-    return f"{source}: {label} ({place})"
+    line_note = f"line {line}" if line else ""
+    if isinstance(qid, str) and qid.strip():
+        place = ", ".join(filter(None, [f"#{index + 1}", line_note]))
+        return f"{source}: question {qid.strip()!r} ({place})"
+    return f"{source}: question #{index + 1}" + (f" ({line_note})" if line_note else "")
 
 
 def _describe(err: Any) -> str:
