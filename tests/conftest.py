@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -11,6 +12,14 @@ ROOT = Path(__file__).resolve().parent.parent
 EXAMPLES = ROOT / "examples"
 SHARED_DATA = ROOT.parent / "shared" / "data"
 PG_ENV = "RETRIEVAL_EVAL_TEST_PG"
+
+# Airflow reads its configuration when first imported: give the whole test session a throwaway
+# AIRFLOW_HOME (never ~/airflow), no example DAGs, and this project's dags/ folder.
+os.environ.setdefault("AIRFLOW_HOME", tempfile.mkdtemp(prefix="retrieval-eval-airflow-"))
+os.environ.setdefault("AIRFLOW__CORE__LOAD_EXAMPLES", "False")
+os.environ.setdefault("AIRFLOW__CORE__DAGS_FOLDER", str(ROOT / "dags"))
+# keep results of tests out of the user's default store and spool
+os.environ.setdefault("RETRIEVAL_EVAL_HOME", tempfile.mkdtemp(prefix="retrieval-eval-home-"))
 DEFAULT_PG = "postgresql://postgres@127.0.0.1:5432/test"
 
 

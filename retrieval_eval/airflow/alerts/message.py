@@ -1,0 +1,101 @@
+"""What an alert says, independent of the channel that carries it."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import BaseModel, Field
+
+from retrieval_eval.report import pct
+
+MAX_FLIPS_SHOWN = 5
+
+
+class AlertMessage(BaseModel):
+    """A channel-neutral alert: ``kind`` is ``regression`` or ``invalid_run``."""
+
+    kind: str
+    set_identifier: str
+    retriever: str
+    run_id: int | None = None
+    baseline_run_id: int | None = None
+    top1_before: float | None = None
+    top1_after: float | None = None
+    top3_before: float | None = None
+    top3_after: float | None = None
+    error_count: int = 0
+    question_count: int = 0
+    slice_regressions: list[dict[str, Any]] = Field(default_factory=list)
+    flipped_to_miss: list[str] = Field(default_factory=list)
+    summary: str = ""
+    link: str | None = None
+
+    @property
+    def title(self) -> str:
+        if self.kind == "invalid_run":
+            return f"Retrieval eval could not be trusted: {self.set_identifier} × {self.retriever}"
+        return f"Retrieval regression: {self.set_identifier} × {self.retriever}"
+
+    def lines(self) -> list[str]:
+        if self.kind == "invalid_run":
+            lines = [
+                f"{self.error_count} of {self.question_count} questions failed to retrieve; "
+                "the run is invalid and was not compared with its baseline.",
+            ]
+        else:
+            lines = [
+                f"Top-1: {pct(self.top1_before)} → {pct(self.top1_after)}",
+                f"Top-3: {pct(self.top3_before)} → {pct(self.top3_after)}",
+            ]
+            for s in self.slice_regressions:
+                lines.append(
+                    f"Slice {s.get('dimension')}={s.get('value')} {s.get('metric')}: "
+                    f"{pct(s.get('baseline'))} → {pct(s.get('current'))}"
+                )
+            if self.flipped_to_miss:
+                shown = ", ".join(self.flipped_to_miss[:MAX_FLIPS_SHOWN])
+                more = len(self.flipped_to_miss) - MAX_FLIPS_SHOWN
+                lines.append(
+                    f"Now missed at top-1: {shown}" + (f" (+{more} more)" if more > 0 else "")
+                )
+        if self.summary:
+            lines.append(self.summary)
+        if self.run_id is not None:
+            ref = f"Run {self.run_id}"
+            if self.baseline_run_id is not None:
+                ref += f" (baseline run {self.baseline_run_id})"
+            lines.append(ref + (f": {self.link}" if self.link else ""))
+        return lines
+
+    def text(self) -> str:
+        return "\n".join([self.title, *self.lines()])
+
+
+def build_message(
+    kind: str, result: dict[str, Any], recorded: dict[str, Any], ui_base_url: str | None = None
+) -> AlertMessage:
+    """Build the message from a RunResult JSON and a Recorded JSON (the persist task's output)."""
+    verdict = recorded.get("verdict") or {}
+    run_id = recorded.get("run_id")
+    top1, top3 = result.get("top1_hit_rate"), result.get("top3_hit_rate")
+    d1, d3 = verdict.get("top1_delta"), verdict.get("top3_delta")
+    link = (
+        f"{ui_base_url.rstrip('/')}/runs/{run_id}" if ui_base_url and run_id is not None else None
+    )
+    return AlertMessage(
+        kind=kind,
+        set_identifier=result["set_identifier"],
+        retriever=result["retriever"],
+        run_id=run_id,
+        baseline_run_id=verdict.get("baseline_run_id"),
+        top1_after=top1,
+        top3_after=top3,
+        top1_before=None if top1 is None or d1 is None else top1 - d1,
+        top3_before=None if top3 is None or d3 is None else top3 - d3,
+        error_count=result.get("error_count", 0),
+        question_count=result.get("question_count", 0),
+        slice_regressions=list(verdict.get("slice_regressions") or []),
+        flipped_to_miss=list(verdict.get("flipped_to_miss") or []),
+        summary=verdict.get("summary") or "",
+        link=link,
+    )

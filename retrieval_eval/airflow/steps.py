@@ -1,0 +1,164 @@
+"""The work each DAG task does, as plain functions over JSON-able values.
+
+The factory only wires these into tasks, so every step is testable without a scheduler and the
+payloads between tasks stay small: batches travel as index ranges, not questions, and each mapped
+task re-reads the (validated) set and checks its fingerprint did not change under the run.
+"""
+
+from __future__ import annotations
+
+import math
+from datetime import datetime
+from typing import Any
+
+from retrieval_eval.config import Config, Thresholds, load_config
+from retrieval_eval.errors import InvalidInputError
+from retrieval_eval.results import QuestionResult, RunResult, summarise
+from retrieval_eval.runner import resolve_retriever, resolve_set, resolve_settings
+from retrieval_eval.scoring import score_questions
+
+# Airflow refuses to map more items than [core] max_map_length (1024 by default)
+MAX_MAP_LENGTH = 1024
+
+BRANCH_REGRESSION = "alert_regression"
+BRANCH_INVALID = "alert_invalid_run"
+BRANCH_OK = "no_regression"
+
+
+def plan_batches(config_path: str | None, set_name: str, max_batches: int) -> list[dict[str, Any]]:
+    """Validate the set and split it into at most ``max_batches`` contiguous index ranges.
+
+    Each batch carries the set's labels fingerprint, which the mapped task checks.
+    """
+    config = load_config(config_path)
+    golden = resolve_set(config, set_name)
+    count = len(golden.questions)
+    batches = max(1, min(max_batches, count, MAX_MAP_LENGTH))
+    size = math.ceil(count / batches)
+    return [
+        {"start": i, "stop": min(i + size, count), "fingerprint": golden.fingerprint}
+        for i in range(0, count, size)
+    ]
+
+
+def retrieve_batch(
+    config_path: str | None,
+    set_name: str,
+    retriever_name: str,
+    fingerprint: str,
+    start: int,
+    stop: int,
+    overrides: dict[str, Any] | None = None,
+) -> dict[str, Any]:
+    """Score questions ``[start, stop)`` with the retriever's bounded concurrency.
+
+    Returns ``{"retriever": <its identifier>, "questions": [QuestionResult JSON, ...]}``.
+    """
+    config = load_config(config_path)
+    golden = resolve_set(config, set_name)
+    if golden.fingerprint != fingerprint:
+        raise InvalidInputError(
+            f"golden set {golden.identifier!r} changed while the run was in progress "
+            "(labels fingerprint differs); trigger the DAG again"
+        )
+    retriever = resolve_retriever(config, retriever_name)
+    settings = resolve_settings(config, golden.identifier, retriever_name, **(overrides or {}))
+    try:
+        results = score_questions(golden.questions[start:stop], retriever, settings)
+    finally:
+        close = getattr(retriever, "close", None)
+        if callable(close):
+            close()
+    return {
+        "retriever": retriever.identifier,
+        "questions": [r.model_dump(mode="json") for r in results],
+    }
+
+
+def reduce_results(
+    config_path: str | None,
+    set_name: str,
+    retriever_name: str,
+    batch_results: list[dict[str, Any]],
+    *,
+    run_key: str,
+    started_at: datetime | None = None,
+    overrides: dict[str, Any] | None = None,
+) -> dict[str, Any]:
+    """Aggregate every batch into one RunResult (as JSON)."""
+    config = load_config(config_path)
+    golden = resolve_set(config, set_name)
+    questions = [
+        QuestionResult.model_validate(q) for batch in batch_results for q in batch["questions"]
+    ]
+    if len(questions) != len(golden.questions):
+        raise InvalidInputError(
+            f"expected {len(golden.questions)} question results, got {len(questions)}"
+        )
+    retriever_id = batch_results[0]["retriever"] if batch_results else retriever_name
+    result = summarise(
+        questions,
+        set_identifier=golden.identifier,
+        set_name=golden.name,
+        corpus_revision=golden.corpus_revision,
+        labels_fingerprint=golden.fingerprint,
+        retriever=retriever_id,
+        settings=resolve_settings(config, golden.identifier, retriever_name, **(overrides or {})),
+        started_at=started_at,
+        run_key=run_key,
+    )
+    return result.model_dump(mode="json")
+
+
+def thresholds_for(
+    config: Config, set_name: str, retriever_name: str, **overrides: Any
+) -> Thresholds:
+    """The config's thresholds, the evaluation's own, then non-None overrides (manual Params)."""
+    spec = config.evaluation(set_name, retriever_name)
+    base = (
+        spec.thresholds if spec is not None and spec.thresholds is not None else config.thresholds
+    )
+    values = base.model_dump()
+    values.update({k: v for k, v in overrides.items() if v is not None})
+    return Thresholds.model_validate(values)
+
+
+def persist_result(
+    config_path: str | None,
+    result_json: dict[str, Any],
+    *,
+    store_url: str,
+    baseline_run_id: int | None = None,
+    threshold_overrides: dict[str, Any] | None = None,
+) -> dict[str, Any]:
+    """Save the run with its verdict (idempotent on the run key) and return what was recorded.
+
+    An unreachable store raises after the run was spooled, so the task retries with backoff
+    and, if it never succeeds, ``retrieval-eval db replay`` saves the spooled run later.
+    """
+    from retrieval_eval.errors import StoreUnavailableError
+    from retrieval_eval.recording import record_run
+
+    config = load_config(config_path)
+    result = RunResult.model_validate(result_json)
+    thresholds = thresholds_for(
+        config, result.set_identifier, result.retriever, **(threshold_overrides or {})
+    )
+    recorded = record_run(
+        result, store_url=store_url, thresholds=thresholds, baseline_run_id=baseline_run_id
+    )
+    if not recorded.saved and recorded.spool_path is not None:
+        raise StoreUnavailableError(
+            f"result store unreachable; run spooled to {recorded.spool_path} "
+            "(`retrieval-eval db replay` saves it later)"
+        )
+    return recorded.model_dump(mode="json")
+
+
+def choose_branch(recorded: dict[str, Any]) -> str:
+    state = recorded["verdict"]["state"]
+    if state == "invalid_run":
+        return BRANCH_INVALID
+    if state == "regression":
+        return BRANCH_REGRESSION
+    return BRANCH_OK
