@@ -119,6 +119,19 @@ class EvaluationSpec(BaseModel):
     thresholds: Thresholds | None = None
     run: RunOptions | None = None
     max_batches: int = Field(default=8, ge=1, le=1024)
+
+
+class AirflowOptions(BaseModel):
+    """How the DAG factory runs evaluations; only the Airflow layer reads these."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    # an Airflow connection holding the store's URL (e.g. a postgres connection); wins over `store`
+    store_connection_id: str | None = None
+    retries: int = Field(default=2, ge=0)
+    retry_delay_s: float = Field(default=30.0, gt=0)
+    max_retry_delay_s: float = Field(default=600.0, gt=0)
+    # a link to the run in alerts: "{ui_base_url}/runs/{run_id}" (the dashboard plugin's page)
     ui_base_url: str | None = None
 
 
@@ -126,6 +139,7 @@ class Config(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     store: str | None = None
+    airflow: AirflowOptions = Field(default_factory=AirflowOptions)
     sets: list[SetSource] = Field(default_factory=list)
     retrievers: dict[str, dict[str, Any]] = Field(default_factory=dict)
     run: RunOptions = Field(default_factory=RunOptions)
