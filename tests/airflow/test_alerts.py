@@ -1,0 +1,144 @@
+"""Alert messages and senders against a real HTTP server on 127.0.0.1 (Slack stands in)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from slack_server import RecordingServer
+
+from retrieval_eval.airflow.alerts import build_message, send_alerts, sender_for
+from retrieval_eval.airflow.alerts.webhook import webhook_url
+
+pytestmark = pytest.mark.airflow
+
+RESULT = {
+    "set_identifier": "handbook.demo",
+    "retriever": "bm25",
+    "top1_hit_rate": 0.5,
+    "top3_hit_rate": 0.75,
+    "error_count": 0,
+    "question_count": 40,
+}
+RECORDED = {
+    "run_id": 12,
+    "saved": True,
+    "verdict": {
+        "state": "regression",
+        "baseline_run_id": 9,
+        "top1_delta": -0.25,
+        "top3_delta": -0.125,
+        "slice_regressions": [
+            {
+                "dimension": "form",
+                "value": "gap",
+                "metric": "top1",
+                "baseline": 0.6,
+                "current": 0.3,
+                "delta": -0.3,
+            },
+        ],
+        "flipped_to_miss": [f"q{i}" for i in range(8)],
+        "summary": "top-1 dropped 25.0 points",
+    },
+}
+
+
+def test_regression_message_has_before_after_slices_flips_and_link() -> None:
+    message = build_message("regression", RESULT, RECORDED, "https://airflow.example/re/")
+    text = message.text()
+    assert text.splitlines()[0] == "Retrieval regression: handbook.demo × bm25"
+    assert "Top-1: 75.0% → 50.0%" in text
+    assert "Top-3: 87.5% → 75.0%" in text
+    assert "Slice form=gap top1: 60.0% → 30.0%" in text
+    assert "Now missed at top-1: q0, q1, q2, q3, q4 (+3 more)" in text
+    assert "Run 12 (baseline run 9): https://airflow.example/re/runs/12" in text
+
+
+def test_invalid_run_message_does_not_call_it_a_regression() -> None:
+    result = {**RESULT, "error_count": 40, "top1_hit_rate": 0.0}
+    recorded = {"run_id": 3, "verdict": {"state": "invalid_run", "summary": ""}}
+    text = build_message("invalid_run", result, recorded).text()
+    assert "could not be trusted" in text
+    assert "40 of 40 questions failed" in text
+    assert "regression" not in text.lower()
+
+
+def test_slack_sender_posts_text_and_blocks(monkeypatch: pytest.MonkeyPatch) -> None:
+    with RecordingServer() as server:
+        monkeypatch.setenv(
+            "AIRFLOW_CONN_SLACK_T",
+            json.dumps(
+                {
+                    "conn_type": "slackwebhook",
+                    "host": f"http://127.0.0.1:{server.port}",
+                    "password": "T1/B2/secretpart",
+                }
+            ),
+        )
+        sent = send_alerts(
+            [{"type": "slack", "connection_id": "slack_t"}],
+            build_message("regression", RESULT, RECORDED),
+        )
+    assert sent == ["slack"]
+    (request,) = server.requests
+    assert request["path"] == "/T1/B2/secretpart"
+    assert "Top-1: 75.0% → 50.0%" in request["body"]["text"]
+    assert request["body"]["blocks"][0]["text"]["text"].startswith("Retrieval regression")
+
+
+def test_webhook_sender_posts_json_with_bearer_token(monkeypatch: pytest.MonkeyPatch) -> None:
+    with RecordingServer() as server:
+        monkeypatch.setenv(
+            "AIRFLOW_CONN_HOOK_T",
+            json.dumps(
+                {
+                    "conn_type": "http",
+                    "host": f"http://127.0.0.1:{server.port}/alerts",
+                    "password": "tok-123456",
+                }
+            ),
+        )
+        send_alerts(
+            [{"type": "webhook", "connection_id": "hook_t"}],
+            build_message("regression", RESULT, RECORDED),
+        )
+    (request,) = server.requests
+    assert request["path"] == "/alerts"
+    assert request["headers"]["Authorization"] == "Bearer tok-123456"
+    body = request["body"]
+    assert body["kind"] == "regression" and body["run_id"] == 12
+    assert body["top1_before"] == pytest.approx(0.75) and body["top1_after"] == 0.5
+
+
+def test_failures_name_the_connection_not_the_secret(monkeypatch: pytest.MonkeyPatch) -> None:
+    # nothing listens on port 9: the error must not echo the webhook URL or token
+    monkeypatch.setenv(
+        "AIRFLOW_CONN_DEAD",
+        json.dumps(
+            {
+                "conn_type": "slackwebhook",
+                "host": "http://127.0.0.1:9",
+                "password": "T9/B9/verysecret",
+            }
+        ),
+    )
+    with pytest.raises(RuntimeError) as info:
+        send_alerts(
+            [{"type": "slack", "connection_id": "dead"}],
+            build_message("regression", RESULT, RECORDED),
+        )
+    assert "'dead'" in str(info.value)
+    assert "verysecret" not in str(info.value) and "127.0.0.1:9" not in str(info.value)
+
+
+def test_unknown_alert_type_lists_the_known_ones() -> None:
+    with pytest.raises(ValueError, match="available: slack, webhook"):
+        sender_for({"type": "pager"})
+
+
+def test_webhook_url_adds_port_and_scheme() -> None:
+    class C:
+        host, port, schema = "hooks.example.com/x", 8443, "https"
+
+    assert webhook_url(C()) == "https://hooks.example.com:8443/x"
