@@ -30,6 +30,7 @@ RETRIEVER_ENTRY_POINT_GROUP = "retrieval_eval.retrievers"
 BUILTIN_ADAPTERS: dict[str, str] = {
     "lexical": "retrieval_eval.retrievers.lexical:LexicalRetriever",
     "run_file": "retrieval_eval.retrievers.run_file:RunFileRetriever",
+    "http": "retrieval_eval.retrievers.http:HttpRetriever",
 }
 
 

@@ -1,0 +1,299 @@
+"""The ``http`` adapter: any search service with a JSON API.
+
+.. code-block:: yaml
+
+    retrievers:
+      search_api:
+        type: http
+        url: https://search.internal/products/_search
+        method: POST
+        body: {query: {match: {text: "{question}"}}, size: "{limit}"}
+        ids: "hits.hits[*]._id"                      # a JMESPath expression
+        headers_from_env: {Authorization: SEARCH_AUTH}
+
+Options:
+
+- ``url``, ``method`` (``GET`` or ``POST``).
+- ``params`` (query string) and ``body`` (JSON) templates: ``{question}`` and ``{limit}`` are
+  replaced in every string value; a value that is exactly ``"{limit}"`` becomes an integer.
+  Without either, GET sends ``?q={question}&limit={limit}`` and POST sends
+  ``{"query": "{question}", "limit": "{limit}"}``.
+- ``ids``: a JMESPath expression giving the list of document ids. Integer ids are converted to
+  strings; anything else (a non-list, ``null``, objects) is an error naming the HTTP status.
+- ``headers`` (plain), ``headers_from_env`` (header -> environment variable holding its value),
+  ``connection_id`` (an Airflow connection: its password becomes the ``connection_header``,
+  default ``Authorization``, as ``<connection_scheme> <password>``, default scheme ``Bearer``;
+  scheme ``Basic`` encodes ``login:password``; ``extra.headers`` are added; a ``url`` starting
+  with ``/`` is joined to the connection's host, port and schema). ``{question}`` in the url
+  itself is URL-encoded. Secret values are never
+  logged and are masked as ``***`` in every error message.
+- ``timeout_s`` (per attempt, default 10), ``retries`` (default 2) with exponential backoff
+  (``backoff_s`` × 2^n, default 0.5 s) on timeouts, connection errors and 5xx answers; 4xx
+  answers are not retried. The run's own ``timeout_s`` bounds the whole call, retries included.
+- ``max_concurrency`` (default 8): questions in flight at once; one pooled, thread-safe client.
+- ``verify_tls`` (default true).
+"""
+
+from __future__ import annotations
+
+import base64
+import logging
+import time
+from collections.abc import Mapping
+from typing import Any, Literal
+from urllib.parse import quote
+
+import httpx
+import jmespath
+from jmespath.exceptions import JMESPathError
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+from retrieval_eval.errors import ConfigError
+from retrieval_eval.retrievers.options import BuildContext, parse_options
+from retrieval_eval.retrievers.secrets import Redactor, airflow_connection, env_secret
+
+logger = logging.getLogger(__name__)
+
+SNIPPET_CHARS = 200
+
+
+class HttpRetrievalError(RuntimeError):
+    """A failed or malformed answer; its message never holds a secret."""
+
+
+class HttpOptions(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    url: str
+    method: Literal["GET", "POST"] = "GET"
+    params: dict[str, Any] | None = None
+    body: Any = None
+    ids: str
+    headers: dict[str, str] = Field(default_factory=dict)
+    headers_from_env: dict[str, str] = Field(default_factory=dict)
+    connection_id: str | None = None
+    connection_header: str = "Authorization"
+    connection_scheme: str = "Bearer"
+    timeout_s: float = Field(default=10.0, gt=0)
+    retries: int = Field(default=2, ge=0)
+    backoff_s: float = Field(default=0.5, ge=0)
+    max_concurrency: int = Field(default=8, ge=1)
+    verify_tls: bool = True
+
+    @field_validator("method", mode="before")
+    @classmethod
+    def _upper(cls, value: Any) -> Any:
+        return value.upper() if isinstance(value, str) else value
+
+    @field_validator("ids")
+    @classmethod
+    def _compiles(cls, value: str) -> str:
+        try:
+            jmespath.compile(value)
+        except JMESPathError as exc:
+            raise ValueError(f"not a valid JMESPath expression: {exc}") from None
+        return value
+
+    @field_validator("url")
+    @classmethod
+    def _url_shape(cls, value: str) -> str:
+        if not value.startswith(("http://", "https://", "/")):
+            raise ValueError("must start with http:// or https:// (or / with connection_id)")
+        return value
+
+
+def fill(template: Any, question: str, limit: int) -> Any:
+    """Replace ``{question}`` / ``{limit}`` in every string; exactly ``"{limit}"`` becomes an int."""
+    if isinstance(template, str):
+        if template == "{limit}":
+            return limit
+        return template.replace("{question}", question).replace("{limit}", str(limit))
+    if isinstance(template, Mapping):
+        return {key: fill(value, question, limit) for key, value in template.items()}
+    if isinstance(template, list):
+        return [fill(value, question, limit) for value in template]
+    return template
+
+
+class HttpRetriever:
+    """One pooled ``httpx.Client`` per retriever, shared by the scorer's worker threads."""
+
+    def __init__(
+        self,
+        identifier: str,
+        options: HttpOptions,
+        *,
+        secret_headers: Mapping[str, str] | None = None,
+        secrets: list[str] | None = None,
+        base_url: str = "",
+    ) -> None:
+        self.identifier = identifier
+        self.options = options
+        self.max_concurrency = options.max_concurrency
+        secret_headers = dict(secret_headers or {})
+        self._redact = Redactor([*secret_headers.values(), *(secrets or [])])
+        self._url = base_url.rstrip("/") + options.url if base_url else options.url
+        url = httpx.URL(self._url)
+        self._redact.add(url.password)
+        # errors name the endpoint without credentials or query string
+        self._where = f"{options.method} {url.copy_with(username=None, password=None, query=None)}"
+        self._ids = jmespath.compile(options.ids)
+        params, body = options.params, options.body
+        if params is None and body is None:
+            if options.method == "GET":
+                params = {"q": "{question}", "limit": "{limit}"}
+            else:
+                body = {"query": "{question}", "limit": "{limit}"}
+        self._params, self._body = params, body
+        self._client = httpx.Client(
+            headers={**options.headers, **secret_headers},
+            timeout=options.timeout_s,
+            verify=options.verify_tls,
+            limits=httpx.Limits(max_connections=max(10, options.max_concurrency)),
+        )
+
+    @classmethod
+    def from_options(
+        cls, identifier: str, options: Mapping[str, Any], context: BuildContext
+    ) -> HttpRetriever:
+        opts = parse_options(HttpOptions, identifier, options, context)
+        where = f"{context.source}: retrievers.{identifier}"
+        if opts.url.startswith("/") and not opts.connection_id:
+            raise ConfigError(
+                f"{where}.url: a relative url needs connection_id (the connection's host is the "
+                "base); or give the full http(s):// url"
+            )
+        secrets = {
+            header: env_secret(variable, f"{where}.headers_from_env.{header}")
+            for header, variable in opts.headers_from_env.items()
+        }
+        base_url, raw = "", []
+        if opts.connection_id:
+            conn = airflow_connection(opts.connection_id, f"{where}.connection_id")
+            secrets.update(_connection_headers(conn, opts))
+            raw.append(conn.password or "")
+            if opts.url.startswith("/"):
+                base_url = _connection_base_url(conn, f"{where}.connection_id")
+        return cls(identifier, opts, secret_headers=secrets, secrets=raw, base_url=base_url)
+
+    def retrieve(self, question: str, limit: int) -> list[str]:
+        try:
+            return self._retrieve(question, limit)
+        except HttpRetrievalError:
+            raise
+        except Exception as exc:
+            # anything unexpected: its text may quote the request, so mask it and cut the chain
+            raise HttpRetrievalError(
+                self._redact(f"{self._where}: {type(exc).__name__}: {exc}")
+            ) from None
+
+    def _retrieve(self, question: str, limit: int) -> list[str]:
+        opts = self.options
+        attempts = opts.retries + 1
+        problem = ""
+        for attempt in range(1, attempts + 1):
+            try:
+                response = self._client.request(
+                    opts.method,
+                    self._url.replace("{question}", quote(question, safe="")).replace(
+                        "{limit}", str(limit)
+                    ),
+                    params=fill(self._params, question, limit),
+                    json=fill(self._body, question, limit),
+                )
+            except httpx.TimeoutException:
+                problem = f"timed out after {opts.timeout_s:g} s"
+            except (httpx.NetworkError, httpx.RemoteProtocolError) as exc:
+                problem = self._redact(f"connection failed: {type(exc).__name__}: {exc}")
+            else:
+                status = response.status_code
+                if status < 400:
+                    return self._parse(response)[:limit]
+                if status < 500:
+                    raise HttpRetrievalError(
+                        f"{self._where}: HTTP {status} (client error, not retried): "
+                        f"{self._snippet(response)}"
+                    )
+                problem = f"HTTP {status}: {self._snippet(response)}"
+            if attempt < attempts:
+                delay = opts.backoff_s * 2 ** (attempt - 1)
+                logger.warning(
+                    "%s: attempt %d/%d failed (%s); retrying in %.2f s",
+                    self.identifier,
+                    attempt,
+                    attempts,
+                    problem,
+                    delay,
+                )
+                time.sleep(delay)
+        raise HttpRetrievalError(
+            f"{self._where}: {problem} (after {attempts} attempt{'s' if attempts > 1 else ''})"
+        )
+
+    def _parse(self, response: httpx.Response) -> list[str]:
+        status = response.status_code
+        try:
+            data = response.json()
+        except ValueError:
+            raise HttpRetrievalError(
+                f"{self._where}: HTTP {status}: the response is not JSON: {self._snippet(response)}"
+            ) from None
+        found = self._ids.search(data)
+        expression = self.options.ids
+        if found is None:
+            raise HttpRetrievalError(
+                f"{self._where}: HTTP {status}: ids expression {expression!r} matched nothing "
+                f"in the response: {self._snippet(response)}"
+            )
+        if not isinstance(found, list):
+            raise HttpRetrievalError(
+                f"{self._where}: HTTP {status}: ids expression {expression!r} gave a "
+                f"{type(found).__name__}, expected a list of document ids"
+            )
+        ids = []
+        for index, value in enumerate(found):
+            if isinstance(value, bool) or not isinstance(value, str | int):
+                raise HttpRetrievalError(
+                    f"{self._where}: HTTP {status}: ids expression {expression!r} gave "
+                    f"{type(value).__name__} at position {index}, expected a document id string"
+                )
+            ids.append(str(value))
+        return ids
+
+    def _snippet(self, response: httpx.Response) -> str:
+        # mask before cutting: a cut could otherwise leave half a secret unmasked
+        text = self._redact(" ".join(response.text.split()))
+        if len(text) > SNIPPET_CHARS:
+            text = text[:SNIPPET_CHARS] + "…"
+        return text or "(empty body)"
+
+    def close(self) -> None:
+        self._client.close()
+
+    def __repr__(self) -> str:
+        return f"HttpRetriever({self.identifier!r}, {self._where!r})"
+
+
+def _connection_headers(conn: Any, opts: HttpOptions) -> dict[str, str]:
+    headers: dict[str, str] = {}
+    extra = getattr(conn, "extra_dejson", None) or {}
+    extra_headers = extra.get("headers") if isinstance(extra, Mapping) else None
+    if isinstance(extra_headers, Mapping):
+        headers.update({str(k): str(v) for k, v in extra_headers.items()})
+    if conn.password:
+        token = conn.password
+        if opts.connection_scheme.lower() == "basic":
+            token = base64.b64encode(f"{conn.login or ''}:{conn.password}".encode()).decode()
+        scheme = opts.connection_scheme.strip()
+        headers[opts.connection_header] = f"{scheme} {token}" if scheme else token
+    return headers
+
+
+def _connection_base_url(conn: Any, where: str) -> str:
+    host = (conn.host or "").rstrip("/")
+    if not host:
+        raise ConfigError(f"{where}: the connection has no host to join a relative url to")
+    if "://" in host:
+        return host
+    scheme = conn.schema if conn.schema in ("http", "https") else "http"
+    return f"{scheme}://{host}" + (f":{conn.port}" if conn.port else "")

@@ -1,0 +1,306 @@
+"""The http adapter against a real threaded HTTP server on 127.0.0.1."""
+
+from __future__ import annotations
+
+import json
+import logging
+import socket
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+from click.testing import CliRunner
+from servers.ranking_server import RankingServer
+
+from retrieval_eval.errors import ConfigError
+from retrieval_eval.golden.models import GoldenQuestion, GoldenQuestionSet
+from retrieval_eval.report import render
+from retrieval_eval.results import RunSettings
+from retrieval_eval.retrievers.http import HttpRetrievalError, HttpRetriever, fill
+from retrieval_eval.retrievers.options import BuildContext
+from retrieval_eval.scoring import evaluate
+
+SECRET = "tok-7f3a9c1e-very-secret"
+
+
+@pytest.fixture
+def server() -> Iterator[RankingServer]:
+    with RankingServer() as running:
+        yield running
+
+
+def build(base: str, **options: Any) -> HttpRetriever:
+    spec = {"url": base, "ids": "hits.hits[*]._id", "backoff_s": 0.01, **options}
+    return HttpRetriever.from_options("search", spec, BuildContext(source="cfg.yaml"))
+
+
+def golden(*questions: tuple[str, list[str]]) -> GoldenQuestionSet:
+    return GoldenQuestionSet(
+        identifier="http.test",
+        questions=[
+            GoldenQuestion(id=f"q{i}", question=text, form="match", expected_document_ids=ids)
+            for i, (text, ids) in enumerate(questions)
+        ],
+    )
+
+
+def test_fill_replaces_placeholders_everywhere_and_limit_becomes_int() -> None:
+    template = {"q": {"match": "{question}"}, "size": "{limit}", "tags": ["top {limit}", 3]}
+    assert fill(template, "how?", 12) == {"q": {"match": "how?"}, "size": 12, "tags": ["top 12", 3]}
+
+
+def test_get_with_query_params(server: RankingServer) -> None:
+    server.behaviour.rankings["reset password"] = ["d3", "d1", "d3", "d2"]
+    retriever = build(server.url + "/search", params={"query": "{question}", "size": "{limit}"})
+    assert retriever.retrieve("reset password", 2) == ["d3", "d1"]
+    seen = server.requests[-1]
+    assert (seen.method, seen.path) == ("GET", "/search")
+    assert seen.params == {"query": ["reset password"], "size": ["2"]}
+
+
+def test_post_with_json_body_template(server: RankingServer) -> None:
+    server.behaviour.rankings["refunds"] = ["a", "b"]
+    body = {
+        "query": {"bool": {"must": {"match": {"text": {"query": "{question}"}}}}},
+        "size": "{limit}",
+    }
+    retriever = build(server.url + "/_search", method="post", body=body)
+    assert retriever.retrieve("refunds", 12) == ["a", "b"]
+    sent = server.requests[-1].body
+    assert sent["size"] == 12  # an int, not "12"
+    assert sent["query"]["bool"]["must"]["match"]["text"]["query"] == "refunds"
+
+
+def test_default_templates_and_question_in_url_is_encoded(server: RankingServer) -> None:
+    server.behaviour.rankings["a b/c?"] = ["x"]
+    assert build(server.url + "/s").retrieve("a b/c?", 5) == ["x"]
+    assert server.requests[-1].params == {"q": ["a b/c?"], "limit": ["5"]}
+    assert build(server.url + "/s", method="POST").retrieve("a b/c?", 5) == ["x"]
+    assert server.requests[-1].body == {"query": "a b/c?", "limit": 5}
+    build(server.url + "/by/{question}", params={}).retrieve("a b/c?", 5)
+    assert server.requests[-1].path == "/by/a%20b%2Fc%3F"
+
+
+def test_requests_overlap_up_to_max_concurrency(server: RankingServer) -> None:
+    server.behaviour.latency_s = 0.05
+    questions = [(f"question {i}", [f"d{i}"]) for i in range(32)]
+    server.behaviour.rankings.update({text: ids for text, ids in questions})
+    retriever = build(server.url + "/s")
+    assert retriever.max_concurrency == 8
+    result = evaluate(golden(*questions), retriever)
+    assert result.top1_hits == 32
+    assert 1 < server.max_in_flight <= 8
+
+
+def test_single_concurrency_never_overlaps(server: RankingServer) -> None:
+    server.behaviour.latency_s = 0.01
+    result = evaluate(
+        golden(*[(f"q {i}", []) for i in range(6)]), build(server.url + "/s", max_concurrency=1)
+    )
+    assert result.question_count == 6
+    assert server.max_in_flight == 1
+
+
+def test_5xx_retried_then_recorded_as_error(server: RankingServer) -> None:
+    server.behaviour.status["broken"] = 503
+    server.behaviour.fail_first["flaky"] = 2
+    server.behaviour.rankings["flaky"] = ["t"]
+    result = evaluate(golden(("broken", []), ("flaky", ["t"])), build(server.url + "/s", retries=2))
+    broken, flaky = result.questions
+    assert server.attempts["broken"] == 3
+    assert broken.error is not None and "HTTP 503" in broken.error
+    assert "after 3 attempts" in broken.error
+    assert not broken.top1_hit and not broken.top3_hit  # an outage never scores as "nothing"
+    assert server.attempts["flaky"] == 3
+    assert flaky.error is None and flaky.top1_hit
+    assert result.error_count == 1 and not result.valid
+
+
+def test_4xx_not_retried(server: RankingServer) -> None:
+    server.behaviour.status["forbidden"] = 403
+    with pytest.raises(HttpRetrievalError, match=r"HTTP 403 \(client error, not retried\)"):
+        build(server.url + "/s", retries=3).retrieve("forbidden", 3)
+    assert server.attempts["forbidden"] == 1
+
+
+def test_timeouts_retried_then_recorded(server: RankingServer) -> None:
+    server.behaviour.slow["slow"] = 1.0
+    retriever = build(server.url + "/s", timeout_s=0.1, retries=1)
+    result = evaluate(golden(("slow", [])), retriever, RunSettings(timeout_s=10))
+    error = result.questions[0].error
+    assert error is not None and "timed out after 0.1 s" in error and "after 2 attempts" in error
+    assert server.attempts["slow"] == 2
+
+
+def test_connection_refused_retried_then_recorded() -> None:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]  # closed again before use: nothing listens there
+    with pytest.raises(
+        HttpRetrievalError, match=r"connection failed: ConnectError.*after 2 attempts"
+    ):
+        build(f"http://127.0.0.1:{port}/s", retries=1).retrieve("anything", 3)
+
+
+@pytest.mark.parametrize(
+    ("body", "ids", "message"),
+    [
+        (
+            "<html>busy</html>",
+            "hits.hits[*]._id",
+            r"HTTP 200: the response is not JSON: <html>busy",
+        ),
+        ('{"hits": {"total": 0}}', "hits.hits[*]._id", r"HTTP 200: .* matched nothing"),
+        ('{"hits": {"hits": "x"}}', "hits.hits", "gave a str, expected a list"),
+        ('{"hits": {"hits": [{"_id": 1.5}]}}', "hits.hits[*]._id", "gave float at position 0"),
+        ('{"hits": {"hits": [{"_id": {"a": 1}}]}}', "hits.hits[*]._id", "gave dict at position 0"),
+    ],
+)
+def test_malformed_response_is_a_useful_error(
+    server: RankingServer, body: str, ids: str, message: str
+) -> None:
+    server.behaviour.raw["q"] = body
+    with pytest.raises(HttpRetrievalError, match=message):
+        build(server.url + "/s", ids=ids).retrieve("q", 3)
+    assert server.attempts["q"] == 1  # a malformed 200 is not retried
+
+
+def test_integer_ids_become_strings(server: RankingServer) -> None:
+    server.behaviour.raw["q"] = '{"results": [{"id": 7}, {"id": "8"}]}'
+    assert build(server.url + "/s", ids="results[*].id").retrieve("q", 3) == ["7", "8"]
+
+
+def test_secret_header_sent_but_never_logged_or_reported(
+    server: RankingServer,
+    monkeypatch: pytest.MonkeyPatch,
+    caplog: pytest.LogCaptureFixture,
+    capsys: pytest.CaptureFixture[str],
+    tmp_path: Path,
+) -> None:
+    monkeypatch.setenv("SEARCH_TOKEN", f"Bearer {SECRET}")
+    caplog.set_level(logging.DEBUG)  # httpx/httpcore debug logging included
+    server.behaviour.rankings["ok"] = ["d1"]
+    server.behaviour.echo_headers.add("leaky")  # a 500 whose body quotes the request headers
+    server.behaviour.status["denied"] = 401
+    retriever = build(
+        server.url + "/s",
+        headers={"X-Team": "search"},
+        headers_from_env={"Authorization": "SEARCH_TOKEN"},
+        retries=1,
+    )
+    result = evaluate(golden(("ok", ["d1"]), ("leaky", []), ("denied", [])), retriever)
+    assert server.requests[0].headers["Authorization"] == f"Bearer {SECRET}"
+    assert server.requests[0].headers["X-Team"] == "search"
+    leaky = result.questions[1].error or ""
+    assert "HTTP 500" in leaky and "***" in leaky  # the echoed header arrived, masked
+    assert "retrying" in caplog.text  # the retry was logged...
+    reports = [render(result, fmt) for fmt in ("text", "json", "markdown")]
+    out = capsys.readouterr()
+    # ...but the token appears nowhere: not in logs, errors, reports or the terminal
+    for text in [caplog.text, out.out, out.err, repr(retriever), *reports]:
+        assert SECRET not in text
+    assert SECRET not in json.dumps([q.error for q in result.questions])
+
+    # and through the CLI, end to end, with the JSON report on stdout
+    config = tmp_path / "cfg.yaml"
+    config.write_text(
+        yaml.safe_dump(
+            {
+                "retrievers": {
+                    "api": {
+                        "type": "http",
+                        "url": server.url + "/s",
+                        "ids": "hits.hits[*]._id",
+                        "headers_from_env": {"Authorization": "SEARCH_TOKEN"},
+                        "retries": 0,
+                    }
+                }
+            }
+        )
+    )
+    set_file = tmp_path / "set.yaml"
+    set_file.write_text(
+        yaml.safe_dump(
+            {
+                "identifier": "http.cli",
+                "questions": [
+                    {"id": "a", "question": "ok", "form": "match", "expected_document_ids": ["d1"]},
+                    {"id": "b", "question": "leaky", "form": "gap"},
+                ],
+            }
+        )
+    )
+    from retrieval_eval.cli import cli
+
+    run = CliRunner().invoke(
+        cli, ["run", str(set_file), "api", "--config", str(config), "--format", "json"]
+    )
+    assert run.exit_code == 3, run.output  # one error in two questions: an invalid run
+    report = json.loads(run.stdout)
+    assert report["top1_hits"] == 1 and "HTTP 500" in report["questions"][1]["error"]
+    assert SECRET not in run.output and SECRET not in caplog.text
+
+
+def test_airflow_connection_supplies_header_and_base_url(
+    server: RankingServer, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    pytest.importorskip("airflow.sdk")
+    host, port = server.url.removeprefix("http://").split(":")
+    monkeypatch.setenv(
+        "AIRFLOW_CONN_SEARCH_API",
+        json.dumps(
+            {
+                "conn_type": "http",
+                "host": host,
+                "port": int(port),
+                "schema": "http",
+                "password": SECRET,
+                "extra": {"headers": {"X-Api-Key": "key-0b5e8d"}},
+            }
+        ),
+    )
+    server.behaviour.rankings["q"] = ["d"]
+    server.behaviour.status["bad"] = 500
+    retriever = build("/s", connection_id="search_api", retries=0)
+    assert retriever.retrieve("q", 3) == ["d"]
+    headers = server.requests[-1].headers
+    assert headers["Authorization"] == f"Bearer {SECRET}"
+    assert headers["X-Api-Key"] == "key-0b5e8d"
+    with pytest.raises(HttpRetrievalError) as info:
+        retriever.retrieve("bad", 3)
+    assert SECRET not in str(info.value) and SECRET not in caplog.text
+
+
+def test_unknown_airflow_connection_is_a_config_error() -> None:
+    pytest.importorskip("airflow.sdk")
+    with pytest.raises(ConfigError, match=r"retrievers.search.connection_id: .*'missing_conn'"):
+        build("http://127.0.0.1:9/s", connection_id="missing_conn")
+
+
+@pytest.mark.parametrize(
+    ("options", "message"),
+    [
+        (
+            {"headers_from_env": {"Authorization": "NO_SUCH_VAR_4242"}},
+            r"cfg.yaml: retrievers.search.headers_from_env.Authorization: environment variable "
+            "NO_SUCH_VAR_4242 is not set",
+        ),
+        ({"ids": "hits[*"}, r"retrievers.search.ids: not a valid JMESPath expression"),
+        ({"method": "DELETE"}, r"retrievers.search.method: "),
+        ({"retries": -1}, r"retrievers.search.retries: "),
+        ({"url": "ftp://x"}, r"retrievers.search.url: must start with http:// or https://"),
+        ({"url": "/relative"}, r"retrievers.search.url: a relative url needs connection_id"),
+        ({"proxy": "x"}, r"retrievers.search.proxy: unknown option"),
+    ],
+)
+def test_configuration_errors_name_the_option(options: dict[str, Any], message: str) -> None:
+    with pytest.raises(ConfigError, match=message):
+        build("http://127.0.0.1:9/s", **options)
+
+
+def test_registered_as_a_builtin_type() -> None:
+    from retrieval_eval.retrievers.registry import adapter_types
+
+    assert adapter_types()["http"] == "retrieval_eval.retrievers.http:HttpRetriever"

@@ -1,0 +1,159 @@
+"""A real search service for the ``http`` adapter tests: a threaded HTTP server on 127.0.0.1.
+
+It answers Elasticsearch-shaped JSON (``{"hits": {"hits": [{"_id": ...}]}}``) for the question
+found in the query string (``q``/``query``) or the JSON body (the first ``query``/``q`` string,
+searched depth first). Behaviour is set per question text on :class:`Behaviour`; the server
+counts attempts per question and the most requests it ever held at once.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from collections import Counter
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+from urllib.parse import parse_qs, urlsplit
+
+
+@dataclass
+class Behaviour:
+    rankings: dict[str, list[Any]] = field(default_factory=dict)  # question -> ids
+    latency_s: float = 0.0  # every request
+    slow: dict[str, float] = field(default_factory=dict)  # question -> extra latency
+    status: dict[str, int] = field(default_factory=dict)  # question -> always this status
+    fail_first: dict[str, int] = field(default_factory=dict)  # question -> 503s before success
+    raw: dict[str, str] = field(default_factory=dict)  # question -> this body, verbatim
+    echo_headers: set[str] = field(default_factory=set)  # question -> 500 quoting Authorization
+
+
+@dataclass
+class Seen:
+    method: str
+    path: str
+    params: dict[str, list[str]]
+    body: Any
+    headers: dict[str, str]
+
+
+def find_question(value: Any) -> str | None:
+    if isinstance(value, dict):
+        for key in ("query", "q"):
+            if isinstance(value.get(key), str):
+                return str(value[key])
+        for item in value.values():
+            found = find_question(item)
+            if found is not None:
+                return found
+    if isinstance(value, list):
+        for item in value:
+            found = find_question(item)
+            if found is not None:
+                return found
+    return None
+
+
+class RankingServer:
+    def __init__(self, behaviour: Behaviour | None = None) -> None:
+        self.behaviour = behaviour or Behaviour()
+        self.attempts: Counter[str] = Counter()
+        self.requests: list[Seen] = []
+        self.in_flight = 0
+        self.max_in_flight = 0
+        self._lock = threading.Lock()
+        self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
+        self._httpd.daemon_threads = True
+        self._thread = threading.Thread(
+            target=self._httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True
+        )
+
+    @property
+    def url(self) -> str:
+        host, port = self._httpd.server_address[:2]
+        return f"http://{host!s}:{port}"
+
+    def __enter__(self) -> RankingServer:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._httpd.shutdown()
+        self._httpd.server_close()
+
+    def _handler(self) -> type[BaseHTTPRequestHandler]:
+        server = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, format: str, *args: Any) -> None:  # keep test output clean
+                pass
+
+            def do_GET(self) -> None:
+                server._serve(self, None)
+
+            def do_POST(self) -> None:
+                length = int(self.headers.get("Content-Length") or 0)
+                raw = self.rfile.read(length) if length else b""
+                try:
+                    body = json.loads(raw) if raw else None
+                except ValueError:
+                    body = raw.decode("utf-8", "replace")
+                server._serve(self, body)
+
+        return Handler
+
+    def _serve(self, handler: BaseHTTPRequestHandler, body: Any) -> None:
+        parts = urlsplit(handler.path)
+        params = parse_qs(parts.query)
+        question = find_question(body)
+        if question is None:
+            question = (params.get("q") or params.get("query") or [""])[0]
+        with self._lock:
+            self.in_flight += 1
+            self.max_in_flight = max(self.max_in_flight, self.in_flight)
+            self.attempts[question] += 1
+            attempt = self.attempts[question]
+            self.requests.append(
+                Seen(handler.command, parts.path, params, body, dict(handler.headers.items()))
+            )
+        try:
+            b = self.behaviour
+            time.sleep(b.latency_s + b.slow.get(question, 0.0))
+            if question in b.echo_headers:
+                echo = {"error": "rejected", "authorization": handler.headers.get("Authorization")}
+                self._send(handler, 500, json.dumps(echo))
+            elif question in b.status:
+                self._send(handler, b.status[question], json.dumps({"error": "injected"}))
+            elif attempt <= b.fail_first.get(question, 0):
+                self._send(handler, 503, json.dumps({"error": "warming up"}))
+            elif question in b.raw:
+                self._send(handler, 200, b.raw[question])
+            else:
+                size = _size(params, body)
+                ids = b.rankings.get(question, [])[:size]
+                hits = [{"_id": doc, "_score": float(len(ids) - i)} for i, doc in enumerate(ids)]
+                self._send(handler, 200, json.dumps({"hits": {"total": len(ids), "hits": hits}}))
+        except (BrokenPipeError, ConnectionResetError):
+            pass  # the client gave up (a timeout test)
+        finally:
+            with self._lock:
+                self.in_flight -= 1
+
+    @staticmethod
+    def _send(handler: BaseHTTPRequestHandler, status: int, text: str) -> None:
+        data = text.encode("utf-8")
+        handler.send_response(status)
+        handler.send_header("Content-Type", "application/json")
+        handler.send_header("Content-Length", str(len(data)))
+        handler.end_headers()
+        handler.wfile.write(data)
+
+
+def _size(params: dict[str, list[str]], body: Any) -> int:
+    for key in ("size", "limit"):
+        if isinstance(body, dict) and isinstance(body.get(key), int):
+            return int(body[key])
+        if key in params:
+            return int(params[key][0])
+    return 10
