@@ -8,11 +8,14 @@ import sys
 from typing import Any
 
 from rich.console import Console
+from rich.measure import Measurement
 from rich.table import Table
 
 from retrieval_eval.results import RunResult, SliceRates
 
 FORMATS = ("text", "json", "markdown")
+PIPE_WIDTH = 140  # text report width when stdout is not a terminal (CI logs, files)
+ERROR_WIDTH = 60  # error texts wrap within this many characters
 
 
 def stderr_console() -> Console:
@@ -47,25 +50,17 @@ def _slice_table(title: str, slices: dict[str, SliceRates], column: str) -> Tabl
     return table
 
 
-def render_text(result: RunResult, width: int | None = None) -> str:
-    """The human report: per-question table, headline rates, slices, latency and errors."""
-    buffer = io.StringIO()
-    tty = sys.stdout.isatty()
-    console = Console(
-        file=buffer,
-        width=width or (None if tty else 140),
-        force_terminal=tty,
-        highlight=False,
-        soft_wrap=False,
-    )
-    console.print(
-        f"[bold]Set[/bold] {result.set_identifier}  [bold]Retriever[/bold] {result.retriever}  "
-        f"[bold]Questions[/bold] {result.question_count}",
-        markup=True,
-    )
+def _question_table(result: RunResult) -> Table:
     table = Table(title="Per question", title_justify="left")
-    for name in ("id", "form", "hard class", "top-1", "top-3", "rank", "latency", "error"):
-        table.add_column(name, justify="right" if name in ("rank", "latency") else "left")
+    # ids and classes fold rather than end in "…": a truncated id cannot be looked up
+    table.add_column("id", overflow="fold")
+    table.add_column("form")
+    table.add_column("hard class", overflow="fold")
+    table.add_column("top-1")
+    table.add_column("top-3")
+    table.add_column("rank", justify="right")
+    table.add_column("latency", justify="right", no_wrap=True)
+    table.add_column("error", overflow="fold", max_width=ERROR_WIDTH)
     for q in result.questions:
         table.add_row(
             q.id,
@@ -77,7 +72,48 @@ def render_text(result: RunResult, width: int | None = None) -> str:
             _ms(q.latency_ms),
             q.error or "",
         )
-    console.print(table, markup=False)
+    return table
+
+
+def _piped_width(tables: list[Table]) -> int:
+    """At least PIPE_WIDTH, wider when a table needs it, so no id or class is ever cut."""
+    probe = Console(width=100_000)
+    needed = max(Measurement.get(probe, probe.options, t).maximum for t in tables)
+    return max(PIPE_WIDTH, needed)
+
+
+def render_text(result: RunResult, width: int | None = None) -> str:
+    """The human report: per-question table, headline rates, slices, latency and errors.
+
+    On a terminal the tables fit its width (long ids fold onto extra lines). Piped or
+    redirected, the width is PIPE_WIDTH, or more when a long id needs it, and trailing
+    spaces are trimmed, so the report reads well in a file or a CI log.
+    """
+    tables = [_question_table(result), _slice_table("By form", result.by_form, "form")]
+    if result.by_hard_class:
+        tables.append(_slice_table("By hard class", result.by_hard_class, "hard class"))
+    if result.metrics:
+        metrics = Table(title="Metrics", title_justify="left")
+        metrics.add_column("metric")
+        metrics.add_column("value", justify="right")
+        for name, value in result.metrics.items():
+            metrics.add_row(name, "–" if value is None else f"{value:.4f}")
+        tables.append(metrics)
+    tty = sys.stdout.isatty()
+    buffer = io.StringIO()
+    console = Console(
+        file=buffer,
+        width=width or (None if tty else _piped_width(tables)),
+        force_terminal=tty,
+        highlight=False,
+        soft_wrap=False,
+    )
+    console.print(
+        f"[bold]Set[/bold] {result.set_identifier}  [bold]Retriever[/bold] {result.retriever}  "
+        f"[bold]Questions[/bold] {result.question_count}",
+        markup=True,
+    )
+    console.print(tables[0], markup=False)
     console.print(
         rate_line("Top-1 hit rate", result.top1_hit_rate, result.top1_hits, result.question_count),
         markup=False,
@@ -86,18 +122,8 @@ def render_text(result: RunResult, width: int | None = None) -> str:
         rate_line("Top-3 hit rate", result.top3_hit_rate, result.top3_hits, result.question_count),
         markup=False,
     )
-    console.print(_slice_table("By form", result.by_form, "form"), markup=False)
-    if result.by_hard_class:
-        console.print(
-            _slice_table("By hard class", result.by_hard_class, "hard class"), markup=False
-        )
-    if result.metrics:
-        metrics = Table(title="Metrics", title_justify="left")
-        metrics.add_column("metric")
-        metrics.add_column("value", justify="right")
-        for name, value in result.metrics.items():
-            metrics.add_row(name, "–" if value is None else f"{value:.4f}")
-        console.print(metrics, markup=False)
+    for table in tables[1:]:
+        console.print(table, markup=False)
     console.print(
         f"Latency: p50 {_ms(result.latency_ms.p50)}, p95 {_ms(result.latency_ms.p95)}", markup=False
     )
@@ -107,7 +133,7 @@ def render_text(result: RunResult, width: int | None = None) -> str:
         f"(max error rate {result.settings.max_error_rate:g}) - run {status}",
         markup=False,
     )
-    return buffer.getvalue()
+    return "\n".join(line.rstrip() for line in buffer.getvalue().splitlines()) + "\n"
 
 
 def _md_escape(text: str) -> str:

@@ -138,17 +138,14 @@ def _score_batch(
                     f"retrieve_many returned {len(raw) if isinstance(raw, Sequence) else type(raw).__name__}"
                     f" rankings for {len(batch)} questions"
                 )
-            rankings = [check_ranking(r) for r in raw]
         except Exception as exc:
             elapsed = (time.perf_counter() - start) * 1000 / len(batch)
             return [
                 judge(q, None, depth=depth, latency_ms=elapsed, error=_describe(exc)) for q in batch
             ]
         elapsed = (time.perf_counter() - start) * 1000 / len(batch)
-        return [
-            judge(q, r, depth=depth, latency_ms=elapsed)
-            for q, r in zip(batch, rankings, strict=True)
-        ]
+        # one malformed ranking fails its own question only, as with one call per question
+        return [_judge_raw(q, r, depth, elapsed) for q, r in zip(batch, raw, strict=True)]
     results = []
     by_question = getattr(retriever, "retrieve_for", None)  # wants the question's id (run_file)
     for question in batch:
@@ -166,6 +163,14 @@ def _score_batch(
         elapsed = (time.perf_counter() - start) * 1000
         results.append(judge(question, ranking, depth=depth, latency_ms=elapsed, error=error))
     return results
+
+
+def _judge_raw(question: GoldenQuestion, raw: Any, depth: int, latency_ms: float) -> QuestionResult:
+    try:
+        ranking = check_ranking(raw)
+    except TypeError as exc:
+        return judge(question, None, depth=depth, latency_ms=latency_ms, error=_describe(exc))
+    return judge(question, ranking, depth=depth, latency_ms=latency_ms)
 
 
 def batches(items: Sequence[Any], size: int) -> list[Sequence[Any]]:

@@ -19,7 +19,12 @@ from importlib.metadata import entry_points
 from pathlib import Path
 from typing import Any
 
-from retrieval_eval.errors import ConfigError, RetrieverError, UnknownNameError
+from retrieval_eval.errors import (
+    ConfigError,
+    RetrievalEvalError,
+    RetrieverError,
+    UnknownNameError,
+)
 from retrieval_eval.retrievers.base import EvaluatableRetriever, as_retriever
 from retrieval_eval.retrievers.options import BuildContext
 
@@ -77,8 +82,20 @@ def build_adapter(
             f"{type_name!r}; available types: {', '.join(sorted(types))}"
         )
     adapter = import_object(types[type_name])
-    retriever = adapter.from_options(identifier, options, context)
+    try:
+        retriever = adapter.from_options(identifier, options, context)
+    except RetrievalEvalError:
+        raise
+    except Exception as exc:  # the adapter's own failure (unreachable index, bad file, ...)
+        raise RetrieverError(
+            f"cannot build retriever {identifier!r} (type {type_name!r}): {_failure(exc)}"
+        ) from exc
     return retriever  # type: ignore[no-any-return]
+
+
+def _failure(exc: Exception) -> str:
+    # as_retriever's own TypeError already says what is wrong; other errors need their type
+    return str(exc) if isinstance(exc, TypeError) else f"{type(exc).__name__}: {exc}"
 
 
 class RetrieverRegistry:
@@ -134,8 +151,9 @@ class RetrieverRegistry:
         return build_adapter(type_name, identifier, options, self.context)
 
     def _wrap(self, name: str, load: Any) -> EvaluatableRetriever:
-        obj = load()
         try:
-            return as_retriever(obj, name)
-        except TypeError as exc:
-            raise RetrieverError(str(exc)) from None
+            return as_retriever(load(), name)
+        except RetrievalEvalError:
+            raise
+        except Exception as exc:  # user code: a module, factory or constructor that fails
+            raise RetrieverError(f"cannot build retriever {name!r}: {_failure(exc)}") from exc

@@ -1,0 +1,113 @@
+"""The three report formats, and a text report that stays readable when piped."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from retrieval_eval.golden.models import GoldenQuestion, GoldenQuestionSet
+from retrieval_eval.report import PIPE_WIDTH, render, render_markdown, render_text
+from retrieval_eval.results import RunResult, RunSettings
+from retrieval_eval.retrievers.base import FunctionRetriever
+from retrieval_eval.scoring import evaluate
+
+LONG_ID = "a-question-id-" + "that-goes-on-" * 10 + "end"  # 147 characters
+LONG_CLASS = "a-deliberately-long-hard-class-name-for-the-report-test"
+LONG_ERROR = "the backend refused: " + "quite a long explanation, " * 6 + "THE-END"
+
+
+def make_result() -> RunResult:
+    questions = (
+        GoldenQuestion(id="hit", question="alpha", form="match", expected_document_ids=("a",)),
+        GoldenQuestion(
+            id=LONG_ID, question="beta", form="gap", expected_document_ids=("b",),
+            hard_class=LONG_CLASS,
+        ),
+        GoldenQuestion(id="pipe|id", question="gamma", form="gap", hard_class="x|y"),
+    )  # fmt: skip
+
+    def retrieve(question: str, limit: int) -> list[str]:
+        if question == "gamma":
+            raise RuntimeError(LONG_ERROR)
+        return ["a", "c", "b"]
+
+    golden = GoldenQuestionSet(identifier="report.demo", questions=questions)
+    return evaluate(golden, FunctionRetriever(retrieve, "fn"), RunSettings(max_error_rate=0.5))
+
+
+@pytest.fixture(scope="module")
+def result() -> RunResult:
+    return make_result()
+
+
+def test_text_headline_lines(result: RunResult) -> None:
+    lines = render_text(result).splitlines()
+    assert "Top-1 hit rate: 33.3% (1/3)" in lines
+    assert "Top-3 hit rate: 66.7% (2/3)" in lines
+    assert lines[0] == "Set report.demo  Retriever fn  Questions 3"
+    assert lines[-1] == "Errors: 1/3 (max error rate 0.5) - run valid"
+    assert any(line.startswith("Latency: p50 ") for line in lines)
+
+
+def test_text_tables(result: RunResult) -> None:
+    text = render_text(result)
+    for title in ("Per question", "By form", "By hard class"):
+        assert title in text.splitlines()
+    rows = {line.split("│")[1].strip(): line for line in text.splitlines() if "│" in line}
+    assert "match" in rows and "gap" in rows  # by-form rows
+    assert "100.0% (1)" in rows["match"]
+    assert "hit" in rows["hit"] and "miss" not in rows["hit"]
+
+
+def test_piped_text_keeps_long_ids_and_classes_whole(result: RunResult) -> None:
+    text = render_text(result)  # stdout is captured by pytest: not a terminal
+    assert "…" not in text
+    assert any(LONG_ID in line for line in text.splitlines())
+    assert any(LONG_CLASS in line for line in text.splitlines())
+    # errors wrap inside their column instead of being cut
+    assert "THE-END" in text
+    assert all(line == line.rstrip() for line in text.splitlines())
+
+
+def test_piped_text_is_140_wide_when_ids_are_short() -> None:
+    golden = GoldenQuestionSet(
+        identifier="s",
+        questions=(GoldenQuestion(id="q1", question="x", form="gap"),),
+    )
+    error = "RuntimeError: " + "word " * 80
+    result = evaluate(golden, FunctionRetriever(lambda t, k: (_ for _ in ()).throw(OSError(error))))
+    widths = [len(line) for line in render_text(result).splitlines()]
+    assert max(widths) <= PIPE_WIDTH
+
+
+def test_text_at_a_fixed_narrow_width_folds_ids_instead_of_cutting(result: RunResult) -> None:
+    text = render_text(result, width=100)
+    assert "…" not in text
+    assert all(len(line) <= 100 for line in text.splitlines())
+    flat = "".join(line.split("│")[1].strip() for line in text.splitlines() if line.count("│") > 6)
+    assert LONG_ID in flat
+
+
+def test_markdown(result: RunResult) -> None:
+    text = render_markdown(result)
+    assert text.startswith("# report.demo × fn\n")
+    assert "- Top-1 hit rate: 33.3% (1/3)" in text
+    assert "- Top-3 hit rate: 66.7% (2/3)" in text
+    assert "## By form" in text and "## By hard class" in text and "## Per question" in text
+    assert "| match | 1 | 100.0% | 100.0% |" in text
+    # pipes inside cells are escaped so the table keeps its columns
+    row = next(line for line in text.splitlines() if line.startswith("| pipe"))
+    assert row.startswith("| pipe\\|id | gap | x\\|y | miss | miss |")
+    assert f"| {LONG_ID} |" in text
+
+
+def test_json_is_the_contract(result: RunResult) -> None:
+    data = json.loads(render(result, "json"))
+    assert data == json.loads(json.dumps(result.contract()))
+    assert data["set"] == "report.demo" and data["question_count"] == 3
+
+
+def test_render_dispatches_on_format(result: RunResult) -> None:
+    assert render(result, "markdown") == render_markdown(result)
+    assert render(result, "text").startswith("Set report.demo")
