@@ -36,6 +36,7 @@ BUILTIN_ADAPTERS: dict[str, str] = {
     "lexical": "retrieval_eval.retrievers.lexical:LexicalRetriever",
     "run_file": "retrieval_eval.retrievers.run_file:RunFileRetriever",
     "http": "retrieval_eval.retrievers.http:HttpRetriever",
+    "postgres_fts": "retrieval_eval.retrievers.postgres_fts:PostgresFtsRetriever",
 }
 
 
