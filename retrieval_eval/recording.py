@@ -1,0 +1,140 @@
+"""Record a run: choose its baseline, judge it, save both. The one call the CLI and the DAG share.
+
+If the store cannot be reached, nothing is lost and nothing is raised: the verdict says the store
+was unreachable (state ``not_comparable``, or ``invalid_run`` for an invalid run), the run goes to
+a spool file, and :attr:`Recorded.spool_path` tells the caller (the CLI exits 3 on it).
+``replay_spool`` saves spooled runs later, judging each against the baseline it would have had.
+
+Baseline choice: a pinned ``baseline_run_id`` wins; otherwise :meth:`Store.find_baseline` (newest
+valid, same labels, not a regression unless accepted, started before this run). With no baseline
+but earlier runs under other labels, the verdict is ``not_comparable``: the golden set changed.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel
+
+from retrieval_eval.config import Config, Thresholds
+from retrieval_eval.errors import StoreUnavailableError, UnknownNameError
+from retrieval_eval.regression import Verdict, detect_regression
+from retrieval_eval.results import RunResult
+from retrieval_eval.store import Store, StoredRun, open_store
+from retrieval_eval.store.spool import SpooledRun, spooled_files, write_spool
+
+
+class Recorded(BaseModel):
+    """What happened to a run: its id when saved, its verdict, its spool file when spooled."""
+
+    run_id: int | None
+    saved: bool
+    verdict: Verdict
+    spool_path: Path | None = None
+
+
+def resolve_thresholds(
+    config: Config, set_identifier: str, retriever: str, **overrides: Any
+) -> Thresholds:
+    """Thresholds: the config's ``thresholds:``, then the evaluation's own, then overrides."""
+    spec = config.evaluation(set_identifier, retriever)
+    chosen = (
+        spec.thresholds if spec is not None and spec.thresholds is not None else config.thresholds
+    )
+    values = chosen.model_dump()
+    values.update({k: v for k, v in overrides.items() if v is not None})
+    return Thresholds.model_validate(values)
+
+
+def judge_and_save(
+    store: Store,
+    result: RunResult,
+    thresholds: Thresholds,
+    *,
+    baseline_run_id: int | None = None,
+    save: bool = True,
+) -> Recorded:
+    """Judge ``result`` against its baseline in ``store`` and (unless ``save=False``) save it."""
+    existing = store.get_run_by_key(result.run_key)
+    if existing is not None:  # saved before: same id, same verdict
+        verdict = existing.verdict or detect_regression(result, None, thresholds)
+        return Recorded(run_id=existing.id, saved=True, verdict=verdict)
+    comparable, note = True, None
+    baseline: StoredRun | None
+    if baseline_run_id is not None:
+        baseline = store.get_run(baseline_run_id)
+    else:
+        baseline = store.find_baseline(
+            result.set_identifier,
+            result.retriever,
+            result.labels_fingerprint,
+            before=result.started_at,
+        )
+        if baseline is None and store.fingerprints(result.set_identifier, result.retriever) - {
+            result.labels_fingerprint
+        }:
+            comparable = False
+            note = (
+                "The golden set's labels changed since the last stored run; this run starts a "
+                "new baseline."
+            )
+    verdict = detect_regression(result, baseline, thresholds, comparable=comparable, note=note)
+    run_id = store.save(result, verdict) if save else None
+    return Recorded(run_id=run_id, saved=save, verdict=verdict)
+
+
+def record_run(
+    result: RunResult,
+    *,
+    store_url: str,
+    thresholds: Thresholds,
+    baseline_run_id: int | None = None,
+    save: bool = True,
+    spool_dir: Path | None = None,
+) -> Recorded:
+    """Pick the baseline, build the verdict, save run and verdict in one transaction.
+
+    Never raises StoreUnavailableError: an unreachable store gives a spooled run (when ``save``)
+    and a verdict saying so. An unknown pinned baseline raises UnknownNameError (exit 2).
+    """
+    try:
+        with open_store(store_url) as store:
+            return judge_and_save(
+                store, result, thresholds, baseline_run_id=baseline_run_id, save=save
+            )
+    except StoreUnavailableError as exc:
+        note = f"Result store unreachable: {exc}."
+        spool_path = None
+        if save:
+            entry = SpooledRun(
+                result=result, thresholds=thresholds, baseline_run_id=baseline_run_id
+            )
+            spool_path = write_spool(entry, spool_dir)
+            note += f" The run was spooled to {spool_path}; save it later with `retrieval-eval db replay`."
+        verdict = detect_regression(result, None, thresholds, comparable=False, note=note)
+        return Recorded(run_id=None, saved=False, verdict=verdict, spool_path=spool_path)
+
+
+def replay_spool(store_url: str, spool_dir: Path | None = None) -> list[int]:
+    """Save every spooled run (oldest first) and delete its file; return the stored ids.
+
+    Raises StoreUnavailableError when the store is still unreachable (the files stay), and
+    InvalidInputError naming a spool file that cannot be read.
+    """
+    entries = spooled_files(spool_dir)
+    if not entries:
+        return []
+    ids: list[int] = []
+    with open_store(store_url) as store:
+        for path, entry in entries:
+            try:
+                recorded = judge_and_save(
+                    store, entry.result, entry.thresholds, baseline_run_id=entry.baseline_run_id
+                )
+            except UnknownNameError as exc:  # a pinned baseline that no longer exists
+                raise UnknownNameError(f"{path}: {exc}") from None
+            if recorded.run_id is not None:
+                ids.append(recorded.run_id)
+            path.unlink()
+    return ids

@@ -1,0 +1,32 @@
+"""A run as the store gives it back."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Literal
+
+from pydantic import BaseModel
+
+from retrieval_eval.regression import Verdict, VerdictState
+from retrieval_eval.results import RunResult
+
+
+class StoredRun(BaseModel):
+    """One ``eval_result`` row with its questions and slices.
+
+    ``result`` is the :class:`RunResult` rebuilt from the rows; ``verdict`` is the one computed
+    when the run was saved (None when it was saved without one). ``accepted_baseline`` marks a
+    regressed run a person accepted as the new normal (``retrieval-eval baseline accept``).
+    """
+
+    id: int
+    grader: str
+    status: Literal["valid", "invalid"]
+    verdict_state: VerdictState | None = None
+    is_regression: bool = False
+    accepted_baseline: bool = False
+    run_date: datetime
+    created_at: datetime
+    baseline_run_id: int | None = None
+    verdict: Verdict | None = None
+    result: RunResult

@@ -1,0 +1,176 @@
+"""Mapping a RunResult (and its verdict) to table rows and back.
+
+Edge cases: datetimes are stored in UTC; SQLite hands them back without a zone, so a naive value
+read back is taken as UTC. Slices and questions keep their order through a ``position`` column.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from datetime import UTC, datetime
+from typing import Any
+
+from retrieval_eval.regression import Verdict
+from retrieval_eval.results import Latency, QuestionResult, RunResult, RunSettings, SliceRates
+from retrieval_eval.store.models import StoredRun
+from retrieval_eval.store.schema import GRADER
+
+DIMENSIONS = ("form", "hard_class")
+
+
+def utc(value: datetime) -> datetime:
+    return value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)
+
+
+def result_row(result: RunResult, verdict: Verdict | None) -> dict[str, Any]:
+    details = {
+        "set_name": result.set_name,
+        "finished_at": utc(result.finished_at).isoformat(),
+        "top3_hits": result.top3_hits,
+        "settings": result.settings.model_dump(mode="json"),
+        "metrics": result.metrics,
+        "by_form": {k: v.model_dump() for k, v in result.by_form.items()},
+        "by_hard_class": {k: v.model_dump() for k, v in result.by_hard_class.items()},
+        "verdict": verdict.model_dump(mode="json") if verdict is not None else None,
+    }
+    return {
+        "set_identifier": result.set_identifier,
+        "model_id": result.retriever,
+        "grader": GRADER,
+        "prompt_count": result.question_count,
+        "passed_count": result.top1_hits,
+        "pass_rate": result.top1_hit_rate,
+        "mean_score": result.top3_hit_rate,
+        "details": details,
+        "run_date": utc(result.started_at),
+        "created_at": datetime.now(UTC),
+        "run_key": result.run_key,
+        "status": "valid" if result.valid else "invalid",
+        "labels_fingerprint": result.labels_fingerprint,
+        "corpus_revision": result.corpus_revision,
+        "error_count": result.error_count,
+        "latency_p50_ms": result.latency_ms.p50,
+        "latency_p95_ms": result.latency_ms.p95,
+        "verdict_state": verdict.state if verdict is not None else None,
+        "is_regression": verdict.is_regression if verdict is not None else False,
+        "accepted_baseline": False,
+        "baseline_run_id": verdict.baseline_run_id if verdict is not None else None,
+    }
+
+
+def question_rows(result: RunResult, run_id: int) -> list[dict[str, Any]]:
+    return [
+        {
+            "run_id": run_id,
+            "position": position,
+            "question_id": q.id,
+            "question": q.question,
+            "form": q.form.value,
+            "hard_class": q.hard_class,
+            "expected_document_ids": list(q.expected_document_ids),
+            "top1_hit": q.top1_hit,
+            "top3_hit": q.top3_hit,
+            "first_hit_rank": q.first_hit_rank,
+            "retrieved": list(q.retrieved),
+            "latency_ms": q.latency_ms,
+            "error": q.error,
+        }
+        for position, q in enumerate(result.questions)
+    ]
+
+
+def slice_rows(result: RunResult, run_id: int) -> list[dict[str, Any]]:
+    rows = []
+    for dimension, slices in (("form", result.by_form), ("hard_class", result.by_hard_class)):
+        for position, (value, s) in enumerate(slices.items()):
+            rows.append(
+                {
+                    "run_id": run_id,
+                    "position": position,
+                    "dimension": dimension,
+                    "value": value,
+                    "question_count": s.questions,
+                    "top1_hits": s.top1_hits,
+                    "top3_hits": s.top3_hits,
+                    "top1_rate": s.top1_hit_rate,
+                    "top3_rate": s.top3_hit_rate,
+                }
+            )
+    return rows
+
+
+def _question(row: Mapping[str, Any]) -> QuestionResult:
+    return QuestionResult(
+        id=row["question_id"],
+        question=row["question"],
+        form=row["form"],
+        hard_class=row["hard_class"],
+        expected_document_ids=row["expected_document_ids"],
+        top1_hit=row["top1_hit"],
+        top3_hit=row["top3_hit"],
+        first_hit_rank=row["first_hit_rank"],
+        retrieved=row["retrieved"],
+        latency_ms=row["latency_ms"],
+        error=row["error"],
+    )
+
+
+def _slices(rows: Sequence[Mapping[str, Any]], dimension: str) -> dict[str, SliceRates]:
+    chosen = sorted((r for r in rows if r["dimension"] == dimension), key=lambda r: r["position"])
+    return {
+        r["value"]: SliceRates(
+            questions=r["question_count"],
+            top1_hits=r["top1_hits"],
+            top3_hits=r["top3_hits"],
+            top1_hit_rate=r["top1_rate"],
+            top3_hit_rate=r["top3_rate"],
+        )
+        for r in chosen
+    }
+
+
+def stored_run(
+    row: Mapping[str, Any],
+    questions: Sequence[Mapping[str, Any]],
+    slices: Sequence[Mapping[str, Any]],
+) -> StoredRun:
+    """Rebuild a StoredRun from its eval_result row and its question and slice rows."""
+    details = row["details"] or {}
+    verdict = details.get("verdict")
+    ordered = sorted(questions, key=lambda r: r["position"])
+    result = RunResult(
+        run_key=row["run_key"] or f"eval_result:{row['id']}",
+        set_identifier=row["set_identifier"],
+        set_name=details.get("set_name", ""),
+        corpus_revision=row["corpus_revision"],
+        labels_fingerprint=row["labels_fingerprint"] or "",
+        retriever=row["model_id"],
+        started_at=utc(row["run_date"]),
+        finished_at=details.get("finished_at") or utc(row["run_date"]),
+        settings=RunSettings.model_validate(details.get("settings") or {}),
+        question_count=row["prompt_count"],
+        top1_hits=row["passed_count"],
+        top3_hits=details.get("top3_hits", sum(1 for q in ordered if q["top3_hit"])),
+        top1_hit_rate=row["pass_rate"],
+        top3_hit_rate=row["mean_score"],
+        error_count=row["error_count"],
+        valid=row["status"] == "valid",
+        by_form=_slices(slices, "form"),
+        by_hard_class=_slices(slices, "hard_class"),
+        latency_ms=Latency(p50=row["latency_p50_ms"], p95=row["latency_p95_ms"]),
+        metrics=details.get("metrics") or {},
+        questions=[_question(q) for q in ordered],
+    )
+    return StoredRun(
+        id=row["id"],
+        grader=row["grader"],
+        status=row["status"],
+        verdict_state=row["verdict_state"],
+        is_regression=row["is_regression"],
+        accepted_baseline=row["accepted_baseline"],
+        run_date=utc(row["run_date"]),
+        created_at=utc(row["created_at"]),
+        baseline_run_id=row["baseline_run_id"],
+        verdict=Verdict.model_validate(verdict) if verdict else None,
+        result=result,
+    )

@@ -1,0 +1,121 @@
+"""The store's tables, as SQLAlchemy Core metadata (the queries use these; Alembic creates them).
+
+``eval_result`` is shared with answer-quality evaluation, so its first columns keep general
+names: ``model_id`` is the retriever identifier, ``grader`` is ``retrieval_hit_rate`` for this
+tool's runs, ``prompt_count`` / ``passed_count`` / ``pass_rate`` are questions / top-1 hits /
+top-1 hit rate, and ``mean_score`` is the top-3 hit rate. Columns this tool adds are nullable or
+defaulted, so other graders can insert rows without knowing them. Free-form values (set, model,
+question ids, hard classes) have no length limit: PostgreSQL would reject a long one.
+
+Keep this file and the migrations in ``migrations/versions`` in step; a test compares them.
+"""
+
+from __future__ import annotations
+
+from sqlalchemy import (
+    JSON,
+    Boolean,
+    Column,
+    DateTime,
+    Float,
+    ForeignKey,
+    Index,
+    Integer,
+    MetaData,
+    String,
+    Table,
+    Text,
+    UniqueConstraint,
+    false,
+)
+from sqlalchemy.dialects.postgresql import JSONB
+
+GRADER = "retrieval_hit_rate"
+VERSION_TABLE = "retrieval_eval_alembic_version"  # not "alembic_version": Airflow's DB has one
+
+# JSON on SQLite (text), JSONB on PostgreSQL (indexable, compact)
+JSONType = JSON().with_variant(JSONB(), "postgresql")
+
+metadata = MetaData()
+
+eval_result = Table(
+    "eval_result",
+    metadata,
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    Column("set_identifier", String, nullable=False),
+    Column("model_id", String, nullable=False),
+    Column("grader", String(64), nullable=False),
+    Column("prompt_count", Integer, nullable=False),
+    Column("passed_count", Integer, nullable=False),
+    Column("pass_rate", Float, nullable=True),
+    Column("mean_score", Float, nullable=True),
+    Column("details", JSONType, nullable=True),
+    Column("run_date", DateTime(timezone=True), nullable=False),
+    Column("created_at", DateTime(timezone=True), nullable=False),
+    # added by retrieval-eval
+    Column("run_key", String(255), nullable=True),
+    Column("status", String(16), nullable=False, server_default="valid"),
+    Column("labels_fingerprint", String(128), nullable=True),
+    Column("corpus_revision", String, nullable=True),
+    Column("error_count", Integer, nullable=False, server_default="0"),
+    Column("latency_p50_ms", Float, nullable=True),
+    Column("latency_p95_ms", Float, nullable=True),
+    Column("verdict_state", String(32), nullable=True),
+    Column("is_regression", Boolean, nullable=False, server_default=false()),
+    Column("accepted_baseline", Boolean, nullable=False, server_default=false()),
+    Column(
+        "baseline_run_id",
+        Integer,
+        ForeignKey("eval_result.id", ondelete="SET NULL", name="fk_eval_result_baseline"),
+        nullable=True,
+    ),
+    UniqueConstraint("run_key", name="uq_eval_result_run_key"),
+    Index("ix_eval_result_key_date", "set_identifier", "model_id", "grader", "run_date"),
+    Index("ix_eval_result_run_date", "run_date"),
+)
+
+eval_result_question = Table(
+    "eval_result_question",
+    metadata,
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    Column(
+        "run_id",
+        Integer,
+        ForeignKey("eval_result.id", ondelete="CASCADE", name="fk_eval_result_question_run"),
+        nullable=False,
+    ),
+    Column("position", Integer, nullable=False),
+    Column("question_id", String, nullable=False),
+    Column("question", Text, nullable=False, server_default=""),
+    Column("form", String(16), nullable=False),
+    Column("hard_class", String, nullable=True),
+    Column("expected_document_ids", JSONType, nullable=False),
+    Column("top1_hit", Boolean, nullable=False),
+    Column("top3_hit", Boolean, nullable=False),
+    Column("first_hit_rank", Integer, nullable=True),
+    Column("retrieved", JSONType, nullable=False),
+    Column("latency_ms", Float, nullable=True),
+    Column("error", Text, nullable=True),
+    UniqueConstraint("run_id", "question_id", name="uq_eval_result_question_run_question"),
+)
+
+eval_result_slice = Table(
+    "eval_result_slice",
+    metadata,
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    Column(
+        "run_id",
+        Integer,
+        ForeignKey("eval_result.id", ondelete="CASCADE", name="fk_eval_result_slice_run"),
+        nullable=False,
+    ),
+    Column("position", Integer, nullable=False),
+    Column("dimension", String(16), nullable=False),  # "form" or "hard_class"
+    Column("value", String, nullable=False),
+    Column("question_count", Integer, nullable=False),
+    Column("top1_hits", Integer, nullable=False),
+    Column("top3_hits", Integer, nullable=False),
+    Column("top1_rate", Float, nullable=True),
+    Column("top3_rate", Float, nullable=True),
+    UniqueConstraint("run_id", "dimension", "value", name="uq_eval_result_slice_run_value"),
+)

@@ -1,0 +1,363 @@
+"""The result store: save runs, find baselines, read history, prune. SQLite or PostgreSQL.
+
+Every method opens its own short transaction, so one Store may be shared by threads. Connection
+failures raise StoreUnavailableError (exit 3) naming the URL with its password masked.
+Only rows of the ``retrieval_hit_rate`` grader are read, pruned or counted as baselines: the
+``eval_result`` table is shared with other graders whose rows this tool leaves alone.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Iterator, Sequence
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+from sqlalchemy import (
+    ColumnElement,
+    Connection,
+    Select,
+    delete,
+    false,
+    func,
+    insert,
+    or_,
+    select,
+    true,
+    update,
+)
+from sqlalchemy.exc import IntegrityError
+
+from retrieval_eval.errors import InvalidInputError, StoreUnavailableError, UnknownNameError
+from retrieval_eval.regression import Verdict
+from retrieval_eval.results import RunResult
+from retrieval_eval.store import migrate
+from retrieval_eval.store.engine import make_engine, unavailable_as_error
+from retrieval_eval.store.models import StoredRun
+from retrieval_eval.store.rows import question_rows, result_row, slice_rows, stored_run
+from retrieval_eval.store.schema import GRADER, eval_result, eval_result_question, eval_result_slice
+from retrieval_eval.store.url import mask_url, parse_store_url
+
+_CHUNK = 500  # ids per IN (...) list: far below SQLite's and PostgreSQL's parameter limits
+_NEWEST = (eval_result.c.run_date.desc(), eval_result.c.id.desc())
+
+
+class StoreSchemaError(StoreUnavailableError):
+    """The database holds a schema revision this version cannot use (exit 3; runs are spooled)."""
+
+
+def _chunks(ids: Sequence[int]) -> Iterator[Sequence[int]]:
+    for start in range(0, len(ids), _CHUNK):
+        yield ids[start : start + _CHUNK]
+
+
+class Store:
+    """A result store at ``url`` (``sqlite:///path`` or ``postgresql://user@host:port/db``).
+
+    Use :func:`open_store` rather than the constructor: it also creates the schema of an empty
+    database and checks the revision of an existing one.
+    """
+
+    def __init__(self, url: str) -> None:
+        self._url = parse_store_url(url)
+        self.display_url = mask_url(self._url)
+        self.engine = make_engine(self._url)
+
+    def __repr__(self) -> str:
+        return f"Store({self.display_url!r})"
+
+    def __enter__(self) -> Store:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        self.engine.dispose()
+
+    def _guard(self) -> Any:
+        return unavailable_as_error(self._url)
+
+    # -- schema ---------------------------------------------------------------------------
+
+    def upgrade(self) -> None:
+        """Create or upgrade the schema to the newest revision; idempotent."""
+        with self._guard():
+            migrate.upgrade(self.engine)
+
+    def revision(self) -> str | None:
+        """The schema revision stamped in the database (None: never initialised)."""
+        with self._guard(), self.engine.connect() as conn:
+            return migrate.current_revision(conn)
+
+    def ensure_schema(self) -> None:
+        """Create the schema in an empty database; refuse one at another revision."""
+        current, head = self.revision(), migrate.head_revision()
+        if current == head:
+            return
+        if current is None:
+            self.upgrade()
+            return
+        raise StoreSchemaError(
+            f"the result store at {self.display_url} has schema revision {current!r}, this "
+            f"version of retrieval-eval uses {head!r}: run `retrieval-eval db upgrade` (or "
+            "upgrade retrieval-eval if the store was written by a newer version)"
+        )
+
+    # -- writing --------------------------------------------------------------------------
+
+    def save(self, result: RunResult, verdict: Verdict | None = None) -> int:
+        """Save a run (summary, questions, slices) in one transaction; return its id.
+
+        Idempotent on ``result.run_key``: saving the same run again returns the existing id, also
+        when two processes race to save it.
+        """
+        with self._guard():
+            try:
+                with self.engine.begin() as conn:
+                    existing = self._id_for_key(conn, result.run_key)
+                    if existing is not None:
+                        return existing
+                    run_id = conn.execute(
+                        insert(eval_result)
+                        .values(**result_row(result, verdict))
+                        .returning(eval_result.c.id)
+                    ).scalar_one()
+                    conn.execute(insert(eval_result_question), question_rows(result, run_id))
+                    slices = slice_rows(result, run_id)
+                    if slices:
+                        conn.execute(insert(eval_result_slice), slices)
+                    return run_id
+            except IntegrityError:
+                # another writer saved the same run_key between our check and our insert
+                with self.engine.connect() as conn:
+                    existing = self._id_for_key(conn, result.run_key)
+                if existing is None:
+                    raise
+                return existing
+
+    def accept_baseline(self, run_id: int) -> None:
+        """Accept a (regressed) run as a baseline, so later runs compare against it."""
+        run = self.get_run(run_id)
+        if run.status != "valid":
+            raise InvalidInputError(
+                f"run {run_id} is invalid (too many retriever errors) and cannot be a baseline"
+            )
+        with self._guard(), self.engine.begin() as conn:
+            conn.execute(
+                update(eval_result).where(eval_result.c.id == run_id).values(accepted_baseline=True)
+            )
+
+    def prune(self, older_than_days: int) -> int:
+        """Delete runs older than ``older_than_days`` days; return how many were deleted.
+
+        The current baseline of every (set, retriever, labels fingerprint) key is kept whatever
+        its age, so pruning never turns the next run into a "first run".
+        """
+        if older_than_days < 0:
+            raise InvalidInputError(
+                f"--older-than must be zero or more days, got {older_than_days}"
+            )
+        cutoff = datetime.now(UTC) - timedelta(days=older_than_days)
+        with self._guard(), self.engine.begin() as conn:
+            keys = conn.execute(
+                select(
+                    eval_result.c.set_identifier,
+                    eval_result.c.model_id,
+                    eval_result.c.labels_fingerprint,
+                )
+                .where(eval_result.c.grader == GRADER)
+                .distinct()
+            ).all()
+            protected = set()
+            for set_identifier, model_id, fingerprint in keys:
+                query = self._baseline_query(set_identifier, model_id, fingerprint, GRADER)
+                baseline_id = conn.execute(query.with_only_columns(eval_result.c.id)).scalar()
+                if baseline_id is not None:
+                    protected.add(baseline_id)
+            doomed = [
+                run_id
+                for run_id in conn.execute(
+                    select(eval_result.c.id).where(
+                        eval_result.c.grader == GRADER, eval_result.c.run_date < cutoff
+                    )
+                ).scalars()
+                if run_id not in protected
+            ]
+            for chunk in _chunks(doomed):
+                conn.execute(
+                    delete(eval_result_question).where(eval_result_question.c.run_id.in_(chunk))
+                )
+                conn.execute(delete(eval_result_slice).where(eval_result_slice.c.run_id.in_(chunk)))
+                conn.execute(
+                    update(eval_result)
+                    .where(eval_result.c.baseline_run_id.in_(chunk))
+                    .values(baseline_run_id=None)
+                )
+                conn.execute(delete(eval_result).where(eval_result.c.id.in_(chunk)))
+            return len(doomed)
+
+    # -- reading --------------------------------------------------------------------------
+
+    def get_run(self, run_id: int) -> StoredRun:
+        runs = self._load(select(eval_result).where(eval_result.c.id == run_id))
+        if not runs:
+            raise UnknownNameError(f"no stored run with id {run_id} in {self.display_url}")
+        return runs[0]
+
+    def get_run_by_key(self, run_key: str) -> StoredRun | None:
+        runs = self._load(select(eval_result).where(eval_result.c.run_key == run_key))
+        return runs[0] if runs else None
+
+    def find_baseline(
+        self,
+        set_identifier: str,
+        model_id: str,
+        labels_fingerprint: str,
+        grader: str = GRADER,
+        *,
+        before: datetime | None = None,
+    ) -> StoredRun | None:
+        """The baseline for a key: the newest valid run with the same labels fingerprint that was
+        not a regression, unless it was accepted. ``before`` limits it to runs that started
+        earlier (replaying a spooled run must not compare it with a later one).
+        """
+        query = self._baseline_query(set_identifier, model_id, labels_fingerprint, grader)
+        if before is not None:
+            query = query.where(eval_result.c.run_date < before)
+        runs = self._load(query)
+        return runs[0] if runs else None
+
+    def history(
+        self,
+        set_identifier: str,
+        model_id: str,
+        limit: int = 50,
+        *,
+        grader: str = GRADER,
+        questions: bool = True,
+    ) -> list[StoredRun]:
+        """Recent runs of (set, retriever), newest first.
+
+        ``questions=False`` skips the per-question rows (``result.questions`` is then empty),
+        which keeps listings cheap on large sets.
+        """
+        return self._load(
+            select(eval_result)
+            .where(*self._key(set_identifier, model_id, grader))
+            .order_by(*_NEWEST)
+            .limit(limit),
+            questions=questions,
+        )
+
+    def latest_runs(self, *, questions: bool = True) -> list[StoredRun]:
+        """The newest run of every (set, retriever) pair, ordered by set then retriever.
+
+        ``questions=False`` as in :meth:`history`.
+        """
+        rank = (
+            func.row_number()
+            .over(
+                partition_by=(eval_result.c.set_identifier, eval_result.c.model_id),
+                order_by=_NEWEST,
+            )
+            .label("rank")
+        )
+        ranked = select(eval_result.c.id, rank).where(eval_result.c.grader == GRADER).subquery()
+        newest = select(ranked.c.id).where(ranked.c.rank == 1)
+        return self._load(
+            select(eval_result)
+            .where(eval_result.c.id.in_(newest))
+            .order_by(eval_result.c.set_identifier, eval_result.c.model_id),
+            questions=questions,
+        )
+
+    def fingerprints(self, set_identifier: str, model_id: str, grader: str = GRADER) -> set[str]:
+        """The labels fingerprints of the valid runs stored for a key."""
+        with self._guard(), self.engine.connect() as conn:
+            rows = conn.execute(
+                select(eval_result.c.labels_fingerprint)
+                .where(*self._key(set_identifier, model_id, grader))
+                .where(eval_result.c.status == "valid")
+                .distinct()
+            ).scalars()
+            return {fp for fp in rows if fp is not None}
+
+    def retrievers_for(self, set_identifier: str) -> list[str]:
+        """Retriever identifiers with stored runs on a set (for "unknown retriever" messages)."""
+        with self._guard(), self.engine.connect() as conn:
+            rows = conn.execute(
+                select(eval_result.c.model_id)
+                .where(eval_result.c.grader == GRADER)
+                .where(eval_result.c.set_identifier == set_identifier)
+                .distinct()
+                .order_by(eval_result.c.model_id)
+            ).scalars()
+            return list(rows)
+
+    # -- helpers --------------------------------------------------------------------------
+
+    @staticmethod
+    def _key(set_identifier: str, model_id: str, grader: str) -> list[ColumnElement[bool]]:
+        return [
+            eval_result.c.set_identifier == set_identifier,
+            eval_result.c.model_id == model_id,
+            eval_result.c.grader == grader,
+        ]
+
+    def _baseline_query(
+        self, set_identifier: str, model_id: str, fingerprint: str | None, grader: str
+    ) -> Select[Any]:
+        return (
+            select(eval_result)
+            .where(*self._key(set_identifier, model_id, grader))
+            .where(eval_result.c.labels_fingerprint == fingerprint)
+            .where(eval_result.c.status == "valid")
+            .where(
+                or_(
+                    eval_result.c.is_regression == false(),
+                    eval_result.c.accepted_baseline == true(),
+                )
+            )
+            .order_by(*_NEWEST)
+            .limit(1)
+        )
+
+    @staticmethod
+    def _id_for_key(conn: Connection, run_key: str) -> int | None:
+        found = conn.execute(
+            select(eval_result.c.id).where(eval_result.c.run_key == run_key)
+        ).scalar()
+        return None if found is None else int(found)
+
+    def _load(self, query: Select[Any], *, questions: bool = True) -> list[StoredRun]:
+        """Run a query over eval_result and attach each run's slices (and questions)."""
+        with self._guard(), self.engine.connect() as conn:
+            rows = conn.execute(query).mappings().all()
+            ids = [row["id"] for row in rows]
+            per_run = _children(conn, eval_result_question, ids if questions else [])
+            slices = _children(conn, eval_result_slice, ids)
+        return [stored_run(dict(row), per_run[row["id"]], slices[row["id"]]) for row in rows]
+
+
+def _children(conn: Connection, table: Any, ids: Sequence[int]) -> dict[int, list[Any]]:
+    found: dict[int, list[Any]] = defaultdict(list)
+    for chunk in _chunks(ids):
+        for row in conn.execute(select(table).where(table.c.run_id.in_(chunk))).mappings():
+            found[row["run_id"]].append(row)
+    return found
+
+
+def open_store(url: str) -> Store:
+    """Open the store at ``url``, creating the schema when the database is empty.
+
+    Raises StoreUnavailableError (exit 3, password masked) when the database cannot be reached,
+    StoreSchemaError when it holds another schema revision.
+    """
+    store = Store(url)
+    try:
+        store.ensure_schema()
+    except BaseException:
+        store.close()
+        raise
+    return store

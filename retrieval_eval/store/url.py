@@ -1,0 +1,106 @@
+"""Where the result store lives: URL lookup order, the default location, masking for messages.
+
+Lookup order: ``--db``, then ``$RETRIEVAL_EVAL_DB``, then the config's ``store:``, then
+``sqlite:///$RETRIEVAL_EVAL_HOME/results.sqlite`` (``RETRIEVAL_EVAL_HOME`` defaults to
+``~/.retrieval-eval``). Supported: ``sqlite:///path`` and ``postgresql://user@host:port/db``
+(``postgresql+psycopg://`` too; plain ``postgresql://`` is rewritten to psycopg 3).
+
+Edge cases: a relative SQLite path in the config file resolves against the config's folder, one
+given by ``--db`` or the environment against the working directory; ``~`` is expanded. Every URL
+shown to a person goes through :func:`mask_url`, so passwords never reach a message or a log.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from sqlalchemy.engine import URL, make_url
+from sqlalchemy.exc import ArgumentError
+
+from retrieval_eval.errors import InvalidInputError
+
+if TYPE_CHECKING:
+    from retrieval_eval.config import Config
+
+DB_ENV = "RETRIEVAL_EVAL_DB"
+HOME_ENV = "RETRIEVAL_EVAL_HOME"
+DEFAULT_HOME = "~/.retrieval-eval"
+DEFAULT_DB_NAME = "results.sqlite"
+
+_BACKENDS = {"sqlite": "sqlite", "postgresql": "postgresql+psycopg"}
+# userinfo in an URL that could not even be parsed: hide everything between ':' and '@'
+_RAW_PASSWORD = re.compile(r"(://[^:/@]*:)[^@]*@")
+
+
+def home_dir() -> Path:
+    """``$RETRIEVAL_EVAL_HOME`` or ``~/.retrieval-eval``: default store and spool live here."""
+    return Path(os.environ.get(HOME_ENV) or DEFAULT_HOME).expanduser()
+
+
+def default_store_url() -> str:
+    return f"sqlite:///{home_dir() / DEFAULT_DB_NAME}"
+
+
+def mask_url(url: str | URL) -> str:
+    """The URL with its password replaced by ``***``; safe for messages and logs."""
+    try:
+        parsed = url if isinstance(url, URL) else make_url(url)
+    except (ArgumentError, ValueError):  # ValueError: a non-numeric port
+        return _RAW_PASSWORD.sub(r"\1***@", str(url))
+    return parsed.render_as_string(hide_password=True)
+
+
+def parse_store_url(url: str, *, source: str = "store URL", base_dir: Path | None = None) -> URL:
+    """Parse and check a store URL; relative SQLite paths resolve against ``base_dir``.
+
+    Raises InvalidInputError naming ``source`` for an unparsable URL or an unsupported backend.
+    """
+    try:
+        parsed = make_url(url)
+    except (ArgumentError, ValueError):  # ValueError: a non-numeric port
+        raise InvalidInputError(
+            f"{source}: cannot parse store URL {mask_url(url)!r}; expected sqlite:///path or "
+            "postgresql://user@host:port/database"
+        ) from None
+    backend = parsed.get_backend_name()
+    driver = _BACKENDS.get(backend)
+    if driver is None:
+        raise InvalidInputError(
+            f"{source}: unsupported store backend {backend!r} in {mask_url(parsed)!r}; "
+            "use sqlite:///path or postgresql://user@host:port/database"
+        )
+    if backend == "postgresql":
+        return parsed.set(drivername=driver)
+    database = parsed.database or ""
+    if not database or database == ":memory:":
+        raise InvalidInputError(
+            f"{source}: {mask_url(parsed)!r} names no file; the store must outlive the process, "
+            "use sqlite:///path/to/results.sqlite"
+        )
+    path = Path(database).expanduser()
+    if not path.is_absolute():
+        path = (base_dir or Path.cwd()) / path
+    return parsed.set(drivername=driver, database=str(path))
+
+
+def resolve_store_url(explicit: str | None = None, config: Config | None = None) -> str:
+    """The store URL by lookup order (``--db``, ``$RETRIEVAL_EVAL_DB``, config, default).
+
+    The result is normalised (absolute SQLite path, psycopg 3 driver) but keeps its password: pass
+    it to :func:`open_store`, show it only through :func:`mask_url`.
+    """
+    env = os.environ.get(DB_ENV)
+    if explicit:
+        parsed = parse_store_url(explicit, source="--db")
+    elif env:
+        parsed = parse_store_url(env, source=f"${DB_ENV}")
+    elif config is not None and config.store:
+        parsed = parse_store_url(
+            config.store, source=f"{config.source}: store", base_dir=config.base_dir
+        )
+    else:
+        parsed = parse_store_url(default_store_url(), source="default store")
+    return parsed.render_as_string(hide_password=False)

@@ -1,0 +1,78 @@
+"""Schema creation and upgrades: explicit, idempotent, automatic only on an empty database."""
+
+from __future__ import annotations
+
+import pytest
+from alembic.autogenerate import compare_metadata
+from alembic.runtime.migration import MigrationContext
+from sqlalchemy import inspect, text
+
+from retrieval_eval.store import Store, StoreSchemaError, open_store
+from retrieval_eval.store.migrate import head_revision
+from retrieval_eval.store.schema import VERSION_TABLE, metadata
+
+TABLES = {"eval_result", "eval_result_question", "eval_result_slice", VERSION_TABLE}
+
+
+def test_open_store_creates_the_schema_of_an_empty_database(store_url: str) -> None:
+    with open_store(store_url) as store:
+        assert store.revision() == head_revision()
+        assert set(inspect(store.engine).get_table_names()) >= TABLES
+
+
+def test_upgrade_is_idempotent(store_url: str) -> None:
+    with Store(store_url) as store:
+        assert store.revision() is None
+        store.upgrade()
+        store.upgrade()
+        assert store.revision() == head_revision()
+        with store.engine.connect() as conn:
+            count = conn.execute(text(f"SELECT count(*) FROM {VERSION_TABLE}")).scalar_one()
+        assert count == 1
+
+
+def test_migrations_match_the_table_definitions(store: Store) -> None:
+    """schema.py (used by queries) and the migrations (used to create tables) must agree."""
+    with store.engine.connect() as conn:
+        context = MigrationContext.configure(conn, opts={"compare_type": True})
+        diffs = [
+            d
+            for d in compare_metadata(context, metadata)
+            # the version table belongs to Alembic, not to metadata
+            if not (d[0] == "remove_table" and d[1].name == VERSION_TABLE)
+        ]
+    assert diffs == []
+
+
+def test_indexes_fit_the_lookups(store: Store) -> None:
+    indexes = {
+        i["name"]: i["column_names"] for i in inspect(store.engine).get_indexes("eval_result")
+    }
+    assert indexes["ix_eval_result_key_date"] == [
+        "set_identifier",
+        "model_id",
+        "grader",
+        "run_date",
+    ]
+    assert indexes["ix_eval_result_run_date"] == ["run_date"]
+
+
+def test_a_database_at_an_unknown_revision_is_refused(store: Store, store_url: str) -> None:
+    with store.engine.begin() as conn:
+        conn.execute(text(f"UPDATE {VERSION_TABLE} SET version_num = 'from_the_future'"))
+    with pytest.raises(StoreSchemaError, match=r"from_the_future.*retrieval-eval db upgrade"):
+        open_store(store_url)
+
+
+def test_a_foreign_alembic_version_table_is_left_alone(store_url: str) -> None:
+    """Airflow's metadata DB has its own alembic_version; sharing the database must work."""
+    with Store(store_url) as store:
+        with store.engine.begin() as conn:
+            conn.execute(text("CREATE TABLE alembic_version (version_num VARCHAR(32) NOT NULL)"))
+            conn.execute(text("INSERT INTO alembic_version VALUES ('airflow_head')"))
+        store.upgrade()
+        with store.engine.connect() as conn:
+            assert conn.execute(text("SELECT version_num FROM alembic_version")).all() == [
+                ("airflow_head",)
+            ]
+        assert store.revision() == head_revision()

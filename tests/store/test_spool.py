@@ -1,0 +1,99 @@
+"""Nothing is lost when the store is down: the run is spooled and replayed later."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from retrieval_eval.config import Thresholds
+from retrieval_eval.errors import InvalidInputError, StoreUnavailableError
+from retrieval_eval.recording import record_run, replay_spool
+from retrieval_eval.store import Store
+from store.builders import hits, make_run
+
+DOWN = "postgresql://eval:pa55-w0rd@127.0.0.1:1/results"  # nothing listens on port 1
+
+
+def test_an_unreachable_store_spools_the_run(tmp_path: Path) -> None:
+    result = make_run(hits(7, 10))
+    recorded = record_run(result, store_url=DOWN, thresholds=Thresholds(), spool_dir=tmp_path)
+    assert recorded.saved is False and recorded.run_id is None
+    assert recorded.spool_path == tmp_path / f"{result.run_key}.json"
+    assert recorded.verdict.state == "not_comparable"
+    assert "unreachable" in recorded.verdict.summary
+    assert str(recorded.spool_path) in recorded.verdict.summary
+    assert "pa55-w0rd" not in recorded.model_dump_json()
+    spooled = json.loads(recorded.spool_path.read_text(encoding="utf-8"))
+    assert spooled["result"]["run_key"] == result.run_key
+    assert "pa55-w0rd" not in recorded.spool_path.read_text(encoding="utf-8")
+
+
+def test_an_invalid_run_with_the_store_down_is_still_invalid(tmp_path: Path) -> None:
+    result = make_run(hits(0, 4, error="timeout"))
+    recorded = record_run(result, store_url=DOWN, thresholds=Thresholds(), spool_dir=tmp_path)
+    assert recorded.verdict.state == "invalid_run"
+    assert recorded.spool_path is not None and recorded.spool_path.is_file()
+
+
+def test_no_save_with_the_store_down_spools_nothing(tmp_path: Path) -> None:
+    recorded = record_run(
+        make_run(hits(1, 2)),
+        store_url=DOWN,
+        thresholds=Thresholds(),
+        save=False,
+        spool_dir=tmp_path,
+    )
+    assert recorded.spool_path is None
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_the_default_spool_lives_in_retrieval_eval_home(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("RETRIEVAL_EVAL_HOME", str(tmp_path))
+    result = make_run(hits(1, 2))
+    recorded = record_run(result, store_url=DOWN, thresholds=Thresholds())
+    assert recorded.spool_path == tmp_path / "spool" / f"{result.run_key}.json"
+
+
+def test_replay_saves_spooled_runs_in_order_and_judges_them(
+    tmp_path: Path, store_url: str, store: Store
+) -> None:
+    strict = Thresholds(max_top1_drop=0.0)
+    first, second = make_run(hits(8, 10), day=0), make_run(hits(7, 10), day=1)
+    for result in (second, first):  # spooled out of order
+        record_run(result, store_url=DOWN, thresholds=strict, spool_dir=tmp_path)
+    assert len(list(tmp_path.glob("*.json"))) == 2
+
+    with pytest.raises(StoreUnavailableError):
+        replay_spool(DOWN, tmp_path)
+    assert len(list(tmp_path.glob("*.json"))) == 2  # still there
+
+    ids = replay_spool(store_url, tmp_path)
+    assert list(tmp_path.glob("*.json")) == []
+    stored = [store.get_run(i) for i in ids]
+    assert [s.result.run_key for s in stored] == [first.run_key, second.run_key]
+    assert stored[0].result.model_dump() == first.model_dump()
+    assert stored[0].verdict_state == "baseline"
+    # the spooled thresholds (max drop 0) apply: -10 points is a regression
+    assert (stored[1].verdict_state, stored[1].baseline_run_id) == ("regression", ids[0])
+    assert replay_spool(store_url, tmp_path) == []
+
+
+def test_replaying_twice_never_duplicates(tmp_path: Path, store_url: str, store: Store) -> None:
+    result = make_run(hits(8, 10))
+    spool = record_run(result, store_url=DOWN, thresholds=Thresholds(), spool_dir=tmp_path)
+    assert spool.spool_path is not None
+    copy = spool.spool_path.read_bytes()
+    (first,) = replay_spool(store_url, tmp_path)
+    spool.spool_path.write_bytes(copy)  # e.g. a replay interrupted before the file was deleted
+    assert replay_spool(store_url, tmp_path) == [first]
+    assert len(store.history("demo.set", "bm25")) == 1
+
+
+def test_a_broken_spool_file_is_named(tmp_path: Path, store_url: str) -> None:
+    (tmp_path / "broken.json").write_text("{not json", encoding="utf-8")
+    with pytest.raises(InvalidInputError, match=r"broken\.json: not a readable spooled run"):
+        replay_spool(store_url, tmp_path)

@@ -1,0 +1,107 @@
+"""Store URL lookup order, path resolution, backends, and masking (no database needed)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from retrieval_eval.config import Config, load_config
+from retrieval_eval.errors import InvalidInputError, StoreUnavailableError
+from retrieval_eval.store import mask_url, open_store, resolve_store_url
+
+
+@pytest.fixture(autouse=True)
+def _clean_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    monkeypatch.delenv("RETRIEVAL_EVAL_DB", raising=False)
+    monkeypatch.setenv("RETRIEVAL_EVAL_HOME", str(tmp_path / "home"))
+
+
+def _config(tmp_path: Path, store: str) -> Config:
+    path = tmp_path / "conf" / "retrieval_eval.yaml"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(f"store: {store!r}\n", encoding="utf-8")
+    return load_config(path)
+
+
+def test_lookup_order_is_flag_then_environment_then_config_then_default(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    config = _config(tmp_path, "sqlite:///from-config.sqlite")
+    monkeypatch.setenv("RETRIEVAL_EVAL_DB", "sqlite:////env/results.sqlite")
+    assert resolve_store_url("sqlite:////flag.sqlite", config) == "sqlite:////flag.sqlite"
+    assert resolve_store_url(None, config) == "sqlite:////env/results.sqlite"
+    monkeypatch.delenv("RETRIEVAL_EVAL_DB")
+    assert resolve_store_url(None, config) == f"sqlite:///{tmp_path}/conf/from-config.sqlite"
+    assert resolve_store_url(None, Config()) == f"sqlite:///{tmp_path}/home/results.sqlite"
+    assert resolve_store_url() == f"sqlite:///{tmp_path}/home/results.sqlite"
+
+
+def test_default_home_is_in_the_user_folder(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("RETRIEVAL_EVAL_HOME")
+    expected = Path("~/.retrieval-eval/results.sqlite").expanduser()
+    assert resolve_store_url() == f"sqlite:///{expected}"
+
+
+def test_relative_paths_on_the_command_line_resolve_against_the_working_directory(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    assert resolve_store_url("sqlite:///.retrieval_eval/demo.sqlite") == (
+        f"sqlite:///{tmp_path}/.retrieval_eval/demo.sqlite"
+    )
+
+
+def test_postgresql_urls_use_psycopg_3_and_keep_their_options() -> None:
+    url = "postgresql://eval:pw@db.example:5433/results?sslmode=require"
+    assert resolve_store_url(url) == (
+        "postgresql+psycopg://eval:pw@db.example:5433/results?sslmode=require"
+    )
+    assert resolve_store_url("postgresql+psycopg://u@h/d") == "postgresql+psycopg://u@h/d"
+
+
+@pytest.mark.parametrize(
+    ("url", "message"),
+    [
+        ("mysql://root:topsecret@localhost/db", "unsupported store backend 'mysql'"),
+        ("sqlite://", "names no file"),
+        ("sqlite:///:memory:", "names no file"),
+        ("not a url", "cannot parse"),
+    ],
+)
+def test_bad_urls_are_input_errors_naming_their_source(url: str, message: str) -> None:
+    with pytest.raises(InvalidInputError, match=message) as caught:
+        resolve_store_url(url)
+    assert str(caught.value).startswith("--db:")
+    assert "topsecret" not in str(caught.value)
+
+
+def test_a_bad_url_in_the_config_names_the_config_file(tmp_path: Path) -> None:
+    config = _config(tmp_path, "oracle://scott:tiger@host/db")
+    with pytest.raises(InvalidInputError) as caught:
+        resolve_store_url(None, config)
+    assert "retrieval_eval.yaml: store:" in str(caught.value)
+    assert "tiger" not in str(caught.value)
+
+
+def test_masking_hides_passwords_even_in_unparsable_urls() -> None:
+    assert mask_url("postgresql://eval:s3cr3t@host:5432/db") == "postgresql://eval:***@host:5432/db"
+    assert "s3cr3t" not in mask_url("postgresql://eval:s3cr3t@host:port-is-bad/db")
+    assert mask_url("sqlite:////tmp/x.sqlite") == "sqlite:////tmp/x.sqlite"
+
+
+def test_an_unreachable_server_is_exit_3_without_the_password() -> None:
+    with pytest.raises(StoreUnavailableError) as caught:
+        open_store("postgresql://eval:hunter2-secret@127.0.0.1:1/results")
+    message = str(caught.value)
+    assert "hunter2-secret" not in message
+    assert "postgresql+psycopg://eval:***@127.0.0.1:1/results" in message
+    assert caught.value.exit_code == 3
+    assert caught.value.__cause__ is None  # nothing chained that could print the password
+
+
+def test_an_unwritable_sqlite_location_is_unreachable(tmp_path: Path) -> None:
+    blocker = tmp_path / "a-file"
+    blocker.write_text("not a folder", encoding="utf-8")
+    with pytest.raises(StoreUnavailableError, match="cannot create the folder"):
+        open_store(f"sqlite:///{blocker}/results.sqlite")
