@@ -37,6 +37,7 @@ BUILTIN_ADAPTERS: dict[str, str] = {
     "run_file": "retrieval_eval.retrievers.run_file:RunFileRetriever",
     "http": "retrieval_eval.retrievers.http:HttpRetriever",
     "postgres_fts": "retrieval_eval.retrievers.postgres_fts:PostgresFtsRetriever",
+    "chunked": "retrieval_eval.retrievers.chunked:ChunkedRetriever",
 }
 
 

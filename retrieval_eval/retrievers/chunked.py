@@ -1,0 +1,145 @@
+"""The ``chunked`` wrapper: score a chunk-grained store at document level.
+
+.. code-block:: yaml
+
+    retrievers:
+      vectors:
+        type: chunked
+        inner: {type: http, url: "http://search:8080/chunks", ids: "results[*].chunk_id"}
+        separator: "#"                        # guide.md#3 -> guide.md (text before the LAST #)
+        # or: pattern: "^(?P<doc>.+)_chunk\\d+$"  (the named group 'doc', else group 1)
+
+Options: ``inner`` (an inline retriever spec of any type), exactly one of ``separator`` or
+``pattern`` (``separator: "#"`` when neither is given), ``fetch_multiplier`` (ask the inner
+retriever for ``limit × fetch_multiplier`` chunks, default 1: the scorer already overfetches,
+raise it when many chunks of one document crowd the list), ``max_concurrency`` (default: the
+inner retriever's).
+
+Edge cases: an id that does not look like a chunk id is kept as it is. The wrapper returns
+DISTINCT document ids in the order of their best chunk, at most ``limit``. It keeps the inner
+retriever's ``retrieve_many`` and ``retrieve_for`` when it has them (so ``run_file`` and batching
+adapters still work wrapped), and closes it.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+from retrieval_eval.errors import ConfigError
+from retrieval_eval.golden.models import GoldenQuestion
+from retrieval_eval.retrievers.base import EvaluatableRetriever
+from retrieval_eval.retrievers.chunking import ChunkMapper
+from retrieval_eval.retrievers.options import BuildContext, parse_options
+
+
+class ChunkedOptions(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    inner: dict[str, Any]
+    separator: str | None = None
+    pattern: str | None = None
+    fetch_multiplier: int = Field(default=1, ge=1)
+    max_concurrency: int | None = Field(default=None, ge=1)
+
+    @field_validator("inner")
+    @classmethod
+    def _has_type(cls, value: dict[str, Any]) -> dict[str, Any]:
+        if not isinstance(value.get("type"), str):
+            raise ValueError("needs a 'type' (an inline retriever spec such as {type: http, ...})")
+        return value
+
+    @field_validator("separator")
+    @classmethod
+    def _separator(cls, value: str | None) -> str | None:
+        if value == "":
+            raise ValueError("must not be empty")
+        return value
+
+    @field_validator("pattern")
+    @classmethod
+    def _pattern(cls, value: str | None) -> str | None:
+        if value is not None:
+            try:
+                ChunkMapper(pattern=value)  # one without a group raises ValueError
+            except re.error as exc:
+                raise ValueError(f"not a valid regular expression: {exc}") from None
+        return value
+
+    @model_validator(mode="after")
+    def _one_rule(self) -> ChunkedOptions:
+        if self.separator is not None and self.pattern is not None:
+            raise ValueError("give either 'separator' or 'pattern', not both")
+        if self.separator is None and self.pattern is None:
+            self.separator = "#"
+        return self
+
+
+class ChunkedRetriever:
+    """Maps an inner retriever's chunk ids to distinct document ids."""
+
+    def __init__(
+        self,
+        identifier: str,
+        inner: EvaluatableRetriever,
+        mapper: ChunkMapper,
+        *,
+        fetch_multiplier: int = 1,
+        max_concurrency: int | None = None,
+    ) -> None:
+        self.identifier = identifier
+        self.inner = inner
+        self.mapper = mapper
+        self.fetch_multiplier = fetch_multiplier
+        self.max_concurrency = max_concurrency or getattr(inner, "max_concurrency", 1) or 1
+        # offer the optional methods only when the inner retriever has them: the scorer
+        # decides how to call a retriever by what it has
+        if hasattr(inner, "retrieve_many"):
+            self.retrieve_many = self._retrieve_many
+        if hasattr(inner, "retrieve_for"):
+            self.retrieve_for = self._retrieve_for
+
+    @classmethod
+    def from_options(
+        cls, identifier: str, options: Mapping[str, Any], context: BuildContext
+    ) -> ChunkedRetriever:
+        opts = parse_options(ChunkedOptions, identifier, options, context)
+        if context.build is None:
+            raise ConfigError(f"{context.source}: retrievers.{identifier}: cannot build 'inner'")
+        # errors inside the inner spec then name retrievers.<id>.inner.<option>
+        inner = context.build(f"{identifier}.inner", opts.inner)
+        mapper = ChunkMapper(separator=opts.separator, pattern=opts.pattern)
+        return cls(
+            identifier,
+            inner,
+            mapper,
+            fetch_multiplier=opts.fetch_multiplier,
+            max_concurrency=opts.max_concurrency,
+        )
+
+    def _documents(self, chunk_ids: Sequence[str], limit: int) -> list[str]:
+        from retrieval_eval.scoring import check_ranking, collapse
+
+        return collapse(self.mapper.map(check_ranking(chunk_ids)))[:limit]
+
+    def retrieve(self, question: str, limit: int) -> list[str]:
+        return self._documents(self.inner.retrieve(question, limit * self.fetch_multiplier), limit)
+
+    def _retrieve_many(self, questions: Sequence[str], limit: int) -> list[list[str]]:
+        rankings = self.inner.retrieve_many(questions, limit * self.fetch_multiplier)  # type: ignore[attr-defined]
+        return [self._documents(r, limit) for r in rankings]
+
+    def _retrieve_for(self, question: GoldenQuestion, limit: int) -> list[str]:
+        ranking = self.inner.retrieve_for(question, limit * self.fetch_multiplier)  # type: ignore[attr-defined]
+        return self._documents(ranking, limit)
+
+    def close(self) -> None:
+        close = getattr(self.inner, "close", None)
+        if callable(close):
+            close()
+
+    def __repr__(self) -> str:
+        return f"ChunkedRetriever({self.identifier!r}, inner={self.inner!r})"
