@@ -38,6 +38,7 @@ BUILTIN_ADAPTERS: dict[str, str] = {
     "http": "retrieval_eval.retrievers.http:HttpRetriever",
     "postgres_fts": "retrieval_eval.retrievers.postgres_fts:PostgresFtsRetriever",
     "chunked": "retrieval_eval.retrievers.chunked:ChunkedRetriever",
+    "langchain": "retrieval_eval.retrievers.langchain:LangchainRetriever",
 }
 
 
