@@ -8,7 +8,7 @@ from pathlib import Path
 import click
 
 from retrieval_eval.cli import cli
-from retrieval_eval.cli.options import config_option, non_negative
+from retrieval_eval.cli.options import config_option
 
 
 def _cutoffs(ctx: click.Context, param: click.Parameter, value: str | None) -> list[int] | None:
@@ -53,10 +53,10 @@ def _cutoffs(ctx: click.Context, param: click.Parameter, value: str | None) -> l
 @click.option(
     "--timeout",
     "timeout_s",
-    type=float,
-    callback=non_negative,
+    # zero would time out every question: as in the config, the timeout must be positive
+    type=click.FloatRange(min=0, min_open=True),
     default=None,
-    help="Per-question retrieval timeout in seconds.",
+    help="Per-question retrieval timeout in seconds (more than 0).",
 )
 @click.option(
     "--max-error-rate",
