@@ -103,9 +103,7 @@ def airflow_imports(path: Path) -> list[tuple[str, int, str | None]]:
         ):
             names = [node.args[0].value]
         found.extend(
-            (name, node.lineno, function)
-            for name in names
-            if name.split(".")[0] == "airflow"
+            (name, node.lineno, function) for name in names if name.split(".")[0] == "airflow"
         )
         if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
             function = node.name
