@@ -18,8 +18,10 @@ $(STAMP): pyproject.toml
 
 install: $(STAMP)
 
+# the demo's store stays in the git-ignored .retrieval_eval/: first run BASELINE, later NO REGRESSION
 demo: install
-	$(BIN)/retrieval-eval run handbook.demo handbook_bm25 --config examples/retrieval_eval.yaml
+	$(BIN)/retrieval-eval run handbook.demo handbook_bm25 --config examples/retrieval_eval.yaml \
+	  --db sqlite:///.retrieval_eval/demo.sqlite
 
 lint: install
 	$(BIN)/ruff check retrieval_eval tests dags plugins benchmarks

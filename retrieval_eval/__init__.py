@@ -35,6 +35,17 @@ _EXPORTS = {
     "load_config": "retrieval_eval.config",
     "run_evaluation": "retrieval_eval.runner",
     "RetrievalEvalError": "retrieval_eval.errors",
+    "Store": "retrieval_eval.store",
+    "StoredRun": "retrieval_eval.store",
+    "open_store": "retrieval_eval.store",
+    "resolve_store_url": "retrieval_eval.store",
+    "Verdict": "retrieval_eval.regression",
+    "detect_regression": "retrieval_eval.regression",
+    "mcnemar_exact": "retrieval_eval.regression",
+    "render_verdict": "retrieval_eval.regression",
+    "Recorded": "retrieval_eval.recording",
+    "record_run": "retrieval_eval.recording",
+    "replay_spool": "retrieval_eval.recording",
 }
 
 __all__ = sorted(_EXPORTS)

@@ -35,6 +35,7 @@ if TYPE_CHECKING:
 VerdictState = Literal["baseline", "not_comparable", "no_regression", "regression", "invalid_run"]
 _EPS = 1e-9
 _SHOWN_IDS = 12  # flipped ids listed in the text block; JSON lists them all
+_SHOWN_SLICES = 3  # slice regressions named in the summary; the verdict lists them all
 
 
 class RegressionDetected(RetrievalEvalError):
@@ -222,7 +223,13 @@ def _compare(current: RunResult, baseline: StoredRun, thresholds: Thresholds) ->
         reasons.append(f"top-1 {_pts(top1)} (max drop {thresholds.max_top1_drop * 100:.1f} pts)")
     if _drops(top3, thresholds.max_top3_drop):
         reasons.append(f"top-3 {_pts(top3)} (max drop {thresholds.max_top3_drop * 100:.1f} pts)")
-    reasons += [f"{s.dimension}={s.value} {s.metric} {_pts(s.delta)}" for s in slices]
+    if slices:
+        named = [f"{s.dimension}={s.value} {s.metric} {_pts(s.delta)}" for s in slices]
+        more = f", +{len(named) - _SHOWN_SLICES} more" if len(named) > _SHOWN_SLICES else ""
+        reasons.append(
+            f"{len(named)} slice regression{'s' if len(named) != 1 else ''} "
+            f"({', '.join(named[:_SHOWN_SLICES])}{more})"
+        )
     if slow and ratio is not None and limit is not None:
         reasons.append(f"latency p95 +{ratio:.0%} (max +{limit:.0%})")
     p_value = mcnemar_exact(len(to_miss), len(to_hit))

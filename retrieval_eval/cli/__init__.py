@@ -39,7 +39,13 @@ def cli(ctx: click.Context, debug: bool) -> None:
 
 def _register() -> None:
     # one module per command group; each adds itself to ``cli``
-    from retrieval_eval.cli import retrievers_cmd, run_cmd, sets_cmd  # noqa: F401
+    from retrieval_eval.cli import (  # noqa: F401
+        db_cmd,
+        history_cmd,
+        retrievers_cmd,
+        run_cmd,
+        sets_cmd,
+    )
 
 
 _register()

@@ -8,6 +8,7 @@ from pathlib import Path
 import click
 
 from retrieval_eval.cli import cli
+from retrieval_eval.cli.db_cmd import db_option
 from retrieval_eval.cli.options import config_option
 
 
@@ -23,6 +24,13 @@ def _cutoffs(ctx: click.Context, param: click.Parameter, value: str | None) -> l
     if not cutoffs or cutoffs[0] < 1:
         raise click.BadParameter("cutoffs must be positive integers")
     return cutoffs
+
+
+def rate_drop(ctx: click.Context, param: click.Parameter, value: float | None) -> float | None:
+    """A threshold is an absolute rate drop: between 0 and 1; negative is an error, not 0."""
+    if value is not None and not 0 <= value <= 1:
+        raise click.BadParameter(f"must be between 0 and 1 (an absolute rate drop), got {value:g}")
+    return value
 
 
 @cli.command("run")
@@ -75,6 +83,35 @@ def _cutoffs(ctx: click.Context, param: click.Parameter, value: str | None) -> l
     default=None,
     help="Progress bar on stderr (default: when stderr is a terminal).",
 )
+@db_option
+@click.option("--no-save", is_flag=True, help="Compare with the baseline but do not save the run.")
+@click.option(
+    "--baseline",
+    "baseline_run_id",
+    type=click.IntRange(1),
+    default=None,
+    metavar="RUN_ID",
+    help="Compare with this stored run instead of the automatic baseline.",
+)
+@click.option(
+    "--max-top1-drop",
+    type=float,
+    callback=rate_drop,
+    default=None,
+    help="Largest allowed absolute top-1 drop, 0-1 (default: config, else 0.10).",
+)
+@click.option(
+    "--max-top3-drop",
+    type=float,
+    callback=rate_drop,
+    default=None,
+    help="Largest allowed absolute top-3 drop, 0-1 (default: config, else 0.10).",
+)
+@click.option(
+    "--fail-on-regression",
+    is_flag=True,
+    help="Exit 1 when the verdict is a regression (default: exit 0 and report it).",
+)
 def run(
     set_name: str,
     retriever_name: str,
@@ -86,18 +123,33 @@ def run(
     max_error_rate: float | None,
     max_concurrency: int | None,
     progress: bool | None,
+    db: str | None,
+    no_save: bool,
+    baseline_run_id: int | None,
+    max_top1_drop: float | None,
+    max_top3_drop: float | None,
+    fail_on_regression: bool,
 ) -> None:
     """Evaluate RETRIEVER on SET.
 
     SET is a registered set identifier or a path to a set file. RETRIEVER is a configured
     retriever, one an installed package provides, or a 'module:attribute' import path.
+
+    The run is saved to the result store (--db, $RETRIEVAL_EVAL_DB, the config's 'store:', else
+    ~/.retrieval-eval/results.sqlite) and judged against its baseline; the verdict follows the
+    report. Exit codes: 0 ok, 1 regression with --fail-on-regression, 2 bad input, 3 invalid run
+    or unreachable store (the run is then spooled; 'retrieval-eval db replay' saves it later).
     """
     from retrieval_eval.config import load_config
-    from retrieval_eval.errors import InvalidRunError
+    from retrieval_eval.errors import InvalidRunError, StoreUnavailableError
+    from retrieval_eval.recording import record_run, resolve_thresholds
+    from retrieval_eval.regression import RegressionDetected, render_verdict
     from retrieval_eval.report import render
     from retrieval_eval.runner import run_evaluation
+    from retrieval_eval.store import mask_url, resolve_store_url
 
     config = load_config(config_path)
+    store_url = resolve_store_url(db, config)  # bad URLs fail before the run, not after
     result = run_evaluation(
         config,
         set_name,
@@ -108,7 +160,33 @@ def run(
         max_error_rate=max_error_rate,
         max_concurrency=max_concurrency,
     )
-    text = render(result, fmt)
+    thresholds = resolve_thresholds(
+        config,
+        result.set_identifier,
+        retriever_name,
+        max_top1_drop=max_top1_drop,
+        max_top3_drop=max_top3_drop,
+    )
+    recorded = record_run(
+        result,
+        store_url=store_url,
+        thresholds=thresholds,
+        baseline_run_id=baseline_run_id,
+        save=not no_save,
+    )
+    verdict = recorded.verdict
+    extra: dict[str, object] = {
+        "run_id": recorded.run_id,
+        "saved": recorded.saved,
+        "regression": verdict.contract(),
+    }
+    if recorded.spool_path is not None:
+        extra["spool_path"] = str(recorded.spool_path)
+    text = render(result, fmt, extra=extra)
+    if fmt != "json":
+        text += "\n" + render_verdict(verdict, markdown=fmt == "markdown")
+        if recorded.run_id is not None:
+            text += f"Saved as run {recorded.run_id} in {mask_url(store_url)}\n"
     if output:
         Path(output).write_text(text, encoding="utf-8")
         click.echo(f"report written to {output}", err=True)
@@ -119,3 +197,10 @@ def run(
             f"run invalid: {result.error_count} of {result.question_count} questions errored "
             f"(error rate {result.error_rate:.1%} > max {result.settings.max_error_rate:.1%})"
         )
+    if recorded.spool_path is not None:
+        raise StoreUnavailableError(
+            f"result store {mask_url(store_url)} unreachable; the run was spooled to "
+            f"{recorded.spool_path}: save it later with `retrieval-eval db replay`"
+        )
+    if verdict.is_regression and fail_on_regression:
+        raise RegressionDetected(verdict.summary)

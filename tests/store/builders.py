@@ -1,9 +1,14 @@
-"""Small hand-made runs for store and regression tests (imported as ``store.builders``)."""
+"""Hand-made runs and throwaway PostgreSQL schemas for tests (imported as ``store.builders``)."""
 
 from __future__ import annotations
 
+import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
 from datetime import UTC, datetime, timedelta
 from typing import Any
+
+from sqlalchemy.engine import make_url
 
 from retrieval_eval.golden.models import QuestionForm
 from retrieval_eval.results import QuestionResult, RunResult, RunSettings, summarise
@@ -86,3 +91,19 @@ def as_stored(result: RunResult, run_id: int = 7, **kwargs: Any) -> StoredRun:
         result=result,
         **kwargs,
     )
+
+
+@contextmanager
+def pg_schema(base_url: str) -> Iterator[str]:
+    """A store URL confined to a new, empty schema (``search_path``), dropped afterwards."""
+    import psycopg
+
+    schema = f"re_test_{uuid.uuid4().hex[:12]}"
+    with psycopg.connect(base_url, autocommit=True) as conn:
+        conn.execute(f'CREATE SCHEMA "{schema}"')
+    url = make_url(base_url).update_query_dict({"options": f"-csearch_path={schema}"})
+    try:
+        yield url.render_as_string(hide_password=False)
+    finally:
+        with psycopg.connect(base_url, autocommit=True) as conn:
+            conn.execute(f'DROP SCHEMA "{schema}" CASCADE')

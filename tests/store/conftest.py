@@ -6,19 +6,13 @@ afterwards, so they never see each other's rows or anything else in the database
 
 from __future__ import annotations
 
-import uuid
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from sqlalchemy.engine import make_url
 
 from retrieval_eval.store import Store, open_store
-
-
-def pg_schema_url(base_url: str, schema: str) -> str:
-    url = make_url(base_url).update_query_dict({"options": f"-csearch_path={schema}"})
-    return url.render_as_string(hide_password=False)
+from store.builders import pg_schema
 
 
 @pytest.fixture(params=["sqlite", "postgresql"])
@@ -27,17 +21,8 @@ def store_url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
     if request.param == "sqlite":
         yield f"sqlite:///{tmp_path / 'results.sqlite'}"
         return
-    import psycopg
-
-    base = request.getfixturevalue("pg_url")
-    schema = f"re_test_{uuid.uuid4().hex[:12]}"
-    with psycopg.connect(base, autocommit=True) as conn:
-        conn.execute(f'CREATE SCHEMA "{schema}"')
-    try:
-        yield pg_schema_url(base, schema)
-    finally:
-        with psycopg.connect(base, autocommit=True) as conn:
-            conn.execute(f'DROP SCHEMA "{schema}" CASCADE')
+    with pg_schema(request.getfixturevalue("pg_url")) as url:
+        yield url
 
 
 @pytest.fixture

@@ -1,0 +1,88 @@
+"""``retrieval-eval db``: create or upgrade the store's schema, replay spooled runs, show the URL.
+
+``db_option`` (``--db URL``) is shared by every command that touches the store.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from retrieval_eval.cli import cli
+from retrieval_eval.cli.options import config_option
+
+db_option = click.option(
+    "--db",
+    default=None,
+    metavar="URL",
+    help="Result store: sqlite:///path or postgresql://user@host:port/db (default: "
+    "$RETRIEVAL_EVAL_DB, the config's 'store:', else ~/.retrieval-eval/results.sqlite).",
+)
+
+
+def store_url_for(db: str | None, config_path: str | None) -> str:
+    """The store URL by lookup order; the config is read only when it can matter."""
+    from retrieval_eval.config import load_config
+    from retrieval_eval.store import resolve_store_url
+
+    return resolve_store_url(db, None if db else load_config(config_path))
+
+
+@cli.group("db")
+def db() -> None:
+    """The result store (SQLite or PostgreSQL)."""
+
+
+@db.command("upgrade")
+@db_option
+@config_option
+def upgrade(db: str | None, config_path: str | None) -> None:
+    """Create the store's tables or upgrade them to this version (idempotent)."""
+    from retrieval_eval.store import Store
+
+    with Store(store_url_for(db, config_path)) as store:
+        before = store.revision()
+        store.upgrade()
+        after = store.revision()
+        if before == after:
+            click.echo(f"{store.display_url}: schema already at revision {after}")
+        else:
+            click.echo(f"{store.display_url}: schema upgraded from {before or 'empty'} to {after}")
+
+
+@db.command("replay")
+@db_option
+@config_option
+@click.option(
+    "--spool-dir",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=None,
+    help="Folder of spooled runs (default: $RETRIEVAL_EVAL_HOME/spool).",
+)
+def replay(db: str | None, config_path: str | None, spool_dir: Path | None) -> None:
+    """Save runs that were spooled while the store was unreachable; exit 3 if it still is."""
+    from retrieval_eval.recording import replay_spool
+    from retrieval_eval.store import mask_url
+    from retrieval_eval.store.spool import default_spool_dir
+
+    url = store_url_for(db, config_path)
+    ids = replay_spool(url, spool_dir)
+    folder = spool_dir or default_spool_dir()
+    if not ids:
+        click.echo(f"no spooled runs in {folder}")
+        return
+    click.echo(
+        f"replayed {len(ids)} spooled run(s) from {folder} into {mask_url(url)}: "
+        + ", ".join(str(i) for i in ids)
+    )
+
+
+@db.command("url")
+@db_option
+@config_option
+def url(db: str | None, config_path: str | None) -> None:
+    """Print the store URL the other commands would use (password masked)."""
+    from retrieval_eval.store import mask_url
+
+    click.echo(mask_url(store_url_for(db, config_path)))

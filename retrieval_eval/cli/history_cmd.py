@@ -1,0 +1,327 @@
+"""Reading and curating stored runs: ``history``, ``show``, ``compare``, ``prune``, ``baseline``.
+
+All take ``--db`` (and ``--config`` for the config's ``store:``). An unknown run id, or a
+(set, retriever) pair with no stored runs, exits 2 naming what is stored instead.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import sys
+from typing import TYPE_CHECKING, Any
+
+import click
+
+from retrieval_eval.cli import cli
+from retrieval_eval.cli.db_cmd import db_option, store_url_for
+from retrieval_eval.cli.options import config_option
+
+if TYPE_CHECKING:
+    from rich.table import Table
+
+    from retrieval_eval.store import Store, StoredRun
+
+TEXT_JSON = click.Choice(["text", "json"])
+
+
+def _open(db: str | None, config_path: str | None) -> Store:
+    from retrieval_eval.store import open_store
+
+    return open_store(store_url_for(db, config_path))
+
+
+def _table_text(*tables: Table) -> str:
+    from rich.console import Console
+
+    buffer = io.StringIO()
+    console = Console(file=buffer, width=None if sys.stdout.isatty() else 140, highlight=False)
+    for table in tables:
+        console.print(table, markup=False)
+    return "\n".join(line.rstrip() for line in buffer.getvalue().splitlines()) + "\n"
+
+
+def _echo_json(data: Any) -> None:
+    click.echo(json.dumps(data, indent=2, ensure_ascii=False))
+
+
+def _summary(run: StoredRun) -> dict[str, Any]:
+    r = run.result
+    return {
+        "id": run.id,
+        "run_date": run.run_date.isoformat(),
+        "set": r.set_identifier,
+        "retriever": r.retriever,
+        "question_count": r.question_count,
+        "top1_hit_rate": r.top1_hit_rate,
+        "top3_hit_rate": r.top3_hit_rate,
+        "error_count": r.error_count,
+        "status": run.status,
+        "verdict_state": run.verdict_state,
+        "is_regression": run.is_regression,
+        "accepted_baseline": run.accepted_baseline,
+        "baseline_run_id": run.baseline_run_id,
+        "labels_fingerprint": r.labels_fingerprint,
+    }
+
+
+def _latest(store: Store, set_identifier: str, retriever: str) -> StoredRun:
+    from retrieval_eval.errors import UnknownNameError
+
+    runs = store.history(set_identifier, retriever, limit=1)
+    if not runs:
+        known = store.retrievers_for(set_identifier)
+        raise UnknownNameError(
+            f"no stored runs for set {set_identifier!r} and retriever {retriever!r} in "
+            f"{store.display_url}; retrievers with runs on this set: {', '.join(known) or 'none'}"
+        )
+    return runs[0]
+
+
+@cli.command("history")
+@click.argument("set_identifier", metavar="SET")
+@click.argument("retriever", metavar="RETRIEVER")
+@click.option("--limit", type=click.IntRange(1), default=20, show_default=True)
+@click.option("--format", "fmt", type=TEXT_JSON, default="text", show_default=True)
+@db_option
+@config_option
+def history(
+    set_identifier: str,
+    retriever: str,
+    limit: int,
+    fmt: str,
+    db: str | None,
+    config_path: str | None,
+) -> None:
+    """Recent runs of RETRIEVER on SET, newest first, with rates and verdicts."""
+    from rich.table import Table
+
+    from retrieval_eval.report import pct
+
+    with _open(db, config_path) as store:
+        runs = store.history(set_identifier, retriever, limit=limit, questions=False)
+        if not runs:
+            _latest(store, set_identifier, retriever)  # raises, naming what is stored
+    if fmt == "json":
+        _echo_json([_summary(run) for run in runs])
+        return
+    table = Table(title=f"{set_identifier} × {retriever}", title_justify="left")
+    for name in ("run", "date (UTC)", "questions", "top-1", "top-3", "errors", "verdict", "vs"):
+        table.add_column(
+            name, justify="right" if name in ("run", "questions", "errors") else "left"
+        )
+    for run in runs:
+        r = run.result
+        verdict: str = run.verdict_state or "-"
+        if run.status != "valid":
+            verdict = f"{verdict} (invalid)"
+        if run.accepted_baseline:
+            verdict += " (accepted)"
+        table.add_row(
+            str(run.id),
+            run.run_date.strftime("%Y-%m-%d %H:%M"),
+            str(r.question_count),
+            pct(r.top1_hit_rate),
+            pct(r.top3_hit_rate),
+            str(r.error_count),
+            verdict,
+            "" if run.baseline_run_id is None else str(run.baseline_run_id),
+        )
+    click.echo(_table_text(table), nl=False)
+
+
+@cli.command("show")
+@click.argument("run_id", type=int, metavar="RUN_ID")
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["text", "json", "markdown"]),
+    default="text",
+    show_default=True,
+)
+@db_option
+@config_option
+def show(run_id: int, fmt: str, db: str | None, config_path: str | None) -> None:
+    """A stored run in full: its report, its verdict and its bookkeeping."""
+    from retrieval_eval.regression import render_verdict
+    from retrieval_eval.report import render
+
+    with _open(db, config_path) as store:
+        run = store.get_run(run_id)
+    extra = {
+        "run_id": run.id,
+        "status": run.status,
+        "accepted_baseline": run.accepted_baseline,
+        "baseline_run_id": run.baseline_run_id,
+        "created_at": run.created_at.isoformat(),
+        "regression": run.verdict.contract() if run.verdict else None,
+    }
+    text = render(run.result, fmt, extra=extra)
+    if fmt != "json":
+        head = f"Run {run.id} ({run.status}), saved {run.created_at:%Y-%m-%d %H:%M} UTC"
+        if run.accepted_baseline:
+            head += ", accepted as baseline"
+        text = head + ("\n\n" if fmt == "markdown" else "\n") + text
+        if run.verdict is not None:
+            text += "\n" + render_verdict(run.verdict, markdown=fmt == "markdown")
+    click.echo(text, nl=False)
+
+
+def _outcome(q: Any) -> dict[str, Any]:
+    if q is None:
+        return {"top1_hit": None, "top3_hit": None, "first_hit_rank": None, "retrieved": None}
+    return {
+        "top1_hit": q.top1_hit,
+        "top3_hit": q.top3_hit,
+        "first_hit_rank": q.first_hit_rank,
+        "retrieved": q.retrieved,
+    }
+
+
+def _differences(a: StoredRun, b: StoredRun) -> list[dict[str, Any]]:
+    """Questions whose top-1 or top-3 outcome differs, or that only one run has."""
+    by_id_a = {q.id: q for q in a.result.questions}
+    by_id_b = {q.id: q for q in b.result.questions}
+    ids = list(by_id_a) + [i for i in by_id_b if i not in by_id_a]
+    rows = []
+    for qid in ids:
+        qa, qb = by_id_a.get(qid), by_id_b.get(qid)
+        if qa and qb and (qa.top1_hit, qa.top3_hit) == (qb.top1_hit, qb.top3_hit):
+            continue
+        rows.append({"id": qid, "a": _outcome(qa), "b": _outcome(qb)})
+    return rows
+
+
+def _mark(outcome: dict[str, Any]) -> str:
+    if outcome["top1_hit"] is None:
+        return "absent"
+    rank = outcome["first_hit_rank"]
+    top1 = "hit" if outcome["top1_hit"] else "miss"
+    top3 = "hit" if outcome["top3_hit"] else "miss"
+    return f"{top1}/{top3}" + ("" if rank is None else f" (rank {rank})")
+
+
+@cli.command("compare")
+@click.argument("set_identifier", metavar="SET")
+@click.argument("retriever_a", metavar="RETRIEVER_A")
+@click.argument("retriever_b", metavar="RETRIEVER_B")
+@click.option("--format", "fmt", type=TEXT_JSON, default="text", show_default=True)
+@db_option
+@config_option
+def compare(
+    set_identifier: str,
+    retriever_a: str,
+    retriever_b: str,
+    fmt: str,
+    db: str | None,
+    config_path: str | None,
+) -> None:
+    """The latest runs of two retrievers on SET side by side, with per-question differences.
+
+    The p-value is McNemar's exact test on the questions where exactly one retriever is a
+    top-1 hit. Runs under different labels are compared anyway, with a warning.
+    """
+    from rich.table import Table
+
+    from retrieval_eval.regression import mcnemar_exact
+    from retrieval_eval.report import pct
+
+    with _open(db, config_path) as store:
+        a = _latest(store, set_identifier, retriever_a)
+        b = _latest(store, set_identifier, retriever_b)
+    diffs = _differences(a, b)
+    only_a = sum(1 for d in diffs if d["a"]["top1_hit"] and d["b"]["top1_hit"] is False)
+    only_b = sum(1 for d in diffs if d["b"]["top1_hit"] and d["a"]["top1_hit"] is False)
+    p_value = mcnemar_exact(only_a, only_b)
+    same_labels = a.result.labels_fingerprint == b.result.labels_fingerprint
+    if not same_labels:
+        click.echo(
+            f"warning: runs {a.id} and {b.id} used different labels (golden set edited between "
+            "them); differences may come from the labels, not the retrievers",
+            err=True,
+        )
+    if fmt == "json":
+        _echo_json(
+            {
+                "set": set_identifier,
+                "a": _summary(a),
+                "b": _summary(b),
+                "same_labels": same_labels,
+                "top1_only_a": only_a,
+                "top1_only_b": only_b,
+                "p_value": p_value,
+                "differences": diffs,
+            }
+        )
+        return
+    side = Table(title=f"{set_identifier}: {retriever_a} vs {retriever_b}", title_justify="left")
+    for name in ("", "A", "B"):
+        side.add_column(name)
+    rows = [
+        ("retriever", a.result.retriever, b.result.retriever),
+        ("run", str(a.id), str(b.id)),
+        ("date (UTC)", f"{a.run_date:%Y-%m-%d %H:%M}", f"{b.run_date:%Y-%m-%d %H:%M}"),
+        ("questions", str(a.result.question_count), str(b.result.question_count)),
+        ("top-1", pct(a.result.top1_hit_rate), pct(b.result.top1_hit_rate)),
+        ("top-3", pct(a.result.top3_hit_rate), pct(b.result.top3_hit_rate)),
+        ("errors", str(a.result.error_count), str(b.result.error_count)),
+    ]
+    for row in rows:
+        side.add_row(*row)
+    detail = Table(title="Questions that differ (top-1/top-3)", title_justify="left")
+    for name in ("id", "A", "B"):
+        detail.add_column(name, overflow="fold")
+    for d in diffs:
+        detail.add_row(d["id"], _mark(d["a"]), _mark(d["b"]))
+    text = _table_text(side, detail) if diffs else _table_text(side) + "No question differs.\n"
+    text += (
+        f"Top-1 hit only with A: {only_a}, only with B: {only_b} "
+        f"(McNemar exact p = {p_value:.3g})\n"
+    )
+    click.echo(text, nl=False)
+
+
+@cli.command("prune")
+@click.option(
+    "--older-than",
+    "older_than",
+    type=int,
+    required=True,
+    metavar="DAYS",
+    help="Delete runs that started more than DAYS days ago.",
+)
+@db_option
+@config_option
+def prune(older_than: int, db: str | None, config_path: str | None) -> None:
+    """Delete old runs (retention). The current baseline of every key is always kept."""
+    from retrieval_eval.errors import InvalidInputError
+
+    if older_than < 0:
+        raise InvalidInputError(f"--older-than must be zero or more days, got {older_than}")
+    with _open(db, config_path) as store:
+        count = store.prune(older_than)
+        click.echo(
+            f"pruned {count} run(s) older than {older_than} day(s) from {store.display_url} "
+            "(current baselines kept)"
+        )
+
+
+@cli.group("baseline")
+def baseline() -> None:
+    """Baselines: which run later runs are compared with."""
+
+
+@baseline.command("accept")
+@click.argument("run_id", type=int, metavar="RUN_ID")
+@db_option
+@config_option
+def accept(run_id: int, db: str | None, config_path: str | None) -> None:
+    """Accept RUN_ID (a regression, say) as the baseline for its set and retriever."""
+    with _open(db, config_path) as store:
+        store.accept_baseline(run_id)
+        run = store.get_run(run_id)
+    click.echo(
+        f"run {run_id} accepted as baseline for {run.result.set_identifier} × "
+        f"{run.result.retriever}; later runs with the same labels compare against it until a "
+        "newer run without a regression follows"
+    )
