@@ -274,6 +274,24 @@ def test_retrieve_many_wrong_number_of_rankings_is_an_error() -> None:
     assert not any(r.top3_hit for r in results)
 
 
+def test_retrieve_many_timeout_is_a_miss_for_the_whole_batch() -> None:
+    release = threading.Event()
+
+    def hang(texts: Sequence[str], limit: int) -> Any:
+        release.wait(10)
+        return [["t"] for _ in texts]
+
+    try:
+        results = score_questions(
+            [q("a", ["t"]), q("b", [])], Batching(hang), RunSettings(timeout_s=0.05)
+        )
+    finally:
+        release.set()
+    # the batch gets the per-question timeout times its size
+    assert [r.error for r in results] == ["retrieval timed out after 0.1 s"] * 2
+    assert not any(r.top1_hit or r.top3_hit for r in results)
+
+
 def test_retrieve_many_one_bad_ranking_only_fails_its_own_question() -> None:
     results = score_questions(
         [q("a", ["t"]), q("b", []), q("c", ["t"])],
