@@ -24,7 +24,13 @@ from datetime import UTC, datetime
 from typing import Any
 
 from retrieval_eval.golden.models import GoldenQuestion, GoldenQuestionSet
-from retrieval_eval.results import QuestionResult, RunResult, RunSettings, summarise
+from retrieval_eval.results import (
+    QuestionResult,
+    RunResult,
+    RunSettings,
+    paused_gc,
+    summarise,
+)
 from retrieval_eval.retrievers.base import EvaluatableRetriever
 
 DEFAULT_BATCH_SIZE = 64
@@ -32,13 +38,10 @@ DEFAULT_BATCH_SIZE = 64
 
 def collapse(ranking: Sequence[str]) -> list[str]:
     """Distinct ids in first-occurrence order, empty ids dropped."""
-    seen: set[str] = set()
-    distinct: list[str] = []
-    for doc_id in ranking:
-        if doc_id and doc_id not in seen:
-            seen.add(doc_id)
-            distinct.append(doc_id)
-    return distinct
+    # dict.fromkeys keeps first occurrences in order at C speed (the 100k-question hot path)
+    distinct = dict.fromkeys(ranking)
+    distinct.pop("", None)
+    return list(distinct)
 
 
 def judge(
@@ -50,9 +53,25 @@ def judge(
     error: str | None = None,
 ) -> QuestionResult:
     """Score one question from its raw ranking (or its error)."""
+    return QuestionResult(**_judged(question, ranking, depth, latency_ms, error))
+
+
+def _judged(
+    question: GoldenQuestion,
+    ranking: Sequence[str] | None,
+    depth: int,
+    latency_ms: float | None,
+    error: str | None,
+) -> dict[str, Any]:
+    """The rules, once: the field values of the question's result."""
     distinct = collapse(ranking or []) if error is None else []
     targets = set(question.expected_document_ids)
-    first_rank = next((i for i, d in enumerate(distinct, start=1) if d in targets), None)
+    first_rank = None
+    if targets:
+        for rank, doc_id in enumerate(distinct, start=1):
+            if doc_id in targets:
+                first_rank = rank
+                break
     if error is not None:
         top1 = top3 = False
     elif not targets:
@@ -60,19 +79,44 @@ def judge(
     else:
         top1 = first_rank == 1
         top3 = first_rank is not None and first_rank <= 3
-    return QuestionResult(
-        id=question.id,
-        question=question.question,
-        form=question.form,
-        hard_class=question.hard_class,
-        expected_document_ids=list(question.expected_document_ids),
-        top1_hit=top1,
-        top3_hit=top3,
-        first_hit_rank=first_rank,
-        retrieved=distinct[:depth],
-        latency_ms=latency_ms,
-        error=error,
-    )
+    return {
+        "id": question.id,
+        "question": question.question,
+        "form": question.form,
+        "hard_class": question.hard_class,
+        "expected_document_ids": list(question.expected_document_ids),
+        "top1_hit": top1,
+        "top3_hit": top3,
+        "first_hit_rank": first_rank,
+        "retrieved": distinct[:depth],
+        "latency_ms": latency_ms,
+        "error": error,
+    }
+
+
+def judge_many(
+    questions: Sequence[GoldenQuestion],
+    rankings: Sequence[Sequence[str] | None],
+    *,
+    depth: int = 3,
+) -> list[QuestionResult]:
+    """Score rankings you already hold (a run file, a notebook), one per question, in bulk.
+
+    The same rules and results as :func:`judge` (no latency is recorded), about twice as fast:
+    the cyclic garbage collector is paused, and results whose kept ids are all strings skip
+    pydantic's re-validation of values the scorer built itself from a validated question.
+    """
+    if len(questions) != len(rankings):
+        raise ValueError(f"{len(rankings)} rankings for {len(questions)} questions")
+    out: list[QuestionResult] = []
+    with paused_gc():
+        for question, ranking in zip(questions, rankings, strict=True):
+            values = _judged(question, ranking, depth, None, None)
+            if all(type(doc_id) is str for doc_id in values["retrieved"]):
+                out.append(QuestionResult.trusted(values))
+            else:  # let validation raise its usual error
+                out.append(QuestionResult(**values))
+    return out
 
 
 def check_ranking(value: Any) -> list[str]:
