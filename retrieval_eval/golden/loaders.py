@@ -40,7 +40,8 @@ def load_golden_set(path: str | Path, identifier: str | None = None) -> GoldenQu
             [f"{path}: unknown set format {suffix!r}; use one of {', '.join(SET_SUFFIXES)}"]
         )
     try:
-        text = path.read_text(encoding="utf-8")
+        # utf-8-sig: spreadsheet exports start CSV files with a BOM that would hide the "id" column
+        text = path.read_text(encoding="utf-8-sig")
     except (OSError, UnicodeDecodeError) as exc:
         raise GoldenSetError([f"{path}: cannot read the file ({exc})"]) from None
     if suffix in (".jsonl", ".csv"):

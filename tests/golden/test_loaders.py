@@ -74,6 +74,13 @@ def test_csv_pipe_separator_strips_spaces(tmp_path: Path) -> None:
     assert load_golden_set(path).questions[0].expected_document_ids == ("a.md", "b.md", "c.md")
 
 
+def test_csv_from_a_spreadsheet_with_bom_and_crlf(tmp_path: Path) -> None:
+    path = tmp_path / "faq.csv"
+    path.write_bytes(b"\xef\xbb\xbfid,question,form\r\nq1,Where?,Match\r\nq2,How?,gap\r\n")
+    golden = load_golden_set(path)
+    assert [q.id for q in golden.questions] == ["q1", "q2"]
+
+
 def test_csv_header_without_required_columns(tmp_path: Path) -> None:
     path = write(tmp_path, "faq.csv", "id,text\nq1,Where?\n")
     [problem] = problems_of(path)
