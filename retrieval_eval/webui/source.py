@@ -1,0 +1,86 @@
+"""Which store the dashboard reads, opened lazily and read-only.
+
+Without an explicit URL the dashboard reads the store the DAGs write: the config's
+``airflow.store_connection_id`` (an Airflow connection) when set, else the usual lookup
+(``$RETRIEVAL_EVAL_DB``, the config's ``store:``, the default SQLite file). The config is found as
+everywhere else (``$RETRIEVAL_EVAL_CONFIG``, then ``retrieval_eval.yaml`` in the working folder).
+
+Edge cases:
+
+- The store is opened on the first request, not at import: the plugin is imported by every Airflow
+  component, and an unreachable database must not stop the API server from starting.
+- The dashboard never writes: a SQLite file that does not exist is not created, and an empty
+  database gets no schema; both read as "no runs yet" (``store()`` returns None).
+- A database at another schema revision raises StoreSchemaError (exit-3 kind, URL masked).
+"""
+
+from __future__ import annotations
+
+import re
+import threading
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from retrieval_eval.store import Store
+
+
+def configured_store_url() -> str:
+    """The store URL the DAGs use, resolved the same way (see the module docstring)."""
+    from retrieval_eval.config import load_config
+    from retrieval_eval.store import resolve_store_url
+
+    config = load_config()
+    if config.airflow.store_connection_id:
+        from airflow.models.connection import Connection
+
+        conn = Connection.get_connection_from_secrets(config.airflow.store_connection_id)
+        return re.sub(r"^postgres(ql)?://", "postgresql://", conn.get_uri())
+    return resolve_store_url(None, config)
+
+
+class StoreSource:
+    """Opens the store on first use and keeps it; safe to share between request threads."""
+
+    def __init__(self, url: str | None = None) -> None:
+        self._explicit = url
+        self._store: Store | None = None
+        self._checked = False
+        self._lock = threading.Lock()
+
+    def store(self) -> Store | None:
+        """The open store, or None while it holds no schema (nothing stored yet)."""
+        if self._checked:
+            return self._store
+        with self._lock:
+            if self._checked:
+                return self._store
+            from sqlalchemy.engine import make_url
+
+            from retrieval_eval.store import Store, StoreSchemaError, resolve_store_url
+            from retrieval_eval.store.migrate import head_revision
+
+            url = resolve_store_url(self._explicit) if self._explicit else configured_store_url()
+            parsed = make_url(url)
+            if parsed.get_backend_name() == "sqlite" and not Path(parsed.database or "").is_file():
+                return None  # checked again next time: the first run may create it
+            store = Store(url)
+            revision = store.revision()
+            if revision is None:
+                store.close()
+                return None
+            if revision != head_revision():
+                store.close()
+                raise StoreSchemaError(
+                    f"the result store at {store.display_url} has schema revision {revision!r}, "
+                    f"this dashboard reads {head_revision()!r}: run `retrieval-eval db upgrade` "
+                    "(or upgrade retrieval-eval if a newer version wrote the store)"
+                )
+            self._store, self._checked = store, True
+            return store
+
+    def close(self) -> None:
+        with self._lock:
+            if self._store is not None:
+                self._store.close()
+            self._store, self._checked = None, False

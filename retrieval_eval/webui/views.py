@@ -1,0 +1,307 @@
+"""What each dashboard page shows, as plain data: the HTML pages and the JSON API render the same.
+
+Four views: the overview of every (set, retriever) pair, the history of one pair, one run, and two
+retrievers side by side on one set. Each function reads the store and returns a pydantic model;
+``model_dump(mode="json")`` of it is the JSON API's answer.
+
+Edge cases:
+
+- An empty store, or a SQLite file that does not exist yet, shows no pairs (nothing is created:
+  the dashboard never writes).
+- A pair, run or retriever that is not stored raises UnknownNameError (the app answers 404).
+- Flipped questions are the ones the run's verdict recorded against its baseline when it was
+  saved; a run saved without a comparison (first run, not comparable, invalid) has none.
+- Side by side compares questions by id; questions present in one run only are counted, not
+  listed, and a differing labels fingerprint is flagged (the two runs used other labels).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import BaseModel, Field
+
+from retrieval_eval.errors import UnknownNameError
+from retrieval_eval.results import QuestionResult, SliceRates
+from retrieval_eval.store import Store, StoredRun
+from retrieval_eval.webui.queries import RunSummary, SliceSummary, recent, recent_by_pair
+
+
+class PairOverview(BaseModel):
+    set: str
+    retriever: str
+    latest: RunSummary
+    recent: list[RunSummary]  # oldest first, the latest last
+
+
+class Overview(BaseModel):
+    pairs: list[PairOverview]
+
+
+class History(BaseModel):
+    set: str
+    retriever: str
+    runs: list[RunSummary]  # oldest first
+    regressions: list[int]  # run ids whose verdict was a regression
+
+
+class Flip(BaseModel):
+    id: str
+    question: str
+    form: str
+    hard_class: str | None
+    first_hit_rank: int | None
+    baseline_first_hit_rank: int | None = None
+
+
+class Flips(BaseModel):
+    top1_to_miss: list[Flip] = Field(default_factory=list)
+    top1_to_hit: list[Flip] = Field(default_factory=list)
+    top3_to_miss: list[Flip] = Field(default_factory=list)
+    top3_to_hit: list[Flip] = Field(default_factory=list)
+
+    @property
+    def count(self) -> int:
+        lists = (self.top1_to_miss, self.top1_to_hit, self.top3_to_miss, self.top3_to_hit)
+        return sum(len(flips) for flips in lists)
+
+
+class RunView(BaseModel):
+    run: RunSummary
+    run_key: str
+    set_name: str
+    settings: dict[str, Any]
+    verdict: dict[str, Any] | None
+    baseline: RunSummary | None
+    flips: Flips
+    questions: list[QuestionResult]
+
+
+class Side(BaseModel):
+    top1_hit: bool
+    top3_hit: bool
+    first_hit_rank: int | None
+    retrieved: list[str]
+    error: str | None
+
+
+class Difference(BaseModel):
+    id: str
+    question: str
+    form: str
+    hard_class: str | None
+    expected_document_ids: list[str]
+    a: Side
+    b: Side
+
+
+class Comparison(BaseModel):
+    set: str
+    retrievers: list[str]  # every retriever stored for the set, for the chooser
+    a: RunSummary
+    b: RunSummary
+    same_labels: bool
+    shared_questions: int
+    only_in_a: int
+    only_in_b: int
+    counts: dict[str, int]  # top-1 outcome: both_hit, only_a, only_b, neither
+    differences: list[Difference]
+
+
+def _slices(slices: dict[str, SliceRates]) -> dict[str, SliceSummary]:
+    return {
+        k: SliceSummary(
+            questions=s.questions, top1_hit_rate=s.top1_hit_rate, top3_hit_rate=s.top3_hit_rate
+        )
+        for k, s in slices.items()
+    }
+
+
+def summary_of(stored: StoredRun) -> RunSummary:
+    """The summary of a fully loaded run (the same figures :mod:`queries` reads from rows)."""
+    r = stored.result
+    verdict = stored.verdict
+    return RunSummary(
+        run_id=stored.id,
+        set=r.set_identifier,
+        retriever=r.retriever,
+        run_date=stored.run_date,
+        status=stored.status,
+        verdict_state=stored.verdict_state,
+        is_regression=stored.is_regression,
+        accepted_baseline=stored.accepted_baseline,
+        baseline_run_id=stored.baseline_run_id,
+        question_count=r.question_count,
+        top1_hits=r.top1_hits,
+        top3_hits=r.top3_hits,
+        top1_hit_rate=r.top1_hit_rate,
+        top3_hit_rate=r.top3_hit_rate,
+        top1_delta=verdict.top1_delta if verdict else None,
+        top3_delta=verdict.top3_delta if verdict else None,
+        error_count=r.error_count,
+        latency_p50_ms=r.latency_ms.p50,
+        latency_p95_ms=r.latency_ms.p95,
+        labels_fingerprint=r.labels_fingerprint,
+        corpus_revision=r.corpus_revision,
+        verdict_summary=verdict.summary if verdict else "",
+        by_form=_slices(r.by_form),
+        by_hard_class=_slices(r.by_hard_class),
+    )
+
+
+def overview(store: Store | None, runs: int) -> Overview:
+    if store is None:
+        return Overview(pairs=[])
+    pairs = recent_by_pair(store, runs)
+    return Overview(
+        pairs=[
+            PairOverview(set=s, retriever=r, latest=found[-1], recent=found)
+            for (s, r), found in pairs.items()
+        ]
+    )
+
+
+def history(store: Store | None, set_identifier: str, retriever: str, runs: int) -> History:
+    found = recent(store, set_identifier, retriever, runs, with_slices=True) if store else []
+    if not found:
+        raise UnknownNameError(f"no stored runs for set {set_identifier!r} × {retriever!r}")
+    return History(
+        set=set_identifier,
+        retriever=retriever,
+        runs=found,
+        regressions=[run.run_id for run in found if run.is_regression],
+    )
+
+
+def _get(store: Store | None, run_id: int) -> StoredRun:
+    if store is None:
+        raise UnknownNameError(f"no stored run with id {run_id}")
+    return store.get_run(run_id)
+
+
+def run_view(store: Store | None, run_id: int) -> RunView:
+    stored = _get(store, run_id)
+    baseline: StoredRun | None = None
+    if stored.baseline_run_id is not None and store is not None:
+        try:
+            baseline = store.get_run(stored.baseline_run_id)
+        except UnknownNameError:  # pruned since; the recorded verdict still names the flips
+            baseline = None
+    return RunView(
+        run=summary_of(stored),
+        run_key=stored.result.run_key,
+        set_name=stored.result.set_name,
+        settings=stored.result.settings.model_dump(mode="json"),
+        verdict=stored.verdict.model_dump(mode="json") if stored.verdict else None,
+        baseline=summary_of(baseline) if baseline else None,
+        flips=_flips(stored, baseline),
+        questions=stored.result.questions,
+    )
+
+
+def _flips(stored: StoredRun, baseline: StoredRun | None) -> Flips:
+    verdict = stored.verdict
+    if verdict is None:
+        return Flips()
+    mine = {q.id: q for q in stored.result.questions}
+    before = {q.id: q for q in baseline.result.questions} if baseline else {}
+
+    def detail(ids: list[str]) -> list[Flip]:
+        out = []
+        for qid in ids:
+            q = mine.get(qid)
+            old = before.get(qid)
+            out.append(
+                Flip(
+                    id=qid,
+                    question=q.question if q else "",
+                    form=q.form.value if q else "",
+                    hard_class=q.hard_class if q else None,
+                    first_hit_rank=q.first_hit_rank if q else None,
+                    baseline_first_hit_rank=old.first_hit_rank if old else None,
+                )
+            )
+        return out
+
+    return Flips(
+        top1_to_miss=detail(verdict.flipped_to_miss),
+        top1_to_hit=detail(verdict.flipped_to_hit),
+        top3_to_miss=detail(verdict.top3_flipped_to_miss),
+        top3_to_hit=detail(verdict.top3_flipped_to_hit),
+    )
+
+
+def _side(q: QuestionResult) -> Side:
+    return Side(
+        top1_hit=q.top1_hit,
+        top3_hit=q.top3_hit,
+        first_hit_rank=q.first_hit_rank,
+        retrieved=q.retrieved,
+        error=q.error,
+    )
+
+
+def _latest(store: Store, set_identifier: str, retriever: str) -> StoredRun:
+    found = store.history(set_identifier, retriever, limit=1)
+    if not found:
+        raise UnknownNameError(f"no stored runs for set {set_identifier!r} × {retriever!r}")
+    return found[0]
+
+
+def compare(
+    store: Store | None, set_identifier: str, a: str | None = None, b: str | None = None
+) -> Comparison:
+    """The latest runs of retrievers ``a`` and ``b`` on a set (defaults: the first two stored)."""
+    retrievers = store.retrievers_for(set_identifier) if store else []
+    if not retrievers:
+        raise UnknownNameError(f"no stored runs for set {set_identifier!r}")
+    a = a or retrievers[0]
+    b = b or (retrievers[1] if len(retrievers) > 1 else retrievers[0])
+    assert store is not None  # retrievers were found in it
+    run_a, run_b = _latest(store, set_identifier, a), _latest(store, set_identifier, b)
+    qa = {q.id: q for q in run_a.result.questions}
+    qb = {q.id: q for q in run_b.result.questions}
+    shared = [qid for qid in qa if qid in qb]
+    counts = {"both_hit": 0, "only_a": 0, "only_b": 0, "neither": 0}
+    differences = []
+    for qid in shared:
+        x, y = qa[qid], qb[qid]
+        key = {(True, True): "both_hit", (True, False): "only_a", (False, True): "only_b"}
+        counts[key.get((x.top1_hit, y.top1_hit), "neither")] += 1
+        if (x.top1_hit, x.top3_hit) != (y.top1_hit, y.top3_hit):
+            differences.append(
+                Difference(
+                    id=qid,
+                    question=x.question,
+                    form=x.form.value,
+                    hard_class=x.hard_class,
+                    expected_document_ids=x.expected_document_ids,
+                    a=_side(x),
+                    b=_side(y),
+                )
+            )
+    return Comparison(
+        set=set_identifier,
+        retrievers=retrievers,
+        a=summary_of(run_a),
+        b=summary_of(run_b),
+        same_labels=run_a.result.labels_fingerprint == run_b.result.labels_fingerprint,
+        shared_questions=len(shared),
+        only_in_a=len(qa) - len(shared),
+        only_in_b=sum(1 for qid in qb if qid not in qa),
+        counts=counts,
+        differences=differences,
+    )
+
+
+__all__ = [
+    "Comparison",
+    "History",
+    "Overview",
+    "RunView",
+    "compare",
+    "history",
+    "overview",
+    "run_view",
+    "summary_of",
+]

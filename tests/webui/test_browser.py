@@ -1,0 +1,161 @@
+"""A real browser: headless Chromium opens the dashboard served by uvicorn on 127.0.0.1.
+
+Skips with a reason where Debian's ``chromium`` is absent, and fails instead when
+``RETRIEVAL_EVAL_REQUIRE_BROWSER=1`` (set by ``.ci/run``). Screenshots go to ``test-artifacts/``.
+The browser signs in the way the Airflow UI does: a ``_token`` cookie holding an Airflow JWT.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import socket
+import threading
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from retrieval_eval.store import open_store
+from retrieval_eval.webui.app import create_app
+from webui.fill import BM25, MARKUP, SET, Filled
+
+pytestmark = pytest.mark.browser
+
+ROOT = Path(__file__).resolve().parents[2]
+ARTIFACTS = ROOT / "test-artifacts"
+CHROMIUM = os.environ.get("RETRIEVAL_EVAL_CHROMIUM", "/usr/bin/chromium")
+CHROMIUM_ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+]
+
+
+def _chromium() -> str:
+    path = CHROMIUM if Path(CHROMIUM).is_file() else shutil.which("chromium")
+    if not path:
+        reason = f"headless Chromium not found at {CHROMIUM} (apt-get install chromium)"
+        if os.environ.get("RETRIEVAL_EVAL_REQUIRE_BROWSER", "") not in ("", "0"):
+            pytest.fail(reason + " — RETRIEVAL_EVAL_REQUIRE_BROWSER is set, so this is a failure")
+        pytest.skip(reason)
+    return path
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+@pytest.fixture
+def served(filled_sqlite: Filled) -> Iterator[str]:
+    """The dashboard (auth required) behind uvicorn on a free local port, in a thread."""
+    import uvicorn
+
+    app = create_app(filled_sqlite.url)
+    port = _free_port()
+    server = uvicorn.Server(
+        uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning", lifespan="off")
+    )
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 30
+    while not server.started:
+        if not thread.is_alive() or time.monotonic() > deadline:
+            pytest.fail("uvicorn did not start")
+        time.sleep(0.05)
+    try:
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        server.should_exit = True
+        thread.join(timeout=10)
+        app.state.store_source.close()
+
+
+@pytest.fixture
+def browser() -> Iterator[Any]:
+    executable = _chromium()
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as playwright:
+        launched = playwright.chromium.launch(executable_path=executable, args=CHROMIUM_ARGS)
+        try:
+            yield launched
+        finally:
+            launched.close()
+
+
+def _signed_in(browser: Any, base: str, token: str, width: int = 1280) -> Any:
+    context = browser.new_context(viewport={"width": width, "height": 900})
+    context.add_cookies([{"name": "_token", "value": token, "url": base}])
+    page = context.new_page()
+    page.dialogs = []
+    page.on("dialog", lambda dialog: (page.dialogs.append(dialog.message), dialog.dismiss()))
+    return page
+
+
+def test_overview_and_history_in_headless_chromium(
+    served: str, browser: Any, filled_sqlite: Filled, mint_token: Callable[..., str]
+) -> None:
+    filled = filled_sqlite
+    ARTIFACTS.mkdir(exist_ok=True)
+    with open_store(filled.url) as store:
+        latest = store.history(SET, BM25, limit=1)[0]
+    top1 = f"{(latest.result.top1_hit_rate or 0) * 100:.1f}%"
+    top3 = f"{(latest.result.top3_hit_rate or 0) * 100:.1f}%"
+
+    anonymous = browser.new_page()
+    assert anonymous.goto(served + "/").status == 401
+
+    page = _signed_in(browser, served, mint_token(username="browser"))
+    assert page.goto(served + "/").status == 200
+    row = page.locator(f'tr[data-retriever="{BM25}"]')
+    assert row.locator("td.top1").inner_text() == top1
+    assert row.locator("td.top3").inner_text() == top3
+    assert row.locator("svg.spark").count() == 1
+    # the stored markup is shown as text, never parsed into elements
+    markup_row = page.locator("table.overview tbody tr").first
+    assert MARKUP in markup_row.inner_text()
+    assert page.locator("table.overview img").count() == 0
+    page.screenshot(path=str(ARTIFACTS / "dashboard-overview.png"), full_page=True)
+
+    page.get_by_role("link", name=BM25, exact=True).click()
+    page.wait_for_load_state()
+    assert "/history" in page.url
+    assert page.locator("#latest-top1").inner_text() == top1
+    charts = page.locator("svg.chart")
+    assert charts.count() == 2
+    assert charts.first.locator("polyline").count() >= 2  # top-1 and top-3 lines
+    assert charts.first.locator("rect.mark").count() == len(filled.regression_ids)
+    assert charts.first.bounding_box()["width"] > 300  # drawn, not collapsed
+    page.screenshot(path=str(ARTIFACTS / "dashboard-history.png"), full_page=True)
+
+    run_page = page.goto(f"{served}/runs/{filled.run_ids[BM25][0]}")
+    assert run_page.status == 200
+    assert page.evaluate("() => window.__pwned") is None  # the stored <script> never ran
+    assert page.locator("body script").count() == 0
+    assert page.dialogs == []
+
+
+def test_narrow_screen_and_print_layouts(
+    served: str, browser: Any, mint_token: Callable[..., str]
+) -> None:
+    ARTIFACTS.mkdir(exist_ok=True)
+    page = _signed_in(browser, served, mint_token(), width=380)
+    page.goto(served + "/")
+    # the table turns into one card per pair: no header row, cells stacked
+    assert (
+        page.locator("table.overview thead").evaluate("e => getComputedStyle(e).display") == "none"
+    )
+    page_width = page.evaluate("() => document.documentElement.scrollWidth")
+    assert page_width <= 380  # nothing forces sideways scrolling
+    page.screenshot(path=str(ARTIFACTS / "dashboard-overview-narrow.png"), full_page=True)
+    page.emulate_media(media="print")
+    assert page.locator("header nav").evaluate("e => getComputedStyle(e).display") == "none"
