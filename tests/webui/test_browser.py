@@ -7,6 +7,7 @@ The browser signs in the way the Airflow UI does: a ``_token`` cookie holding an
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import socket
@@ -56,17 +57,36 @@ def _free_port() -> int:
 
 @pytest.fixture
 def served(filled_sqlite: Filled) -> Iterator[str]:
-    """The dashboard (auth required) behind uvicorn on a free local port, in a thread."""
+    """The dashboard alone (auth required) behind uvicorn on a free local port, in a thread."""
+    app = create_app(filled_sqlite.url)
+    yield from _serve(app)
+    app.state.store_source.close()
+
+
+@pytest.fixture
+def airflow_served(
+    filled_sqlite: Filled, mint_token: Callable[..., str], monkeypatch: pytest.MonkeyPatch
+) -> Iterator[str]:
+    """Airflow's whole API server app (UI included), the plugin loaded by its entry point."""
+    monkeypatch.setenv("RETRIEVAL_EVAL_DB", filled_sqlite.url)
+    from airflow.api_fastapi.app import create_app as airflow_app
+
+    from retrieval_eval.webui.plugin import RetrievalEvalPlugin
+
+    yield from _serve(airflow_app())
+    RetrievalEvalPlugin.fastapi_apps[0]["app"].state.store_source.close()
+
+
+def _serve(app: Any) -> Iterator[str]:
     import uvicorn
 
-    app = create_app(filled_sqlite.url)
     port = _free_port()
     server = uvicorn.Server(
         uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning", lifespan="off")
     )
     thread = threading.Thread(target=server.run, daemon=True)
     thread.start()
-    deadline = time.monotonic() + 30
+    deadline = time.monotonic() + 60
     while not server.started:
         if not thread.is_alive() or time.monotonic() > deadline:
             pytest.fail("uvicorn did not start")
@@ -76,7 +96,6 @@ def served(filled_sqlite: Filled) -> Iterator[str]:
     finally:
         server.should_exit = True
         thread.join(timeout=10)
-        app.state.store_source.close()
 
 
 @pytest.fixture
@@ -159,3 +178,32 @@ def test_narrow_screen_and_print_layouts(
     page.screenshot(path=str(ARTIFACTS / "dashboard-overview-narrow.png"), full_page=True)
     page.emulate_media(media="print")
     assert page.locator("header nav").evaluate("e => getComputedStyle(e).display") == "none"
+
+
+@pytest.mark.airflow
+def test_dashboard_is_in_the_airflow_navigation_after_login(
+    airflow_served: str, browser: Any, filled_sqlite: Filled
+) -> None:
+    """Sign in on Airflow's own login page, then Browse → Retrieval quality shows the runs."""
+    from airflow.api_fastapi.auth.managers.simple.simple_auth_manager import SimpleAuthManager
+
+    passwords = json.loads(Path(SimpleAuthManager.get_generated_password_file()).read_text())
+    username, password = next(iter(passwords.items()))
+    ARTIFACTS.mkdir(exist_ok=True)
+    page = browser.new_page(viewport={"width": 1400, "height": 900})
+    page.goto(airflow_served + "/")
+    page.wait_for_load_state("networkidle")
+    assert "/auth/login" in page.url  # Airflow asks for a login first
+    page.fill("input[name=username]", username)
+    page.fill("input[name=password]", password)
+    page.keyboard.press("Enter")
+    page.wait_for_url(airflow_served + "/")
+    page.get_by_role("button", name="Browse").click()
+    page.get_by_text("Retrieval quality").first.click()
+    frame = page.frame_locator("iframe").first
+    row = frame.locator(f'tr[data-retriever="{BM25}"]')
+    row.wait_for()
+    with open_store(filled_sqlite.url) as store:
+        latest = store.history(SET, BM25, limit=1)[0]
+    assert row.locator("td.top1").inner_text() == f"{(latest.result.top1_hit_rate or 0) * 100:.1f}%"
+    page.screenshot(path=str(ARTIFACTS / "dashboard-in-airflow.png"))
