@@ -18,7 +18,7 @@ from markupsafe import Markup
 
 from retrieval_eval.results import QuestionResult
 from retrieval_eval.webui.charts import LineChart, Series, line_chart, sparkline
-from retrieval_eval.webui.queries import RunSummary
+from retrieval_eval.webui.queries import RunSummary, SliceSummary
 from retrieval_eval.webui.views import History, Overview
 
 MISSING = "–"
@@ -82,14 +82,18 @@ def _x_labels(runs: Sequence[RunSummary]) -> list[str]:
     return [short_date(run.run_date) for run in runs]
 
 
+def _slices(run: RunSummary, dim: str) -> dict[str, SliceSummary]:
+    return run.by_form if dim == "form" else run.by_hard_class
+
+
 def _slice_name(latest: RunSummary, dim: str, value: str) -> str:
     """A legend entry: the slice value and how many questions it has in the latest run."""
-    found = (latest.by_form if dim == "form" else latest.by_hard_class).get(value)
+    found = _slices(latest, dim).get(value)
     return f"{value} ({found.questions})" if found is not None else value
 
 
 def _slice_rate(run: RunSummary, dim: str, value: str, metric: str) -> float | None:
-    found = (run.by_form if dim == "form" else run.by_hard_class).get(value)
+    found = _slices(run, dim).get(value)
     if found is None:
         return None
     return found.top1_hit_rate if metric == "top1" else found.top3_hit_rate
@@ -101,24 +105,18 @@ def history_charts(data: History, dim: str) -> list[Markup]:
     labels = _x_labels(runs)
     marks = [i for i, run in enumerate(runs) if run.is_regression]
     charts: list[Markup] = []
+
+    def chart(title: str, series: list[Series], **options: Any) -> Markup:
+        return line_chart(LineChart(title, labels, series, marks=marks, **options))
+
     if dim == "overall":
-        charts.append(
-            line_chart(
-                LineChart(
-                    title="Hit rate",
-                    x_labels=labels,
-                    series=[
-                        Series("top-1", [run.top1_hit_rate for run in runs]),
-                        Series("top-3", [run.top3_hit_rate for run in runs], dashed=True),
-                    ],
-                    marks=marks,
-                )
-            )
-        )
+        top1 = Series("top-1", [run.top1_hit_rate for run in runs])
+        top3 = Series("top-3", [run.top3_hit_rate for run in runs], dashed=True)
+        charts.append(chart("Hit rate", [top1, top3]))
     else:
         values: list[str] = []
         for run in runs:
-            for value in run.by_form if dim == "form" else run.by_hard_class:
+            for value in _slices(run, dim):
                 if value not in values:
                     values.append(value)
         name = "form" if dim == "form" else "hard class"
@@ -130,25 +128,10 @@ def history_charts(data: History, dim: str) -> list[Markup]:
                 )
                 for value in values
             ]
-            chart = LineChart(
-                title=f"{title} hit rate by {name}", x_labels=labels, series=series, marks=marks
-            )
-            charts.append(line_chart(chart))
-    charts.append(
-        line_chart(
-            LineChart(
-                title="Latency per question",
-                x_labels=labels,
-                series=[
-                    Series("p50", [run.latency_p50_ms for run in runs]),
-                    Series("p95", [run.latency_p95_ms for run in runs], dashed=True),
-                ],
-                percent=False,
-                unit="ms",
-                marks=marks,
-            )
-        )
-    )
+            charts.append(chart(f"{title} hit rate by {name}", series))
+    p50 = Series("p50", [run.latency_p50_ms for run in runs])
+    p95 = Series("p95", [run.latency_p95_ms for run in runs], dashed=True)
+    charts.append(chart("Latency per question", [p50, p95], percent=False, unit="ms"))
     return charts
 
 

@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import re
+from pathlib import Path
 
 import pytest
 from fastapi.testclient import TestClient
 
 from retrieval_eval.store import open_store
+from retrieval_eval.webui.app import create_app
 from webui.fill import BM25, MARKUP, SET, TRUNCATED, Filled
 
 
@@ -172,3 +174,20 @@ def test_unknown_things_are_404_and_bad_queries_400(client: TestClient) -> None:
     bad = client.get("/history", params={"set": SET})  # no retriever
     assert bad.status_code == 400 and "retriever" in bad.text
     assert client.get("/no-such-page").status_code == 404
+
+
+def test_a_missing_store_shows_no_runs_and_is_not_created(tmp_path: Path) -> None:
+    path = tmp_path / "not-yet" / "results.sqlite"
+    client = TestClient(create_app(f"sqlite:///{path}", require_auth=False))
+    assert client.get("/api/overview").json() == {"pairs": []}
+    assert "No runs stored yet" in client.get("/").text
+    assert not path.exists()  # the dashboard never writes, not even an empty file
+
+
+def test_an_unreachable_store_is_503_without_the_password() -> None:
+    url = "postgresql://reader:s3cret-pw@127.0.0.1:1/results"  # nothing listens on port 1
+    client = TestClient(create_app(url, require_auth=False))
+    for path in ("/api/overview", "/"):
+        response = client.get(path)
+        assert response.status_code == 503
+        assert "s3cret-pw" not in response.text and "***" in response.text
