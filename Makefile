@@ -18,10 +18,29 @@ $(STAMP): pyproject.toml
 
 install: $(STAMP)
 
-# the demo's store stays in the git-ignored .retrieval_eval/: first run BASELINE, later NO REGRESSION
+# The demo's store and spool stay in the git-ignored .retrieval_eval/ and Airflow's home in
+# .airflow/: the first run is the BASELINE, later ones compare with it.
+DEMO_ENV := RETRIEVAL_EVAL_HOME=$(CURDIR)/.retrieval_eval \
+  RETRIEVAL_EVAL_DB=sqlite:///$(CURDIR)/.retrieval_eval/demo.sqlite \
+  RETRIEVAL_EVAL_CONFIG=$(CURDIR)/examples/retrieval_eval.yaml
+AIRFLOW_ENV := $(DEMO_ENV) AIRFLOW_HOME=$(CURDIR)/.airflow \
+  AIRFLOW__CORE__DAGS_FOLDER=$(CURDIR)/dags AIRFLOW__CORE__PLUGINS_FOLDER=$(CURDIR)/plugins \
+  AIRFLOW__CORE__LOAD_EXAMPLES=False
+DEMO_DAG := retrieval_eval__handbook_demo__handbook_bm25
+
 demo: install
-	$(BIN)/retrieval-eval run handbook.demo handbook_bm25 --config examples/retrieval_eval.yaml \
-	  --db sqlite:///.retrieval_eval/demo.sqlite
+	@mkdir -p .retrieval_eval .airflow
+	$(DEMO_ENV) $(BIN)/retrieval-eval run handbook.demo handbook_bm25
+	@echo; echo "Now the same evaluation as an Airflow DAG run (dag.test(), in-process):"
+	@$(AIRFLOW_ENV) $(BIN)/airflow db migrate > .airflow/db-migrate.log 2>&1
+	@$(AIRFLOW_ENV) $(PY) -m retrieval_eval.airflow.testrun $(DEMO_DAG) --log .airflow/demo-dag.log
+
+# airflow standalone with this project's dags/ and plugins/ and the demo config (Ctrl-C stops it)
+airflow: install
+	@mkdir -p .retrieval_eval .airflow
+	@echo "Airflow UI: http://localhost:8080  user: admin, password: see" \
+	  "$(CURDIR)/.airflow/simple_auth_manager_passwords.json.generated once it has started"
+	$(AIRFLOW_ENV) AIRFLOW__CORE__SIMPLE_AUTH_MANAGER_USERS=admin:admin $(BIN)/airflow standalone
 
 lint: install
 	$(BIN)/ruff check retrieval_eval tests dags plugins benchmarks

@@ -76,7 +76,7 @@ def run_dag(
 ) -> dict[str, Any]:
     """Run ``dag.test()`` in a subprocess; return its state and task states (and the log)."""
     proc = subprocess.run(
-        [sys.executable, str(HERE / "run_dag.py"), dag_id, json.dumps(conf or {})],
+        [sys.executable, "-m", "retrieval_eval.airflow.testrun", dag_id, json.dumps(conf or {})],
         env={**env, **(extra_env or {})},
         capture_output=True,
         text=True,
