@@ -42,6 +42,7 @@ def _register() -> None:
     from retrieval_eval.cli import (  # noqa: F401
         db_cmd,
         history_cmd,
+        import_cmd,
         retrievers_cmd,
         run_cmd,
         sets_cmd,

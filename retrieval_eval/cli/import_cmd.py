@@ -1,0 +1,228 @@
+"""Dataset import and export: ``sets import-beir``, ``sets import-trec``, ``sets export-qrels``
+and ``export-run`` (a stored run as a TREC run file).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import click
+
+from retrieval_eval.cli import cli
+from retrieval_eval.cli.db_cmd import db_option, store_url_for
+from retrieval_eval.cli.options import config_option
+from retrieval_eval.cli.sets_cmd import sets
+
+if TYPE_CHECKING:
+    from retrieval_eval.golden.models import GoldenQuestionSet
+
+EXISTING_FILE = click.Path(exists=True, dir_okay=False)
+
+
+def _import_options(command: Any) -> Any:
+    """The options both importers share."""
+    for option in reversed(
+        [
+            click.option(
+                "--output",
+                "-o",
+                type=click.Path(dir_okay=False),
+                default=None,
+                help="Set file to write (.yaml or .json; default: ./<identifier>.yaml).",
+            ),
+            click.option(
+                "--min-relevance",
+                type=int,
+                default=1,
+                show_default=True,
+                help="Judgments below this relevance are not targets (0 and -1 codes).",
+            ),
+            click.option(
+                "--forms",
+                type=EXISTING_FILE,
+                default=None,
+                help="Question id -> form (YAML/JSON mapping, or CSV/TSV with id,form); "
+                "unlisted questions are 'match'.",
+            ),
+            click.option(
+                "--hard-class-from",
+                default=None,
+                metavar="FIELD",
+                help="Take each question's hard class from this query field "
+                "(top level, else under 'metadata').",
+            ),
+            click.option("--name", default=None, help="The set's display name."),
+            click.option("--force", is_flag=True, help="Overwrite an existing output file."),
+        ]
+    ):
+        command = option(command)
+    return command
+
+
+def _write(golden_set: GoldenQuestionSet, output: str | None, force: bool) -> None:
+    from retrieval_eval.errors import InvalidInputError
+    from retrieval_eval.golden.loaders import dump_golden_set
+
+    path = Path(output or f"{golden_set.identifier}.yaml")
+    if path.exists() and not force:
+        raise InvalidInputError(f"{path} already exists; pass --force to overwrite it")
+    dump_golden_set(golden_set, path)
+    targets = sum(len(q.expected_document_ids) for q in golden_set.questions)
+    click.echo(
+        f"wrote {path}: set {golden_set.identifier!r}, {len(golden_set.questions)} questions, "
+        f"{targets} targets"
+    )
+    click.echo(golden_set.description)
+
+
+@sets.command("import-beir")
+@click.argument("directory", type=click.Path(exists=True, file_okay=False))
+@click.option("--split", default="test", show_default=True, help="Reads qrels/<split>.tsv.")
+@click.option("--identifier", default=None, help="Set identifier (default: <folder>.<split>).")
+@_import_options
+def import_beir_cmd(
+    directory: str,
+    split: str,
+    identifier: str | None,
+    output: str | None,
+    min_relevance: int,
+    forms: str | None,
+    hard_class_from: str | None,
+    name: str | None,
+    force: bool,
+) -> None:
+    """Turn a BEIR folder (queries.jsonl, qrels/<split>.tsv) into a golden set file."""
+    from retrieval_eval.golden.importers import import_beir, read_forms
+
+    golden_set = import_beir(
+        directory,
+        split=split,
+        identifier=identifier,
+        min_relevance=min_relevance,
+        forms=read_forms(forms) if forms else None,
+        hard_class_from=hard_class_from,
+        name=name,
+    )
+    _write(golden_set, output, force)
+
+
+@sets.command("import-trec")
+@click.option(
+    "--topics",
+    type=EXISTING_FILE,
+    required=True,
+    help="TREC topics (SGML <top>), qid<TAB>text lines, or BEIR queries.jsonl.",
+)
+@click.option("--qrels", type=EXISTING_FILE, required=True, help="TREC qrels: qid iter docid rel.")
+@click.option("--identifier", required=True, help="Set identifier, e.g. robust04.title.")
+@click.option(
+    "--topic-field",
+    type=click.Choice(["title", "desc", "narr"]),
+    default="title",
+    show_default=True,
+    help="Which SGML topic field is the question.",
+)
+@_import_options
+def import_trec_cmd(
+    topics: str,
+    qrels: str,
+    identifier: str,
+    topic_field: str,
+    output: str | None,
+    min_relevance: int,
+    forms: str | None,
+    hard_class_from: str | None,
+    name: str | None,
+    force: bool,
+) -> None:
+    """Turn TREC topics and qrels into a golden set file."""
+    from retrieval_eval.golden.importers import import_trec, read_forms
+
+    golden_set = import_trec(
+        topics,
+        qrels,
+        identifier,
+        min_relevance=min_relevance,
+        forms=read_forms(forms) if forms else None,
+        hard_class_from=hard_class_from,
+        topic_field=topic_field,
+        name=name,
+    )
+    _write(golden_set, output, force)
+
+
+@sets.command("export-qrels")
+@click.argument("set_name", metavar="SET")
+@click.option(
+    "--output",
+    "-o",
+    type=click.Path(dir_okay=False),
+    default=None,
+    help="Qrels file to write (default: stdout).",
+)
+@click.option(
+    "--topics",
+    type=click.Path(dir_okay=False),
+    default=None,
+    help="Also write the questions as qid<TAB>text topics to this file.",
+)
+@config_option
+def export_qrels_cmd(
+    set_name: str, output: str | None, topics: str | None, config_path: str | None
+) -> None:
+    """Write a golden set as TREC qrels (no-result questions have no lines)."""
+    from retrieval_eval.config import load_config
+    from retrieval_eval.golden.exporters import qrels_lines, topics_lines, write_lines
+    from retrieval_eval.runner import resolve_set
+
+    golden_set = resolve_set(load_config(config_path), set_name)
+    lines = qrels_lines(golden_set)
+    skipped = sum(1 for q in golden_set.questions if q.is_no_result)
+    note = f" ({skipped} no-result question(s) have no qrels)" if skipped else ""
+    if topics:
+        write_lines(topics_lines(golden_set), topics)
+        click.echo(f"wrote {topics}: {len(golden_set.questions)} topics", err=output is None)
+    if output is None:
+        for line in lines:
+            click.echo(line)
+        click.echo(f"{len(lines)} qrels lines{note}", err=True)
+    else:
+        write_lines(lines, output)
+        click.echo(f"wrote {output}: {len(lines)} qrels lines{note}")
+
+
+@cli.command("export-run")
+@click.argument("run_id", type=int, metavar="RUN_ID")
+@click.option(
+    "--output",
+    "-o",
+    type=click.Path(dir_okay=False),
+    default=None,
+    help="Run file to write (default: stdout).",
+)
+@click.option("--tag", default=None, help="The run tag column (default: the retriever's name).")
+@db_option
+@config_option
+def export_run_cmd(
+    run_id: int, output: str | None, tag: str | None, db: str | None, config_path: str | None
+) -> None:
+    """Write a stored run as a TREC run file (qid Q0 docid rank score tag).
+
+    A stored run keeps the distinct documents to its deepest cutoff (3 by default): compare
+    success@1 / success@3 with other tools, not deeper metrics. Failed questions have no lines.
+    """
+    from retrieval_eval.golden.exporters import run_lines, write_lines
+    from retrieval_eval.store import open_store
+
+    with open_store(store_url_for(db, config_path)) as store:
+        result = store.get_run(run_id).result
+    lines = run_lines(result, tag)
+    errors = f" ({result.error_count} failed question(s) left out)" if result.error_count else ""
+    if output is None:
+        for line in lines:
+            click.echo(line)
+        click.echo(f"{len(lines)} run lines{errors}", err=True)
+    else:
+        write_lines(lines, output)
+        click.echo(f"wrote {output}: {len(lines)} run lines{errors}")

@@ -1,0 +1,74 @@
+"""Golden sets and runs out to TREC files, to cross-check with trec_eval, ranx or ir_measures.
+
+- :func:`qrels_lines`: ``qid 0 docid 1``, one line per target. No-result questions have no
+  targets, so they do not appear: TREC tools cannot express "a hit means returning nothing",
+  and skip (or score zero) queries without judgments.
+- :func:`topics_lines`: ``qid<TAB>question`` (tabs and newlines in the text become spaces), which
+  :func:`retrieval_eval.golden.importers.read_topics` reads back.
+- :func:`run_lines`: ``qid Q0 docid rank score tag`` from a :class:`RunResult`. A stored result
+  keeps only the distinct documents to its deepest cutoff (3 by default), so only metrics to that
+  depth (success@1, success@3) are comparable. Questions whose retrieval failed have no lines.
+  Scores descend with rank (n, n-1, ..., 1), so tools that sort by score keep our order.
+
+Ids with whitespace cannot be written in these formats: an error names the question.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from pathlib import Path
+
+from retrieval_eval.errors import InvalidInputError
+from retrieval_eval.golden.models import GoldenQuestionSet
+from retrieval_eval.results import RunResult
+
+
+def qrels_lines(golden_set: GoldenQuestionSet) -> list[str]:
+    lines = []
+    for question in golden_set.questions:
+        for doc_id in question.expected_document_ids:
+            _check_token(question.id, "question id", question.id)
+            _check_token(question.id, "document id", doc_id)
+            lines.append(f"{question.id} 0 {doc_id} 1")
+    return lines
+
+
+def topics_lines(golden_set: GoldenQuestionSet) -> list[str]:
+    lines = []
+    for question in golden_set.questions:
+        _check_token(question.id, "question id", question.id)
+        text = re.sub(r"[\t\r\n]", " ", question.question)  # other spacing kept as written
+        lines.append(f"{question.id}\t{text}")
+    return lines
+
+
+def run_lines(result: RunResult, tag: str | None = None) -> list[str]:
+    tag = re.sub(r"\s+", "_", tag or result.retriever) or "retrieval-eval"
+    lines = []
+    for question in result.questions:
+        if question.error is not None:
+            continue
+        _check_token(question.id, "question id", question.id)
+        count = len(question.retrieved)
+        for rank, doc_id in enumerate(question.retrieved, start=1):
+            _check_token(question.id, "document id", doc_id)
+            lines.append(f"{question.id} Q0 {doc_id} {rank} {count - rank + 1} {tag}")
+    return lines
+
+
+def write_lines(lines: Iterable[str], path: str | Path) -> Path:
+    """Write lines with a final newline, creating the folder; returns the path."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    text = "\n".join(lines)
+    path.write_text(text + "\n" if text else "", encoding="utf-8")
+    return path
+
+
+def _check_token(question_id: str, what: str, value: str) -> None:
+    if not value or any(c.isspace() for c in value):
+        raise InvalidInputError(
+            f"question {question_id!r}: {what} {value!r} contains whitespace, which TREC files "
+            "cannot hold"
+        )
