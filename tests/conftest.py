@@ -7,11 +7,7 @@ import tempfile
 from pathlib import Path
 
 import pytest
-
-ROOT = Path(__file__).resolve().parent.parent
-EXAMPLES = ROOT / "examples"
-SHARED_DATA = ROOT.parent / "shared" / "data"
-PG_ENV = "RETRIEVAL_EVAL_TEST_PG"
+from helpers import DEFAULT_PG, EXAMPLES, PG_ENV, ROOT, required
 
 # Airflow reads its configuration when first imported: give the whole test session a throwaway
 # AIRFLOW_HOME (never ~/airflow), no example DAGs, and this project's dags/ folder.
@@ -20,11 +16,6 @@ os.environ.setdefault("AIRFLOW__CORE__LOAD_EXAMPLES", "False")
 os.environ.setdefault("AIRFLOW__CORE__DAGS_FOLDER", str(ROOT / "dags"))
 # keep results of tests out of the user's default store and spool
 os.environ.setdefault("RETRIEVAL_EVAL_HOME", tempfile.mkdtemp(prefix="retrieval-eval-home-"))
-DEFAULT_PG = "postgresql://postgres@127.0.0.1:5432/test"
-
-
-def _require(env: str) -> bool:
-    return os.environ.get(env, "").lower() not in ("", "0", "false", "no")
 
 
 @pytest.fixture(scope="session")
@@ -38,18 +29,10 @@ def pg_url() -> str:
             conn.execute("select 1")
     except Exception as exc:
         reason = f"PostgreSQL unreachable at ${PG_ENV} (default {DEFAULT_PG}): {type(exc).__name__}"
-        if _require("RETRIEVAL_EVAL_REQUIRE_PG"):
+        if required("RETRIEVAL_EVAL_REQUIRE_PG"):
             pytest.fail(reason + " — RETRIEVAL_EVAL_REQUIRE_PG is set, so this is a failure")
         pytest.skip(reason)
     return url
-
-
-def shared_collection(name: str) -> Path:
-    """A BEIR collection from ../shared/data, or a clean skip where it is absent."""
-    path = SHARED_DATA / name
-    if not (path / "queries.jsonl").is_file():
-        pytest.skip(f"shared collection {path} is absent")
-    return path
 
 
 @pytest.fixture

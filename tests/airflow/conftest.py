@@ -1,21 +1,12 @@
-"""Airflow test plumbing: one migrated metadata DB per session, DAG runs in subprocesses."""
+"""Airflow fixtures: one migrated metadata DB per session (helpers live in dag_helpers.py)."""
 
 from __future__ import annotations
 
-import json
 import os
 import subprocess
-import sys
-from pathlib import Path
-from typing import Any
 
 import pytest
-import yaml
-
-HERE = Path(__file__).resolve().parent
-ROOT = HERE.parents[1]
-EXAMPLES = ROOT / "examples"
-BIN = Path(sys.executable).parent
+from dag_helpers import BIN, HERE, ROOT
 
 
 @pytest.fixture(scope="session")
@@ -34,58 +25,3 @@ def airflow_env(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
         [str(BIN / "airflow"), "db", "migrate"], env=env, check=True, capture_output=True
     )
     return env
-
-
-def write_config(
-    path: Path,
-    *,
-    store: str,
-    retriever: str,
-    alerts: list[dict[str, Any]] | None = None,
-    golden: Path | None = None,
-    extra: dict[str, Any] | None = None,
-) -> Path:
-    """A config for one evaluation of the demo set (absolute paths, so it lives anywhere)."""
-    data: dict[str, Any] = {
-        "store": store,
-        "sets": [str(golden or EXAMPLES / "golden" / "handbook.yaml")],
-        "retrievers": {
-            "handbook_bm25": {"type": "lexical", "corpus": str(EXAMPLES / "corpus")},
-        },
-        "evaluations": [
-            {
-                "set": "handbook.demo",
-                "retriever": retriever,
-                "alerts": alerts or [],
-                "max_batches": 4,
-            }
-        ],
-        "airflow": {"retries": 0, "ui_base_url": "http://airflow.example/retrieval-eval"},
-        **(extra or {}),
-    }
-    path.write_text(yaml.safe_dump(data), encoding="utf-8")
-    return path
-
-
-def run_dag(
-    env: dict[str, str],
-    dag_id: str,
-    *,
-    conf: dict[str, Any] | None = None,
-    extra_env: dict[str, str] | None = None,
-) -> dict[str, Any]:
-    """Run ``dag.test()`` in a subprocess; return its state and task states (and the log)."""
-    proc = subprocess.run(
-        [sys.executable, "-m", "retrieval_eval.airflow.testrun", dag_id, json.dumps(conf or {})],
-        env={**env, **(extra_env or {})},
-        capture_output=True,
-        text=True,
-        timeout=600,
-    )
-    lines = [line for line in proc.stdout.splitlines() if line.startswith("{")]
-    assert lines, (
-        f"no outcome from dag.test():\nSTDOUT:\n{proc.stdout[-4000:]}\nSTDERR:\n{proc.stderr[-4000:]}"
-    )
-    outcome = json.loads(lines[-1])
-    outcome["log"] = proc.stdout + proc.stderr
-    return outcome

@@ -11,7 +11,7 @@ import json
 from pathlib import Path
 
 import pytest
-from conftest import run_dag, write_config
+from dag_helpers import run_dag, write_config
 from slack_server import RecordingServer
 
 pytestmark = pytest.mark.airflow
@@ -40,16 +40,25 @@ def _stored(store_url: str) -> list:
 
 
 def _scenario(
-    airflow_env: dict[str, str], tmp_path: Path, store_url: str, *, full: bool = True
+    airflow_env: dict[str, str],
+    tmp_path: Path,
+    store_url: str,
+    *,
+    full: bool = True,
+    store_connection: str | None = None,
 ) -> None:
+    """Runs against ``store_url``; with ``store_connection`` the DAG finds it in a connection."""
     config = write_config(
         tmp_path / "config.yaml",
-        store=store_url,
+        store="sqlite:///unused.sqlite" if store_connection else store_url,
         retriever="switchable_retrievers:switchable",
         alerts=[{"type": "slack", "connection_id": "slack_test"}],
+        airflow={"store_connection_id": "retrieval_eval_db"} if store_connection else None,
     )
     with RecordingServer() as slack:
         env = {"RETRIEVAL_EVAL_CONFIG": str(config), **_slack_env(slack)}
+        if store_connection:
+            env["AIRFLOW_CONN_RETRIEVAL_EVAL_DB"] = store_connection
 
         first = run_dag(airflow_env, DAG_ID, extra_env={**env, "RE_TEST_MODE": "good"})
         assert first["state"] == "success", first["log"][-3000:]
@@ -133,8 +142,9 @@ def test_demo_dag_on_postgres(airflow_env: dict[str, str], tmp_path: Path, pg_ur
         conn.execute(f'create schema "{schema}"')
     try:
         url = f"{pg_url}?options=-csearch_path%3D{schema}"
-        # the branches are covered on SQLite; here: baseline, no_regression, regression
-        _scenario(airflow_env, tmp_path, url, full=False)
+        # the branches are covered on SQLite; here: baseline, no_regression, regression, with
+        # the store found through an Airflow connection as in production
+        _scenario(airflow_env, tmp_path, url, full=False, store_connection=url)
     finally:
         with psycopg.connect(pg_url, autocommit=True) as conn:
             conn.execute(f'drop schema "{schema}" cascade')

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 import yaml
-from conftest import EXAMPLES, ROOT, write_config
+from dag_helpers import EXAMPLES, ROOT, write_config
 
 pytestmark = pytest.mark.airflow
 

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 import yaml
-from conftest import run_dag, write_config
+from dag_helpers import run_dag, write_config
 
 pytestmark = [pytest.mark.airflow, pytest.mark.slow]
 
