@@ -14,7 +14,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from conftest import shared_collection
+from helpers import shared_collection
 
 from retrieval_eval import metrics
 from retrieval_eval.golden.importers import import_beir, read_qrels

@@ -15,7 +15,7 @@ import math
 from pathlib import Path
 
 import pytest
-from conftest import SHARED_DATA, shared_collection
+from helpers import SHARED_DATA, shared_collection
 
 from retrieval_eval import metrics
 from retrieval_eval.golden.importers import import_beir, read_qrels

@@ -8,7 +8,7 @@ k1 1.5, b 0.75, English stop words and the Snowball English stemmer over title +
 from __future__ import annotations
 
 import pytest
-from conftest import shared_collection
+from helpers import shared_collection
 
 from retrieval_eval.golden.importers import import_beir
 from retrieval_eval.results import RunSettings

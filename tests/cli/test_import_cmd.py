@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner, Result
-from conftest import shared_collection
+from helpers import shared_collection
 
 from retrieval_eval.cli import cli
 from retrieval_eval.golden.loaders import load_golden_set

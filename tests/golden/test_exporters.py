@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from conftest import shared_collection
+from helpers import shared_collection
 
 from retrieval_eval.errors import InvalidInputError
 from retrieval_eval.golden.exporters import qrels_lines, run_lines, topics_lines, write_lines

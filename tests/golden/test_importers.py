@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 
 import pytest
-from conftest import shared_collection
+from helpers import shared_collection
 
 from retrieval_eval.errors import InvalidInputError
 from retrieval_eval.golden.exporters import qrels_lines, topics_lines, write_lines

@@ -7,7 +7,7 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from conftest import shared_collection
+from helpers import shared_collection
 
 from retrieval_eval.errors import ConfigError, RetrieverError
 from retrieval_eval.golden.importers import import_beir

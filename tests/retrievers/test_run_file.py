@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 
 import pytest
-from conftest import shared_collection
+from helpers import shared_collection
 
 from retrieval_eval.errors import ConfigError
 from retrieval_eval.golden.models import GoldenQuestion, GoldenQuestionSet
