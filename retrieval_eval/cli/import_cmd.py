@@ -60,10 +60,17 @@ def _import_options(command: Any) -> Any:
     return command
 
 
-def _write(golden_set: GoldenQuestionSet, output: str | None, force: bool) -> None:
+def _import_and_write(build: Any, *args: Any, **options: Any) -> None:
+    """Run an importer with the shared options, then write the set (never over a file unless
+    ``--force``) and say what was written."""
     from retrieval_eval.errors import InvalidInputError
+    from retrieval_eval.golden.importers import read_forms
     from retrieval_eval.golden.loaders import dump_golden_set
 
+    output, force, forms = options.pop("output"), options.pop("force"), options.pop("forms")
+    golden_set: GoldenQuestionSet = build(
+        *args, forms=read_forms(forms) if forms else None, **options
+    )
     path = Path(output or f"{golden_set.identifier}.yaml")
     if path.exists() and not force:
         raise InvalidInputError(f"{path} already exists; pass --force to overwrite it")
@@ -81,30 +88,11 @@ def _write(golden_set: GoldenQuestionSet, output: str | None, force: bool) -> No
 @click.option("--split", default="test", show_default=True, help="Reads qrels/<split>.tsv.")
 @click.option("--identifier", default=None, help="Set identifier (default: <folder>.<split>).")
 @_import_options
-def import_beir_cmd(
-    directory: str,
-    split: str,
-    identifier: str | None,
-    output: str | None,
-    min_relevance: int,
-    forms: str | None,
-    hard_class_from: str | None,
-    name: str | None,
-    force: bool,
-) -> None:
+def import_beir_cmd(directory: str, **options: Any) -> None:
     """Turn a BEIR folder (queries.jsonl, qrels/<split>.tsv) into a golden set file."""
-    from retrieval_eval.golden.importers import import_beir, read_forms
+    from retrieval_eval.golden.importers import import_beir
 
-    golden_set = import_beir(
-        directory,
-        split=split,
-        identifier=identifier,
-        min_relevance=min_relevance,
-        forms=read_forms(forms) if forms else None,
-        hard_class_from=hard_class_from,
-        name=name,
-    )
-    _write(golden_set, output, force)
+    _import_and_write(import_beir, directory, **options)
 
 
 @sets.command("import-trec")
@@ -124,32 +112,11 @@ def import_beir_cmd(
     help="Which SGML topic field is the question.",
 )
 @_import_options
-def import_trec_cmd(
-    topics: str,
-    qrels: str,
-    identifier: str,
-    topic_field: str,
-    output: str | None,
-    min_relevance: int,
-    forms: str | None,
-    hard_class_from: str | None,
-    name: str | None,
-    force: bool,
-) -> None:
+def import_trec_cmd(topics: str, qrels: str, **options: Any) -> None:
     """Turn TREC topics and qrels into a golden set file."""
-    from retrieval_eval.golden.importers import import_trec, read_forms
+    from retrieval_eval.golden.importers import import_trec
 
-    golden_set = import_trec(
-        topics,
-        qrels,
-        identifier,
-        min_relevance=min_relevance,
-        forms=read_forms(forms) if forms else None,
-        hard_class_from=hard_class_from,
-        topic_field=topic_field,
-        name=name,
-    )
-    _write(golden_set, output, force)
+    _import_and_write(import_trec, topics, qrels, **options)
 
 
 @sets.command("export-qrels")
