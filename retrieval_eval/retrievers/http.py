@@ -27,9 +27,10 @@ Options:
   with ``/`` is joined to the connection's host, port and schema). ``{question}`` in the url
   itself is URL-encoded. Secret values are never
   logged and are masked as ``***`` in every error message.
-- ``timeout_s`` (per attempt, default 10), ``retries`` (default 2) with exponential backoff
+- ``timeout_s`` (per attempt, default 5), ``retries`` (default 2) with exponential backoff
   (``backoff_s`` × 2^n, default 0.5 s) on timeouts, connection errors and 5xx answers; 4xx
-  answers are not retried. The run's own ``timeout_s`` bounds the whole call, retries included.
+  answers are not retried. The run's own ``timeout_s`` (default 30 s) bounds the whole call,
+  retries included: the defaults (3 × 5 s + 1.5 s of backoff) fit inside it.
 - ``max_concurrency`` (default 8): questions in flight at once; one pooled, thread-safe client.
 - ``verify_tls`` (default true).
 """
@@ -74,7 +75,7 @@ class HttpOptions(BaseModel):
     connection_id: str | None = None
     connection_header: str = "Authorization"
     connection_scheme: str = "Bearer"
-    timeout_s: float = Field(default=10.0, gt=0)
+    timeout_s: float = Field(default=5.0, gt=0)
     retries: int = Field(default=2, ge=0)
     backoff_s: float = Field(default=0.5, ge=0)
     max_concurrency: int = Field(default=8, ge=1)
