@@ -11,7 +11,7 @@ import math
 from datetime import datetime
 from typing import Any
 
-from retrieval_eval.config import Config, Thresholds, load_config
+from retrieval_eval.config import load_config
 from retrieval_eval.errors import InvalidInputError
 from retrieval_eval.results import QuestionResult, RunResult, summarise
 from retrieval_eval.runner import resolve_retriever, resolve_set, resolve_settings
@@ -110,19 +110,6 @@ def reduce_results(
     return result.model_dump(mode="json")
 
 
-def thresholds_for(
-    config: Config, set_name: str, retriever_name: str, **overrides: Any
-) -> Thresholds:
-    """The config's thresholds, the evaluation's own, then non-None overrides (manual Params)."""
-    spec = config.evaluation(set_name, retriever_name)
-    base = (
-        spec.thresholds if spec is not None and spec.thresholds is not None else config.thresholds
-    )
-    values = base.model_dump()
-    values.update({k: v for k, v in overrides.items() if v is not None})
-    return Thresholds.model_validate(values)
-
-
 def persist_result(
     config_path: str | None,
     result_json: dict[str, Any],
@@ -137,11 +124,11 @@ def persist_result(
     and, if it never succeeds, ``retrieval-eval db replay`` saves the spooled run later.
     """
     from retrieval_eval.errors import StoreUnavailableError
-    from retrieval_eval.recording import record_run
+    from retrieval_eval.recording import record_run, resolve_thresholds
 
     config = load_config(config_path)
     result = RunResult.model_validate(result_json)
-    thresholds = thresholds_for(
+    thresholds = resolve_thresholds(
         config, result.set_identifier, result.retriever, **(threshold_overrides or {})
     )
     recorded = record_run(
