@@ -40,7 +40,9 @@ airflow: install
 	@mkdir -p .retrieval_eval .airflow
 	@echo "Airflow UI: http://localhost:8080  user: admin, password: see" \
 	  "$(CURDIR)/.airflow/simple_auth_manager_passwords.json.generated once it has started"
-	$(AIRFLOW_ENV) AIRFLOW__CORE__SIMPLE_AUTH_MANAGER_USERS=admin:admin $(BIN)/airflow standalone
+	# standalone starts its components as `airflow ...` commands: the venv must be on PATH
+	PATH="$(CURDIR)/$(BIN):$$PATH" $(AIRFLOW_ENV) AIRFLOW__CORE__SIMPLE_AUTH_MANAGER_USERS=admin:admin \
+	  $(BIN)/airflow standalone
 
 lint: install
 	$(BIN)/ruff check retrieval_eval tests dags plugins benchmarks
@@ -53,6 +55,11 @@ unit: install
 	$(BIN)/pytest $(PYTEST_ARGS)
 
 test: lint typecheck unit
+
+# One table of ratios, each measured in the same run (docs/benchmarks.md explains them); about
+# 5-10 minutes on a 2-core machine. `make bench BENCH="scoring memory"` runs a subset.
+bench: install
+	$(PY) -m benchmarks $(BENCH)
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache
