@@ -39,6 +39,7 @@ BUILTIN_ADAPTERS: dict[str, str] = {
     "postgres_fts": "retrieval_eval.retrievers.postgres_fts:PostgresFtsRetriever",
     "chunked": "retrieval_eval.retrievers.chunked:ChunkedRetriever",
     "langchain": "retrieval_eval.retrievers.langchain:LangchainRetriever",
+    "dense": "retrieval_eval.retrievers.dense:DenseRetriever",
 }
 
 

