@@ -150,13 +150,7 @@ def export_qrels_cmd(
     if topics:
         write_lines(topics_lines(golden_set), topics)
         click.echo(f"wrote {topics}: {len(golden_set.questions)} topics", err=output is None)
-    if output is None:
-        for line in lines:
-            click.echo(line)
-        click.echo(f"{len(lines)} qrels lines{note}", err=True)
-    else:
-        write_lines(lines, output)
-        click.echo(f"wrote {output}: {len(lines)} qrels lines{note}")
+    _emit(lines, output, f"qrels lines{note}")
 
 
 @cli.command("export-run")
@@ -179,17 +173,24 @@ def export_run_cmd(
     A stored run keeps the distinct documents to its deepest cutoff (3 by default): compare
     success@1 / success@3 with other tools, not deeper metrics. Failed questions have no lines.
     """
-    from retrieval_eval.golden.exporters import run_lines, write_lines
+    from retrieval_eval.golden.exporters import run_lines
     from retrieval_eval.store import open_store
 
     with open_store(store_url_for(db, config_path)) as store:
         result = store.get_run(run_id).result
     lines = run_lines(result, tag)
     errors = f" ({result.error_count} failed question(s) left out)" if result.error_count else ""
+    _emit(lines, output, f"run lines{errors}")
+
+
+def _emit(lines: list[str], output: str | None, what: str) -> None:
+    """Lines to ``output``, or to stdout with the count on stderr so a pipe gets only lines."""
+    from retrieval_eval.golden.exporters import write_lines
+
     if output is None:
         for line in lines:
             click.echo(line)
-        click.echo(f"{len(lines)} run lines{errors}", err=True)
+        click.echo(f"{len(lines)} {what}", err=True)
     else:
         write_lines(lines, output)
-        click.echo(f"wrote {output}: {len(lines)} run lines{errors}")
+        click.echo(f"wrote {output}: {len(lines)} {what}")
