@@ -13,6 +13,7 @@ from collections import defaultdict
 from pathlib import Path
 
 import pytest
+from helpers import shared_collection
 
 from retrieval_eval.golden.models import GoldenQuestion, GoldenQuestionSet
 from retrieval_eval.retrievers.base import FunctionRetriever
@@ -37,20 +38,11 @@ def read_run(path: Path) -> dict[str, list[str]]:
     return {qid: [doc for _, doc in sorted(ranked)] for qid, ranked in rows.items()}
 
 
-def shared_collection(config: pytest.Config, name: str) -> Path:
-    """tests/conftest.py's helper, taken from the conftest pytest loaded: a plain
-    ``from conftest import`` finds tests/airflow/conftest.py instead once that one is loaded."""
-    conftest = config.pluginmanager.get_plugin(
-        str(Path(__file__).resolve().with_name("conftest.py"))
-    )
-    return conftest.shared_collection(name)  # type: ignore[no-any-return]
-
-
 @pytest.fixture(scope="module")
 def scifact(
     request: pytest.FixtureRequest,
 ) -> tuple[GoldenQuestionSet, FunctionRetriever, list[int]]:
-    root = shared_collection(request.config, "scifact")
+    root = shared_collection("scifact")
     texts = {}
     for line in (root / "queries.jsonl").read_text().splitlines():
         row = json.loads(line)
