@@ -71,10 +71,15 @@ def judgements(questions: Sequence[QuestionResult]) -> Judgements:
     rows: list[int] = []
     cols: list[int] = []
     for i, rank in enumerate(first):
-        if rank is not None:  # only questions with a target found can have gains
+        kept = retrieved[i]
+        if rank is None or rank > len(kept):  # no target among the kept documents
+            continue
+        rows.append(i)  # the first target is known; look for more only after it
+        cols.append(rank - 1)
+        if len(expected[i]) > 1:
             wanted = set(expected[i])
-            for j, doc in enumerate(retrieved[i]):
-                if doc in wanted:
+            for j in range(rank, len(kept)):
+                if kept[j] in wanted:
                     rows.append(i)
                     cols.append(j)
     gains = np.zeros((n, depth), dtype=bool)

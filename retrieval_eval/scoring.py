@@ -21,6 +21,7 @@ from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from datetime import UTC, datetime
+from itertools import chain
 from typing import Any
 
 from retrieval_eval.golden.models import GoldenQuestion, GoldenQuestionSet
@@ -108,15 +109,18 @@ def judge_many(
     """
     if len(questions) != len(rankings):
         raise ValueError(f"{len(rankings)} rankings for {len(questions)} questions")
-    out: list[QuestionResult] = []
     with paused_gc():
-        for question, ranking in zip(questions, rankings, strict=True):
-            values = _judged(question, ranking, depth, None, None)
-            if all(type(doc_id) is str for doc_id in values["retrieved"]):
-                out.append(QuestionResult.trusted(values))
-            else:  # let validation raise its usual error
-                out.append(QuestionResult(**values))
-    return out
+        # one C-level pass over every id: only all-string rankings may skip validation
+        kinds = set(map(type, chain.from_iterable(r for r in rankings if r)))
+        build = QuestionResult.trusted if kinds <= {str} else _validated
+        return [
+            build(_judged(question, ranking, depth, None, None))
+            for question, ranking in zip(questions, rankings, strict=True)
+        ]
+
+
+def _validated(values: dict[str, Any]) -> QuestionResult:
+    return QuestionResult(**values)
 
 
 def check_ranking(value: Any) -> list[str]:

@@ -1,0 +1,48 @@
+"""``python -m benchmarks [NAME ...]`` (``make bench``): every benchmark, one table of ratios.
+
+Names: scoring, harness, concurrency, airflow, memory (default: all, in that order). A benchmark
+that cannot run (missing data, an exception) gets a row saying so; the others still run. Exit
+code 1 only when a benchmark broke; a missed target is a figure (the table says MISSED).
+"""
+
+from __future__ import annotations
+
+import importlib
+import sys
+import time
+
+from benchmarks.common import Row, machine, render
+
+BENCHMARKS = {
+    "scoring": "benchmarks.scoring_throughput",
+    "harness": "benchmarks.harness_overhead",
+    "concurrency": "benchmarks.concurrency",
+    "airflow": "benchmarks.airflow_dag",
+    "memory": "benchmarks.memory",
+}
+
+
+def main(argv: list[str]) -> int:
+    names = argv or list(BENCHMARKS)
+    unknown = [name for name in names if name not in BENCHMARKS]
+    if unknown:
+        print(f"unknown benchmark(s) {', '.join(unknown)}; choose from {', '.join(BENCHMARKS)}")
+        return 2
+    rows: list[Row] = []
+    broken = 0
+    started = time.perf_counter()
+    for name in names:
+        print(f"running {name} ...", file=sys.stderr, flush=True)
+        try:
+            rows += importlib.import_module(BENCHMARKS[name]).run()
+        except Exception as exc:  # one broken benchmark must not hide the others' figures
+            broken += 1
+            rows.append(Row(name, "–", "–", None, "–", None, f"{type(exc).__name__}: {exc}"))
+    print(f"Machine: {machine()}")
+    print(render(rows))
+    print(f"\n{len(names)} benchmark(s) in {time.perf_counter() - started:.0f} s")
+    return 1 if broken else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -1,0 +1,109 @@
+"""What every benchmark shares: interleaved timing, one result row, the table, the machine.
+
+Figures are RATIOS of two things measured in the same run, alternating, keeping each one's best
+time: on a noisy shared machine both sides see the same noise, so the ratio holds where absolute
+seconds would not.
+"""
+
+from __future__ import annotations
+
+import gc
+import os
+import platform
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+SHARED_DATA = os.path.join(os.path.dirname(ROOT), "shared", "data")
+
+
+@dataclass
+class Row:
+    """One line of the table. ``met`` is None where there is no target (context only)."""
+
+    benchmark: str
+    ours: str
+    reference: str
+    ratio: float | None
+    target: str
+    met: bool | None
+    note: str = ""
+
+    @property
+    def verdict(self) -> str:
+        if self.met is None:
+            return "info" if self.ratio is not None else "skipped"
+        return "met" if self.met else "MISSED"
+
+
+def best_times(
+    candidates: dict[str, Callable[[], object]], repeat: int, budget_s: float
+) -> dict[str, float]:
+    """Each candidate's best wall time over ``repeat`` alternating rounds (fewer past the budget).
+
+    Every candidate runs at least once; rounds stop early when ``budget_s`` is spent. A full
+    collection before each call keeps one side from paying the other's garbage-collector debt.
+    """
+    best = {name: float("inf") for name in candidates}
+    started = time.perf_counter()
+    for _ in range(repeat):
+        for name, function in candidates.items():
+            gc.collect()
+            t0 = time.perf_counter()
+            function()
+            best[name] = min(best[name], time.perf_counter() - t0)
+        if time.perf_counter() - started > budget_s:
+            break
+    return best
+
+
+def seconds(value: float) -> str:
+    if value < 1e-3:
+        return f"{value * 1e6:.0f} µs"
+    if value < 1:
+        return f"{value * 1e3:.1f} ms"
+    return f"{value:.2f} s"
+
+
+def machine() -> str:
+    """A one-line description of where the figures come from."""
+    cpu = platform.processor() or platform.machine()
+    try:
+        with open("/proc/cpuinfo") as handle:
+            names = [line.split(":", 1)[1].strip() for line in handle if "model name" in line]
+        cpu = names[0] if names else cpu
+    except OSError:
+        pass
+    try:
+        load = f"load {os.getloadavg()[0]:.1f}"
+    except OSError:
+        load = ""
+    return (
+        f"{cpu}, {os.cpu_count()} CPUs, Python {platform.python_version()}, "
+        f"{platform.system()} {platform.release()}, {load}"
+    )
+
+
+def render(rows: list[Row]) -> str:
+    """The one table ``make bench`` prints (plain text, aligned), with the notes below it."""
+    header = ["benchmark", "ours", "reference", "ratio", "target", "result"]
+    lines = [
+        [
+            row.benchmark,
+            row.ours,
+            row.reference,
+            "–" if row.ratio is None else f"{row.ratio:.2f}",
+            row.target,
+            row.verdict,
+        ]
+        for row in rows
+    ]
+    widths = [max(len(str(cell)) for cell in column) for column in zip(header, *lines, strict=True)]
+    out = [
+        "  ".join(cell.ljust(width) for cell, width in zip(header, widths, strict=True)),
+        "  ".join("-" * width for width in widths),
+    ]
+    out += ["  ".join(c.ljust(w) for c, w in zip(line, widths, strict=True)) for line in lines]
+    notes = [f"[{i}] {row.benchmark}: {row.note}" for i, row in enumerate(rows, 1) if row.note]
+    return "\n".join(out + (["", *notes] if notes else []))
