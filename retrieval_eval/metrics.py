@@ -51,7 +51,6 @@ class Judgements:
     ``first_rank`` is 0 where no target was found.
     """
 
-    ids: list[str]
     has_targets: np.ndarray
     target_count: np.ndarray
     failed: np.ndarray
@@ -63,9 +62,9 @@ class Judgements:
 def judgements(questions: Sequence[QuestionResult]) -> Judgements:
     """Turn per-question results into arrays; one pass in Python, the metrics then vectorise."""
     n = len(questions)
-    fields = attrgetter("id", "expected_document_ids", "retrieved", "first_hit_rank", "error")
-    ids, expected, retrieved, first, errors = (
-        zip(*map(fields, questions), strict=True) if n else ((), (), (), (), ())
+    fields = attrgetter("expected_document_ids", "retrieved", "first_hit_rank", "error")
+    expected, retrieved, first, errors = (
+        zip(*map(fields, questions), strict=True) if n else ((), (), (), ())
     )
     depth = max(map(len, retrieved), default=0)
     rows: list[int] = []
@@ -86,7 +85,6 @@ def judgements(questions: Sequence[QuestionResult]) -> Judgements:
     gains[rows, cols] = True
     target_count = np.fromiter(map(len, expected), dtype=np.int64, count=n)
     return Judgements(
-        ids=list(ids),
         has_targets=target_count > 0,
         target_count=target_count,
         failed=np.fromiter((e is not None for e in errors), dtype=bool, count=n),
@@ -157,7 +155,7 @@ def per_question(questions: Sequence[QuestionResult], cutoffs: Iterable[int]) ->
     j = judgements(questions)
     names = metric_names(cutoffs)
     frame = pd.DataFrame({name: _values(j, name) for name in names}, columns=names)
-    frame.index = pd.Index(j.ids, name="id")
+    frame.index = pd.Index([question.id for question in questions], name="id")
     return frame
 
 

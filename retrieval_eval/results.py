@@ -49,6 +49,9 @@ def paused_gc() -> Iterator[None]:
             gc.enable()
 
 
+_new, _set = object.__new__, object.__setattr__
+
+
 class QuestionResult(BaseModel):
     """How one question fared. ``retrieved`` holds distinct ids, best first, to the deepest cutoff."""
 
@@ -73,8 +76,7 @@ class QuestionResult(BaseModel):
         values it just built from a validated question. ``tests/test_metrics.py`` checks that
         the result equals ``QuestionResult(**values)``.
         """
-        result = cls.__new__(cls)
-        _set = object.__setattr__
+        result = _new(cls)  # BaseModel keeps object.__new__; looking it up on cls costs more
         _set(result, "__dict__", values)
         _set(result, "__pydantic_fields_set__", set(values))
         _set(result, "__pydantic_extra__", None)
@@ -215,8 +217,8 @@ _FRAME_COLUMNS = [
 ]
 
 
-# what summarise groups and counts: the id lists are not needed there
-_AGGREGATED_COLUMNS = ("id", "form", "hard_class", "top1_hit", "top3_hit", "latency_ms", "error")
+# what summarise groups and counts: neither the ids nor the id lists
+_AGGREGATED_COLUMNS = ("form", "hard_class", "top1_hit", "top3_hit", "latency_ms", "error")
 
 
 def questions_frame(

@@ -65,12 +65,19 @@ def _judged(
     error: str | None,
 ) -> dict[str, Any]:
     """The rules, once: the field values of the question's result."""
-    distinct = collapse(ranking or []) if error is None else []
-    targets = set(question.expected_document_ids)
+    # collapse(), inlined on this hot path: first occurrences in order, empty ids dropped
+    seen = dict.fromkeys(ranking) if error is None and ranking else {}
+    seen.pop("", None)
+    distinct = list(seen)
+    targets = question.expected_document_ids
     first_rank = None
-    if targets:
+    if len(targets) == 1:  # the common case: a hash lookup, no set to build
+        if targets[0] in seen:
+            first_rank = distinct.index(targets[0]) + 1
+    elif targets:
+        wanted = set(targets)
         for rank, doc_id in enumerate(distinct, start=1):
-            if doc_id in targets:
+            if doc_id in wanted:
                 first_rank = rank
                 break
     if error is not None:
@@ -85,7 +92,7 @@ def _judged(
         "question": question.question,
         "form": question.form,
         "hard_class": question.hard_class,
-        "expected_document_ids": list(question.expected_document_ids),
+        "expected_document_ids": list(targets),
         "top1_hit": top1,
         "top3_hit": top3,
         "first_hit_rank": first_rank,

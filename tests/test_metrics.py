@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import gc
 import math
+import random
 from collections.abc import Sequence
 from typing import Any
 
@@ -24,7 +25,7 @@ from retrieval_eval.results import (
 )
 from retrieval_eval.retrievers.base import FunctionRetriever
 from retrieval_eval.runner import run_evaluation
-from retrieval_eval.scoring import evaluate, judge, judge_many
+from retrieval_eval.scoring import collapse, evaluate, judge, judge_many
 
 L2, L3, L4, L5 = (math.log2(n) for n in (2, 3, 4, 5))
 
@@ -235,6 +236,31 @@ def test_judge_many_equals_judge_question_by_question() -> None:
     assert bulk == one_by_one
     assert [b.model_dump() for b in bulk] == [o.model_dump() for o in one_by_one]
     assert [b.model_fields_set for b in bulk] == [o.model_fields_set for o in one_by_one]
+
+
+def test_judge_many_follows_the_protocol_on_random_rankings() -> None:
+    """Against the rules written plainly: collapse, first target, top-1/top-3, no-result."""
+    rng = random.Random(11)
+    docs = ["a", "b", "c", "d", "e", "f", ""]
+    questions, rankings = [], []
+    for i in range(500):
+        targets = rng.sample(docs[:-1], rng.choice([0, 1, 1, 2, 3]))
+        questions.append(q(f"q{i}", targets))
+        rankings.append(rng.choices(docs, k=rng.randint(0, 8)))
+    for question, ranking, result in zip(
+        questions, rankings, judge_many(questions, rankings, depth=4), strict=True
+    ):
+        distinct = collapse(ranking)
+        targets = set(question.expected_document_ids)
+        ranks = [i for i, doc in enumerate(distinct, 1) if doc in targets]
+        first = ranks[0] if ranks else None
+        assert result.retrieved == distinct[:4]
+        assert result.first_hit_rank == first
+        if targets:
+            assert result.top1_hit == (first == 1)
+            assert result.top3_hit == (first is not None and first <= 3)
+        else:
+            assert result.top1_hit == result.top3_hit == (not distinct)
 
 
 def test_judge_many_rejects_what_judge_rejects() -> None:
