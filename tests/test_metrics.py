@@ -5,6 +5,7 @@ from __future__ import annotations
 import gc
 import math
 import random
+import threading
 from collections.abc import Sequence
 from typing import Any
 
@@ -302,3 +303,50 @@ def test_questions_frame_matches_the_row_by_row_frame() -> None:
     expected["first_hit_rank"] = expected["first_hit_rank"].astype("Int64")
     pd.testing.assert_frame_equal(questions_frame(questions), expected, check_dtype=False)
     assert questions_frame([]).dtypes.eq(object).sum() >= len(_FRAME_COLUMNS) - 3
+
+
+# --- the retrieval watchdog: reused, still abandoned on a timeout, never piling up ----------------
+
+
+def watchdog_threads() -> list[threading.Thread]:
+    return [t for t in threading.enumerate() if t.name == "retrieval-eval-call"]
+
+
+def test_a_timed_out_call_is_abandoned_and_the_next_question_still_runs() -> None:
+    release = threading.Event()
+    callers: list[str] = []
+
+    def retrieve(text: str, limit: int) -> list[str]:
+        callers.append(threading.current_thread().name)
+        if text == "text of slow":
+            release.wait(10)
+        return ["a"]
+
+    questions = [q("fast1", ["a"]), q("slow", ["a"]), q("fast2", ["a"]), q("fast3", ["a"])]
+    try:
+        result = evaluate(
+            GoldenQuestionSet(identifier="t.watchdog", questions=questions),
+            FunctionRetriever(retrieve, identifier="sleepy"),
+            RunSettings(timeout_s=0.2, max_error_rate=1.0),
+        )
+    finally:
+        release.set()
+    errors = [question.error for question in result.questions]
+    assert errors[0] is None and errors[2] is None and errors[3] is None
+    assert errors[1] == "retrieval timed out after 0.2 s"
+    assert set(callers) == {"retrieval-eval-call"}  # never on the scoring thread itself
+    assert result.top1_hits == 3
+
+
+def test_watchdog_threads_end_with_their_scoring_threads() -> None:
+    retriever = FunctionRetriever(lambda text, limit: ["a"], identifier="quick")
+    golden = GoldenQuestionSet(
+        identifier="t.pool", questions=[q(f"q{i}", ["a"]) for i in range(40)]
+    )
+    before = set(watchdog_threads())
+    for _ in range(5):
+        run = evaluate(golden, retriever, RunSettings(max_concurrency=4, timeout_s=5))
+        assert run.top1_hits == 40
+    for thread in set(watchdog_threads()) - before:
+        thread.join(10)  # each ends once its pool worker has gone
+    assert not set(watchdog_threads()) - before
