@@ -101,9 +101,11 @@ def render(rows: list[Row]) -> str:
     ]
     widths = [max(len(str(cell)) for cell in column) for column in zip(header, *lines, strict=True)]
     out = [
-        "  ".join(cell.ljust(width) for cell, width in zip(header, widths, strict=True)),
+        "  ".join(cell.ljust(width) for cell, width in zip(header, widths, strict=True)).rstrip(),
         "  ".join("-" * width for width in widths),
     ]
-    out += ["  ".join(c.ljust(w) for c, w in zip(line, widths, strict=True)) for line in lines]
+    out += [
+        "  ".join(c.ljust(w) for c, w in zip(line, widths, strict=True)).rstrip() for line in lines
+    ]
     notes = [f"[{i}] {row.benchmark}: {row.note}" for i, row in enumerate(rows, 1) if row.note]
     return "\n".join(out + (["", *notes] if notes else []))

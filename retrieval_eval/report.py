@@ -164,6 +164,13 @@ def render_markdown(result: RunResult) -> str:
             for v, s in slices.items()
         ]
         lines.append("")
+    if result.metrics:
+        lines += ["## Metrics", "", "| metric | value |", "|---|---:|"]
+        lines += [
+            f"| {name} | {'–' if value is None else f'{value:.4f}'} |"
+            for name, value in result.metrics.items()
+        ]
+        lines.append("")
     lines += [
         "## Per question",
         "",

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import gc
+import json
 import math
 import random
 import threading
@@ -350,3 +351,22 @@ def test_watchdog_threads_end_with_their_scoring_threads() -> None:
     for thread in set(watchdog_threads()) - before:
         thread.join(10)  # each ends once its pool worker has gone
     assert not set(watchdog_threads()) - before
+
+
+def test_reports_show_the_metrics() -> None:
+    from retrieval_eval.report import render
+
+    questions = scored([(["a"], ["x", "a"]), ([], [])], [1, 3])
+    run = summarise(
+        questions,
+        set_identifier="t.metrics",
+        labels_fingerprint="f",
+        retriever="table",
+        settings=RunSettings(cutoffs=[1, 3]),
+    )
+    markdown = render(run, "markdown")
+    assert "## Metrics" in markdown and "| mrr | 0.5000 |" in markdown
+    assert "| recall@1 | 0.0000 |" in markdown
+    text = render(run, "text")
+    assert "ndcg@3" in text and "0.6309" in text
+    assert json.loads(render(run, "json"))["metrics"]["hit_rate@1"] == 0.5
