@@ -196,6 +196,30 @@ def test_no_timeout_calls_directly() -> None:
     assert seen == [threading.current_thread().name]
 
 
+def test_a_self_timed_retriever_runs_in_the_scoring_thread_and_overruns_still_miss() -> None:
+    import time
+
+    seen: list[str] = []
+
+    class SelfTimed:
+        identifier = "self-timed"
+        bounds_own_time = True
+
+        def retrieve(self, question: str, limit: int) -> list[str]:
+            seen.append(threading.current_thread().name)
+            if question == "text of slow":
+                time.sleep(0.12)  # its own timeout would end it; here it just overruns
+            return ["t"]
+
+    slow, fast = score_questions(
+        [q("slow", ["t"]), q("fast", ["t"])], SelfTimed(), RunSettings(timeout_s=0.1)
+    )
+    assert seen == [threading.current_thread().name] * 2  # no watchdog thread in between
+    assert slow.error == "retrieval timed out after 0.1 s"
+    assert (slow.top1_hit, slow.top3_hit) == (False, False)
+    assert fast.error is None and fast.top1_hit
+
+
 def test_errors_do_not_stop_the_run_and_are_counted() -> None:
     gs = golden(q("a", ["t"]), q("b", ["t"]), q("c", []), q("d", ["t"]))
     retriever = by_text({"a": ["t"], "b": ValueError("bad"), "c": None, "d": ["x", "t"]})

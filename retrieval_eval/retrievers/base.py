@@ -12,6 +12,10 @@ Optional extras the scorer honours when present:
   at a time) when present, for retrievers that need the question's id rather than its text, such
   as ``run_file`` looking up precomputed rankings. ``retrieve_many``, when present, still takes
   batches first.
+- ``bounds_own_time = True``: the retriever's own timeouts end every call (the ``http`` adapter's
+  per-attempt timeout and bounded retries). The scorer then calls it directly instead of on a
+  watchdog thread, and a call that still took longer than the run's ``timeout_s`` is recorded as
+  timed out once it returns.
 """
 
 from __future__ import annotations

@@ -139,7 +139,8 @@ def test_connection_refused_retried_then_recorded() -> None:
         sock.bind(("127.0.0.1", 0))
         port = sock.getsockname()[1]  # closed again before use: nothing listens there
     with pytest.raises(
-        HttpRetrievalError, match=r"connection failed: ConnectError.*after 2 attempts"
+        HttpRetrievalError,
+        match=r"connection failed: NewConnectionError.*Connection refused.*after 2 attempts",
     ):
         build(f"http://127.0.0.1:{port}/s", retries=1).retrieve("anything", 3)
 
