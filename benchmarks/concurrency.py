@@ -4,7 +4,7 @@ At ``max_concurrency`` 1, 8 and 32, the run's wall time is compared with the ide
 ``questions × latency / concurrency``; the figure is ideal / measured (1.0 = no overhead at all).
 The service runs in its own process (:mod:`benchmarks.loopback_server`), so the client's costs
 (HTTP, the per-question timeout thread, judging, aggregation) are what is measured. A last row
-compares the run at 32 with a bare loop of the same HTTP client (httpx, 32 threads, no library):
+compares the run at 32 with a bare loop of the same HTTP client (urllib3, 32 threads, no library):
 what the library itself adds.
 """
 
@@ -77,17 +77,17 @@ def run() -> list[Row]:
                     ),
                 )
             )
-        bare = _bare_httpx(f"http://127.0.0.1:{port}/search", [q.question for q in questions])
+        bare = _bare_client(f"http://127.0.0.1:{port}/search", [q.question for q in questions])
         measured_32 = elapsed_at[LEVELS[-1]]
         rows.append(
             Row(
-                "3. http at 32 vs a bare httpx loop, 32 threads",
+                "3. http at 32 vs a bare urllib3 loop, 32 threads",
                 seconds(measured_32),
                 seconds(bare),
                 measured_32 / bare,
                 "context",
                 None,
-                "what the library adds over its HTTP client (httpx) alone",
+                "what the library adds over its HTTP client (urllib3) alone",
             )
         )
         stdlib = _bare_stdlib(port, [q.question for q in questions])
@@ -108,17 +108,20 @@ def run() -> list[Row]:
         server.wait(timeout=10)
 
 
-def _bare_httpx(url: str, texts: list[str]) -> float:
-    """The same requests with httpx and a thread pool alone: the client's own ceiling."""
-    import httpx
+def _bare_client(url: str, texts: list[str]) -> float:
+    """The same requests with the adapter's client (urllib3) and a thread pool alone."""
+    import urllib3
 
-    with httpx.Client(limits=httpx.Limits(max_connections=max(10, LEVELS[-1]))) as client:
+    pool = urllib3.PoolManager(maxsize=max(10, LEVELS[-1]), retries=False)
 
-        def one(text: str) -> list[str]:
-            answer = client.get(url, params={"q": text, "limit": 12}).json()
-            return [hit["_id"] for hit in answer["hits"]["hits"]]
+    def one(text: str) -> list[str]:
+        answer = pool.request("GET", url, fields={"q": text, "limit": "12"}).json()
+        return [hit["_id"] for hit in answer["hits"]["hits"]]
 
+    try:
         return _pooled(one, texts)
+    finally:
+        pool.clear()
 
 
 def _bare_stdlib(port: int, texts: list[str]) -> float:

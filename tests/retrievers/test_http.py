@@ -181,7 +181,7 @@ def test_secret_header_sent_but_never_logged_or_reported(
     tmp_path: Path,
 ) -> None:
     monkeypatch.setenv("SEARCH_TOKEN", f"Bearer {SECRET}")
-    caplog.set_level(logging.DEBUG)  # httpx/httpcore debug logging included
+    caplog.set_level(logging.DEBUG)  # urllib3's debug logging included
     server.behaviour.rankings["ok"] = ["d1"]
     server.behaviour.echo_headers.add("leaky")  # a 500 whose body quotes the request headers
     server.behaviour.status["denied"] = 401
