@@ -15,7 +15,7 @@ import click
 
 from retrieval_eval.cli import cli
 from retrieval_eval.cli.db_cmd import db_option, store_url_for
-from retrieval_eval.cli.options import config_option
+from retrieval_eval.cli.options import config_option, report_format_option
 
 if TYPE_CHECKING:
     from rich.table import Table
@@ -132,13 +132,7 @@ def history(
 
 @cli.command("show")
 @click.argument("run_id", type=int, metavar="RUN_ID")
-@click.option(
-    "--format",
-    "fmt",
-    type=click.Choice(["text", "json", "markdown"]),
-    default="text",
-    show_default=True,
-)
+@report_format_option
 @db_option
 @config_option
 def show(run_id: int, fmt: str, db: str | None, config_path: str | None) -> None:

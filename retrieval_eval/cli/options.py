@@ -13,6 +13,16 @@ config_option = click.option(
 )
 
 
+report_format_option = click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["text", "json", "markdown"]),
+    default="text",
+    show_default=True,
+    help="Report format on stdout.",
+)
+
+
 def non_negative(ctx: click.Context, param: click.Parameter, value: float | None) -> float | None:
     """Reject negative thresholds instead of silently using a default."""
     if value is not None and value < 0:

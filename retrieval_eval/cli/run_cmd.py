@@ -9,7 +9,7 @@ import click
 
 from retrieval_eval.cli import cli
 from retrieval_eval.cli.db_cmd import db_option
-from retrieval_eval.cli.options import config_option
+from retrieval_eval.cli.options import config_option, report_format_option
 
 
 def _cutoffs(ctx: click.Context, param: click.Parameter, value: str | None) -> list[int] | None:
@@ -37,14 +37,7 @@ def rate_drop(ctx: click.Context, param: click.Parameter, value: float | None) -
 @click.argument("set_name", metavar="SET")
 @click.argument("retriever_name", metavar="RETRIEVER")
 @config_option
-@click.option(
-    "--format",
-    "fmt",
-    type=click.Choice(["text", "json", "markdown"]),
-    default="text",
-    show_default=True,
-    help="Report format on stdout.",
-)
+@report_format_option
 @click.option(
     "--output",
     type=click.Path(dir_okay=False),
