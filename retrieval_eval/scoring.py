@@ -332,6 +332,31 @@ def _progress_bar(total: int, enabled: bool, label: str) -> Iterator[Callable[[i
         yield lambda n: bar.advance(task, n)
 
 
+def summarise_set(
+    golden_set: GoldenQuestionSet,
+    questions: list[QuestionResult],
+    *,
+    retriever: str,
+    settings: RunSettings,
+    started_at: datetime | None = None,
+    finished_at: datetime | None = None,
+    run_key: str | None = None,
+) -> RunResult:
+    """Aggregate ``questions`` into a RunResult labelled with the set they came from."""
+    return summarise(
+        questions,
+        set_identifier=golden_set.identifier,
+        set_name=golden_set.name,
+        corpus_revision=golden_set.corpus_revision,
+        labels_fingerprint=golden_set.fingerprint,
+        retriever=retriever,
+        settings=settings,
+        started_at=started_at,
+        finished_at=finished_at,
+        run_key=run_key,
+    )
+
+
 def evaluate(
     golden_set: GoldenQuestionSet,
     retriever: EvaluatableRetriever,
@@ -345,16 +370,12 @@ def evaluate(
     started = datetime.now(UTC)
     with _progress_bar(len(golden_set.questions), progress, retriever.identifier) as advance:
         questions = score_questions(golden_set.questions, retriever, settings, progress=advance)
-    result = summarise(
+    return summarise_set(
+        golden_set,
         questions,
-        set_identifier=golden_set.identifier,
-        set_name=golden_set.name,
-        corpus_revision=golden_set.corpus_revision,
-        labels_fingerprint=golden_set.fingerprint,
         retriever=retriever.identifier,
         settings=settings,
         started_at=started,
         finished_at=datetime.now(UTC),
         run_key=run_key,
     )
-    return result

@@ -13,9 +13,9 @@ from typing import Any
 
 from retrieval_eval.config import load_config
 from retrieval_eval.errors import InvalidInputError
-from retrieval_eval.results import QuestionResult, RunResult, summarise
+from retrieval_eval.results import QuestionResult, RunResult
 from retrieval_eval.runner import resolve_retriever, resolve_set, resolve_settings
-from retrieval_eval.scoring import score_questions
+from retrieval_eval.scoring import score_questions, summarise_set
 
 # Airflow refuses to map more items than [core] max_map_length (1024 by default)
 MAX_MAP_LENGTH = 1024
@@ -96,12 +96,9 @@ def reduce_results(
             f"expected {len(golden.questions)} question results, got {len(questions)}"
         )
     retriever_id = batch_results[0]["retriever"] if batch_results else retriever_name
-    result = summarise(
+    result = summarise_set(
+        golden,
         questions,
-        set_identifier=golden.identifier,
-        set_name=golden.name,
-        corpus_revision=golden.corpus_revision,
-        labels_fingerprint=golden.fingerprint,
         retriever=retriever_id,
         settings=resolve_settings(config, golden.identifier, retriever_name, **(overrides or {})),
         started_at=started_at,
