@@ -97,15 +97,16 @@ def _params() -> dict[str, Param]:
 
 def _store_url(config_path: str | None, options: AirflowOptions) -> str:
     """The store URL at run time: an Airflow connection when configured, else the usual lookup."""
-    if options.store_connection_id:
-        from airflow.sdk import BaseHook
+    from airflow.sdk import BaseHook
 
-        uri = BaseHook.get_connection(options.store_connection_id).get_uri()
-        return re.sub(r"^postgres(ql)?://", "postgresql://", uri)
     from retrieval_eval.config import load_config
-    from retrieval_eval.store import resolve_store_url
+    from retrieval_eval.store import store_url_for
 
-    return resolve_store_url(None, load_config(config_path))
+    return store_url_for(
+        load_config(config_path),
+        options.store_connection_id,
+        lambda conn_id: BaseHook.get_connection(conn_id).get_uri(),
+    )
 
 
 def build_evaluation_dag(

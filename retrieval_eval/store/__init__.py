@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from retrieval_eval.store.models import StoredRun
 from retrieval_eval.store.store import Store, StoreSchemaError, open_store
-from retrieval_eval.store.url import home_dir, mask_url, resolve_store_url
+from retrieval_eval.store.url import home_dir, mask_url, resolve_store_url, store_url_for
 
 __all__ = [
     "Store",
@@ -20,4 +20,5 @@ __all__ = [
     "mask_url",
     "open_store",
     "resolve_store_url",
+    "store_url_for",
 ]

@@ -3,7 +3,8 @@
 Lookup order: ``--db``, then ``$RETRIEVAL_EVAL_DB``, then the config's ``store:``, then
 ``sqlite:///$RETRIEVAL_EVAL_HOME/results.sqlite`` (``RETRIEVAL_EVAL_HOME`` defaults to
 ``~/.retrieval-eval``). Supported: ``sqlite:///path`` and ``postgresql://user@host:port/db``
-(``postgresql+psycopg://`` too; plain ``postgresql://`` is rewritten to psycopg 3).
+(``postgresql+psycopg://`` too; plain ``postgresql://`` and the ``postgres://`` form Airflow
+connections render are rewritten to psycopg 3).
 
 Edge cases: a relative SQLite path in the config file resolves against the config's folder, one
 given by ``--db`` or the environment against the working directory; ``~`` is expanded. Every URL
@@ -14,6 +15,7 @@ from __future__ import annotations
 
 import os
 import re
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -30,7 +32,11 @@ HOME_ENV = "RETRIEVAL_EVAL_HOME"
 DEFAULT_HOME = "~/.retrieval-eval"
 DEFAULT_DB_NAME = "results.sqlite"
 
-_BACKENDS = {"sqlite": "sqlite", "postgresql": "postgresql+psycopg"}
+_BACKENDS = {
+    "sqlite": "sqlite",
+    "postgresql": "postgresql+psycopg",
+    "postgres": "postgresql+psycopg",  # Connection.get_uri() of an Airflow postgres connection
+}
 # userinfo in an URL that could not even be parsed: hide everything between ':' and '@'
 _RAW_PASSWORD = re.compile(r"(://[^:/@]*:)[^@]*@")
 
@@ -72,7 +78,7 @@ def parse_store_url(url: str, *, source: str = "store URL", base_dir: Path | Non
             f"{source}: unsupported store backend {backend!r} in {mask_url(parsed)!r}; "
             "use sqlite:///path or postgresql://user@host:port/database"
         )
-    if backend == "postgresql":
+    if driver != "sqlite":
         return parsed.set(drivername=driver)
     database = parsed.database or ""
     if not database or database == ":memory:":
@@ -103,4 +109,21 @@ def resolve_store_url(explicit: str | None = None, config: Config | None = None)
         )
     else:
         parsed = parse_store_url(default_store_url(), source="default store")
+    return parsed.render_as_string(hide_password=False)
+
+
+def store_url_for(
+    config: Config, connection_id: str | None, connection_uri: Callable[[str], str]
+) -> str:
+    """The store the DAGs write and the dashboard reads.
+
+    The Airflow connection ``connection_id`` (``airflow.store_connection_id``) when given, its URI
+    read through ``connection_uri`` (each Airflow process reads connections its own way); else
+    the usual lookup of :func:`resolve_store_url`.
+    """
+    if not connection_id:
+        return resolve_store_url(None, config)
+    parsed = parse_store_url(
+        connection_uri(connection_id), source=f"Airflow connection {connection_id!r}"
+    )
     return parsed.render_as_string(hide_password=False)

@@ -16,7 +16,6 @@ Edge cases:
 
 from __future__ import annotations
 
-import re
 import threading
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -28,15 +27,15 @@ if TYPE_CHECKING:
 def configured_store_url() -> str:
     """The store URL the DAGs use, resolved the same way (see the module docstring)."""
     from retrieval_eval.config import load_config
-    from retrieval_eval.store import resolve_store_url
+    from retrieval_eval.store import store_url_for
 
-    config = load_config()
-    if config.airflow.store_connection_id:
+    def connection_uri(connection_id: str) -> str:
         from airflow.models.connection import Connection
 
-        conn = Connection.get_connection_from_secrets(config.airflow.store_connection_id)
-        return re.sub(r"^postgres(ql)?://", "postgresql://", conn.get_uri())
-    return resolve_store_url(None, config)
+        return Connection.get_connection_from_secrets(connection_id).get_uri()
+
+    config = load_config()
+    return store_url_for(config, config.airflow.store_connection_id, connection_uri)
 
 
 class StoreSource:

@@ -8,7 +8,7 @@ import pytest
 
 from retrieval_eval.config import Config, load_config
 from retrieval_eval.errors import InvalidInputError, StoreUnavailableError
-from retrieval_eval.store import mask_url, open_store, resolve_store_url
+from retrieval_eval.store import mask_url, open_store, resolve_store_url, store_url_for
 
 
 @pytest.fixture(autouse=True)
@@ -58,6 +58,25 @@ def test_postgresql_urls_use_psycopg_3_and_keep_their_options() -> None:
         "postgresql+psycopg://eval:pw@db.example:5433/results?sslmode=require"
     )
     assert resolve_store_url("postgresql+psycopg://u@h/d") == "postgresql+psycopg://u@h/d"
+
+
+def test_the_airflow_connection_wins_and_its_postgres_uri_is_accepted(tmp_path: Path) -> None:
+    config = _config(tmp_path, "sqlite:///from-config.sqlite")
+    asked: list[str] = []
+
+    def connection_uri(connection_id: str) -> str:
+        asked.append(connection_id)
+        return "postgres://eval:pw@db.example:5432/results?options=-csearch_path%3Dx"
+
+    assert store_url_for(config, "re_db", connection_uri) == (
+        "postgresql+psycopg://eval:pw@db.example:5432/results?options=-csearch_path%3Dx"
+    )
+    assert asked == ["re_db"]
+    assert store_url_for(config, None, connection_uri) == resolve_store_url(None, config)
+    assert asked == ["re_db"]  # no connection id: no connection read
+    with pytest.raises(InvalidInputError, match="Airflow connection 'bad'") as caught:
+        store_url_for(config, "bad", lambda _: "mysql://u:topsecret@h/d")
+    assert "topsecret" not in str(caught.value)
 
 
 @pytest.mark.parametrize(
