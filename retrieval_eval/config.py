@@ -189,6 +189,12 @@ class Config(BaseModel):
                 return spec
         return None
 
+    def section_for(self, set_identifier: str, retriever: str, name: str) -> Any:
+        """The evaluation's own ``run`` or ``thresholds`` section, else the config's."""
+        spec = self.evaluation(set_identifier, retriever)
+        own = getattr(spec, name) if spec is not None else None
+        return own if own is not None else getattr(self, name)
+
 
 def find_config(explicit: str | Path | None = None) -> Path | None:
     """The config path by lookup order, or None when there is none."""

@@ -38,10 +38,7 @@ def resolve_thresholds(
     config: Config, set_identifier: str, retriever: str, **overrides: Any
 ) -> Thresholds:
     """Thresholds: the config's ``thresholds:``, then the evaluation's own, then overrides."""
-    spec = config.evaluation(set_identifier, retriever)
-    chosen = (
-        spec.thresholds if spec is not None and spec.thresholds is not None else config.thresholds
-    )
+    chosen: Thresholds = config.section_for(set_identifier, retriever, "thresholds")
     values = chosen.model_dump()
     values.update({k: v for k, v in overrides.items() if v is not None})
     return Thresholds.model_validate(values)

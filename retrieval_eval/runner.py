@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from retrieval_eval.config import Config
+from retrieval_eval.config import Config, RunOptions
 from retrieval_eval.golden.loaders import SET_SUFFIXES, load_golden_set
 from retrieval_eval.golden.models import GoldenQuestionSet
 from retrieval_eval.results import RunResult, RunSettings
@@ -25,12 +27,23 @@ def resolve_retriever(config: Config, name: str) -> EvaluatableRetriever:
     return config.retriever_registry.build(name)
 
 
+@contextmanager
+def opened_retriever(config: Config, name: str) -> Iterator[EvaluatableRetriever]:
+    """Build the retriever; close it afterwards when it has ``close()`` (pools, connections)."""
+    retriever = resolve_retriever(config, name)
+    try:
+        yield retriever
+    finally:
+        close = getattr(retriever, "close", None)
+        if callable(close):
+            close()
+
+
 def resolve_settings(
     config: Config, set_identifier: str, retriever: str, **overrides: Any
 ) -> RunSettings:
     """Run settings: the config's ``run:``, then the evaluation's own, then explicit overrides."""
-    spec = config.evaluation(set_identifier, retriever)
-    options = spec.run if spec is not None and spec.run is not None else config.run
+    options: RunOptions = config.section_for(set_identifier, retriever, "run")
     values = options.settings().model_dump()
     values.update({k: v for k, v in overrides.items() if v is not None})
     return RunSettings.model_validate(values)
@@ -46,11 +59,6 @@ def run_evaluation(
 ) -> RunResult:
     """Load, build, evaluate; the retriever is closed afterwards when it can be."""
     golden_set = resolve_set(config, set_name)
-    retriever = resolve_retriever(config, retriever_name)
     settings = resolve_settings(config, golden_set.identifier, retriever_name, **overrides)
-    try:
+    with opened_retriever(config, retriever_name) as retriever:
         return evaluate(golden_set, retriever, settings, progress=progress)
-    finally:
-        close = getattr(retriever, "close", None)
-        if callable(close):
-            close()

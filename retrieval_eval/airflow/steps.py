@@ -14,7 +14,7 @@ from typing import Any
 from retrieval_eval.config import load_config
 from retrieval_eval.errors import InvalidInputError
 from retrieval_eval.results import QuestionResult, RunResult
-from retrieval_eval.runner import resolve_retriever, resolve_set, resolve_settings
+from retrieval_eval.runner import opened_retriever, resolve_set, resolve_settings
 from retrieval_eval.scoring import score_questions, summarise_set
 
 # Airflow refuses to map more items than [core] max_map_length (1024 by default)
@@ -61,14 +61,9 @@ def retrieve_batch(
             f"golden set {golden.identifier!r} changed while the run was in progress "
             "(labels fingerprint differs); trigger the DAG again"
         )
-    retriever = resolve_retriever(config, retriever_name)
     settings = resolve_settings(config, golden.identifier, retriever_name, **(overrides or {}))
-    try:
+    with opened_retriever(config, retriever_name) as retriever:
         results = score_questions(golden.questions[start:stop], retriever, settings)
-    finally:
-        close = getattr(retriever, "close", None)
-        if callable(close):
-            close()
     return {
         "retriever": retriever.identifier,
         "questions": [r.model_dump(mode="json") for r in results],
