@@ -87,3 +87,25 @@ def test_adding_or_removing_a_question_changes_it() -> None:
     assert fingerprint(QUESTIONS[:2]) != BASE
     extra = {"id": "q4", "question": "More?", "form": "match"}
     assert fingerprint([*QUESTIONS, extra]) != BASE
+
+
+def test_fingerprint_is_computed_once_per_set(monkeypatch: pytest.MonkeyPatch) -> None:
+    import retrieval_eval.golden.fingerprint as module
+
+    calls: list[int] = []
+    real = module.labels_fingerprint
+    monkeypatch.setattr(module, "labels_fingerprint", lambda s: calls.append(1) or real(s))
+    golden = GoldenQuestionSet.model_validate({"identifier": "s", "questions": QUESTIONS})
+    assert golden.fingerprint == golden.fingerprint == BASE
+    assert len(calls) == 1
+
+
+def test_a_copy_with_other_labels_gets_its_own_fingerprint() -> None:
+    golden = GoldenQuestionSet.model_validate({"identifier": "s", "questions": QUESTIONS})
+    assert golden.fingerprint == BASE
+    questions = list(golden.questions)
+    questions[0] = questions[0].model_copy(update={"expected_document_ids": ["other.md"]})
+    changed = golden.model_copy(update={"questions": tuple(questions)})
+    assert changed.fingerprint != BASE
+    assert changed.fingerprint == labels_fingerprint(changed)
+    assert golden.model_copy().fingerprint == BASE
