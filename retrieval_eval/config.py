@@ -25,15 +25,19 @@ from __future__ import annotations
 import os
 from functools import cached_property
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from retrieval_eval.errors import ConfigError, GoldenSetError
-from retrieval_eval.golden.registry import GoldenSetRegistry
-from retrieval_eval.results import RunSettings
-from retrieval_eval.retrievers.registry import RetrieverRegistry
+
+if TYPE_CHECKING:
+    # imported where used: the DAG file reads configs at parse time, and these pull in the set
+    # loaders, the adapters' registry and pandas, none of which parsing needs
+    from retrieval_eval.golden.registry import GoldenSetRegistry
+    from retrieval_eval.results import RunSettings
+    from retrieval_eval.retrievers.registry import RetrieverRegistry
 
 CONFIG_ENV = "RETRIEVAL_EVAL_CONFIG"
 DEFAULT_CONFIG_NAME = "retrieval_eval.yaml"
@@ -86,6 +90,8 @@ class RunOptions(BaseModel):
         return sorted(set(value))
 
     def settings(self) -> RunSettings:
+        from retrieval_eval.results import RunSettings
+
         return RunSettings(
             cutoffs=self.cutoffs,
             overfetch_multiplier=self.overfetch_multiplier,
@@ -164,6 +170,8 @@ class Config(BaseModel):
     @cached_property
     def golden_sets(self) -> GoldenSetRegistry:
         """Every set the config names, plus those installed packages provide."""
+        from retrieval_eval.golden.registry import GoldenSetRegistry
+
         registry = GoldenSetRegistry()
         problems: list[str] = []
         for source in self.sets:
@@ -181,6 +189,8 @@ class Config(BaseModel):
 
     @cached_property
     def retriever_registry(self) -> RetrieverRegistry:
+        from retrieval_eval.retrievers.registry import RetrieverRegistry
+
         return RetrieverRegistry(self.retrievers, base_dir=self.base_dir, source=self.source)
 
     def evaluation(self, set_identifier: str, retriever: str) -> EvaluationSpec | None:

@@ -16,6 +16,12 @@ Optional extras the scorer honours when present:
   per-attempt timeout and bounded retries). The scorer then calls it directly instead of on a
   watchdog thread, and a call that still took longer than the run's ``timeout_s`` is recorded as
   timed out once it returns.
+
+An adapter *type* (a class registered for ``type:`` in the config) may also define the classmethod
+``prepare(identifier, options, context)``: build whatever is expensive and cacheable (an index,
+embeddings) into the adapter cache (:mod:`retrieval_eval.retrievers.cache`). The DAG calls it once
+in ``load_golden_set``, so the mapped ``retrieve`` tasks load the cache instead of each building
+it. ``lexical`` and ``dense`` define it.
 """
 
 from __future__ import annotations

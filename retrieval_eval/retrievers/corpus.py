@@ -27,14 +27,17 @@ class Document:
         return f"{self.title}\n{self.text}" if self.title else self.text
 
 
+def require_corpus(path: Path) -> Path:
+    """``path`` when it is a file or folder; else the error a user sees for a missing corpus."""
+    if not (path.is_dir() or path.is_file()):
+        raise ConfigError(f"corpus {path} does not exist (a corpus.jsonl file or a folder)")
+    return path
+
+
 def read_corpus(path: Path) -> list[Document]:
     """Read every document; an unreadable or malformed corpus names the file and line."""
-    if path.is_dir():
-        docs = list(_read_folder(path))
-    elif path.is_file():
-        docs = list(_read_jsonl(path))
-    else:
-        raise ConfigError(f"corpus {path} does not exist (a corpus.jsonl file or a folder)")
+    require_corpus(path)
+    docs = list(_read_folder(path) if path.is_dir() else _read_jsonl(path))
     if not docs:
         raise ConfigError(f"corpus {path} holds no documents")
     return docs

@@ -20,7 +20,8 @@ environment can load); ``device`` (default: sentence-transformers' choice); ``ba
 truncated); ``query_prefix`` / ``document_prefix`` (for models such as E5 that want
 ``"query: "``); ``min_score`` (drop results whose cosine is below it); ``embeddings_cache``
 (an ``.npz`` file: document embeddings are reused when the document ids, texts and model match,
-and recomputed otherwise).
+and recomputed otherwise; without it they are kept in the adapter cache,
+:mod:`retrieval_eval.retrievers.cache`, under the same key).
 
 Search is exact: every document's cosine similarity with the question, ties broken by corpus
 order. Each document is embedded whole as ``title`` + newline + ``text``.
@@ -29,6 +30,7 @@ order. Each document is embedded whole as ``title`` + newline + ``text``.
 from __future__ import annotations
 
 import hashlib
+import os
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -37,6 +39,7 @@ import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
 from retrieval_eval.errors import ConfigError
+from retrieval_eval.retrievers.cache import cache_dir
 from retrieval_eval.retrievers.corpus import read_corpus
 from retrieval_eval.retrievers.options import BuildContext, ConfigPath, parse_options
 
@@ -119,12 +122,20 @@ class DenseRetriever:
         )
         return np.asarray(vectors, dtype=np.float32)
 
+    @classmethod
+    def prepare(cls, identifier: str, options: Mapping[str, Any], context: BuildContext) -> None:
+        """Embed the corpus into the cache (if it is not there yet) before batches fan out."""
+        cls.from_options(identifier, options, context)
+
     def _document_embeddings(self, texts: list[str], model_name: str) -> np.ndarray:
-        cache = self.options.embeddings_cache
         digest = hashlib.sha256()
         for part in (model_name, str(self.model.max_seq_length), *self._ids, *texts):
             digest.update(part.encode("utf-8") + b"\0")
         key = digest.hexdigest()
+        cache = self.options.embeddings_cache
+        if cache is None:
+            root = cache_dir()
+            cache = None if root is None else root / "dense" / f"{key}.npz"
         if cache is not None and cache.is_file():
             with np.load(cache, allow_pickle=False) as stored:
                 if str(stored["key"]) == key:
@@ -132,8 +143,11 @@ class DenseRetriever:
         matrix = self._encode(texts)
         if cache is not None:
             cache.parent.mkdir(parents=True, exist_ok=True)
-            with cache.open("wb") as handle:
+            # written beside and renamed: parallel tasks never read half a file
+            partial = cache.with_name(f".{cache.name}.{os.getpid()}")
+            with partial.open("wb") as handle:
                 np.savez(handle, key=np.array(key), embeddings=matrix)
+            os.replace(partial, cache)
         return matrix
 
     def retrieve(self, question: str, limit: int) -> list[str]:

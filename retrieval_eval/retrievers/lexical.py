@@ -11,19 +11,27 @@ Options (all under ``retrievers.<id>`` in the config):
   such as ``english``, or ``null``).
 - ``min_score``: results scoring below it are dropped. Results scoring zero (no query term
   matched) are always dropped, so a question the corpus does not cover comes back empty.
+
+The index is built once per machine: it is kept in the adapter cache
+(:mod:`retrieval_eval.retrievers.cache`, keyed by the corpus content, the options and the bm25s
+version), so the mapped tasks of a DAG run and later runs load it instead of rebuilding it.
+:meth:`LexicalRetriever.prepare` builds it ahead of the fan-out.
 """
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping, Sequence
+from pathlib import Path
 from typing import Any, Literal
 
 import bm25s
 from bm25s.tokenization import Tokenizer
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from retrieval_eval.retrievers.cache import cache_key, cached
 from retrieval_eval.retrievers.chunking import ChunkMapper
-from retrieval_eval.retrievers.corpus import chunk_words, read_corpus
+from retrieval_eval.retrievers.corpus import chunk_words, read_corpus, require_corpus
 from retrieval_eval.retrievers.options import BuildContext, ConfigPath, parse_options
 
 
@@ -62,17 +70,45 @@ class LexicalRetriever:
 
             stem = Stemmer.Stemmer(options.stemmer).stemWord
         self._tokenizer = Tokenizer(stopwords=options.stopwords or [], stemmer=stem)
-        self._ids, texts = self._units()
         self._mapper = ChunkMapper(separator="#") if options.chunk_size else None
-        tokens = self._tokenizer.tokenize(texts, update_vocab=True, show_progress=False)
-        self._bm25 = bm25s.BM25(k1=options.k1, b=options.b, method=options.method)
-        self._bm25.index(tokens, show_progress=False)
+        index_options = options.model_dump(mode="json", exclude={"corpus", "max_concurrency"})
+        corpus = require_corpus(options.corpus)
+        key = cache_key(f"bm25s-{bm25s.__version__}", index_options, corpus)
+        self._ids, self._bm25 = cached("lexical", key, self._build, self._load)
 
     @classmethod
     def from_options(
         cls, identifier: str, options: Mapping[str, Any], context: BuildContext
     ) -> LexicalRetriever:
         return cls(identifier, parse_options(LexicalOptions, identifier, options, context))
+
+    @classmethod
+    def prepare(cls, identifier: str, options: Mapping[str, Any], context: BuildContext) -> None:
+        """Build the index into the cache (if it is not there yet) before batches fan out."""
+        cls.from_options(identifier, options, context)
+
+    def _build(self, folder: Path) -> tuple[list[str], bm25s.BM25]:
+        ids, texts = self._units()
+        tokens = self._tokenizer.tokenize(texts, update_vocab=True, show_progress=False)
+        index = bm25s.BM25(k1=self.options.k1, b=self.options.b, method=self.options.method)
+        index.index(tokens, show_progress=False)
+        # indexed from token ids, bm25s keys its vocabulary by int, which its JSON writer refuses
+        vocab = index.vocab_dict
+        index.vocab_dict = {str(k): v for k, v in vocab.items()}
+        try:
+            index.save(str(folder), show_progress=False)
+        finally:
+            index.vocab_dict = vocab
+        self._tokenizer.save_vocab(str(folder))
+        (folder / "ids.json").write_text(json.dumps(ids), encoding="utf-8")
+        return ids, index
+
+    def _load(self, folder: Path) -> tuple[list[str], bm25s.BM25]:
+        self._tokenizer.load_vocab(str(folder))
+        ids = json.loads((folder / "ids.json").read_text(encoding="utf-8"))
+        index = bm25s.BM25.load(str(folder), show_progress=False)
+        index.vocab_dict = {int(k) if k.isdigit() else k: v for k, v in index.vocab_dict.items()}
+        return ids, index
 
     def _units(self) -> tuple[list[str], list[str]]:
         ids: list[str] = []

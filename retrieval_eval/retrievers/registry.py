@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import importlib
 import sys
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from importlib.metadata import entry_points
 from pathlib import Path
 from typing import Any
@@ -75,26 +75,53 @@ def import_object(path: str) -> Any:
     return obj
 
 
-def build_adapter(
-    type_name: str, identifier: str, options: Mapping[str, Any], context: BuildContext
-) -> EvaluatableRetriever:
-    """Build a retriever of a registered adapter type from its options."""
+def _adapter_type(type_name: str, identifier: str, context: BuildContext) -> Any:
     types = adapter_types()
     if type_name not in types:
         raise ConfigError(
             f"{context.source}: retrievers.{identifier}.type: unknown adapter type "
             f"{type_name!r}; available types: {', '.join(sorted(types))}"
         )
-    adapter = import_object(types[type_name])
+    return import_object(types[type_name])
+
+
+def _adapter_call(type_name: str, identifier: str, call: Callable[[], Any]) -> Any:
     try:
-        retriever = adapter.from_options(identifier, options, context)
+        return call()
     except RetrievalEvalError:
         raise
     except Exception as exc:  # the adapter's own failure (unreachable index, bad file, ...)
         raise RetrieverError(
             f"cannot build retriever {identifier!r} (type {type_name!r}): {_failure(exc)}"
         ) from exc
+
+
+def build_adapter(
+    type_name: str, identifier: str, options: Mapping[str, Any], context: BuildContext
+) -> EvaluatableRetriever:
+    """Build a retriever of a registered adapter type from its options."""
+    adapter = _adapter_type(type_name, identifier, context)
+    retriever = _adapter_call(
+        type_name, identifier, lambda: adapter.from_options(identifier, options, context)
+    )
     return retriever  # type: ignore[no-any-return]
+
+
+def prepare_adapter(
+    type_name: str, identifier: str, options: Mapping[str, Any], context: BuildContext
+) -> bool:
+    """Run the adapter type's optional ``prepare(identifier, options, context)`` hook.
+
+    An adapter whose build is expensive and cacheable (``lexical``'s index, ``dense``'s
+    embeddings) defines it to fill its cache once, before a DAG fans the questions out over
+    several processes. Returns False for a type without the hook (nothing to do).
+    """
+    adapter = _adapter_type(type_name, identifier, context)
+    hook = getattr(adapter, "prepare", None)
+    if not callable(hook):
+        return False
+    _adapter_call(type_name, identifier, lambda: hook(identifier, options, context))
+    return True
 
 
 def _failure(exc: Exception) -> str:
@@ -144,7 +171,22 @@ class RetrieverRegistry:
             f"{', '.join(sorted(adapter_types()))}; or give a 'module:attribute' import path"
         )
 
+    def prepare(self, name: str) -> bool:
+        """Fill a configured retriever's cache ahead of a fan-out (see :func:`prepare_adapter`).
+
+        False for names that are not configured adapters (entry points, import paths) and for
+        adapter types without the hook.
+        """
+        if name not in self.specs:
+            return False
+        type_name, options = self._split(name, self.specs[name])
+        return prepare_adapter(type_name, name, options, self.context)
+
     def _build_inline(self, identifier: str, spec: Mapping[str, Any]) -> EvaluatableRetriever:
+        type_name, options = self._split(identifier, spec)
+        return build_adapter(type_name, identifier, options, self.context)
+
+    def _split(self, identifier: str, spec: Mapping[str, Any]) -> tuple[str, dict[str, Any]]:
         options = dict(spec)
         type_name = options.pop("type", None)
         if not isinstance(type_name, str):
@@ -152,7 +194,7 @@ class RetrieverRegistry:
                 f"{self.context.source}: retrievers.{identifier}: missing 'type'; "
                 f"available types: {', '.join(sorted(adapter_types()))}"
             )
-        return build_adapter(type_name, identifier, options, self.context)
+        return type_name, options
 
     def _wrap(self, name: str, load: Any) -> EvaluatableRetriever:
         try:
