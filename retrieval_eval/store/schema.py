@@ -119,3 +119,17 @@ eval_result_slice = Table(
     Column("top3_rate", Float, nullable=True),
     UniqueConstraint("run_id", "dimension", "value", name="uq_eval_result_slice_run_value"),
 )
+
+# One row per (DAG run, alert channel): a retried or re-run alert task finds it and does not send
+# again. ``state`` is ``sending`` while the message is on its way, ``sent`` once it was delivered.
+eval_alert = Table(
+    "eval_alert",
+    metadata,
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    Column("run_key", String(255), nullable=False),
+    Column("channel", String(255), nullable=False),
+    Column("kind", String(32), nullable=False),
+    Column("state", String(16), nullable=False),
+    Column("updated_at", DateTime(timezone=True), nullable=False),
+    UniqueConstraint("run_key", "channel", name="uq_eval_alert_run_channel"),
+)

@@ -35,7 +35,13 @@ from retrieval_eval.store import migrate
 from retrieval_eval.store.engine import make_engine, unavailable_as_error
 from retrieval_eval.store.models import StoredRun
 from retrieval_eval.store.rows import question_rows, result_row, slice_rows, stored_run
-from retrieval_eval.store.schema import GRADER, eval_result, eval_result_question, eval_result_slice
+from retrieval_eval.store.schema import (
+    GRADER,
+    eval_alert,
+    eval_result,
+    eval_result_question,
+    eval_result_slice,
+)
 from retrieval_eval.store.url import mask_url, parse_store_url
 
 _CHUNK = 500  # ids per IN (...) list: far below SQLite's and PostgreSQL's parameter limits
@@ -135,6 +141,57 @@ class Store:
                 if existing is None:
                     raise
                 return existing
+
+    def claim_alert(self, run_key: str, channel: str, kind: str) -> bool:
+        """Claim the right to send ``run_key``'s alert through ``channel``; False if taken.
+
+        The claim is a row in ``eval_alert`` whose unique (run key, channel) lets exactly one
+        caller win, across retries, re-runs of cleared tasks and racing processes. Follow a won
+        claim with :meth:`alert_sent` once delivered, or :meth:`release_alert` when sending
+        failed, so a retry may try again.
+        """
+        row = {
+            "run_key": run_key,
+            "channel": channel,
+            "kind": kind,
+            "state": "sending",
+            "updated_at": datetime.now(UTC),
+        }
+        with self._guard():
+            try:
+                with self.engine.begin() as conn:
+                    conn.execute(insert(eval_alert).values(**row))
+            except IntegrityError:
+                return False
+        return True
+
+    def alert_sent(self, run_key: str, channel: str) -> None:
+        """Mark a claimed alert delivered."""
+        with self._guard(), self.engine.begin() as conn:
+            conn.execute(
+                update(eval_alert)
+                .where(eval_alert.c.run_key == run_key, eval_alert.c.channel == channel)
+                .values(state="sent", updated_at=datetime.now(UTC))
+            )
+
+    def release_alert(self, run_key: str, channel: str) -> None:
+        """Drop a claim whose message was not delivered (the next attempt may send it)."""
+        with self._guard(), self.engine.begin() as conn:
+            conn.execute(
+                delete(eval_alert).where(
+                    eval_alert.c.run_key == run_key, eval_alert.c.channel == channel
+                )
+            )
+
+    def alert_state(self, run_key: str, channel: str) -> str | None:
+        """``sending``, ``sent`` or None (never claimed) for a run's alert on a channel."""
+        with self._guard(), self.engine.connect() as conn:
+            state = conn.execute(
+                select(eval_alert.c.state).where(
+                    eval_alert.c.run_key == run_key, eval_alert.c.channel == channel
+                )
+            ).scalar()
+        return None if state is None else str(state)
 
     def accept_baseline(self, run_id: int) -> None:
         """Accept a (regressed) run as a baseline, so later runs compare against it."""

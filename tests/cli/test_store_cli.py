@@ -321,9 +321,9 @@ def test_db_upgrade_is_idempotent_and_url_is_masked(
     db: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     first = invoke("db", "upgrade", "--db", db)
-    assert first.exit_code == 0 and "upgraded from empty to 0001_initial" in first.stdout
+    assert first.exit_code == 0 and "upgraded from empty to 0002_alert_markers" in first.stdout
     again = invoke("db", "upgrade", "--db", db)
-    assert "already at revision 0001_initial" in again.stdout
+    assert "already at revision 0002_alert_markers" in again.stdout
     assert invoke("db", "upgrade", "--db", DOWN).exit_code == 3
     monkeypatch.setenv("RETRIEVAL_EVAL_DB", "postgresql://eval:Sup3r-Secr3t@db.internal/results")
     shown = invoke("db", "url")

@@ -11,7 +11,7 @@ from retrieval_eval.store import Store, StoreSchemaError, open_store
 from retrieval_eval.store.migrate import head_revision
 from retrieval_eval.store.schema import VERSION_TABLE, metadata
 
-TABLES = {"eval_result", "eval_result_question", "eval_result_slice", VERSION_TABLE}
+TABLES = {"eval_result", "eval_result_question", "eval_result_slice", "eval_alert", VERSION_TABLE}
 
 
 def test_open_store_creates_the_schema_of_an_empty_database(store_url: str) -> None:
