@@ -9,10 +9,13 @@ export AIRFLOW__CORE__LOAD_EXAMPLES ?= False
 .PHONY: install demo test lint typecheck unit bench airflow clean
 
 # uv installs the ~150 packages in seconds where pip takes half a minute; pip is the fallback.
+# Bytecode is compiled at install (pip does by default, uv only when asked): with
+# PYTHONDONTWRITEBYTECODE=1, as here and in many containers, nothing is ever cached later, and
+# every Airflow task process would compile Airflow, SQLAlchemy and pandas from source again.
 $(STAMP): pyproject.toml
 	@test -x $(PY) || python3 -m venv $(VENV)
 	@if $(PY) -m pip install -q uv 2>/dev/null; then \
-	  $(BIN)/uv pip install -q --python $(PY) -e ".[$(EXTRAS)]"; \
+	  $(BIN)/uv pip install -q --compile-bytecode --python $(PY) -e ".[$(EXTRAS)]"; \
 	else $(PY) -m pip install -q -e ".[$(EXTRAS)]"; fi
 	@touch $(STAMP)
 

@@ -134,8 +134,10 @@ class AirflowOptions(BaseModel):
 
     # an Airflow connection holding the store's URL (e.g. a postgres connection); wins over `store`
     store_connection_id: str | None = None
-    retries: int = Field(default=2, ge=0)
+    # every task: retries, first delay, its growth factor per retry (1 = constant), the cap
+    retries: int = Field(default=3, ge=0)
     retry_delay_s: float = Field(default=30.0, gt=0)
+    retry_backoff: float = Field(default=2.0, ge=1)
     max_retry_delay_s: float = Field(default=600.0, gt=0)
     # a link to the run in alerts: "{ui_base_url}/runs/{run_id}" (the dashboard plugin's page)
     ui_base_url: str | None = None
@@ -225,7 +227,14 @@ def load_config(path: str | Path | None = None) -> Config:
     if not found.is_file():
         raise ConfigError(f"config file {found} does not exist")
     try:
-        data = yaml.safe_load(found.read_text(encoding="utf-8")) or {}
+        text = found.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        reason = "not UTF-8 text" if isinstance(exc, UnicodeDecodeError) else exc.strerror
+        raise ConfigError(f"{found}: cannot read the config file: {reason}") from None
+    try:
+        # libyaml when present: the DAG file reads the config at every parse
+        loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+        data = yaml.load(text, Loader=loader) or {}
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f"line {mark.line + 1}: " if mark else ""

@@ -4,7 +4,8 @@ load_golden_set → retrieve (mapped over batches) → score → persist → che
 one of alert_regression / alert_invalid_run / no_regression.
 
 Building a DAG is cheap: nothing here loads a set, builds a retriever or opens the store; the
-tasks do that at run time through :mod:`retrieval_eval.airflow.steps`.
+tasks (:mod:`retrieval_eval.airflow.tasks`) do that at run time through
+:mod:`retrieval_eval.airflow.steps`. This module wires them and nothing else.
 """
 
 from __future__ import annotations
@@ -13,19 +14,9 @@ import re
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from airflow.sdk import (
-    DAG,
-    Asset,
-    AssetAny,
-    AssetOrTimeSchedule,
-    CronTriggerTimetable,
-    Param,
-    get_current_context,
-    task,
-)
-from airflow.sdk.exceptions import AirflowFailException
+from airflow.sdk import DAG, Asset, AssetAny, AssetOrTimeSchedule, CronTriggerTimetable, Param
 
-from retrieval_eval.airflow import steps
+from retrieval_eval.airflow import tasks
 from retrieval_eval.config import AirflowOptions, Config, EvaluationSpec
 
 START_DATE = datetime(2024, 1, 1, tzinfo=UTC)
@@ -95,18 +86,31 @@ def _params() -> dict[str, Param]:
     }
 
 
-def _store_url(config_path: str | None, options: AirflowOptions) -> str:
-    """The store URL at run time: an Airflow connection when configured, else the usual lookup."""
-    from airflow.sdk import BaseHook
+def job_for(
+    evaluation: EvaluationSpec, config_path: str | None, options: AirflowOptions
+) -> dict[str, Any]:
+    """What every task of the evaluation's DAG needs to know, as a small JSON-able dict."""
+    return {
+        "config_path": config_path,
+        "set": evaluation.set,
+        "retriever": evaluation.retriever,
+        "max_batches": evaluation.max_batches,
+        "alerts": [a.model_dump(exclude_none=True) for a in evaluation.alerts],
+        "store_connection_id": options.store_connection_id,
+        "ui_base_url": options.ui_base_url,
+    }
 
-    from retrieval_eval.config import load_config
-    from retrieval_eval.store import store_url_for
 
-    return store_url_for(
-        load_config(config_path),
-        options.store_connection_id,
-        lambda conn_id: BaseHook.get_connection(conn_id).get_uri(),
-    )
+def default_args_for(evaluation: EvaluationSpec, options: AirflowOptions) -> dict[str, Any]:
+    """Every task retries with exponential backoff: each one does I/O (files, the retriever,
+    the execution API, the store, the alert channels), and a nightly job must outlast a hiccup."""
+    return {
+        "owner": evaluation.owner,
+        "retries": options.retries,
+        "retry_delay": timedelta(seconds=options.retry_delay_s),
+        "retry_exponential_backoff": options.retry_backoff,
+        "max_retry_delay": timedelta(seconds=options.max_retry_delay_s),
+    }
 
 
 def build_evaluation_dag(
@@ -114,127 +118,45 @@ def build_evaluation_dag(
     *,
     config_path: str | None = None,
     airflow_options: AirflowOptions | None = None,
+    note: str | None = None,
 ) -> DAG:
-    """Build the DAG for one evaluation; ``config_path`` is re-read by each task at run time."""
-    options = airflow_options or AirflowOptions()
-    set_name, retriever_name = evaluation.set, evaluation.retriever
-    alerts = [a.model_dump(exclude_none=True) for a in evaluation.alerts]
-    retry: dict[str, Any] = {
-        "retries": options.retries,
-        "retry_delay": timedelta(seconds=options.retry_delay_s),
-        "retry_exponential_backoff": True,
-        "max_retry_delay": timedelta(seconds=options.max_retry_delay_s),
-    }
+    """Build the DAG for one evaluation; ``config_path`` is re-read by each task at run time.
 
+    ``note`` is added to the DAG's documentation (the demo DAG says why it is there).
+    """
+    options = airflow_options or AirflowOptions()
+    job = job_for(evaluation, config_path, options)
     with DAG(
-        dag_id=dag_id_for(set_name, retriever_name),
+        dag_id=dag_id_for(evaluation.set, evaluation.retriever),
         schedule=schedule_for(evaluation),
         start_date=START_DATE,
         catchup=False,
         max_active_runs=1,
         tags=["retrieval-eval", *evaluation.tags],
-        doc_md=_doc(evaluation, config_path),
-        default_args={"owner": evaluation.owner},
+        doc_md=_doc(evaluation, config_path) + (f"\n{note}\n" if note else ""),
+        default_args=default_args_for(evaluation, options),
         params=_params(),
         render_template_as_native_obj=True,
     ) as dag:
-
-        @task
-        def load_golden_set() -> list[dict[str, Any]]:
-            """Validate the set; a bad set fails here with every problem listed."""
-            return steps.plan_batches(config_path, set_name, evaluation.max_batches)
-
-        @task(**retry)
-        def retrieve(batch: dict[str, Any]) -> dict[str, Any]:
-            return steps.retrieve_batch(
-                config_path,
-                set_name,
-                retriever_name,
-                batch["fingerprint"],
-                batch["start"],
-                batch["stop"],
-            )
-
-        @task
-        def score(batch_results: list[dict[str, Any]]) -> dict[str, Any]:
-            context = get_current_context()
-            dag_run = context["dag_run"]
-            return steps.reduce_results(
-                config_path,
-                set_name,
-                retriever_name,
-                list(batch_results),
-                run_key=f"airflow:{dag_run.dag_id}:{dag_run.run_id}",
-                started_at=getattr(dag_run, "start_date", None),
-            )
-
-        @task(**retry)
-        def persist(result: dict[str, Any]) -> dict[str, Any]:
-            params = get_current_context()["params"]
-            return steps.persist_result(
-                config_path,
-                result,
-                store_url=_store_url(config_path, options),
-                baseline_run_id=params.get("baseline_run_id"),
-                threshold_overrides={
-                    "max_top1_drop": params.get("max_top1_drop"),
-                    "max_top3_drop": params.get("max_top3_drop"),
-                },
-            )
-
-        @task.branch
-        def check_regression(recorded: dict[str, Any]) -> str:
-            return steps.choose_branch(recorded)
-
-        def _alert(kind: str, result: dict[str, Any], recorded: dict[str, Any]) -> str:
-            from retrieval_eval.airflow.alerts import build_message, send_alerts
-
-            message = build_message(kind, result, recorded, options.ui_base_url)
-            print(message.text())  # the task log shows what was sent; no channel secrets in it
-            sent = send_alerts(alerts, message)
-            return ", ".join(sent) or "no alert channel configured"
-
-        @task
-        def alert_regression(result: dict[str, Any], recorded: dict[str, Any]) -> str:
-            sent = _alert("regression", result, recorded)
-            if get_current_context()["params"].get("fail_on_regression"):
-                raise AirflowFailException(
-                    f"retrieval regression (alert sent: {sent}); fail_on_regression is set"
-                )
-            return sent
-
-        @task
-        def alert_invalid_run(result: dict[str, Any], recorded: dict[str, Any]) -> str:
-            sent = _alert("invalid_run", result, recorded)
-            raise AirflowFailException(
-                f"the run is invalid: {result['error_count']} of {result['question_count']} "
-                f"questions errored (alert sent: {sent})"
-            )
-
-        @task
-        def no_regression(recorded: dict[str, Any]) -> str:
-            return str(recorded["verdict"].get("summary") or recorded["verdict"]["state"])
-
         # XComArgs stand in for the values at run time (typed Any for the checker)
-        batch_results: Any = retrieve.expand(batch=load_golden_set())
-        result: Any = score(batch_results)
-        recorded: Any = persist(result)
-        branch = check_regression(recorded)
-        branch >> [
-            alert_regression(result, recorded),
-            alert_invalid_run(result, recorded),
-            no_regression(recorded),
+        batches: Any = tasks.retrieve.partial(job=job).expand(batch=tasks.load_golden_set(job=job))
+        result: Any = tasks.score(job=job, batch_results=batches)
+        recorded: Any = tasks.persist(job=job, result=result)
+        tasks.check_regression(recorded=recorded) >> [
+            tasks.alert_regression(job=job, result=result, recorded=recorded),
+            tasks.alert_invalid_run(job=job, result=result, recorded=recorded),
+            tasks.no_regression(recorded=recorded),
         ]
     return dag
 
 
-def build_dags(config: Config) -> dict[str, DAG]:
+def build_dags(config: Config, *, note: str | None = None) -> dict[str, DAG]:
     """One DAG per configured evaluation, keyed by DAG id (duplicates are an error)."""
     dags: dict[str, DAG] = {}
     config_path = str(config.path) if config.path else None
     for evaluation in config.evaluations:
         dag = build_evaluation_dag(
-            evaluation, config_path=config_path, airflow_options=config.airflow
+            evaluation, config_path=config_path, airflow_options=config.airflow, note=note
         )
         if dag.dag_id in dags:
             raise ValueError(

@@ -3,6 +3,8 @@
 The factory only wires these into tasks, so every step is testable without a scheduler and the
 payloads between tasks stay small: batches travel as index ranges, not questions, and each mapped
 task re-reads the (validated) set and checks its fingerprint did not change under the run.
+The modules behind each step are imported by the step itself: a task process imports what its
+own step needs (the branch decision needs no pandas).
 """
 
 from __future__ import annotations
@@ -13,9 +15,6 @@ from typing import Any
 
 from retrieval_eval.config import load_config
 from retrieval_eval.errors import InvalidInputError
-from retrieval_eval.results import QuestionResult, RunResult
-from retrieval_eval.runner import opened_retriever, resolve_set, resolve_settings
-from retrieval_eval.scoring import score_questions, summarise_set
 
 # Airflow refuses to map more items than [core] max_map_length (1024 by default)
 MAX_MAP_LENGTH = 1024
@@ -25,13 +24,21 @@ BRANCH_INVALID = "alert_invalid_run"
 BRANCH_OK = "no_regression"
 
 
-def plan_batches(config_path: str | None, set_name: str, max_batches: int) -> list[dict[str, Any]]:
+def plan_batches(
+    config_path: str | None, set_name: str, max_batches: int, *, retriever_name: str | None = None
+) -> list[dict[str, Any]]:
     """Validate the set and split it into at most ``max_batches`` contiguous index ranges.
 
-    Each batch carries the set's labels fingerprint, which the mapped task checks.
+    Each batch carries the set's labels fingerprint, which the mapped task checks. With
+    ``retriever_name``, the retriever's ``prepare`` hook runs first (the lexical index is built
+    into the adapter cache once here, not once per batch).
     """
+    from retrieval_eval.runner import resolve_set
+
     config = load_config(config_path)
     golden = resolve_set(config, set_name)
+    if retriever_name is not None:
+        config.retriever_registry.prepare(retriever_name)
     count = len(golden.questions)
     batches = max(1, min(max_batches, count, MAX_MAP_LENGTH))
     size = math.ceil(count / batches)
@@ -54,6 +61,9 @@ def retrieve_batch(
 
     Returns ``{"retriever": <its identifier>, "questions": [QuestionResult JSON, ...]}``.
     """
+    from retrieval_eval.runner import opened_retriever, resolve_set, resolve_settings
+    from retrieval_eval.scoring import score_questions
+
     config = load_config(config_path)
     golden = resolve_set(config, set_name)
     if golden.fingerprint != fingerprint:
@@ -81,6 +91,10 @@ def reduce_results(
     overrides: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
     """Aggregate every batch into one RunResult (as JSON)."""
+    from retrieval_eval.results import QuestionResult
+    from retrieval_eval.runner import resolve_set, resolve_settings
+    from retrieval_eval.scoring import summarise_set
+
     config = load_config(config_path)
     golden = resolve_set(config, set_name)
     questions = [
@@ -117,6 +131,7 @@ def persist_result(
     """
     from retrieval_eval.errors import StoreUnavailableError
     from retrieval_eval.recording import record_run, resolve_thresholds
+    from retrieval_eval.results import RunResult
 
     config = load_config(config_path)
     result = RunResult.model_validate(result_json)

@@ -123,7 +123,17 @@ def store_url_for(
     """
     if not connection_id:
         return resolve_store_url(None, config)
-    parsed = parse_store_url(
-        connection_uri(connection_id), source=f"Airflow connection {connection_id!r}"
-    )
+    uri = connection_uri(connection_id)
+    # an Airflow connection renders its type as the URI scheme ("generic" when the CLI did not
+    # know --conn-type postgres because the postgres provider was missing)
+    conn_type = uri.split("://", 1)[0].split("+", 1)[0] if "://" in uri else "unknown"
+    if conn_type not in ("postgres", "postgresql"):
+        raise InvalidInputError(
+            f"Airflow connection {connection_id!r} (airflow.store_connection_id) has type "
+            f"{conn_type!r}; the result store needs a 'postgres' connection: create it with "
+            f"`airflow connections add {connection_id} --conn-type postgres ...` (the postgres "
+            "provider comes with retrieval-eval's airflow extra) or with "
+            "`--conn-uri postgresql://user:password@host:5432/database`"
+        )
+    parsed = parse_store_url(uri, source=f"Airflow connection {connection_id!r}")
     return parsed.render_as_string(hide_password=False)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 from slack_server import RecordingServer
@@ -80,7 +81,7 @@ def test_slack_sender_posts_text_and_blocks(monkeypatch: pytest.MonkeyPatch) -> 
             [{"type": "slack", "connection_id": "slack_t"}],
             build_message("regression", RESULT, RECORDED),
         )
-    assert sent == ["slack"]
+    assert sent == "sent: slack:slack_t"
     (request,) = server.requests
     assert request["path"] == "/T1/B2/secretpart"
     assert "Top-1: 75.0% → 50.0%" in request["body"]["text"]
@@ -142,3 +143,37 @@ def test_webhook_url_adds_port_and_scheme() -> None:
         host, port, schema = "hooks.example.com/x", 8443, "https"
 
     assert webhook_url(C()) == "https://hooks.example.com:8443/x"
+
+
+def test_a_run_alerts_once_per_channel_across_retries(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """A retried or re-run alert task finds the store's marker and sends nothing twice; a
+    failed send releases its marker so the retry does send."""
+    from retrieval_eval.store import open_store
+
+    specs = [{"type": "slack", "connection_id": "slack_t"}]
+    message = build_message("regression", RESULT, RECORDED)
+    with RecordingServer() as server, open_store(f"sqlite:///{tmp_path / 'r.sqlite'}") as store:
+        slack = {"conn_type": "slackwebhook", "password": "T1/B2/secretpart"}
+        # first try: the channel is down
+        monkeypatch.setenv(
+            "AIRFLOW_CONN_SLACK_T", json.dumps({**slack, "host": "http://127.0.0.1:9"})
+        )
+        with pytest.raises(RuntimeError):
+            send_alerts(specs, message, store=store, run_key="airflow:d:r1")
+        assert store.alert_state("airflow:d:r1", "slack:slack_t") is None
+        # the retry reaches it; later tries and re-runs are skipped
+        monkeypatch.setenv(
+            "AIRFLOW_CONN_SLACK_T",
+            json.dumps({**slack, "host": f"http://127.0.0.1:{server.port}"}),
+        )
+        assert send_alerts(specs, message, store=store, run_key="airflow:d:r1") == (
+            "sent: slack:slack_t"
+        )
+        again = send_alerts(specs, message, store=store, run_key="airflow:d:r1")
+        assert again == "skipped: slack:slack_t (already sent; not sent twice)"
+        assert len(server.requests) == 1
+        # another DAG run alerts on its own
+        send_alerts(specs, message, store=store, run_key="airflow:d:r2")
+        assert len(server.requests) == 2

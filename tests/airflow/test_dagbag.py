@@ -36,6 +36,10 @@ def test_every_dag_file_loads_and_demo_is_the_default(monkeypatch: pytest.Monkey
     bag = _bag(monkeypatch, None)
     assert bag.import_errors == {}
     assert list(bag.dags) == ["retrieval_eval__handbook_demo__handbook_bm25"]
+    assert (
+        "This is the demo evaluation"
+        in bag.dags["retrieval_eval__handbook_demo__handbook_bm25"].doc_md
+    )
 
 
 def test_demo_dag_shape(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -65,9 +69,13 @@ def test_demo_dag_shape(monkeypatch: pytest.MonkeyPatch) -> None:
     }
     for task_id, downstream in chain.items():
         assert dag.get_task(task_id).downstream_task_ids == downstream, task_id
-    assert dag.get_task("retrieve").retries == 2
-    assert dag.get_task("retrieve").retry_exponential_backoff
-    assert dag.get_task("persist").retries == 2
+    # every task does I/O and retries with exponential backoff (config: airflow.retries, ...)
+    for task in dag.tasks:
+        assert task.retries == 3, task.task_id
+        assert task.retry_exponential_backoff == 2.0, task.task_id
+        assert task.retry_delay.total_seconds() == 30
+        assert task.max_retry_delay.total_seconds() == 600
+    assert "This is the demo evaluation" not in dag.doc_md  # configured, if by the demo's file
     assert set(dag.params) == {
         "max_top1_drop",
         "max_top3_drop",
@@ -104,6 +112,59 @@ def test_configured_pairs_give_one_dag_each(
     assert type(assets_only.timetable).__name__ == "AssetTriggeredTimetable"
     cron_only = bag.dags["retrieval_eval__handbook_demo__other"]
     assert cron_only.timetable.expression == "30 1 * * 1-5"
+    assert "This is the demo evaluation" not in cron_only.doc_md
+
+
+def test_retry_settings_come_from_the_config(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    config = write_config(
+        tmp_path / "c.yaml",
+        store="sqlite:///x.sqlite",
+        retriever="handbook_bm25",
+        airflow={"retries": 5, "retry_delay_s": 2, "retry_backoff": 3, "max_retry_delay_s": 60},
+    )
+    dag = _bag(monkeypatch, config).dags["retrieval_eval__handbook_demo__handbook_bm25"]
+    for task in dag.tasks:
+        assert (task.retries, task.retry_exponential_backoff) == (5, 3.0), task.task_id
+        assert task.retry_delay.total_seconds() == 2
+        assert task.max_retry_delay.total_seconds() == 60
+
+
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [
+        (None, "does not exist"),
+        ("evaluations: [\n", "invalid YAML"),
+        ("evaluations: [{set: s}]\n", "evaluations.0.retriever"),
+        (b"\xff\xfe\x00binary", "not UTF-8 text"),
+    ],
+)
+def test_a_configured_config_that_cannot_be_read_is_an_import_error_not_the_demo(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, content: str | bytes | None, message: str
+) -> None:
+    config = tmp_path / "c.yaml"
+    if isinstance(content, bytes):
+        config.write_bytes(content)
+    elif content is not None:
+        config.write_text(content)
+    bag = _bag(monkeypatch, config)
+    assert bag.dags == {}
+    (error,) = bag.import_errors.values()
+    assert message in error and str(config) in error
+    assert "$RETRIEVAL_EVAL_CONFIG" in error
+
+
+def test_the_variable_is_read_only_when_opted_in(monkeypatch: pytest.MonkeyPatch) -> None:
+    """No metadata-database access at parse time unless asked for: with the opt-in and no
+    readable Variable the import fails with the reason instead of building the demo."""
+    monkeypatch.setenv("RETRIEVAL_EVAL_CONFIG_VARIABLE", "retrieval_eval_config")
+    monkeypatch.setenv("AIRFLOW__DATABASE__SQL_ALCHEMY_CONN", "sqlite:////nonexistent/dir/x.db")
+    bag = _bag(monkeypatch, None)
+    assert bag.dags == {}
+    (error,) = bag.import_errors.values()
+    assert "Airflow Variable 'retrieval_eval_config'" in error
+    assert "$RETRIEVAL_EVAL_CONFIG_VARIABLE" in error
 
 
 def test_parsing_builds_no_retriever_and_touches_no_store(

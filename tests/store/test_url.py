@@ -79,6 +79,22 @@ def test_the_airflow_connection_wins_and_its_postgres_uri_is_accepted(tmp_path: 
     assert "topsecret" not in str(caught.value)
 
 
+@pytest.mark.parametrize("uri", ["generic://eval:topsecret@db/results", "sqlite:///x.sqlite"])
+def test_a_connection_of_another_type_is_refused_naming_id_and_type(
+    tmp_path: Path, uri: str
+) -> None:
+    """`--conn-type postgres` without the postgres provider silently makes a generic one."""
+    config = _config(tmp_path, "sqlite:///unused.sqlite")
+    with pytest.raises(InvalidInputError) as caught:
+        store_url_for(config, "re_db", lambda _: uri)
+    found = uri.split(":", 1)[0]
+    assert "Airflow connection 're_db'" in str(caught.value)
+    assert f"has type {found!r}" in str(caught.value) and "'postgres' connection" in str(
+        caught.value
+    )
+    assert "topsecret" not in str(caught.value)
+
+
 @pytest.mark.parametrize(
     ("url", "message"),
     [

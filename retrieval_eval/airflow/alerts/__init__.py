@@ -6,9 +6,12 @@ message, as provider packages keep hooks apart from notifiers.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from retrieval_eval.airflow.alerts.message import AlertMessage, build_message
+
+if TYPE_CHECKING:
+    from retrieval_eval.store import Store
 
 SENDERS: dict[str, str] = {
     "slack": "retrieval_eval.airflow.alerts.slack:SlackAlertSender",
@@ -28,20 +31,49 @@ def sender_for(spec: dict[str, Any]) -> Any:
     return import_object(SENDERS[kind])(**options)
 
 
-def send_alerts(specs: list[dict[str, Any]], message: AlertMessage) -> list[str]:
-    """Send through every configured channel; all are tried before any failure is raised."""
+def send_alerts(
+    specs: list[dict[str, Any]],
+    message: AlertMessage,
+    *,
+    store: Store | None = None,
+    run_key: str | None = None,
+) -> str:
+    """Send through every configured channel, at most once per run and channel; say what happened.
+
+    With a ``store`` and the run's ``run_key``, each channel is claimed in the store's alert
+    markers first: a channel already claimed for this run (an earlier try, a cleared and re-run
+    task) is skipped, a failed send releases its claim so a retry may send. A claim left
+    ``sending`` by a process that died mid-send is not retried either: a duplicate alert is worse
+    than a missing one here, and the task log says so. Every channel is tried before any failure
+    is raised.
+    """
     sent: list[str] = []
+    skipped: list[str] = []
     failures: list[str] = []
     for spec in specs:
         sender = sender_for(spec)
+        channel = f"{sender.name}:{getattr(sender, 'connection_id', '')}"
+        if store is not None and run_key and not store.claim_alert(run_key, channel, message.kind):
+            state = store.alert_state(run_key, channel)
+            why = "already sent" if state == "sent" else "an earlier try did not finish"
+            skipped.append(f"{channel} ({why}; not sent twice)")
+            continue
         try:
             sender.send(message)
-            sent.append(sender.name)
         except Exception as exc:
+            if store is not None and run_key:
+                store.release_alert(run_key, channel)
             failures.append(str(exc))
+            continue
+        if store is not None and run_key:
+            store.alert_sent(run_key, channel)
+        sent.append(channel)
     if failures:
         raise RuntimeError("; ".join(failures))
-    return sent
+    parts = [f"sent: {', '.join(sent)}"] if sent else []
+    if skipped:
+        parts.append(f"skipped: {', '.join(skipped)}")
+    return "; ".join(parts) or "no alert channel configured"
 
 
 __all__ = ["SENDERS", "AlertMessage", "build_message", "send_alerts", "sender_for"]

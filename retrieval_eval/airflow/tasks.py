@@ -1,0 +1,126 @@
+"""The DAG's tasks, defined once: thin Airflow wrappers over :mod:`retrieval_eval.airflow.steps`.
+
+Each task takes the evaluation's ``job`` (a small JSON-able dict: config path, set, retriever,
+alert channels, ...), so the factory only wires them into one DAG per evaluation. The work and
+everything heavy (pandas, SQLAlchemy, the adapters) is imported inside the tasks, at run time:
+a process that parses the DAG file imports none of it.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from airflow.sdk import get_current_context, task
+from airflow.sdk.exceptions import AirflowFailException
+
+
+def store_url(job: dict[str, Any]) -> str:
+    """The store at run time: the Airflow connection when configured, else the usual lookup."""
+    from airflow.sdk import BaseHook
+
+    from retrieval_eval.config import load_config
+    from retrieval_eval.store import store_url_for
+
+    return store_url_for(
+        load_config(job["config_path"]),
+        job.get("store_connection_id"),
+        lambda conn_id: BaseHook.get_connection(conn_id).get_uri(),
+    )
+
+
+@task
+def load_golden_set(job: dict[str, Any]) -> list[dict[str, Any]]:
+    """Validate the set (a bad set fails here, every problem listed), fill the retriever's
+    cache once, and split the questions into batches."""
+    from retrieval_eval.airflow import steps
+
+    return steps.plan_batches(
+        job["config_path"], job["set"], job["max_batches"], retriever_name=job["retriever"]
+    )
+
+
+@task
+def retrieve(job: dict[str, Any], batch: dict[str, Any]) -> dict[str, Any]:
+    from retrieval_eval.airflow import steps
+
+    return steps.retrieve_batch(
+        job["config_path"],
+        job["set"],
+        job["retriever"],
+        batch["fingerprint"],
+        batch["start"],
+        batch["stop"],
+    )
+
+
+@task
+def score(job: dict[str, Any], batch_results: list[dict[str, Any]]) -> dict[str, Any]:
+    from retrieval_eval.airflow import steps
+
+    dag_run = get_current_context()["dag_run"]
+    return steps.reduce_results(
+        job["config_path"],
+        job["set"],
+        job["retriever"],
+        list(batch_results),
+        run_key=f"airflow:{dag_run.dag_id}:{dag_run.run_id}",
+        started_at=getattr(dag_run, "start_date", None),
+    )
+
+
+@task
+def persist(job: dict[str, Any], result: dict[str, Any]) -> dict[str, Any]:
+    from retrieval_eval.airflow import steps
+
+    params = get_current_context()["params"]
+    return steps.persist_result(
+        job["config_path"],
+        result,
+        store_url=store_url(job),
+        baseline_run_id=params.get("baseline_run_id"),
+        threshold_overrides={
+            "max_top1_drop": params.get("max_top1_drop"),
+            "max_top3_drop": params.get("max_top3_drop"),
+        },
+    )
+
+
+@task.branch
+def check_regression(recorded: dict[str, Any]) -> str:
+    from retrieval_eval.airflow import steps
+
+    return steps.choose_branch(recorded)
+
+
+def _alert(job: dict[str, Any], kind: str, result: dict[str, Any], recorded: dict[str, Any]) -> str:
+    from retrieval_eval.airflow.alerts import build_message, send_alerts
+    from retrieval_eval.store import open_store
+
+    message = build_message(kind, result, recorded, job.get("ui_base_url"))
+    print(message.text())  # the task log shows what was sent; no channel secrets in it
+    with open_store(store_url(job)) as store:
+        outcome = send_alerts(job["alerts"], message, store=store, run_key=result["run_key"])
+    print(outcome)
+    return outcome
+
+
+@task
+def alert_regression(job: dict[str, Any], result: dict[str, Any], recorded: dict[str, Any]) -> str:
+    outcome = _alert(job, "regression", result, recorded)
+    if get_current_context()["params"].get("fail_on_regression"):
+        raise AirflowFailException(f"retrieval regression ({outcome}); fail_on_regression is set")
+    return outcome
+
+
+@task
+def alert_invalid_run(job: dict[str, Any], result: dict[str, Any], recorded: dict[str, Any]) -> str:
+    outcome = _alert(job, "invalid_run", result, recorded)
+    raise AirflowFailException(
+        f"the run is invalid: {result['error_count']} of {result['question_count']} "
+        f"questions errored ({outcome})"
+    )
+
+
+@task
+def no_regression(recorded: dict[str, Any]) -> str:
+    return str(recorded["verdict"].get("summary") or recorded["verdict"]["state"])
