@@ -45,6 +45,15 @@ def work(item):
 with DAG("trivial", schedule=None, start_date=datetime(2024, 1, 1), catchup=False):
     work.expand(item=plan())
 """
+# the same, scheduled as the demo evaluation is: nightly cron OR an index-rebuild asset
+TRIVIAL_SCHEDULED = TRIVIAL.replace(
+    "schedule=None",
+    'schedule=AssetOrTimeSchedule(timetable=CronTriggerTimetable("0 3 * * *", timezone="UTC"), '
+    'assets=AssetAny(Asset("retrieval-index://handbook")))',
+).replace(
+    "import DAG, task",
+    "import DAG, Asset, AssetAny, AssetOrTimeSchedule, CronTriggerTimetable, task",
+)
 
 PARSE_PROBE = """
 import runpy, sys, time
@@ -90,10 +99,12 @@ def run() -> list[Row]:
         }
         trivial = home / "trivial_dag.py"
         trivial.write_text(TRIVIAL, encoding="utf-8")
-        first = {trivial: float("inf"), DAG_FILE: float("inf")}
+        scheduled = home / "trivial_scheduled_dag.py"
+        scheduled.write_text(TRIVIAL_SCHEDULED, encoding="utf-8")
+        first = {trivial: float("inf"), scheduled: float("inf"), DAG_FILE: float("inf")}
         steady = dict(first)
         for _ in range(5):
-            for file in (trivial, DAG_FILE):
+            for file in first:
                 done = subprocess.run(
                     [sys.executable, "-c", PARSE_PROBE, str(file)],
                     env=env,
@@ -105,7 +116,7 @@ def run() -> list[Row]:
                     raise RuntimeError(done.stderr[-1500:])
                 cold, warm = map(float, done.stdout.split()[-2:])
                 first[file], steady[file] = min(first[file], cold), min(steady[file], warm)
-        first_t, first_ours = first[trivial], first[DAG_FILE]
+        first_t, first_ours, first_s = first[trivial], first[DAG_FILE], first[scheduled]
         best_t, best_ours = steady[trivial], steady[DAG_FILE]
         sdk = _process([sys.executable, "-c", "import airflow.sdk"], env)
         parse = _process(
@@ -129,6 +140,16 @@ def run() -> list[Row]:
             "≤ 2.00",
             first_ours / first_t <= 2.0,
             "first execution in a fresh process after import airflow.sdk, best of 5 processes",
+        ),
+        Row(
+            "6. DAG file parse (vs trivial, same schedule)",
+            seconds(first_ours),
+            seconds(first_s),
+            first_ours / first_s,
+            "context",
+            None,
+            "the trivial file scheduled as the demo is (cron or asset): Airflow imports its asset "
+            "and cron machinery for both",
         ),
         Row(
             "6. DAG file parse, steady (vs trivial DAG file)",
