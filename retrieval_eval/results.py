@@ -1,7 +1,9 @@
 """What a run produces: per-question results and their aggregates, as pydantic models.
 
 Aggregation is done with pandas (:func:`summarise`); :meth:`RunResult.to_frame` gives the
-per-question results as a DataFrame for your own analysis.
+per-question results as a DataFrame for your own analysis. pandas is imported by those two
+only: the models are what the CLI needs before a run (settings, errors about sets and
+retrievers), and importing pandas costs more than a third of a second.
 
 Edge cases, written down once:
 
@@ -21,12 +23,14 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from datetime import UTC, datetime
 from operator import attrgetter
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import pandas as pd
 from pydantic import BaseModel, Field
 
 from retrieval_eval.golden.models import QuestionForm
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 TOP_K = 3
 OVERFETCH_MULTIPLIER = 4
@@ -171,24 +175,25 @@ class RunResult(BaseModel):
             "latency_ms": self.latency_ms.model_dump(),
             "metrics": self.metrics,
             "settings": self.settings.model_dump(),
-            "questions": [
-                q.model_dump(
-                    mode="json",
-                    include={
-                        "id",
-                        "form",
-                        "hard_class",
-                        "top1_hit",
-                        "top3_hit",
-                        "first_hit_rank",
-                        "retrieved",
-                        "latency_ms",
-                        "error",
-                    },
-                )
-                for q in self.questions
-            ],
+            "questions": [_question_contract(q) for q in self.questions],
         }
+
+
+def _question_contract(q: QuestionResult) -> dict[str, Any]:
+    """One question of the contract: what ``model_dump(mode="json", include=...)`` gives, read
+    straight from the attributes in half its time (0.75 against 1.5 µs a question).
+    ``tests/test_results.py`` checks the two agree."""
+    return {
+        "id": q.id,
+        "form": str(q.form),  # a StrEnum's str() is its value
+        "hard_class": q.hard_class,
+        "top1_hit": q.top1_hit,
+        "top3_hit": q.top3_hit,
+        "first_hit_rank": q.first_hit_rank,
+        "retrieved": list(q.retrieved),
+        "latency_ms": q.latency_ms,
+        "error": q.error,
+    }
 
 
 def _slices_contract(slices: dict[str, SliceRates]) -> dict[str, dict[str, Any]]:
@@ -225,6 +230,8 @@ def questions_frame(
     questions: list[QuestionResult], columns: Sequence[str] = tuple(_FRAME_COLUMNS)
 ) -> pd.DataFrame:
     """The per-question results, one row per question (``columns``: a subset, in that order)."""
+    import pandas as pd
+
     # one C-level attrgetter pass, transposed: a per-question model_dump costs seconds at 100k
     names = list(columns)
     if not questions:  # with no rows every column stays object dtype, as it always has

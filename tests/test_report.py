@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import json
+from enum import IntEnum, StrEnum
 
 import pytest
 
 from retrieval_eval.golden.models import GoldenQuestion, GoldenQuestionSet
-from retrieval_eval.report import PIPE_WIDTH, render, render_markdown, render_text
+from retrieval_eval.report import PIPE_WIDTH, indented_json, render, render_markdown, render_text
 from retrieval_eval.results import RunResult, RunSettings
 from retrieval_eval.retrievers.base import FunctionRetriever
 from retrieval_eval.scoring import evaluate
@@ -106,6 +107,46 @@ def test_json_is_the_contract(result: RunResult) -> None:
     data = json.loads(render(result, "json"))
     assert data == json.loads(json.dumps(result.contract()))
     assert data["set"] == "report.demo" and data["question_count"] == 3
+
+
+def test_json_text_is_what_json_dumps_writes(result: RunResult) -> None:
+    extra = {"run_id": 4, "saved": True, "regression": {"state": "baseline", "p_value": None}}
+    document = {**result.contract(), **extra}
+    assert render(result, "json", extra=extra) == (
+        json.dumps(document, indent=2, ensure_ascii=False) + "\n"
+    )
+
+
+class Form(StrEnum):
+    GAP = "gap"
+
+
+class Rank(IntEnum):
+    ONE = 1
+
+
+@pytest.mark.parametrize(
+    "questions",
+    [
+        [],
+        [{}],
+        [{"id": 'q"\\\n\t\u0001é☃😀\u2028', "retrieved": [], "latency_ms": 0.1 + 0.2}],
+        [{"a": [None, True, False, 0, -1, 10**30, 1e-300, -0.0, "x"], "b": None, "c": "ü"}],
+        [{"nan": float("nan"), "inf": float("inf"), "-inf": float("-inf"), "e": 1e22}],
+        [{"a": 1}, {"b": [1, 2.0, None, "x"]}, {"c": []}],
+        [{"nested": {"b": 1}}],
+        [{"nested": [[1]]}],
+        [{"tuple": (1, 2)}],
+        [{"enum": Form.GAP}],
+        [{"enum": [Rank.ONE]}],
+        [{1: "key not a string"}],
+        [1, 2],
+        "not a list",
+    ],
+)
+def test_indented_json_is_json_dumps_to_the_byte(questions: object) -> None:
+    document = {"set": "s", "questions": questions, "after": {"x": [1, {"y": []}]}, "run_id": None}
+    assert indented_json(document) == json.dumps(document, indent=2, ensure_ascii=False)
 
 
 def test_render_dispatches_on_format(result: RunResult) -> None:

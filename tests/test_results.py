@@ -165,3 +165,22 @@ def test_contract_has_the_documented_keys_and_slices() -> None:
     }  # fmt: skip
     assert contract["questions"][4]["error"] == "RuntimeError: x"
     assert contract["questions"][0]["form"] == "match"
+
+
+def test_contract_questions_are_what_model_dump_gives() -> None:
+    from retrieval_eval.golden.models import GoldenQuestion
+    from retrieval_eval.scoring import judge_many
+
+    fields = {
+        "id", "form", "hard_class", "top1_hit", "top3_hit", "first_hit_rank", "retrieved",
+        "latency_ms", "error",
+    }  # fmt: skip
+    questions = [
+        GoldenQuestion(id="t1", question="x", form="gap", expected_document_ids=("d",)),
+        GoldenQuestion(id="t2", question="y", form="match", hard_class="h"),
+    ]
+    trusted = judge_many(questions, [["d", "e"], ["e"]])  # built without validation
+    result = run([*RESULTS, *trusted])
+    expected = [q.model_dump(mode="json", include=fields) for q in result.questions]
+    assert result.contract()["questions"] == expected
+    assert [list(q) for q in result.contract()["questions"]] == [list(q) for q in expected]
