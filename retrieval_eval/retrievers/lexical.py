@@ -71,7 +71,10 @@ class LexicalRetriever:
             stem = Stemmer.Stemmer(options.stemmer).stemWord
         self._tokenizer = Tokenizer(stopwords=options.stopwords or [], stemmer=stem)
         self._mapper = ChunkMapper(separator="#") if options.chunk_size else None
-        index_options = options.model_dump(mode="json", exclude={"corpus", "max_concurrency"})
+        # what shapes the index; the corpus enters by content, the rest only filters results
+        index_options = options.model_dump(
+            mode="json", exclude={"corpus", "max_concurrency", "min_score", "return_chunks"}
+        )
         corpus = require_corpus(options.corpus)
         key = cache_key(f"bm25s-{bm25s.__version__}", index_options, corpus)
         self._ids, self._bm25 = cached("lexical", key, self._build, self._load)

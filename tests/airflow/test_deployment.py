@@ -1,0 +1,219 @@
+"""Real deployments: Airflow's components as separate processes, PostgreSQL metadata, REST API v2.
+
+Selected alone with ``pytest -m deployment``; ``make test`` and CI run them with the rest.
+
+1. LocalExecutor: SciFact's 300 test claims (the demo set where ../shared/data is absent) with
+   the lexical retriever: a baseline run with the reference figures, a degraded run that alerts
+   once through a loopback Slack server, a ``fail_on_regression`` run that ends failed after its
+   alert, and a cleared ``persist`` that stores nothing twice and alerts nobody twice.
+2. CeleryExecutor with two workers (Redis broker, PostgreSQL result backend): the mapped
+   ``retrieve`` batches run on both.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+from dag_helpers import EXAMPLES, ROOT
+from deployment import deployment
+from slack_server import RecordingServer
+
+pytestmark = [pytest.mark.airflow, pytest.mark.deployment]
+
+WEBHOOK_SECRET = "T000/B000/deploySECRET"
+PG_PASSWORD = "pgSECRETpw-123"  # trust auth ignores it; it must still never reach a log
+DATA = Path(os.environ.get("RETRIEVAL_EVAL_DATA") or ROOT.parent / "shared" / "data")
+
+
+def _evaluation_set(folder: Path) -> tuple[Path, Path, dict[str, Any]]:
+    """(set file, corpus, expected figures): SciFact's test split when the shared data is there."""
+    scifact = DATA / "scifact"
+    if (scifact / "queries.jsonl").is_file():
+        from retrieval_eval.golden.importers import import_beir
+        from retrieval_eval.golden.loaders import dump_golden_set
+
+        golden = import_beir(scifact, split="test", identifier="scifact")
+        path = folder / "scifact.yaml"
+        dump_golden_set(golden, path)
+        # the lexical defaults' published figures (tests/test_scifact_reference.py)
+        return path, scifact / "corpus.jsonl", {"count": 300, "top1": 0.5500, "top3": 0.7267}
+    return EXAMPLES / "golden" / "handbook.yaml", EXAMPLES / "corpus", {"count": 46}
+
+
+def _write_config(path: Path, golden: Path, corpus: Path, **lexical: Any) -> None:
+    identifier = yaml.safe_load(golden.read_text())["identifier"]
+    path.write_text(
+        yaml.safe_dump(
+            {
+                "sets": [str(golden)],
+                "retrievers": {"bm25": {"type": "lexical", "corpus": str(corpus), **lexical}},
+                "evaluations": [
+                    {
+                        "set": identifier,
+                        "retriever": "bm25",
+                        "schedule": None,
+                        "max_batches": 4,
+                        "alerts": [{"type": "slack", "connection_id": "slack_test"}],
+                    }
+                ],
+                "airflow": {
+                    "store_connection_id": "retrieval_eval_db",
+                    "retries": 2,
+                    "retry_delay_s": 2,
+                    "max_retry_delay_s": 10,
+                    "ui_base_url": "http://airflow.example/retrieval-eval",
+                },
+            }
+        )
+    )
+
+
+@pytest.fixture
+def store_schema(pg_url: str) -> Iterator[str]:
+    import psycopg
+
+    schema = f"re_deploy_{uuid.uuid4().hex[:8]}"
+    with psycopg.connect(pg_url, autocommit=True) as conn:
+        conn.execute(f'create schema "{schema}"')
+    yield schema
+    with psycopg.connect(pg_url, autocommit=True) as conn:
+        conn.execute(f'drop schema "{schema}" cascade')
+
+
+def _store_url(pg_url: str, schema: str) -> str:
+    scheme, rest = pg_url.split("://", 1)
+    user, host = rest.split("@", 1)
+    return f"{scheme}://{user}:{PG_PASSWORD}@{host}?options=-csearch_path%3D{schema}"
+
+
+def _rows(url: str, run_key: str) -> list[Any]:
+    from retrieval_eval.store import open_store
+
+    with open_store(url) as store:
+        run = store.get_run_by_key(run_key)
+        return [] if run is None else [run]
+
+
+def test_local_executor_deployment(tmp_path: Path, pg_url: str, store_schema: str) -> None:
+    golden, corpus, expected = _evaluation_set(tmp_path)
+    identifier = yaml.safe_load(golden.read_text())["identifier"]
+    dag_id = f"retrieval_eval__{identifier.replace('.', '_')}__bm25"
+    config = tmp_path / "retrieval_eval.yaml"
+    _write_config(config, golden, corpus)
+    store_url = _store_url(pg_url, store_schema)
+    with RecordingServer() as slack:
+        env = {
+            "RETRIEVAL_EVAL_CONFIG": str(config),
+            "RETRIEVAL_EVAL_HOME": str(tmp_path / "re_home"),
+            "AIRFLOW_CONN_RETRIEVAL_EVAL_DB": store_url,
+            "AIRFLOW_CONN_SLACK_TEST": json.dumps(
+                {
+                    "conn_type": "slackwebhook",
+                    "host": f"http://127.0.0.1:{slack.port}",
+                    "password": WEBHOOK_SECRET,
+                }
+            ),
+        }
+        with deployment(tmp_path / "airflow", pg_url, env=env) as af:
+            af.wait_for_dag(dag_id)
+
+            # 1. the baseline: every task succeeds, the row holds the reference figures
+            first = af.trigger(dag_id, "baseline")
+            assert af.wait(dag_id, first) == "success"
+            tis = af.task_instances(dag_id, first)
+            assert {k for k in tis if k.startswith("retrieve[")} == {
+                f"retrieve[{i}]" for i in range(4)
+            }
+            assert tis["no_regression"]["state"] == "success"
+            assert tis["alert_regression"]["state"] == "skipped"
+            assert all(t["state"] in ("success", "skipped") for t in tis.values()), tis
+            (baseline,) = _rows(store_url, f"airflow:{dag_id}:{first}")
+            assert baseline.result.question_count == expected["count"]
+            assert baseline.verdict_state == "baseline"
+            if "top1" in expected:
+                assert baseline.result.top1_hit_rate == pytest.approx(expected["top1"], abs=1e-4)
+                assert baseline.result.top3_hit_rate == pytest.approx(expected["top3"], abs=1e-4)
+
+            # 2. a degraded retriever (nothing scores above min_score): one regression alert
+            _write_config(config, golden, corpus, min_score=1e9)
+            second = af.trigger(dag_id, "degraded")
+            assert af.wait(dag_id, second) == "success"
+            tis = af.task_instances(dag_id, second)
+            assert tis["alert_regression"]["state"] == "success"
+            assert tis["no_regression"]["state"] == "skipped"
+            assert len(slack.requests) == 1
+            text = slack.requests[0]["body"]["text"]
+            assert slack.requests[0]["path"] == "/" + WEBHOOK_SECRET
+            assert f"Top-1: {baseline.result.top1_hit_rate * 100:.1f}% → 0.0%" in text
+            assert f"Top-3: {baseline.result.top3_hit_rate * 100:.1f}% → 0.0%" in text
+            (degraded,) = _rows(store_url, f"airflow:{dag_id}:{second}")
+            assert degraded.verdict_state == "regression"
+            assert f"Run {degraded.id} (baseline run {baseline.id})" in text
+
+            # 3. fail_on_regression: the run ends failed, after its alert went out
+            third = af.trigger(dag_id, "failing", conf={"fail_on_regression": True})
+            assert af.wait(dag_id, third) == "failed"
+            tis = af.task_instances(dag_id, third)
+            assert tis["alert_regression"]["state"] == "failed"
+            assert tis["alert_regression"]["try_number"] == 1  # a deliberate failure: no retry
+            assert len(slack.requests) == 2
+
+            # 4. clearing persist of the degraded run: same row, no second alert
+            af.clear(dag_id, second, "persist")
+            assert af.wait(dag_id, second) == "success"
+            tis = af.task_instances(dag_id, second)
+            assert tis["persist"]["try_number"] >= 2  # it did run again
+            assert tis["alert_regression"]["state"] == "success"
+            assert [r.id for r in _rows(store_url, f"airflow:{dag_id}:{second}")] == [degraded.id]
+            assert len(slack.requests) == 2
+
+            logs = af.logs()
+            assert "Top-1:" in logs  # the alert task logged what it sent...
+            assert WEBHOOK_SECRET not in logs  # ...and no secret anywhere
+            assert PG_PASSWORD not in logs
+
+
+def test_celery_executor_spreads_batches_over_two_workers(tmp_path: Path, pg_url: str) -> None:
+    config = tmp_path / "retrieval_eval.yaml"
+    config.write_text(
+        yaml.safe_dump(
+            {
+                "store": f"sqlite:///{tmp_path / 'results.sqlite'}",
+                "sets": [str(EXAMPLES / "golden" / "handbook.yaml")],
+                "retrievers": {"bm25": {"type": "lexical", "corpus": str(EXAMPLES / "corpus")}},
+                "evaluations": [
+                    {
+                        "set": "handbook.demo",
+                        "retriever": "bm25",
+                        "schedule": None,
+                        "max_batches": 8,
+                    }
+                ],
+                "airflow": {"retries": 2, "retry_delay_s": 2, "max_retry_delay_s": 10},
+            }
+        )
+    )
+    env = {"RETRIEVAL_EVAL_CONFIG": str(config), "RETRIEVAL_EVAL_HOME": str(tmp_path / "re")}
+    dag_id = "retrieval_eval__handbook_demo__bm25"
+    with deployment(
+        tmp_path / "airflow",
+        pg_url,
+        env=env,
+        executor="CeleryExecutor",
+        workers=("worker-a", "worker-b"),
+    ) as af:
+        af.wait_for_dag(dag_id)
+        run = af.trigger(dag_id, "celery")
+        assert af.wait(dag_id, run) == "success"
+        tis = af.task_instances(dag_id, run)
+        batches = {k: t for k, t in tis.items() if k.startswith("retrieve[")}
+        assert len(batches) == 8
+        assert all(t["state"] == "success" for t in batches.values())
+        assert {t["hostname"] for t in batches.values()} == {"worker-a", "worker-b"}
