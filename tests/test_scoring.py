@@ -220,6 +220,99 @@ def test_a_self_timed_retriever_runs_in_the_scoring_thread_and_overruns_still_mi
     assert fast.error is None and fast.top1_hit
 
 
+def test_calls_stay_on_one_call_thread_until_one_times_out() -> None:
+    """No hand-off per call: one call thread asks every question, the caller only supervises;
+    an abandoned call takes its thread with it and a fresh one asks the rest."""
+    release = threading.Event()
+    threads: list[tuple[str, int]] = []
+
+    def retrieve(question: str, limit: int) -> list[str]:
+        threads.append((question, threading.get_ident()))
+        if question == "text of slow":
+            release.wait(10)
+        return ["t"]
+
+    questions = [q("a", ["t"]), q("b", ["t"]), q("slow", ["t"]), q("c", ["t"]), q("d", ["t"])]
+    try:
+        results = score_questions(
+            questions, FunctionRetriever(retrieve), RunSettings(timeout_s=0.1)
+        )
+    finally:
+        release.set()
+    idents = dict(threads)
+    assert threading.get_ident() not in idents.values()
+    assert idents["text of a"] == idents["text of b"] == idents["text of slow"]
+    assert idents["text of c"] == idents["text of d"] != idents["text of slow"]
+    assert [r.error for r in results] == [None, None, "retrieval timed out after 0.1 s", None, None]
+    assert results[2].latency_ms is not None and results[2].latency_ms >= 100
+
+
+def test_a_call_that_returns_late_is_a_timeout_even_when_nothing_abandoned_it() -> None:
+    import time
+
+    from retrieval_eval.scoring import _chunk_scorer
+
+    def retrieve(question: str, limit: int) -> list[str]:
+        time.sleep(0.03)
+        return ["t"]
+
+    # the chunk scorer alone, in this thread: no supervisor could have abandoned the call, and
+    # its overrun is still recorded (the supervisor may wake late on a busy machine)
+    score = _chunk_scorer(FunctionRetriever(retrieve), RunSettings(timeout_s=0.01))
+    [late] = score([q("a", ["t"])])
+    assert late.error == "retrieval timed out after 0.01 s" and not late.top1_hit
+    [batch_a, batch_b] = _chunk_scorer(
+        Batching(lambda texts, limit: time.sleep(0.05) or [["t"]] * len(texts)),
+        RunSettings(timeout_s=0.01),
+    )([q("a", ["t"]), q("b", ["t"])])
+    assert batch_a.error == batch_b.error == "retrieval timed out after 0.02 s"
+
+
+def test_a_hung_question_does_not_hold_the_other_workers() -> None:
+    release = threading.Event()
+    lock = threading.Lock()
+    in_flight = peak = 0
+
+    def retrieve(question: str, limit: int) -> list[str]:
+        nonlocal in_flight, peak
+        with lock:
+            in_flight += 1
+            peak = max(peak, in_flight)
+        try:
+            if question == "text of q1":
+                release.wait(10)
+            return ["t"]
+        finally:
+            with lock:
+                in_flight -= 1
+
+    questions = [q(f"q{i}", ["t"]) for i in range(30)]
+    try:
+        results = score_questions(
+            questions, FunctionRetriever(retrieve), RunSettings(timeout_s=0.2, max_concurrency=3)
+        )
+    finally:
+        release.set()
+    assert [r.id for r in results] == [f"q{i}" for i in range(30)]
+    assert [i for i, r in enumerate(results) if r.error] == [1]
+    assert peak <= 3 + 1  # the abandoned call is still in flight, as with any timeout
+
+
+def test_an_interrupt_in_a_retriever_stops_the_run() -> None:
+    calls: list[str] = []
+
+    def retrieve(question: str, limit: int) -> list[str]:
+        calls.append(question)
+        if question == "text of b":
+            raise KeyboardInterrupt
+        return []
+
+    questions = [q(x) for x in "abcdef"]
+    with pytest.raises(KeyboardInterrupt):
+        score_questions(questions, FunctionRetriever(retrieve), RunSettings(timeout_s=5))
+    assert calls == ["text of a", "text of b"]  # no question is asked after it
+
+
 def test_errors_do_not_stop_the_run_and_are_counted() -> None:
     gs = golden(q("a", ["t"]), q("b", ["t"]), q("c", []), q("d", ["t"]))
     retriever = by_text({"a": ["t"], "b": ValueError("bad"), "c": None, "d": ["x", "t"]})
