@@ -5,12 +5,18 @@
 
 from __future__ import annotations
 
+import os
+import re
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
 from retrieval_eval.cli import cli
 from retrieval_eval.cli.options import config_option
+
+if TYPE_CHECKING:
+    from retrieval_eval.config import Config
 
 db_option = click.option(
     "--db",
@@ -27,6 +33,43 @@ def store_url_for(db: str | None, config_path: str | None) -> str:
     from retrieval_eval.store import resolve_store_url
 
     return resolve_store_url(db, None if db else load_config(config_path))
+
+
+# ``sqlite:///path`` with nothing SQLAlchemy could read differently: no query, no escapes, no
+# ``:memory:`` (the store layer rejects that one with its own message)
+_PLAIN_SQLITE = re.compile(r"sqlite:///([^?#%:@]+)")
+
+
+def plain_sqlite_file(db: str | None, config: Config) -> Path | None:
+    """The SQLite file the store lookup lands on, told without importing SQLAlchemy.
+
+    The lookup order of :func:`retrieval_eval.store.resolve_store_url` (``--db``,
+    ``$RETRIEVAL_EVAL_DB``, the config's ``store:``, ``$RETRIEVAL_EVAL_HOME/results.sqlite``),
+    for a plain ``sqlite:///path`` URL only; None for any other URL, which the store layer
+    parses (``tests/cli/test_startup.py`` checks the two agree).
+    """
+    env = os.environ.get("RETRIEVAL_EVAL_DB")
+    base = None
+    if db:
+        url = db
+    elif env:
+        url = env
+    elif config.store:
+        url, base = config.store, config.base_dir
+    else:
+        home = Path(os.environ.get("RETRIEVAL_EVAL_HOME") or "~/.retrieval-eval").expanduser()
+        url = f"sqlite:///{home / 'results.sqlite'}"
+    match = _PLAIN_SQLITE.fullmatch(url)
+    if match is None:
+        return None
+    path = Path(match[1]).expanduser()
+    return path if path.is_absolute() else (base or Path.cwd()) / path
+
+
+def absent_store_file(db: str | None, config: Config) -> Path | None:
+    """The store's SQLite file when it does not exist yet: no run stored, nothing to compare."""
+    path = plain_sqlite_file(db, config)
+    return path if path is not None and not path.exists() else None
 
 
 @cli.group("db")
