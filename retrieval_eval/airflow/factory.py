@@ -104,7 +104,9 @@ def job_for(
 def default_args_for(evaluation: EvaluationSpec, options: AirflowOptions) -> dict[str, Any]:
     """Every task retries with exponential backoff: each one does I/O (files, the retriever,
     the execution API, the store, the alert channels), and a nightly job must outlast a hiccup."""
+    queue = {"queue": options.queue} if options.queue else {}
     return {
+        **queue,
         "owner": evaluation.owner,
         "retries": options.retries,
         "retry_delay": timedelta(seconds=options.retry_delay_s),

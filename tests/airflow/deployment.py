@@ -106,20 +106,25 @@ class Deployment:
         self._spawn("dag-processor", "airflow", "dag-processor")
         self._spawn("triggerer", "airflow", "triggerer")
         for name in self.workers:
-            self._spawn(
-                name,
-                "airflow",
-                "celery",
-                "worker",
-                "--celery-hostname",
-                f"{name}@%h",
-                "--concurrency",
-                "2",
-                "--skip-serve-logs",
-                env={"AIRFLOW__CORE__HOSTNAME_CALLABLE": f"hostnames.{name.replace('-', '_')}"},
-            )
+            self.add_worker(name)
         self._wait_for_api()
         return self
+
+    def add_worker(self, name: str, concurrency: int = 2) -> None:
+        """Start ``airflow celery worker`` reporting ``name`` as its task instances' hostname
+        (``hostnames.<name>`` must exist: two workers on one machine share its real name)."""
+        self._spawn(
+            name,
+            "airflow",
+            "celery",
+            "worker",
+            "--celery-hostname",
+            f"{name}@%h",
+            "--concurrency",
+            str(concurrency),
+            "--skip-serve-logs",
+            env={"AIRFLOW__CORE__HOSTNAME_CALLABLE": f"hostnames.{name.replace('-', '_')}"},
+        )
 
     def stop(self) -> None:
         for process in self.processes.values():

@@ -115,18 +115,25 @@ def test_configured_pairs_give_one_dag_each(
     assert "This is the demo evaluation" not in cron_only.doc_md
 
 
-def test_retry_settings_come_from_the_config(
+def test_retry_settings_and_queue_come_from_the_config(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
     config = write_config(
         tmp_path / "c.yaml",
         store="sqlite:///x.sqlite",
         retriever="handbook_bm25",
-        airflow={"retries": 5, "retry_delay_s": 2, "retry_backoff": 3, "max_retry_delay_s": 60},
+        airflow={
+            "retries": 5,
+            "retry_delay_s": 2,
+            "retry_backoff": 3,
+            "max_retry_delay_s": 60,
+            "queue": "retrieval",
+        },
     )
     dag = _bag(monkeypatch, config).dags["retrieval_eval__handbook_demo__handbook_bm25"]
     for task in dag.tasks:
         assert (task.retries, task.retry_exponential_backoff) == (5, 3.0), task.task_id
+        assert task.queue == "retrieval"
         assert task.retry_delay.total_seconds() == 2
         assert task.max_retry_delay.total_seconds() == 60
 
