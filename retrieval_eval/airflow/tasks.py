@@ -8,10 +8,26 @@ a process that parses the DAG file imports none of it.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 from airflow.sdk import get_current_context, task
 from airflow.sdk.exceptions import AirflowFailException
+
+
+@contextmanager
+def bad_input_fails_at_once() -> Iterator[None]:
+    """A bad set, config or name fails the task without retries: waiting will not fix a file.
+
+    Everything else (an unreachable store or service, a timeout) raises as it is and retries.
+    """
+    from retrieval_eval.errors import InvalidInputError
+
+    try:
+        yield
+    except InvalidInputError as exc:
+        raise AirflowFailException(str(exc)) from None
 
 
 def store_url(job: dict[str, Any]) -> str:
@@ -34,23 +50,25 @@ def load_golden_set(job: dict[str, Any]) -> list[dict[str, Any]]:
     cache once, and split the questions into batches."""
     from retrieval_eval.airflow import steps
 
-    return steps.plan_batches(
-        job["config_path"], job["set"], job["max_batches"], retriever_name=job["retriever"]
-    )
+    with bad_input_fails_at_once():
+        return steps.plan_batches(
+            job["config_path"], job["set"], job["max_batches"], retriever_name=job["retriever"]
+        )
 
 
 @task
 def retrieve(job: dict[str, Any], batch: dict[str, Any]) -> dict[str, Any]:
     from retrieval_eval.airflow import steps
 
-    return steps.retrieve_batch(
-        job["config_path"],
-        job["set"],
-        job["retriever"],
-        batch["fingerprint"],
-        batch["start"],
-        batch["stop"],
-    )
+    with bad_input_fails_at_once():
+        return steps.retrieve_batch(
+            job["config_path"],
+            job["set"],
+            job["retriever"],
+            batch["fingerprint"],
+            batch["start"],
+            batch["stop"],
+        )
 
 
 @task
@@ -58,14 +76,15 @@ def score(job: dict[str, Any], batch_results: list[dict[str, Any]]) -> dict[str,
     from retrieval_eval.airflow import steps
 
     dag_run = get_current_context()["dag_run"]
-    return steps.reduce_results(
-        job["config_path"],
-        job["set"],
-        job["retriever"],
-        list(batch_results),
-        run_key=f"airflow:{dag_run.dag_id}:{dag_run.run_id}",
-        started_at=getattr(dag_run, "start_date", None),
-    )
+    with bad_input_fails_at_once():
+        return steps.reduce_results(
+            job["config_path"],
+            job["set"],
+            job["retriever"],
+            list(batch_results),
+            run_key=f"airflow:{dag_run.dag_id}:{dag_run.run_id}",
+            started_at=getattr(dag_run, "start_date", None),
+        )
 
 
 @task
@@ -73,16 +92,17 @@ def persist(job: dict[str, Any], result: dict[str, Any]) -> dict[str, Any]:
     from retrieval_eval.airflow import steps
 
     params = get_current_context()["params"]
-    return steps.persist_result(
-        job["config_path"],
-        result,
-        store_url=store_url(job),
-        baseline_run_id=params.get("baseline_run_id"),
-        threshold_overrides={
-            "max_top1_drop": params.get("max_top1_drop"),
-            "max_top3_drop": params.get("max_top3_drop"),
-        },
-    )
+    with bad_input_fails_at_once():
+        return steps.persist_result(
+            job["config_path"],
+            result,
+            store_url=store_url(job),
+            baseline_run_id=params.get("baseline_run_id"),
+            threshold_overrides={
+                "max_top1_drop": params.get("max_top1_drop"),
+                "max_top3_drop": params.get("max_top3_drop"),
+            },
+        )
 
 
 @task.branch

@@ -4,6 +4,11 @@ Usage: ``python -m retrieval_eval.airflow.testrun DAG_ID [RUN_CONF_JSON] [--log 
 The last stdout line is a JSON object ``{"state", "tasks": {task_id[map_index]: state}, "run_id"}``;
 with ``--log`` Airflow's own output goes to FILE and a one-line summary is printed instead.
 Exit code 0 when the DAG run succeeded, 1 otherwise (as ``airflow dags test``).
+
+``--plan FILE`` runs several DAG runs in this one process (Airflow's imports and start-up paid
+once): FILE is a JSON list of ``{"dag_id", "conf", "env"}``, ``env`` setting (or, with null,
+unsetting) environment variables before that run; the last stdout line is the JSON list of
+outcomes. The tests use it to run a whole scenario in one subprocess.
 """
 
 from __future__ import annotations
@@ -54,12 +59,33 @@ def _output_to(path: str) -> Iterator[None]:
             os.close(saved[1])
 
 
+def run_plan(plan: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Each planned run in turn, its environment applied first (the DAG folder re-parsed)."""
+    outcomes = []
+    for step in plan:
+        for name, value in (step.get("env") or {}).items():
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value
+        outcomes.append(run(step["dag_id"], step.get("conf") or {}))
+    return outcomes
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("dag_id")
+    parser.add_argument("dag_id", nargs="?")
     parser.add_argument("run_conf", nargs="?", default="{}")
     parser.add_argument("--log", help="send Airflow's output to this file")
+    parser.add_argument("--plan", help="a JSON file listing several runs (see above)")
     args = parser.parse_args(argv)
+    if args.plan:
+        with open(args.plan, encoding="utf-8") as handle:
+            outcomes = run_plan(json.load(handle))
+        print(json.dumps(outcomes))
+        return 0 if all(o["state"] == "success" for o in outcomes) else 1
+    if not args.dag_id:
+        parser.error("give a DAG_ID or --plan FILE")
     if args.log:
         with _output_to(args.log):
             outcome = run(args.dag_id, json.loads(args.run_conf))

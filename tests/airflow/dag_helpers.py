@@ -74,3 +74,24 @@ def run_dag(
     outcome = json.loads(lines[-1])
     outcome["log"] = proc.stdout + proc.stderr
     return outcome
+
+
+def run_plan(
+    env: dict[str, str], plan: list[dict[str, Any]], folder: Path
+) -> tuple[list[dict[str, Any]], str]:
+    """Several ``dag.test()`` runs in ONE subprocess (Airflow's start-up paid once).
+
+    Each step: ``{"dag_id", "conf", "env"}``. Returns the outcomes and the whole log.
+    """
+    plan_file = folder / "plan.json"
+    plan_file.write_text(json.dumps(plan), encoding="utf-8")
+    proc = subprocess.run(
+        [sys.executable, "-m", "retrieval_eval.airflow.testrun", "--plan", str(plan_file)],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=900,
+    )
+    lines = [line for line in proc.stdout.splitlines() if line.startswith("[")]
+    assert lines, f"no outcomes:\nSTDOUT:\n{proc.stdout[-4000:]}\nSTDERR:\n{proc.stderr[-4000:]}"
+    return json.loads(lines[-1]), proc.stdout + proc.stderr
