@@ -7,10 +7,14 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 from sqlalchemy import func, insert, select
+from sqlalchemy.exc import IntegrityError
 
 from retrieval_eval.errors import InvalidInputError, UnknownNameError
 from retrieval_eval.regression import Verdict
+from retrieval_eval.results import RunResult
 from retrieval_eval.store import Store, open_store
+from retrieval_eval.store import store as store_module
+from retrieval_eval.store.rows import slice_rows
 from retrieval_eval.store.schema import eval_result, eval_result_question, eval_result_slice
 from store.builders import hits, make_run, question
 
@@ -87,6 +91,41 @@ def test_saving_the_same_run_key_twice_stores_it_once(store: Store) -> None:
     assert first == second
     assert _count(store, eval_result) == 1
     assert _count(store, eval_result_question) == 4
+
+
+def _slices_breaking_not_null(result: RunResult, run_id: int) -> list[dict[str, object]]:
+    rows = slice_rows(result, run_id)
+    rows[-1]["value"] = None  # eval_result_slice.value is NOT NULL
+    return rows
+
+
+@pytest.mark.parametrize("failing", ["question rows", "slice rows"])
+def test_a_save_that_fails_after_the_summary_row_stores_nothing(
+    store: Store, monkeypatch: pytest.MonkeyPatch, failing: str
+) -> None:
+    """Summary, questions and slices go in one transaction: no half-saved run is ever visible.
+
+    The failure comes after the eval_result insert; a run saved in two transactions would keep its
+    summary row (and ``save`` would even return its id, taking the error for a racing writer).
+    """
+    kept = store.save(make_run(hits(2, 3), run_key="kept"))  # an earlier run stays untouched
+    before = [
+        _count(store, table) for table in (eval_result, eval_result_question, eval_result_slice)
+    ]
+    if failing == "question rows":
+        # two questions with one id break uq_eval_result_question_run_question
+        result = make_run([question("dup", True), question("dup", False)], run_key="half")
+    else:
+        result = make_run(hits(1, 3), run_key="half")
+        monkeypatch.setattr(store_module, "slice_rows", _slices_breaking_not_null)
+    with pytest.raises(IntegrityError):
+        store.save(result)
+    assert store.get_run_by_key("half") is None
+    after = [
+        _count(store, table) for table in (eval_result, eval_result_question, eval_result_slice)
+    ]
+    assert after == before
+    assert [r.id for r in store.history("demo.set", "bm25")] == [kept]
 
 
 def test_concurrent_saves_lose_no_rows(store_url: str) -> None:
