@@ -108,6 +108,16 @@ def test_a_pinned_baseline_with_other_labels_is_not_comparable(store_url: str) -
     assert verdict.baseline_run_id == old.run_id
 
 
+def test_a_pinned_invalid_run_is_not_comparable(store_url: str) -> None:
+    outage = _record(store_url, make_run(hits(0, 10, error="connection refused"), day=0))
+    verdict = _record(
+        store_url, make_run(hits(8, 10), day=1), baseline_run_id=outage.run_id
+    ).verdict
+    assert (verdict.state, verdict.baseline_run_id) == ("not_comparable", outage.run_id)
+    assert f"Baseline run {outage.run_id} is invalid" in verdict.summary
+    assert verdict.top1_delta is None and not verdict.is_regression
+
+
 def test_an_unknown_pinned_baseline_is_an_input_error(store_url: str) -> None:
     with pytest.raises(UnknownNameError, match="no stored run with id 4242"):
         _record(store_url, make_run(hits(1, 2)), baseline_run_id=4242)
@@ -135,3 +145,22 @@ def test_no_save_judges_without_storing(store_url: str, store: Store) -> None:
     dry = _record(store_url, make_run(hits(2, 10), day=1), save=False)
     assert (dry.run_id, dry.saved, dry.verdict.state) == (None, False, "regression")
     assert len(store.history("demo.set", "bm25")) == 1
+
+
+def test_labels_changed_back_compare_with_the_last_run_under_those_labels(
+    store_url: str, store: Store
+) -> None:
+    """Labels A, then B, then A again: the third run's baseline is the first, never B's run."""
+    first = _record(store_url, make_run(hits(8, 10), day=0, fingerprint="fp-A"))
+    other = _record(store_url, make_run(hits(3, 10), day=1, fingerprint="fp-B"))
+    # nothing stored under B's labels: B starts its own baseline, compared with nothing
+    assert other.verdict.state == "not_comparable"
+    assert other.verdict.baseline_run_id is None
+    assert "starts a new baseline" in other.verdict.summary
+    third = _record(store_url, make_run(hits(8, 10), day=2, fingerprint="fp-A"))
+    assert third.verdict.state == "no_regression"
+    assert third.verdict.baseline_run_id == first.run_id
+    assert store.find_baseline("demo.set", "bm25", "fp-B").id == other.run_id  # type: ignore[union-attr]
+    assert store.find_baseline("demo.set", "bm25", "fp-A").id == third.run_id  # type: ignore[union-attr]
+    fourth = _record(store_url, make_run(hits(3, 10), day=3, fingerprint="fp-B"))
+    assert (fourth.verdict.state, fourth.verdict.baseline_run_id) == ("no_regression", other.run_id)
