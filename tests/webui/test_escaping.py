@@ -1,0 +1,247 @@
+"""Every stored string is inert on every dashboard page and verbatim in every JSON answer.
+
+One store holds a run with flips, an errored question and slices, plus its baseline and a second
+retriever to compare with, and EVERY stored string in it carries markup: a payload of its own per
+field (the field's name is inside it), so a failure names the field that leaked. Each page, HTML
+or JSON, lists the fields it shows. An HTML page must show each of them in its escaped form only
+and never any field's raw markup; a JSON answer must hold each of them as the raw string,
+JSON-encoded (not HTML-escaped). The payloads use both quote kinds, so attribute values are
+covered as well as text.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pytest
+from fastapi.testclient import TestClient
+from markupsafe import escape
+from store.builders import make_run
+
+from retrieval_eval.config import Thresholds
+from retrieval_eval.golden.models import QuestionForm
+from retrieval_eval.regression import detect_regression
+from retrieval_eval.results import QuestionResult
+from retrieval_eval.store import open_store
+from retrieval_eval.webui.app import create_app
+
+
+def _script(name: str) -> str:
+    return f'<script>alert("{name}")</script>'
+
+
+def _attribute(name: str) -> str:
+    return f"\"'><img src=x onerror=alert('{name}')>"
+
+
+PAYLOADS = {
+    # the set name: double quotes only, so the 404 message's repr() keeps it verbatim
+    "set": _script("set"),
+    "retriever": _attribute("retriever"),
+    "set_name": _script("set_name"),
+    "corpus_revision": _attribute("corpus_revision"),
+    "labels_fingerprint": "'\"><b>fp</b>",  # 12 characters: the run page shows the first 12
+    "run_key": _attribute("run_key"),
+    "question_id": _attribute("question_id"),
+    "question": _script("question"),
+    "hard_class": _attribute("hard_class"),
+    "expected_id": _script("expected_id"),
+    "retrieved_id": _attribute("retrieved_id"),
+    "error": _script("error"),
+    "verdict_summary": _attribute("verdict_summary"),
+    "verdict_reason": _script("verdict_reason"),
+}
+P = PAYLOADS
+OTHER = "plain_retriever"  # the retriever compared with (no markup: the other side is enough)
+
+
+def _question(
+    qid: str, text: str, expected: str, retrieved: list[str], **kwargs: Any
+) -> QuestionResult:
+    rank = retrieved.index(expected) + 1 if expected in retrieved else None
+    return QuestionResult(
+        id=qid,
+        question=text,
+        form=QuestionForm.MATCH,
+        expected_document_ids=[expected],
+        top1_hit=rank == 1,
+        top3_hit=rank is not None and rank <= 3,
+        first_hit_rank=rank,
+        retrieved=retrieved,
+        **kwargs,
+    )
+
+
+def _questions(
+    marked: list[str], plain: list[str], errored: list[str] | None
+) -> list[QuestionResult]:
+    """The three questions of every run: the marked one, a plain one and one that may error."""
+    error = P["error"] if errored is None else None
+    return [
+        _question(
+            P["question_id"], P["question"], P["expected_id"], marked, hard_class=P["hard_class"]
+        ),
+        _question("q-plain", "a plain question", P["expected_id"], plain),
+        _question("q-error", "a question that errored", "doc-e", errored or [], error=error),
+    ]
+
+
+@dataclass
+class Dashboard:
+    client: TestClient
+    ids: dict[str, int] = field(default_factory=dict)
+
+
+@pytest.fixture(scope="module")
+def dashboard(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Dashboard]:
+    url = f"sqlite:///{tmp_path_factory.mktemp('escaping') / 'results.sqlite'}"
+    common = {
+        "set_identifier": P["set"],
+        "fingerprint": P["labels_fingerprint"],
+        "set_name": P["set_name"],
+        "corpus_revision": P["corpus_revision"],
+        "max_error_rate": 0.5,  # one error in three questions keeps the run valid (compared)
+    }
+    thresholds = Thresholds()
+    base = make_run(
+        _questions([P["expected_id"], P["retrieved_id"]], [P["expected_id"]], ["doc-e"]),
+        retriever=P["retriever"],
+        day=0,
+        **common,
+    )
+    current = make_run(
+        _questions(
+            [P["retrieved_id"], "doc-b", "doc-c"], [P["expected_id"], P["retrieved_id"]], None
+        ),
+        retriever=P["retriever"],
+        day=1,
+        run_key=P["run_key"],
+        **common,
+    )
+    other = make_run(
+        _questions([P["expected_id"]], ["doc-x"], ["doc-e"]), retriever=OTHER, day=1, **common
+    )
+    with open_store(url) as store:
+        base_id = store.save(base, detect_regression(base, None, thresholds))
+        verdict = detect_regression(current, store.get_run(base_id), thresholds)
+        # the flips table and the errored row must be on the run page for the test to mean much
+        assert verdict.state == "regression"
+        assert verdict.flipped_to_miss == [P["question_id"], "q-error"]
+        verdict = verdict.model_copy(
+            update={"summary": P["verdict_summary"], "reasons": [P["verdict_reason"]]}
+        )
+        current_id = store.save(current, verdict)
+        store.save(other, detect_regression(other, None, thresholds))
+    app = create_app(url, require_auth=False)
+    with TestClient(app) as client:
+        yield Dashboard(client, {"base": base_id, "current": current_id})
+    app.state.store_source.close()
+
+
+@dataclass(frozen=True)
+class Page:
+    name: str
+    path: str  # ``{current}`` and ``{base}`` stand for those runs' ids
+    params: dict[str, str]
+    fields: tuple[str, ...]  # the payloads this page must show
+    status: int = 200
+
+    @property
+    def is_json(self) -> bool:
+        return self.path.startswith("/api/")
+
+
+PAIR = {"set": P["set"], "retriever": P["retriever"]}
+SUMMARY_FIELDS = ("set", "retriever", "labels_fingerprint", "corpus_revision", "verdict_summary")
+QUESTION_FIELDS = ("question_id", "question", "hard_class", "expected_id", "retrieved_id")
+RUN_FIELDS = ("set", "retriever", "set_name", "corpus_revision", "labels_fingerprint")
+CURRENT_FIELDS = (*RUN_FIELDS, "run_key", *QUESTION_FIELDS, "error", "verdict_summary")
+COMPARE = {"set": P["set"], "a": P["retriever"], "b": OTHER}
+UNKNOWN_PAIR = {"set": P["set"], "retriever": "nobody"}
+PAGES = [
+    Page("overview", "/", {}, ("set", "retriever")),
+    Page("overview-json", "/api/overview", {}, SUMMARY_FIELDS),
+    Page("history", "/history", PAIR, ("set", "retriever")),
+    Page(
+        "history-by-hard-class",
+        "/history",
+        {**PAIR, "dim": "hard_class"},
+        ("set", "retriever", "hard_class"),
+    ),
+    Page("history-json", "/api/history", PAIR, (*SUMMARY_FIELDS, "hard_class")),
+    Page("run", "/runs/{current}", {}, CURRENT_FIELDS),
+    Page(
+        "run-errors-only",
+        "/runs/{current}",
+        {"show": "errors"},
+        (*RUN_FIELDS, "question_id", "question", "error"),
+    ),
+    Page("run-json", "/api/runs/{current}", {}, (*CURRENT_FIELDS, "verdict_reason")),
+    Page("baseline-run", "/runs/{base}", {}, (*RUN_FIELDS, *QUESTION_FIELDS)),
+    Page("baseline-run-json", "/api/runs/{base}", {}, (*RUN_FIELDS, *QUESTION_FIELDS)),
+    Page("compare", "/compare", COMPARE, ("set", "retriever", *QUESTION_FIELDS)),
+    Page("compare-json", "/api/compare", COMPARE, (*SUMMARY_FIELDS, *QUESTION_FIELDS, "error")),
+    Page("not-found", "/history", UNKNOWN_PAIR, ("set",), status=404),
+    Page("not-found-json", "/api/history", UNKNOWN_PAIR, ("set",), status=404),
+]
+
+
+def _strings(value: Any) -> Iterator[str]:
+    """Every string in a JSON document, object keys included (slice values are keys)."""
+    if isinstance(value, dict):
+        for key, item in value.items():
+            yield key
+            yield from _strings(item)
+    elif isinstance(value, list):
+        for item in value:
+            yield from _strings(item)
+    elif isinstance(value, str):
+        yield value
+
+
+@pytest.mark.parametrize("page", PAGES, ids=lambda page: page.name)
+def test_every_stored_string_is_escaped_in_html_and_verbatim_in_json(
+    dashboard: Dashboard, page: Page
+) -> None:
+    response = dashboard.client.get(page.path.format(**dashboard.ids), params=page.params)
+    assert response.status_code == page.status, response.text[:500]
+    text = response.text
+    if page.is_json:
+        assert response.headers["content-type"] == "application/json"
+        strings = list(_strings(response.json()))
+        missing = [f for f in page.fields if not any(P[f] in s for s in strings)]
+        assert missing == [], f"{page.name}: these fields are not in the JSON verbatim"
+        # the raw string, JSON-encoded: neither HTML-escaped nor \u-escaped
+        encoded = [f for f in page.fields if json.dumps(P[f], ensure_ascii=False)[1:-1] not in text]
+        assert encoded == [], f"{page.name}: these fields are not plainly JSON-encoded"
+        html_escaped = [f for f in PAYLOADS if str(escape(P[f])) in text]
+        assert html_escaped == [], f"{page.name}: these fields are HTML-escaped inside JSON"
+        return
+    assert response.headers["content-type"].startswith("text/html")
+    leaked = [f for f in PAYLOADS if P[f] in text]
+    assert leaked == [], f"{page.name}: these fields reach the HTML unescaped"
+    assert "<script" not in text.lower() and "<img" not in text.lower()
+    assert "<b>fp" not in text
+    shown = [f for f in page.fields if str(escape(P[f])) in text]
+    assert shown == list(page.fields), f"{page.name}: fields missing in their escaped form"
+
+
+def test_the_payloads_are_told_apart() -> None:
+    """No payload contains another, so a leak names exactly one field."""
+    for name, payload in PAYLOADS.items():
+        others = [other for other, value in PAYLOADS.items() if other != name and value in payload]
+        assert others == [], name
+
+
+def test_every_route_of_the_app_is_checked(tmp_path: Path) -> None:
+    """A page added to the app must be added to PAGES too, its JSON twin as well."""
+    app = create_app(f"sqlite:///{tmp_path / 'unused.sqlite'}", require_auth=False)
+    routes = {getattr(route, "path", "") for route in app.routes}
+    checked = {
+        page.path.replace("{current}", "{run_id}").replace("{base}", "{run_id}") for page in PAGES
+    }
+    assert routes == checked
