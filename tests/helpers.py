@@ -13,7 +13,9 @@ import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLES = ROOT / "examples"
-SHARED_DATA = ROOT.parent / "shared" / "data"
+DATA_ENV = "RETRIEVAL_EVAL_DATA"  # the shared data folder; relative paths start at the repo root
+REQUIRE_DATA_ENV = "RETRIEVAL_EVAL_REQUIRE_DATA"
+DEFAULT_DATA = "../shared/data"
 PG_ENV = "RETRIEVAL_EVAL_TEST_PG"
 DEFAULT_PG = "postgresql://postgres@127.0.0.1:5432/test"
 
@@ -23,9 +25,24 @@ def required(env: str) -> bool:
     return os.environ.get(env, "").lower() not in ("", "0", "false", "no")
 
 
+def shared_data() -> Path:
+    """The folder of the shared BEIR collections: ``$RETRIEVAL_EVAL_DATA``, else ../shared/data."""
+    return (ROOT / (os.environ.get(DATA_ENV) or DEFAULT_DATA)).resolve()
+
+
 def shared_collection(name: str) -> Path:
-    """A BEIR collection from ../shared/data, or a clean skip where it is absent."""
-    path = SHARED_DATA / name
+    """A BEIR collection of the shared data folder, or a skip naming what is missing.
+
+    Every test that reads the shared data comes through here. With ``RETRIEVAL_EVAL_REQUIRE_DATA``
+    set (CI sets it) a missing collection is a failure: real data never skips silently.
+    """
+    path = shared_data() / name
     if not (path / "queries.jsonl").is_file():
-        pytest.skip(f"shared collection {path} is absent")
+        reason = (
+            f"shared collection {name!r} not found: no {path / 'queries.jsonl'} "
+            f"(${DATA_ENV} names the data folder, default {DEFAULT_DATA} from the repo root)"
+        )
+        if required(REQUIRE_DATA_ENV):
+            pytest.fail(f"{reason}; ${REQUIRE_DATA_ENV} is set, so this is a failure")
+        pytest.skip(reason)
     return path

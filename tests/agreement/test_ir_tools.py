@@ -1,7 +1,7 @@
 """This tool's metrics against pytrec_eval and ranx on the shared collections' reference runs.
 
-For every ``../shared/data/<collection>/runs/*.run`` and every ``qrels/test*.tsv`` split beside
-it, the run goes through the ``run_file`` adapter and the real scorer, the targets through the
+For every ``<collection>/runs/*.run`` of the shared data (``$RETRIEVAL_EVAL_DATA``, default
+``../shared/data``) and every ``qrels/test*.tsv`` split beside it, the run goes through the ``run_file`` adapter and the real scorer, the targets through the
 BEIR importer (relevance >= 1: Cranfield's -1 code is not a target), and pytrec_eval and ranx
 score the same qrels and run in the same test. Everything agrees to 1e-9, per question and in the
 means. nDCG is compared on binary qrels (this tool's gains are binary by design); the by-design
@@ -15,7 +15,7 @@ import math
 from pathlib import Path
 
 import pytest
-from helpers import SHARED_DATA, shared_collection
+from helpers import shared_collection, shared_data
 
 from retrieval_eval import metrics
 from retrieval_eval.golden.importers import import_beir, read_qrels
@@ -31,11 +31,11 @@ TOLERANCE = 1e-9
 
 def _cases() -> list[tuple[str, str, str]]:
     cases = []
-    for run in sorted(SHARED_DATA.glob("*/runs/*.run")):
+    for run in sorted(shared_data().glob("*/runs/*.run")):
         collection = run.parent.parent
         for qrels in sorted((collection / "qrels").glob("test*.tsv")):
             cases.append((collection.name, qrels.stem, run.stem))
-    # absent data: one case that skips cleanly inside the test
+    # absent data: one case that skips (or fails, when data is required) inside the test
     return cases or [("scifact", "test", "bm25s")]
 
 
