@@ -94,10 +94,6 @@ def history(
     config_path: str | None,
 ) -> None:
     """Recent runs of RETRIEVER on SET, newest first, with rates and verdicts."""
-    from rich.table import Table
-
-    from retrieval_eval.report import pct
-
     with _open(db, config_path) as store:
         runs = store.history(set_identifier, retriever, limit=limit, questions=False)
         if not runs:
@@ -105,6 +101,10 @@ def history(
     if fmt == "json":
         _echo_json([_summary(run) for run in runs])
         return
+    from rich.table import Table
+
+    from retrieval_eval.report import pct
+
     table = Table(title=f"{set_identifier} × {retriever}", title_justify="left")
     for name in ("run", "date (UTC)", "questions", "top-1", "top-3", "errors", "verdict", "vs"):
         table.add_column(

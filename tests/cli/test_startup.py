@@ -45,7 +45,7 @@ try:
 except SystemExit as exc:
     code = exc.code
 loaded = sorted(
-    name for name in sys.modules if name in heavy or name.split(".")[0] in heavy
+    {name if name in heavy else name.split(".")[0] for name in sys.modules}.intersection(heavy)
 )
 print("\\nLOADED " + json.dumps({"code": code, "modules": loaded}), file=sys.stderr)
 """
@@ -172,6 +172,28 @@ def test_run_no_save_without_a_store_judges_the_run_as_a_first_run(
     pinned = CliRunner().invoke(cli, [*args, "--baseline", "7"])
     assert pinned.exit_code == 2 and "no stored run with id 7" in pinned.stderr
     assert not (work / "home" / "spool").exists()
+
+
+def test_history_and_show_load_neither_pandas_nor_an_adapter(
+    work: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(work)
+    monkeypatch.setattr(sys, "path", list(sys.path))
+    monkeypatch.delitem(sys.modules, "startup_retrievers", raising=False)
+    db = f"sqlite:///{work / 'store.sqlite'}"
+    saved = CliRunner().invoke(
+        cli, ["run", "two.yaml", "startup_retrievers:always_a", "--db", db, "--format", "json"]
+    )
+    run_id = str(json.loads(saved.stdout)["run_id"])
+    watch = HEAVY - {"sqlalchemy", "alembic", "psycopg"} | {"rich"}
+    for args in (
+        ("history", "cli.two", "startup_retrievers:always_a", "--format", "json"),
+        ("show", run_id, "--format", "json"),
+    ):
+        assert loaded(work, *args, "--db", db, watch=watch)[:2] == (0, []), args
+    # the text reports draw rich tables, and that is all they add
+    for args in (("history", "cli.two", "startup_retrievers:always_a"), ("show", run_id)):
+        assert loaded(work, *args, "--db", db, watch=watch)[:2] == (0, ["rich"]), args
 
 
 # --- the store file `run --no-save` looks for without SQLAlchemy ----------------------------
