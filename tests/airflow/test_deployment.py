@@ -180,7 +180,33 @@ def test_local_executor_deployment(tmp_path: Path, pg_url: str, store_schema: st
             assert PG_PASSWORD not in logs
 
 
-def test_celery_executor_spreads_batches_over_two_workers(tmp_path: Path, pg_url: str) -> None:
+@pytest.fixture
+def redis_broker() -> str:
+    """Redis on 127.0.0.1:6379 (the Celery broker); a skip with a reason where there is none,
+    a failure when RETRIEVAL_EVAL_REQUIRE_REDIS is set (CI sets it)."""
+    import socket
+
+    from helpers import required
+
+    try:
+        with socket.create_connection(("127.0.0.1", 6379), timeout=3) as sock:
+            sock.sendall(b"PING\r\n")
+            answered = sock.recv(16).startswith(b"+PONG")
+    except OSError as exc:
+        answered, reason = False, f"{type(exc).__name__}: {exc}"
+    else:
+        reason = "no PONG"
+    if not answered:
+        message = f"Redis unreachable at 127.0.0.1:6379 ({reason})"
+        if required("RETRIEVAL_EVAL_REQUIRE_REDIS"):
+            pytest.fail(message + " — RETRIEVAL_EVAL_REQUIRE_REDIS is set, so this is a failure")
+        pytest.skip(message)
+    return "redis://127.0.0.1:6379"
+
+
+def test_celery_executor_spreads_batches_over_two_workers(
+    tmp_path: Path, pg_url: str, redis_broker: str
+) -> None:
     config = tmp_path / "retrieval_eval.yaml"
     config.write_text(
         yaml.safe_dump(
