@@ -66,5 +66,12 @@ test: lint typecheck unit
 bench: install
 	$(PY) -m benchmarks $(BENCH)
 
+# Targeted mutations (tools/mutate.py) in a temporary copy, each against the tests that guard
+# its rule; fails when a scoring, baseline, saving or escaping mutation survives. A few minutes;
+# `make mutate MUTATE="--area webui"` runs a subset.
+.PHONY: mutate
+mutate: install
+	$(PY) tools/mutate.py $(MUTATE)
+
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache
