@@ -8,6 +8,7 @@ counts attempts per question and the most requests it ever held at once.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import threading
 import time
@@ -118,27 +119,38 @@ class RankingServer:
                 Seen(handler.command, parts.path, params, body, dict(handler.headers.items()))
             )
         try:
-            b = self.behaviour
-            time.sleep(b.latency_s + b.slow.get(question, 0.0))
-            if question in b.echo_headers:
-                echo = {"error": "rejected", "authorization": handler.headers.get("Authorization")}
-                self._send(handler, 500, json.dumps(echo))
-            elif question in b.status:
-                self._send(handler, b.status[question], json.dumps({"error": "injected"}))
-            elif attempt <= b.fail_first.get(question, 0):
-                self._send(handler, 503, json.dumps({"error": "warming up"}))
-            elif question in b.raw:
-                self._send(handler, 200, b.raw[question])
-            else:
-                size = _size(params, body)
-                ids = b.rankings.get(question, [])[:size]
-                hits = [{"_id": doc, "_score": float(len(ids) - i)} for i, doc in enumerate(ids)]
-                self._send(handler, 200, json.dumps({"hits": {"total": len(ids), "hits": hits}}))
-        except (BrokenPipeError, ConnectionResetError):
-            pass  # the client gave up (a timeout test)
+            status, text = self._answer(handler, question, params, body, attempt)
         finally:
+            # out of flight once the answer is ready, BEFORE it is sent: the client may send its
+            # next request the moment the answer arrives, before this thread gets the CPU back
             with self._lock:
                 self.in_flight -= 1
+        with contextlib.suppress(BrokenPipeError, ConnectionResetError):
+            self._send(handler, status, text)  # may find the client gone (a timeout test)
+
+    def _answer(
+        self,
+        handler: BaseHTTPRequestHandler,
+        question: str,
+        params: dict[str, list[str]],
+        body: Any,
+        attempt: int,
+    ) -> tuple[int, str]:
+        b = self.behaviour
+        time.sleep(b.latency_s + b.slow.get(question, 0.0))
+        if question in b.echo_headers:
+            echo = {"error": "rejected", "authorization": handler.headers.get("Authorization")}
+            return 500, json.dumps(echo)
+        if question in b.status:
+            return b.status[question], json.dumps({"error": "injected"})
+        if attempt <= b.fail_first.get(question, 0):
+            return 503, json.dumps({"error": "warming up"})
+        if question in b.raw:
+            return 200, b.raw[question]
+        size = _size(params, body)
+        ids = b.rankings.get(question, [])[:size]
+        hits = [{"_id": doc, "_score": float(len(ids) - i)} for i, doc in enumerate(ids)]
+        return 200, json.dumps({"hits": {"total": len(ids), "hits": hits}})
 
     @staticmethod
     def _send(handler: BaseHTTPRequestHandler, status: int, text: str) -> None:
