@@ -50,12 +50,16 @@ airflow: install
 	  $(BIN)/airflow standalone
 
 lint: install
-	$(BIN)/ruff check retrieval_eval tests dags plugins benchmarks
-	$(BIN)/ruff format --check retrieval_eval tests dags plugins benchmarks
+	$(BIN)/ruff check retrieval_eval tests dags plugins benchmarks tools
+	$(BIN)/ruff format --check retrieval_eval tests dags plugins benchmarks tools
 
 typecheck: install
 	$(BIN)/mypy
 
+# Two workers (this machine kind has 2 cores), one test module per worker at a time so
+# module-scoped fixtures (a dag.test() scenario, a deployment) run once; the slowest 15 tests are
+# listed at the end, so CI's log shows where the time goes. `make unit PYTEST_ARGS=...` overrides.
+PYTEST_ARGS ?= -n 2 --dist loadscope --durations=15
 unit: install
 	$(BIN)/pytest $(PYTEST_ARGS)
 

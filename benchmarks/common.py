@@ -15,7 +15,13 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-SHARED_DATA = os.path.join(os.path.dirname(ROOT), "shared", "data")
+# the shared collections: $RETRIEVAL_EVAL_DATA as for the tests (relative to the repo root),
+# else ../shared/data
+SHARED_DATA = os.path.normpath(
+    os.path.join(
+        ROOT, os.environ.get("RETRIEVAL_EVAL_DATA") or os.path.join("..", "shared", "data")
+    )
+)
 
 
 @dataclass

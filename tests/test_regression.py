@@ -137,6 +137,20 @@ def test_slices_smaller_than_min_slice_questions_are_not_judged() -> None:
     assert verdict.slice_regressions == []
 
 
+def test_a_slice_too_small_in_either_run_is_not_judged() -> None:
+    """The smaller of the two runs' slice sizes decides: 5 questions of class A in the baseline,
+    3 now (two relabelled), with min_slice_questions=5, is not judged however it moved."""
+    before, after = _class_swap()
+    after = [
+        question(q.id, False, hard_class="A" if q.id in ("a0", "a1", "a2") else "B")
+        if q.id.startswith("a")
+        else q
+        for q in after
+    ]
+    verdict = detect_regression(make_run(after, day=1), as_stored(make_run(before)), DEFAULT)
+    assert ("hard_class", "A") not in {(s.dimension, s.value) for s in verdict.slice_regressions}
+
+
 def test_form_slices_are_judged_too() -> None:
     before = hits(5, 5, prefix="m", form="match") + hits(0, 5, prefix="g", form="gap")
     after = hits(0, 5, prefix="m", form="match") + hits(5, 5, prefix="g", form="gap")
@@ -218,7 +232,8 @@ def test_comparable_false_forces_not_comparable_with_the_note() -> None:
 def test_latency_regression_is_opt_in() -> None:
     baseline = as_stored(make_run(hits(5, 5, latency_ms=10.0)))
     slow = make_run(hits(5, 5, latency_ms=16.0), day=1)
-    assert detect_regression(slow, baseline, DEFAULT).state == "no_regression"
+    unjudged = detect_regression(slow, baseline, DEFAULT)
+    assert (unjudged.state, unjudged.latency_regression) == ("no_regression", False)
     verdict = detect_regression(slow, baseline, Thresholds(max_latency_p95_increase=0.5))
     assert verdict.latency_regression is True
     assert verdict.latency_p95_ratio == pytest.approx(0.6)

@@ -13,7 +13,6 @@ Selected alone with ``pytest -m deployment``; ``make test`` and CI run them with
 from __future__ import annotations
 
 import json
-import os
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -21,20 +20,22 @@ from typing import Any
 
 import pytest
 import yaml
-from dag_helpers import EXAMPLES, ROOT
+from dag_helpers import EXAMPLES
 from deployment import deployment
+from helpers import REQUIRE_DATA_ENV, required, shared_collection, shared_data
 from slack_server import RecordingServer
 
 pytestmark = [pytest.mark.airflow, pytest.mark.deployment]
 
 WEBHOOK_SECRET = "T000/B000/deploySECRET"
 PG_PASSWORD = "pgSECRETpw-123"  # trust auth ignores it; it must still never reach a log
-DATA = Path(os.environ.get("RETRIEVAL_EVAL_DATA") or ROOT.parent / "shared" / "data")
 
 
 def _evaluation_set(folder: Path) -> tuple[Path, Path, dict[str, Any]]:
     """(set file, corpus, expected figures): SciFact's test split when the shared data is there."""
-    scifact = DATA / "scifact"
+    scifact = shared_data() / "scifact"
+    if required(REQUIRE_DATA_ENV):
+        shared_collection("scifact")  # in CI a missing collection fails instead of falling back
     if (scifact / "queries.jsonl").is_file():
         from retrieval_eval.golden.importers import import_beir
         from retrieval_eval.golden.loaders import dump_golden_set
