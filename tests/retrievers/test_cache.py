@@ -16,7 +16,11 @@ from retrieval_eval.retrievers.registry import RetrieverRegistry
 
 DOCS = [
     {"_id": "d1", "title": "Refund policy", "text": "Annual plans can be refunded within 30 days."},
-    {"_id": "d2", "title": "Passwords", "text": "Reset a forgotten password from the sign-in page."},
+    {
+        "_id": "d2",
+        "title": "Passwords",
+        "text": "Reset a forgotten password from the sign-in page.",
+    },
     {"_id": "d3", "title": "Exports", "text": "Export a workspace as Markdown or PDF files."},
 ]
 QUESTIONS = ["refund an annual plan", "forgot my password", "export to pdf", "zebra"]
