@@ -97,17 +97,21 @@ class Store:
             return migrate.current_revision(conn)
 
     def ensure_schema(self) -> None:
-        """Create the schema in an empty database; refuse one at another revision."""
-        current, head = self.revision(), migrate.head_revision()
-        if current == head:
+        """Create the schema in an empty database; refuse one at another revision.
+
+        The common case, a store at this version's revision, is one query on the version table
+        and never loads Alembic (see :mod:`retrieval_eval.store.migrate`).
+        """
+        current = self.revision()
+        if current == migrate.HEAD:
             return
         if current is None:
             self.upgrade()
             return
         raise StoreSchemaError(
             f"the result store at {self.display_url} has schema revision {current!r}, this "
-            f"version of retrieval-eval uses {head!r}: run `retrieval-eval db upgrade` (or "
-            "upgrade retrieval-eval if the store was written by a newer version)"
+            f"version of retrieval-eval uses {migrate.HEAD!r}: run `retrieval-eval db upgrade` "
+            "(or upgrade retrieval-eval if the store was written by a newer version)"
         )
 
     # -- writing --------------------------------------------------------------------------

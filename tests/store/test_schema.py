@@ -2,13 +2,18 @@
 
 from __future__ import annotations
 
+import json
+import subprocess
+import sys
+
 import pytest
+from alembic import command
 from alembic.autogenerate import compare_metadata
 from alembic.runtime.migration import MigrationContext
 from sqlalchemy import inspect, text
 
 from retrieval_eval.store import Store, StoreSchemaError, open_store
-from retrieval_eval.store.migrate import head_revision
+from retrieval_eval.store.migrate import HEAD, alembic_config, current_revision, head_revision
 from retrieval_eval.store.schema import VERSION_TABLE, metadata
 
 TABLES = {"eval_result", "eval_result_question", "eval_result_slice", "eval_alert", VERSION_TABLE}
@@ -76,3 +81,73 @@ def test_a_foreign_alembic_version_table_is_left_alone(store_url: str) -> None:
                 ("airflow_head",)
             ]
         assert store.revision() == head_revision()
+
+
+def test_the_head_constant_is_the_newest_migration() -> None:
+    """Opening a store compares with HEAD instead of reading the scripts: a new migration must
+    move it."""
+    assert head_revision() == HEAD
+
+
+def _alembic_revision(store: Store) -> str | None:
+    with store.engine.connect() as conn:
+        context = MigrationContext.configure(conn, opts={"version_table": VERSION_TABLE})
+        return context.get_current_revision()
+
+
+def test_the_revision_read_with_plain_sql_is_alembics(store_url: str) -> None:
+    with Store(store_url) as store:
+        seen = [(store.revision(), _alembic_revision(store))]  # no version table
+        with store.engine.begin() as conn:
+            conn.execute(text("CREATE TABLE alembic_version (version_num VARCHAR(32) NOT NULL)"))
+            conn.execute(text("INSERT INTO alembic_version VALUES ('airflow_head')"))
+        seen.append((store.revision(), _alembic_revision(store)))  # someone else's table only
+        with store.engine.begin() as conn:
+            command.upgrade(alembic_config(conn), "0001_initial")
+        seen.append((store.revision(), _alembic_revision(store)))
+        store.upgrade()
+        seen.append((store.revision(), _alembic_revision(store)))
+        with store.engine.begin() as conn:
+            conn.execute(text(f"DELETE FROM {VERSION_TABLE}"))  # stamped back to "base"
+            assert current_revision(conn) is None
+        seen.append((store.revision(), _alembic_revision(store)))
+    assert seen == [
+        (None, None),
+        (None, None),
+        ("0001_initial", "0001_initial"),
+        (HEAD, HEAD),
+        (None, None),
+    ]
+
+
+def test_a_database_at_an_older_revision_is_refused_until_db_upgrade(store_url: str) -> None:
+    with Store(store_url) as store, store.engine.begin() as conn:
+        command.upgrade(alembic_config(conn), "0001_initial")
+    with pytest.raises(StoreSchemaError, match=r"'0001_initial'.*retrieval-eval db upgrade"):
+        open_store(store_url)
+    with Store(store_url) as store:
+        assert store.revision() == "0001_initial"  # refusing changed nothing
+        store.upgrade()
+    with open_store(store_url) as store:
+        assert store.revision() == HEAD
+
+
+OPEN = """
+import json, sys
+from retrieval_eval.store import open_store
+with open_store(sys.argv[1]) as store:
+    revision = store.revision()
+print(json.dumps({"revision": revision, "alembic": "alembic" in sys.modules}))
+"""
+
+
+def test_opening_a_store_at_head_does_not_load_alembic(store: Store, store_url: str) -> None:
+    """Alembic costs ~0.1 s of imports: every command opening the store paid it before."""
+    done = subprocess.run(
+        [sys.executable, "-c", OPEN, store_url],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=True,
+    )
+    assert json.loads(done.stdout) == {"revision": HEAD, "alembic": False}
