@@ -10,23 +10,33 @@ Pages (relative to wherever the app is mounted, ``/retrieval-eval`` inside Airfl
 Every route requires an authenticated Airflow user unless ``require_auth=False`` (local
 development only). Every stored string reaches the page through Jinja2's autoescaping or
 :mod:`charts`' escaping, and a Content-Security-Policy without any script source backs that up.
+
+Hostile input: a run id that is not a whole number from 1 to 2**31-1 (the store's INTEGER ids)
+names no run, so it is a 404 like an unknown one, before any query reaches the database; a bad
+query parameter is a 400 (never FastAPI's 422); a name with a NUL character (which PostgreSQL
+cannot even compare) is a 400. Every answer, errors and an unexpected 500 included, carries the
+security headers: they are added outside Starlette's own error middleware. The OpenAPI schema is
+not served (see ``create_app``) but ``app.openapi()`` describes every route, its JSON answers and
+its error codes, for tests.
+
 The app only reads the store. Airflow is imported only by :mod:`auth` (on a request) and by
 :mod:`source` (when the config names an Airflow connection).
 """
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
 from functools import cache
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Annotated, Any
 from urllib.parse import urlencode
 
-from fastapi import Depends, FastAPI, Query, Request, Response
+from fastapi import Depends, FastAPI, Path, Query, Request, Response
 from fastapi.exceptions import RequestValidationError
-from fastapi.responses import HTMLResponse, JSONResponse
+from fastapi.responses import HTMLResponse, JSONResponse, PlainTextResponse
 from jinja2 import Environment, PackageLoader, select_autoescape
 from pydantic import BaseModel
+from starlette.datastructures import MutableHeaders
 from starlette.exceptions import HTTPException
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from retrieval_eval.errors import InvalidInputError, StoreUnavailableError, UnknownNameError
 
@@ -41,6 +51,33 @@ CSP = (
     "default-src 'none'; style-src 'unsafe-inline'; img-src 'self' data:; "
     "form-action 'self'; base-uri 'none'; frame-ancestors 'self'"
 )
+SECURITY_HEADERS = {
+    "Content-Security-Policy": CSP,
+    "X-Content-Type-Options": "nosniff",
+    "Referrer-Policy": "same-origin",
+    "Cache-Control": "no-store",
+}
+# The store's ids are SQL INTEGERs: 32-bit on PostgreSQL (64-bit on SQLite, but counted up from 1
+# they never get near). A larger id names no run, and querying it would fail: "integer out of
+# range" on PostgreSQL, an OverflowError in either driver past 64 bits.
+MAX_RUN_ID = 2**31 - 1
+RunId = Annotated[int, Path(ge=1, le=MAX_RUN_ID, description="a stored run's id")]
+# PostgreSQL cannot compare a string holding NUL: such a name is malformed, never just unknown
+NAME_PATTERN = "^[^\\x00]*$"
+# what each JSON route answers with, by the name of its model in views (see _Dashboard.openapi)
+JSON_MODELS = {
+    "/api/overview": "Overview",
+    "/api/history": "History",
+    "/api/runs/{run_id}": "RunView",
+    "/api/compare": "Comparison",
+}
+_ERRORS = {
+    400: "a malformed query parameter",
+    401: "no signed-in Airflow user",
+    404: "no such run, set or retriever",
+    503: "the result store is unavailable",
+}
+_DETAIL = {"type": "object", "properties": {"detail": {"type": "string"}}, "required": ["detail"]}
 
 
 @cache
@@ -66,6 +103,63 @@ def _environment() -> Environment:
     return env
 
 
+class _SecurityHeaders:
+    """ASGI middleware adding :data:`SECURITY_HEADERS` (unless set) to every response it sees."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+
+        async def send_secured(message: Message) -> None:
+            if message["type"] == "http.response.start":
+                headers = MutableHeaders(scope=message)
+                for name, value in SECURITY_HEADERS.items():
+                    headers.setdefault(name, value)
+            await send(message)
+
+        await self.app(scope, receive, send_secured)
+
+
+class _Dashboard(FastAPI):
+    """FastAPI with the security headers outermost and an OpenAPI schema of the JSON answers."""
+
+    def build_middleware_stack(self) -> ASGIApp:
+        # outside Starlette's ServerErrorMiddleware (which user middleware never wraps), so the
+        # 500 page of an unexpected exception carries the headers too
+        return _SecurityHeaders(super().build_middleware_stack())
+
+    def openapi(self) -> dict[str, Any]:
+        """FastAPI's schema plus each JSON route's answer (its view model, built on first use:
+        importing views at app creation would slow every Airflow process), without the 422s
+        this app never answers."""
+        if self.openapi_schema is None:
+            from pydantic.json_schema import JsonSchemaMode, models_json_schema
+
+            _, views = _modules()
+            schema = super().openapi()
+            mode: JsonSchemaMode = "serialization"  # what model_dump(mode="json") answers
+            keys = {path: (getattr(views, name), mode) for path, name in JSON_MODELS.items()}
+            refs, defs = models_json_schema(
+                list(keys.values()), ref_template="#/components/schemas/{model}"
+            )
+            components = schema.setdefault("components", {}).setdefault("schemas", {})
+            for unused in ("HTTPValidationError", "ValidationError"):
+                components.pop(unused, None)
+            components.update(defs.get("$defs", {}))
+            for path, key in keys.items():
+                answer = schema["paths"][path]["get"]["responses"]["200"]
+                answer["content"] = {"application/json": {"schema": refs[key]}}
+            for operations in schema["paths"].values():
+                for operation in operations.values():
+                    operation["responses"].pop("422", None)
+            self.openapi_schema = schema
+        return self.openapi_schema
+
+
 def create_app(store_url: str | None = None, *, require_auth: bool = True) -> FastAPI:
     """The dashboard app over the store at ``store_url`` (default: the store the DAGs use).
 
@@ -78,7 +172,7 @@ def create_app(store_url: str | None = None, *, require_auth: bool = True) -> Fa
 
         dependencies.append(Depends(require_airflow_user))
     # no /docs, /redoc or /openapi.json: they would load scripts from the internet, unprotected
-    app = FastAPI(
+    app = _Dashboard(
         title="retrieval-eval dashboard",
         dependencies=dependencies,
         docs_url=None,
@@ -106,16 +200,15 @@ def create_app(store_url: str | None = None, *, require_auth: bool = True) -> Fa
         html = env().get_template(template).render(href=href, **context)
         return HTMLResponse(html, status_code=code)
 
-    @app.middleware("http")
-    async def security_headers(
-        request: Request, call_next: Callable[[Request], Awaitable[Response]]
-    ) -> Response:
-        response = await call_next(request)
-        response.headers.setdefault("Content-Security-Policy", CSP)
-        response.headers.setdefault("X-Content-Type-Options", "nosniff")
-        response.headers.setdefault("Referrer-Policy", "same-origin")
-        response.headers.setdefault("Cache-Control", "no-store")
-        return response
+    def errors(*codes: int, api: bool) -> dict[int | str, dict[str, Any]]:
+        """The OpenAPI description of a route's error answers (JSON or an HTML page)."""
+        media = (
+            {"application/json": {"schema": _DETAIL}}
+            if api
+            else {"text/html": {"schema": {"type": "string"}}}
+        )
+        codes = (*codes, 401, 503) if require_auth else (*codes, 503)
+        return {code: {"description": _ERRORS[code], "content": media} for code in sorted(codes)}
 
     def _is_api(request: Request) -> bool:
         root = request.scope.get("root_path", "").rstrip("/")
@@ -142,6 +235,11 @@ def create_app(store_url: str | None = None, *, require_auth: bool = True) -> Fa
 
     @app.exception_handler(RequestValidationError)
     async def bad_query(request: Request, exc: RequestValidationError) -> Response:
+        for e in exc.errors():
+            if tuple(e.get("loc", ()))[:1] == ("path",):  # /runs/abc, /runs/0, /runs/2**63
+                shown = str(e.get("input", ""))
+                shown = shown if len(shown) <= 40 else shown[:40] + "…"
+                return _error(request, 404, f"no stored run with id {shown}")
         problems = "; ".join(
             f"{'.'.join(str(part) for part in e.get('loc', ())[1:]) or 'request'}: {e.get('msg')}"
             for e in exc.errors()
@@ -160,17 +258,26 @@ def create_app(store_url: str | None = None, *, require_auth: bool = True) -> Fa
     async def unavailable(request: Request, exc: StoreUnavailableError) -> Response:
         return _error(request, 503, str(exc))  # the store masks passwords in these messages
 
+    @app.exception_handler(Exception)
+    async def internal_error(request: Request, exc: Exception) -> Response:
+        # Starlette logs the exception and re-raises it after this answer; nothing of it is shown
+        message = "the dashboard failed on this request; the details are in the server log"
+        try:
+            return _error(request, 500, message)
+        except Exception:  # rendering the error page failed too
+            return PlainTextResponse(message, status_code=500)
+
     def api(model: BaseModel) -> JSONResponse:
         return JSONResponse(model.model_dump(mode="json"))
 
     # -- overview ----------------------------------------------------------------------------
 
-    @app.get("/api/overview")
+    @app.get("/api/overview", responses=errors(api=True))
     def api_overview() -> JSONResponse:
         _, views = _modules()
         return api(views.overview(source.store(), SPARK_RUNS))
 
-    @app.get("/", response_class=HTMLResponse)
+    @app.get("/", response_class=HTMLResponse, responses=errors(api=False))
     def overview_page(request: Request) -> Any:
         pages, views = _modules()
         data = views.overview(source.store(), SPARK_RUNS)
@@ -178,20 +285,20 @@ def create_app(store_url: str | None = None, *, require_auth: bool = True) -> Fa
 
     # -- history -----------------------------------------------------------------------------
 
-    @app.get("/api/history")
+    @app.get("/api/history", responses=errors(400, 404, api=True))
     def api_history(
-        set: str = Query(..., description="set identifier"),
-        retriever: str = Query(...),
+        set: str = Query(..., description="set identifier", pattern=NAME_PATTERN),
+        retriever: str = Query(..., pattern=NAME_PATTERN),
         runs: int = Query(HISTORY_RUNS, ge=1, le=1000),
     ) -> JSONResponse:
         _, views = _modules()
         return api(views.history(source.store(), set, retriever, runs))
 
-    @app.get("/history", response_class=HTMLResponse)
+    @app.get("/history", response_class=HTMLResponse, responses=errors(400, 404, api=False))
     def history_page(
         request: Request,
-        set: str = Query(...),
-        retriever: str = Query(...),
+        set: str = Query(..., pattern=NAME_PATTERN),
+        retriever: str = Query(..., pattern=NAME_PATTERN),
         dim: str = Query("overall", pattern="^(overall|form|hard_class)$"),
         runs: int = Query(HISTORY_RUNS, ge=1, le=1000),
     ) -> Any:
@@ -203,15 +310,15 @@ def create_app(store_url: str | None = None, *, require_auth: bool = True) -> Fa
 
     # -- one run -----------------------------------------------------------------------------
 
-    @app.get("/api/runs/{run_id}")
-    def api_run(run_id: int) -> JSONResponse:
+    @app.get("/api/runs/{run_id}", responses=errors(404, api=True))
+    def api_run(run_id: RunId) -> JSONResponse:
         _, views = _modules()
         return api(views.run_view(source.store(), run_id))
 
-    @app.get("/runs/{run_id}", response_class=HTMLResponse)
+    @app.get("/runs/{run_id}", response_class=HTMLResponse, responses=errors(400, 404, api=False))
     def run_page(
         request: Request,
-        run_id: int,
+        run_id: RunId,
         show: str = Query("all", pattern="^(all|misses|errors)$"),
     ) -> Any:
         pages, views = _modules()
@@ -222,19 +329,21 @@ def create_app(store_url: str | None = None, *, require_auth: bool = True) -> Fa
 
     # -- side by side ------------------------------------------------------------------------
 
-    @app.get("/api/compare")
+    @app.get("/api/compare", responses=errors(400, 404, api=True))
     def api_compare(
-        set: str = Query(...), a: str | None = Query(None), b: str | None = Query(None)
+        set: str = Query(..., pattern=NAME_PATTERN),
+        a: str | None = Query(None, pattern=NAME_PATTERN),
+        b: str | None = Query(None, pattern=NAME_PATTERN),
     ) -> JSONResponse:
         _, views = _modules()
         return api(views.compare(source.store(), set, a, b))
 
-    @app.get("/compare", response_class=HTMLResponse)
+    @app.get("/compare", response_class=HTMLResponse, responses=errors(400, 404, api=False))
     def compare_page(
         request: Request,
-        set: str = Query(...),
-        a: str | None = Query(None),
-        b: str | None = Query(None),
+        set: str = Query(..., pattern=NAME_PATTERN),
+        a: str | None = Query(None, pattern=NAME_PATTERN),
+        b: str | None = Query(None, pattern=NAME_PATTERN),
     ) -> Any:
         _, views = _modules()
         return render(request, "compare.html", data=views.compare(source.store(), set, a, b))
