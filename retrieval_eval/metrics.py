@@ -2,7 +2,8 @@
 
 Each metric is one small function that returns per-question values (a float array in question
 order, ``NaN`` where a question does not count), as ranx does; :func:`compute` averages them into
-the ``RunResult.metrics`` figures and :func:`per_question` gives them as a DataFrame.
+the ``RunResult.metrics`` figures and :func:`per_question` gives them as a DataFrame (it alone
+imports pandas).
 
 They read what the scorer keeps per question (:class:`~retrieval_eval.results.QuestionResult`):
 ``retrieved`` (distinct ids, best first, down to the deepest cutoff), ``first_hit_rank`` (over
@@ -35,9 +36,10 @@ from operator import attrgetter
 from typing import TYPE_CHECKING
 
 import numpy as np
-import pandas as pd
 
 if TYPE_CHECKING:  # results.summarise imports this module
+    import pandas as pd
+
     from retrieval_eval.results import QuestionResult
 
 METRICS = ("hit_rate", "recall", "mrr", "ndcg")
@@ -152,6 +154,8 @@ def _values(j: Judgements, name: str) -> np.ndarray:
 
 def per_question(questions: Sequence[QuestionResult], cutoffs: Iterable[int]) -> pd.DataFrame:
     """Every metric per question (index: question id); NaN where a question does not count."""
+    import pandas as pd  # here only: a run's figures (compute) need numpy, not ~0.2 s of pandas
+
     j = judgements(questions)
     names = metric_names(cutoffs)
     frame = pd.DataFrame({name: _values(j, name) for name in names}, columns=names)

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import random
+
 import pandas as pd
 import pytest
 
 from retrieval_eval.golden.models import QuestionForm
-from retrieval_eval.results import QuestionResult, RunSettings, summarise
+from retrieval_eval.results import QuestionResult, RunResult, RunSettings, summarise
 
 
 def r(
@@ -184,3 +186,64 @@ def test_contract_questions_are_what_model_dump_gives() -> None:
     expected = [q.model_dump(mode="json", include=fields) for q in result.questions]
     assert result.contract()["questions"] == expected
     assert [list(q) for q in result.contract()["questions"]] == [list(q) for q in expected]
+
+
+def _pandas_figures(result: RunResult) -> dict[str, object]:
+    """The figures as grouping the per-question frame with pandas gives them (what summarise
+    computed with pandas until it stopped importing it)."""
+    frame = result.to_frame()
+    ok = frame.loc[frame["error"].isna(), "latency_ms"].dropna().astype(float)
+    figures: dict[str, object] = {
+        "counts": (
+            int(frame["top1_hit"].sum()),
+            int(frame["top3_hit"].sum()),
+            int(frame["error"].notna().sum()),
+        ),
+        "latency": (float(ok.quantile(0.5)), float(ok.quantile(0.95))) if len(ok) else None,
+    }
+    for column, always in (("form", ["match", "gap"]), ("hard_class", [])):
+        groups = frame.groupby(column, sort=True)
+        sums, sizes = groups[["top1_hit", "top3_hit"]].sum(), groups.size()
+        found = {
+            str(value): (int(sizes[value]), int(row.top1_hit), int(row.top3_hit))
+            for value, row in zip(sums.index, sums.itertuples(index=False), strict=True)
+        }
+        order = [*always, *(v for v in found if v not in always)]
+        figures[column] = [(v, *found.get(v, (0, 0, 0))) for v in order]
+    return figures
+
+
+def _figures(result: RunResult) -> dict[str, object]:
+    latency = result.latency_ms
+    return {
+        "counts": (result.top1_hits, result.top3_hits, result.error_count),
+        "latency": None if latency.p50 is None else (latency.p50, latency.p95),
+        "form": [(v, s.questions, s.top1_hits, s.top3_hits) for v, s in result.by_form.items()],
+        "hard_class": [
+            (v, s.questions, s.top1_hits, s.top3_hits) for v, s in result.by_hard_class.items()
+        ],
+    }
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_summarise_gives_what_grouping_the_frame_with_pandas_gives(seed: int) -> None:
+    rng = random.Random(seed)
+    questions = []
+    for i in range(300):
+        top3 = rng.random() < 0.6
+        error = rng.choice([None, None, None, "TimeoutError", ""])  # "" is an error too
+        latency = rng.choice([None, float("nan"), rng.uniform(0, 50), 7.0])
+        questions.append(
+            r(
+                f"q{i}",
+                top3 and error is None and rng.random() < 0.5,
+                top3 and error is None,
+                rng.choice(["match", "gap"]),
+                rng.choice([None, "zeta", "alpha", "Beta", "near-duplicate", "10", "9"]),
+                latency=latency,
+                error=error,
+            )
+        )
+    for chosen in (questions, questions[:1], [q for q in questions if q.error], []):
+        result = run(chosen, max_error_rate=1)
+        assert _figures(result) == _pandas_figures(result)

@@ -14,6 +14,7 @@ import os
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 from click.testing import CliRunner
@@ -146,8 +147,8 @@ def test_a_bad_store_url_is_reported_before_the_retriever_is_built(work: Path) -
 
 def test_run_no_save_without_a_store_never_loads_the_store(work: Path) -> None:
     args = ("run", "two.yaml", "startup_retrievers:always_a", "--no-save", "--format", "json")
-    code, modules, _ = loaded(work, *args, watch=STORE | {"rich"})
-    assert (code, modules) == (0, [])
+    code, modules, _ = loaded(work, *args, watch=STORE | {"rich", "pandas"})
+    assert (code, modules) == (0, [])  # pandas: only DataFrames need it, a run builds none
     assert not (work / "home").exists()  # and no empty store was created on the way
 
 
@@ -172,6 +173,33 @@ def test_run_no_save_without_a_store_judges_the_run_as_a_first_run(
     pinned = CliRunner().invoke(cli, [*args, "--baseline", "7"])
     assert pinned.exit_code == 2 and "no stored run with id 7" in pinned.stderr
     assert not (work / "home" / "spool").exists()
+
+
+def test_a_run_computes_the_labels_fingerprint_once(
+    work: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A 20,000-question set takes ~30 ms to fingerprint: once per run, saved or not."""
+    from retrieval_eval.golden import fingerprint
+
+    calls: list[str] = []
+    original = fingerprint.labels_fingerprint
+
+    def counted(golden_set: Any) -> str:
+        calls.append(golden_set.identifier)
+        return original(golden_set)
+
+    monkeypatch.setattr(fingerprint, "labels_fingerprint", counted)
+    monkeypatch.chdir(work)
+    monkeypatch.setattr(sys, "path", list(sys.path))
+    monkeypatch.delitem(sys.modules, "startup_retrievers", raising=False)
+    monkeypatch.setenv("RETRIEVAL_EVAL_HOME", str(work / "home"))
+    db = f"sqlite:///{work / 'store.sqlite'}"
+    for extra in (["--no-save"], ["--db", db], ["--db", db]):  # storeless, first, compared
+        calls.clear()
+        args = ["run", "two.yaml", "startup_retrievers:always_a", "--format", "json", *extra]
+        result = CliRunner().invoke(cli, args)
+        assert result.exit_code == 0, result.output
+        assert calls == ["cli.two"], extra
 
 
 def test_history_and_show_load_neither_pandas_nor_an_adapter(
