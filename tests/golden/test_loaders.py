@@ -219,6 +219,51 @@ def test_jsonl_reports_every_bad_line_and_every_bad_question(tmp_path: Path) -> 
     assert "question #3 (line 4): expected a mapping" in problems[2]
 
 
+JSONL_LINES = [
+    '{"id": "q1", "question": "ok", "form": "match"}',
+    '  {"id": "q2", "question": "ok", "form": "gap"}\t ',  # JSON whitespace around it
+    '{"id": "q3"} trailing',  # extra data
+    '{"id": "q4"}{"id": "q5"}',  # two documents on one line
+    '\xa0{"id": "q6"}',  # not JSON whitespace: a blank for str.strip(), not for JSON
+    '\ufeff{"id": "q7"}',  # a byte-order mark inside the file
+    '{"id": "q8", "n": NaN, "big": 1e400}',  # what the json module accepts, it accepts
+    '"just a string"',
+    "[1, 2]",
+    '{"id": "q9"',  # cut short
+    "   ",
+    "",
+    '{"id": "caf\u00e9", "question": "\\u2028 escaped"}',
+]
+
+
+def test_jsonl_lines_parse_exactly_as_json_loads_parses_each(tmp_path: Path) -> None:
+    """The loader decodes lines without json.loads' wrappers: values and messages stay its."""
+    import json
+    import math
+
+    from retrieval_eval.golden.loaders import _read_jsonl
+
+    path, text = tmp_path / "lines.jsonl", "\n".join(JSONL_LINES)
+    rows, lines, problems = _read_jsonl(path, text)
+    expected_rows, expected_lines, expected_problems = [], [], []
+    for number, line in enumerate(text.splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            expected_rows.append(json.loads(line))
+            expected_lines.append(number)
+        except json.JSONDecodeError as exc:
+            expected_problems.append(f"{path}: line {number}: invalid JSON: {exc.msg}")
+    assert (lines, problems) == (expected_lines, expected_problems)
+    nan = [row.pop("n") for row in rows if isinstance(row, dict) and "n" in row]
+    assert len(nan) == 1 and math.isnan(nan[0])
+    for row in expected_rows:
+        if isinstance(row, dict):
+            row.pop("n", None)
+    assert rows == expected_rows
+    assert len(problems) == 5  # the cases above do reach both paths
+
+
 def test_invalid_yaml_names_line_and_column(tmp_path: Path) -> None:
     path = write(tmp_path, "s.yaml", "identifier: s\nquestions:\n  - id: [unclosed\n")
     [problem] = problems_of(path)
