@@ -166,12 +166,21 @@ def test_tuple_is_a_fine_sequence() -> None:
     assert one(["t"], ("t",)).top1_hit
 
 
+# Timeouts without races: a call that must time out blocks on an Event set only when the test
+# ends (it cannot finish in time, however loaded the machine); a call that must not gets
+# GENEROUS seconds (a fast call on a busy 2-core machine can take longer than 0.1 s). So these
+# tests wait out a GENEROUS timeout; a call that must return late sleeps: a sleep never ends
+# early on the monotonic clock the scorer reads, so its overrun is certain.
+GENEROUS = 5.0
+HELD_S = 60  # an Event wait's own bound, so a broken scorer fails instead of hanging
+
+
 def test_timeout_is_an_error_and_a_miss_and_the_run_goes_on() -> None:
     release = threading.Event()
 
     def retrieve(question: str, limit: int) -> list[str]:
         if question == "text of slow":
-            release.wait(10)  # held until the test ends; the scorer must not wait for it
+            release.wait(HELD_S)  # held until the test ends; the scorer must not wait for it
             return ["t"]
         return ["t"]
 
@@ -179,12 +188,12 @@ def test_timeout_is_an_error_and_a_miss_and_the_run_goes_on() -> None:
         results = score_questions(
             [q("slow", []), q("fast", ["t"])],
             FunctionRetriever(retrieve),
-            RunSettings(timeout_s=0.05),
+            RunSettings(timeout_s=GENEROUS),
         )
     finally:
         release.set()
     slow, fast = results
-    assert slow.error == "retrieval timed out after 0.05 s"
+    assert slow.error == "retrieval timed out after 5 s"
     assert (slow.top1_hit, slow.top3_hit) == (False, False)
     assert fast.error is None and fast.top1_hit
 
@@ -208,14 +217,14 @@ def test_a_self_timed_retriever_runs_in_the_scoring_thread_and_overruns_still_mi
         def retrieve(self, question: str, limit: int) -> list[str]:
             seen.append(threading.current_thread().name)
             if question == "text of slow":
-                time.sleep(0.12)  # its own timeout would end it; here it just overruns
+                time.sleep(GENEROUS + 0.5)  # its own timeout would end it; here it overruns
             return ["t"]
 
     slow, fast = score_questions(
-        [q("slow", ["t"]), q("fast", ["t"])], SelfTimed(), RunSettings(timeout_s=0.1)
+        [q("slow", ["t"]), q("fast", ["t"])], SelfTimed(), RunSettings(timeout_s=GENEROUS)
     )
     assert seen == [threading.current_thread().name] * 2  # no watchdog thread in between
-    assert slow.error == "retrieval timed out after 0.1 s"
+    assert slow.error == "retrieval timed out after 5 s"
     assert (slow.top1_hit, slow.top3_hit) == (False, False)
     assert fast.error is None and fast.top1_hit
 
@@ -229,13 +238,13 @@ def test_calls_stay_on_one_call_thread_until_one_times_out() -> None:
     def retrieve(question: str, limit: int) -> list[str]:
         threads.append((question, threading.get_ident()))
         if question == "text of slow":
-            release.wait(10)
+            release.wait(HELD_S)
         return ["t"]
 
     questions = [q("a", ["t"]), q("b", ["t"]), q("slow", ["t"]), q("c", ["t"]), q("d", ["t"])]
     try:
         results = score_questions(
-            questions, FunctionRetriever(retrieve), RunSettings(timeout_s=0.1)
+            questions, FunctionRetriever(retrieve), RunSettings(timeout_s=GENEROUS)
         )
     finally:
         release.set()
@@ -243,8 +252,8 @@ def test_calls_stay_on_one_call_thread_until_one_times_out() -> None:
     assert threading.get_ident() not in idents.values()
     assert idents["text of a"] == idents["text of b"] == idents["text of slow"]
     assert idents["text of c"] == idents["text of d"] != idents["text of slow"]
-    assert [r.error for r in results] == [None, None, "retrieval timed out after 0.1 s", None, None]
-    assert results[2].latency_ms is not None and results[2].latency_ms >= 100
+    assert [r.error for r in results] == [None, None, "retrieval timed out after 5 s", None, None]
+    assert results[2].latency_ms is not None and results[2].latency_ms >= GENEROUS * 1000
 
 
 def test_a_call_that_returns_late_is_a_timeout_even_when_nothing_abandoned_it() -> None:
@@ -253,19 +262,19 @@ def test_a_call_that_returns_late_is_a_timeout_even_when_nothing_abandoned_it() 
     from retrieval_eval.scoring import _chunk_scorer
 
     def retrieve(question: str, limit: int) -> list[str]:
-        time.sleep(0.03)
+        time.sleep(0.5)  # five times its budget; a sleep cannot end early, so it IS late
         return ["t"]
 
     # the chunk scorer alone, in this thread: no supervisor could have abandoned the call, and
     # its overrun is still recorded (the supervisor may wake late on a busy machine)
-    score = _chunk_scorer(FunctionRetriever(retrieve), RunSettings(timeout_s=0.01))
+    score = _chunk_scorer(FunctionRetriever(retrieve), RunSettings(timeout_s=0.1))
     [late] = score([q("a", ["t"])])
-    assert late.error == "retrieval timed out after 0.01 s" and not late.top1_hit
+    assert late.error == "retrieval timed out after 0.1 s" and not late.top1_hit
     [batch_a, batch_b] = _chunk_scorer(
-        Batching(lambda texts, limit: time.sleep(0.05) or [["t"]] * len(texts)),
-        RunSettings(timeout_s=0.01),
+        Batching(lambda texts, limit: time.sleep(0.5) or [["t"]] * len(texts)),
+        RunSettings(timeout_s=0.1),
     )([q("a", ["t"]), q("b", ["t"])])
-    assert batch_a.error == batch_b.error == "retrieval timed out after 0.02 s"
+    assert batch_a.error == batch_b.error == "retrieval timed out after 0.2 s"
 
 
 def test_a_hung_question_does_not_hold_the_other_workers() -> None:
@@ -280,7 +289,7 @@ def test_a_hung_question_does_not_hold_the_other_workers() -> None:
             peak = max(peak, in_flight)
         try:
             if question == "text of q1":
-                release.wait(10)
+                release.wait(HELD_S)
             return ["t"]
         finally:
             with lock:
@@ -289,7 +298,9 @@ def test_a_hung_question_does_not_hold_the_other_workers() -> None:
     questions = [q(f"q{i}", ["t"]) for i in range(30)]
     try:
         results = score_questions(
-            questions, FunctionRetriever(retrieve), RunSettings(timeout_s=0.2, max_concurrency=3)
+            questions,
+            FunctionRetriever(retrieve),
+            RunSettings(timeout_s=GENEROUS, max_concurrency=3),
         )
     finally:
         release.set()
@@ -395,7 +406,7 @@ def test_retrieve_many_timeout_is_a_miss_for_the_whole_batch() -> None:
     release = threading.Event()
 
     def hang(texts: Sequence[str], limit: int) -> Any:
-        release.wait(10)
+        release.wait(HELD_S)  # nothing here must NOT time out, so the budget can stay small
         return [["t"] for _ in texts]
 
     try:
