@@ -171,8 +171,17 @@ def _timed_out(budget_s: float) -> str:
     return f"retrieval timed out after {budget_s:g} s"
 
 
+def _message(exc: BaseException) -> str:
+    """``str(exc)``, or "" when the exception's ``__str__`` itself raises: a retriever's broken
+    exception is still a recorded miss (named by its type), never the end of the run."""
+    try:
+        return str(exc)
+    except Exception:
+        return ""
+
+
 def _describe(exc: BaseException) -> str:
-    text = str(exc).strip()
+    text = _message(exc).strip()
     if isinstance(exc, TimeoutError) and text:
         return text
     return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
@@ -315,7 +324,8 @@ class _Supervisor:
                     break
                 if progress is not None:
                     wake = PROGRESS_INTERVAL_S if wake is None else min(wake, PROGRESS_INTERVAL_S)
-                self._settled.wait(wake)
+                # a timeout_s the config accepts (1e300, inf) overflows a wait past TIMEOUT_MAX
+                self._settled.wait(None if wake is None else min(wake, threading.TIMEOUT_MAX))
         finally:
             with self._lock:
                 self._stopped = True  # on an error or an interrupt, no thread takes more work
