@@ -43,6 +43,7 @@ from operator import is_
 from typing import Any
 
 from retrieval_eval.golden.models import GoldenQuestion, GoldenQuestionSet
+from retrieval_eval.redaction import redact
 from retrieval_eval.results import (
     QuestionResult,
     RunResult,
@@ -181,7 +182,9 @@ def _message(exc: BaseException) -> str:
 
 
 def _describe(exc: BaseException) -> str:
-    text = _message(exc).strip()
+    """A retriever's exception as its question's error text: every known secret masked, for
+    every adapter, before anything reports, logs, spools or stores it."""
+    text = redact(_message(exc).strip())
     if isinstance(exc, TimeoutError) and text:
         return text
     return f"{type(exc).__name__}: {text}" if text else type(exc).__name__

@@ -25,8 +25,12 @@ Options:
   default ``Authorization``, as ``<connection_scheme> <password>``, default scheme ``Bearer``;
   scheme ``Basic`` encodes ``login:password``; ``extra.headers`` are added; a ``url`` starting
   with ``/`` is joined to the connection's host, port and schema). ``{question}`` in the url
-  itself is URL-encoded. Secret values are never
-  logged and are masked as ``***`` in every error message.
+  itself is URL-encoded. Secret values are never logged: every header value from the
+  environment or a connection, the connection's password and the url's password and secret
+  query values are registered with :mod:`retrieval_eval.redaction` and masked as ``***`` in
+  every error message and retry warning, with their parts and encodings (a token echoed without
+  its ``Bearer``, JSON-escaped, URL-encoded, Basic auth's base64 or decoded ``user:password``).
+  A response body quoted in an error is redacted and cut to 200 characters.
 - ``timeout_s`` (per attempt, default 5), ``retries`` (default 2) with exponential backoff
   (``backoff_s`` × 2^n, default 0.5 s) on timeouts, connection errors and 5xx answers; 4xx
   answers are not retried. The run's own ``timeout_s`` (default 30 s) bounds the whole call,
@@ -50,12 +54,20 @@ from jmespath.exceptions import JMESPathError
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from retrieval_eval.errors import ConfigError
+from retrieval_eval.redaction import (
+    RedactingFilter,
+    quote_body,
+    redact,
+    register_header,
+    register_secret,
+    register_url,
+)
 from retrieval_eval.retrievers.options import BuildContext, parse_options
-from retrieval_eval.retrievers.secrets import Redactor, airflow_connection, env_secret
+from retrieval_eval.retrievers.secrets import airflow_connection, env_secret
 
 logger = logging.getLogger(__name__)
-
-SNIPPET_CHARS = 200
+# urllib3 logs every request's URL at debug level, a secret query value (?api_key=) included
+logging.getLogger("urllib3.connectionpool").addFilter(RedactingFilter())
 
 
 class HttpRetrievalError(RuntimeError):
@@ -141,11 +153,13 @@ class HttpRetriever:
         self.options = options
         self.max_concurrency = options.max_concurrency
         secret_headers = dict(secret_headers or {})
-        self._redact = Redactor([*secret_headers.values(), *(secrets or [])])
+        for value in secret_headers.values():
+            register_header(value)
+        for secret in secrets or []:
+            register_secret(secret)
         self._url = base_url.rstrip("/") + options.url if base_url else options.url
+        register_url(self._url)  # its password and secret query values (?api_key=...)
         url = urllib3.util.parse_url(self._url)
-        if url.auth and ":" in url.auth:
-            self._redact.add(url.auth.split(":", 1)[1])
         # errors name the endpoint without credentials or query string
         port = f":{url.port}" if url.port else ""
         self._where = f"{options.method} {url.scheme}://{url.host}{port}{url.path or ''}"
@@ -197,7 +211,7 @@ class HttpRetriever:
         except Exception as exc:
             # anything unexpected: its text may quote the request, so mask it and cut the chain
             raise HttpRetrievalError(
-                self._redact(f"{self._where}: {type(exc).__name__}: {exc}")
+                redact(f"{self._where}: {type(exc).__name__}: {exc}")
             ) from None
 
     def _retrieve(self, question: str, limit: int) -> list[str]:
@@ -213,11 +227,11 @@ class HttpRetriever:
                 )
             except urllib3.exceptions.NewConnectionError as exc:
                 # checked first: urllib3 files a refused connection under its timeout errors
-                problem = self._redact(f"connection failed: {type(exc).__name__}: {exc}")
+                problem = redact(f"connection failed: {type(exc).__name__}: {exc}")
             except urllib3.exceptions.TimeoutError:
                 problem = f"timed out after {opts.timeout_s:g} s"
             except urllib3.exceptions.HTTPError as exc:
-                problem = self._redact(f"connection failed: {type(exc).__name__}: {exc}")
+                problem = redact(f"connection failed: {type(exc).__name__}: {exc}")
             else:
                 status = response.status
                 if status < 400:
@@ -235,7 +249,7 @@ class HttpRetriever:
                     self.identifier,
                     attempt,
                     attempts,
-                    problem,
+                    redact(problem),
                     delay,
                 )
                 time.sleep(delay)
@@ -283,12 +297,8 @@ class HttpRetriever:
         return ids
 
     def _snippet(self, response: urllib3.BaseHTTPResponse) -> str:
-        # mask before cutting: a cut could otherwise leave half a secret unmasked
-        body = response.data.decode("utf-8", errors="replace")
-        text = self._redact(" ".join(body.split()))
-        if len(text) > SNIPPET_CHARS:
-            text = text[:SNIPPET_CHARS] + "…"
-        return text or "(empty body)"
+        # redacted before it is cut, so a cut cannot leave half a secret readable
+        return quote_body(response.data.decode("utf-8", errors="replace")) or "(empty body)"
 
     def close(self) -> None:
         self._client.clear()

@@ -15,7 +15,8 @@ Options:
 
 - Connection: exactly one of ``url`` (a libpq URL; avoid putting a password in a config file),
   ``url_from_env`` (an environment variable holding the URL) or ``connection_id`` (an Airflow
-  connection, read only when given). Passwords never appear in errors.
+  connection, read only when given). Passwords never appear in errors: the URL's password and
+  secret parameters are registered with :mod:`retrieval_eval.redaction`.
 - ``table``, optional ``schema``, ``id_column``: identifiers are quoted with
   ``psycopg.sql.Identifier``, so names with spaces, capitals or quotes work as written.
 - ``text_columns``: columns concatenated into ``to_tsvector(text_search_config, ...)`` at query
@@ -49,8 +50,9 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from retrieval_eval.errors import ConfigError, RetrieverError
+from retrieval_eval.redaction import redact, register_credentials, register_query
 from retrieval_eval.retrievers.options import BuildContext, parse_options
-from retrieval_eval.retrievers.secrets import Redactor, airflow_connection, env_secret
+from retrieval_eval.retrievers.secrets import airflow_connection, env_secret
 
 
 class PostgresFtsOptions(BaseModel):
@@ -94,7 +96,9 @@ class PostgresFtsRetriever:
         self.options = options
         self.max_concurrency = options.max_concurrency
         self._conninfo = conninfo
-        self._redact = Redactor([str(conninfo_to_dict(conninfo).get("password") or "")])
+        info = conninfo_to_dict(conninfo)  # a URL's query parameters are among its keys
+        register_credentials(str(info.get("user") or ""), str(info.get("password") or ""))
+        register_query(info.items())
         # a small pool: the scorer may run each call on a fresh thread (its per-question
         # timeout), so per-thread connections would pile up; idle ones are reused instead
         self._idle: list[Any] = []
@@ -119,7 +123,7 @@ class PostgresFtsRetriever:
             self._run("check", 0)
         except psycopg.OperationalError as exc:
             raise RetrieverError(
-                f"{where}: cannot connect to PostgreSQL: {self._redact(_first_line(exc))}"
+                f"{where}: cannot connect to PostgreSQL: {redact(_first_line(exc))}"
             ) from None
         except psycopg.Error as exc:
             option = {
@@ -129,7 +133,7 @@ class PostgresFtsRetriever:
                 "UndefinedObject": "text_search_config",
             }.get(type(exc).__name__, "table")
             self.close()
-            raise ConfigError(f"{where}.{option}: {self._redact(_first_line(exc))}") from None
+            raise ConfigError(f"{where}.{option}: {redact(_first_line(exc))}") from None
 
     def retrieve(self, question: str, limit: int) -> list[str]:
         import psycopg
@@ -138,7 +142,7 @@ class PostgresFtsRetriever:
             rows = self._run(question, limit)
         except psycopg.Error as exc:
             raise RuntimeError(
-                f"PostgreSQL {type(exc).__name__}: {self._redact(_first_line(exc))}"
+                f"PostgreSQL {type(exc).__name__}: {redact(_first_line(exc))}"
             ) from None
         return [str(row[0]) for row in rows]
 

@@ -1,7 +1,8 @@
-"""Secrets for adapters: environment variables, Airflow connections, and redaction.
+"""Secrets for adapters: environment variables and Airflow connections.
 
-Secret values are read once when a retriever is built and never logged. Every adapter that holds
-secrets passes its error text through :class:`Redactor` so a token cannot reach a report.
+Secret values are read once when a retriever is built and never logged. They are registered with
+:mod:`retrieval_eval.redaction` (a connection's password here, header values and URLs by the
+adapter that knows what they are), whose ``redact`` masks them in every error text.
 
 Airflow is imported only inside :func:`airflow_connection`, when a config names a
 ``connection_id``: the evaluation core stays importable without Airflow.
@@ -13,8 +14,7 @@ import os
 from typing import Any
 
 from retrieval_eval.errors import ConfigError
-
-MASK = "***"
+from retrieval_eval.redaction import register_credentials
 
 
 def env_secret(variable: str, where: str) -> str:
@@ -35,7 +35,7 @@ def airflow_connection(connection_id: str, where: str) -> Any:
             "outside Airflow use the *_from_env options instead"
         ) from None
     try:
-        return BaseHook.get_connection(connection_id)
+        connection = BaseHook.get_connection(connection_id)
     except Exception as exc:
         # only the not-found message is known to be free of secrets
         detail = (
@@ -44,20 +44,5 @@ def airflow_connection(connection_id: str, where: str) -> Any:
         raise ConfigError(
             f"{where}: cannot read Airflow connection {connection_id!r} ({detail})"
         ) from None
-
-
-class Redactor:
-    """Replaces every known secret value in a text with ``***``."""
-
-    def __init__(self, secrets: list[str] | None = None) -> None:
-        # longest first, so a secret that contains another is masked whole
-        self.secrets = sorted({s for s in secrets or [] if s}, key=len, reverse=True)
-
-    def add(self, secret: str | None) -> None:
-        if secret:
-            self.secrets = sorted({*self.secrets, secret}, key=len, reverse=True)
-
-    def __call__(self, text: str) -> str:
-        for secret in self.secrets:
-            text = text.replace(secret, MASK)
-        return text
+    register_credentials(connection.login, connection.password)
+    return connection
