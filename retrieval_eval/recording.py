@@ -95,6 +95,7 @@ def record_run(
     Never raises StoreUnavailableError: an unreachable store gives a spooled run (when ``save``)
     and a verdict saying so. An unknown pinned baseline raises UnknownNameError (exit 2).
     """
+    result = errors_redacted(result)
     try:
         with open_store(store_url) as store:
             return judge_and_save(
@@ -111,6 +112,22 @@ def record_run(
             note += f" The run was spooled to {spool_path}; save it later with `retrieval-eval db replay`."
         verdict = detect_regression(result, None, thresholds, comparable=False, note=note)
         return Recorded(run_id=None, saved=False, verdict=verdict, spool_path=spool_path)
+
+
+def errors_redacted(result: RunResult) -> RunResult:
+    """``result`` with its error texts redacted again, just before they are stored or spooled.
+
+    The scorer redacts them already; but a run scored in another process (an Airflow task) did
+    not know every secret this one does, such as the store's own password.
+    """
+    from retrieval_eval.redaction import redact
+
+    questions, changed = [], False
+    for question in result.questions:
+        if question.error is not None and (masked := redact(question.error)) != question.error:
+            question, changed = question.model_copy(update={"error": masked}), True
+        questions.append(question)
+    return result.model_copy(update={"questions": questions}) if changed else result
 
 
 def replay_spool(store_url: str, spool_dir: Path | None = None) -> list[int]:

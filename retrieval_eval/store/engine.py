@@ -19,6 +19,7 @@ from sqlalchemy.engine import URL, Engine, create_engine
 from sqlalchemy.exc import DBAPIError, InterfaceError, OperationalError
 
 from retrieval_eval.errors import StoreUnavailableError
+from retrieval_eval.redaction import MASK, redact
 from retrieval_eval.store.url import mask_url
 
 SQLITE_BUSY_TIMEOUT_S = 30
@@ -60,12 +61,13 @@ def _sqlite_engine(url: URL) -> Engine:
 
 
 def reason(exc: BaseException, url: URL) -> str:
-    """The first line of a driver error, with the password scrubbed should a driver echo it."""
+    """The first line of a driver error, with the password scrubbed should a driver echo it
+    (whatever its length, and every registered secret in every form)."""
     orig = getattr(exc, "orig", None) or exc
     text = (str(orig).strip().splitlines() or [type(orig).__name__])[0]
     if url.password:
-        text = text.replace(str(url.password), "***")
-    return text
+        text = text.replace(str(url.password), MASK)
+    return redact(text)
 
 
 @contextmanager

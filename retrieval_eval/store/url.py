@@ -8,7 +8,9 @@ connections render are rewritten to psycopg 3).
 
 Edge cases: a relative SQLite path in the config file resolves against the config's folder, one
 given by ``--db`` or the environment against the working directory; ``~`` is expanded. Every URL
-shown to a person goes through :func:`mask_url`, so passwords never reach a message or a log.
+shown to a person goes through :func:`mask_url`, so passwords (and secret query parameters such
+as ``?password=``) never reach a message or a log; every URL parsed here is also registered with
+:mod:`retrieval_eval.redaction`, so a password quoted in any error text is masked as well.
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ from sqlalchemy.engine import URL, make_url
 from sqlalchemy.exc import ArgumentError
 
 from retrieval_eval.errors import InvalidInputError
+from retrieval_eval.redaction import MASK, is_secret_query_name, register_url
 
 if TYPE_CHECKING:
     from retrieval_eval.config import Config
@@ -39,6 +42,8 @@ _BACKENDS = {
 }
 # userinfo in an URL that could not even be parsed: hide everything between ':' and '@'
 _RAW_PASSWORD = re.compile(r"(://[^:/@]*:)[^@]*@")
+# and the value of a secret query parameter (password=, sslpassword=, token=, ...)
+_RAW_QUERY_VALUE = re.compile(r"([?&]([^=&#]*)=)[^&#]*")
 
 
 def home_dir() -> Path:
@@ -51,11 +56,20 @@ def default_store_url() -> str:
 
 
 def mask_url(url: str | URL) -> str:
-    """The URL with its password replaced by ``***``; safe for messages and logs."""
+    """The URL with its password and secret query values replaced by ``***``; safe for messages
+    and logs."""
     try:
         parsed = url if isinstance(url, URL) else make_url(url)
     except (ArgumentError, ValueError):  # ValueError: a non-numeric port
-        return _RAW_PASSWORD.sub(r"\1***@", str(url))
+        masked = _RAW_PASSWORD.sub(rf"\1{MASK}@", str(url))
+        return _RAW_QUERY_VALUE.sub(
+            lambda m: m[1] + MASK if is_secret_query_name(m[2]) else m[0], masked
+        )
+    if any(map(is_secret_query_name, parsed.query)):
+        query = {k: MASK if is_secret_query_name(k) else v for k, v in parsed.query.items()}
+        # rendering percent-encodes the mask; shown as written, it reads as one
+        rendered = parsed.set(query=query).render_as_string(hide_password=True)
+        return rendered.replace("%2A%2A%2A", MASK)
     return parsed.render_as_string(hide_password=True)
 
 
@@ -64,6 +78,7 @@ def parse_store_url(url: str, *, source: str = "store URL", base_dir: Path | Non
 
     Raises InvalidInputError naming ``source`` for an unparsable URL or an unsupported backend.
     """
+    register_url(url)  # first: even a URL refused below may be quoted by someone else
     try:
         parsed = make_url(url)
     except (ArgumentError, ValueError):  # ValueError: a non-numeric port
