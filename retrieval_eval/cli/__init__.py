@@ -24,7 +24,9 @@ class _Group(click.Group):
         except RetrievalEvalError as exc:
             if ctx.meta.get("retrieval_eval.debug"):
                 raise
-            click.echo(f"error: {exc}", err=True)
+            from retrieval_eval.redaction import redact
+
+            click.echo(f"error: {redact(str(exc))}", err=True)
             ctx.exit(exc.exit_code)
 
 

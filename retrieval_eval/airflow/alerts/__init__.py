@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from retrieval_eval.airflow.alerts.message import AlertMessage, build_message
+from retrieval_eval.redaction import redact
 
 if TYPE_CHECKING:
     from retrieval_eval.store import Store
@@ -63,7 +64,7 @@ def send_alerts(
         except Exception as exc:
             if store is not None and run_key:
                 store.release_alert(run_key, channel)
-            failures.append(str(exc))
+            failures.append(redact(str(exc)))  # the task log shows it
             continue
         if store is not None and run_key:
             store.alert_sent(run_key, channel)

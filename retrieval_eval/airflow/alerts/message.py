@@ -1,4 +1,8 @@
-"""What an alert says, independent of the channel that carries it."""
+"""What an alert says, independent of the channel that carries it.
+
+Every line of it goes through :func:`retrieval_eval.redaction.redact`, and the senders register
+their channel's secrets (webhook paths, bearer tokens) before they send.
+"""
 
 from __future__ import annotations
 
@@ -6,6 +10,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
+from retrieval_eval.redaction import redact, register_header, register_url, register_webhook
 from retrieval_eval.report import pct
 
 MAX_FLIPS_SHOWN = 5
@@ -65,7 +70,7 @@ class AlertMessage(BaseModel):
             if self.baseline_run_id is not None:
                 ref += f" (baseline run {self.baseline_run_id})"
             lines.append(ref + (f": {self.link}" if self.link else ""))
-        return lines
+        return [redact(line) for line in lines]
 
     def text(self) -> str:
         return "\n".join([self.title, *self.lines()])
@@ -96,6 +101,40 @@ def build_message(
         question_count=result.get("question_count", 0),
         slice_regressions=list(verdict.get("slice_regressions") or []),
         flipped_to_miss=list(verdict.get("flipped_to_miss") or []),
-        summary=verdict.get("summary") or "",
+        summary=redact(verdict.get("summary") or ""),
         link=link,
     )
+
+
+def redacted(value: Any) -> Any:
+    """A JSON-able value with every string in it redacted (a channel's payload)."""
+    if isinstance(value, str):
+        return redact(value)
+    if isinstance(value, list):
+        return [redacted(item) for item in value]
+    if isinstance(value, dict):
+        return {key: redacted(item) for key, item in value.items()}
+    return value
+
+
+def register_webhook_connection(connection: Any) -> None:
+    """Register an alert connection's secrets: its password (a webhook path such as Slack's
+    ``T000/B000/xxx``, or a bearer token, also as ``Bearer <token>``) and its host URL's
+    password and secret query values."""
+    password = getattr(connection, "password", None)
+    register_webhook(password)
+    if password:
+        register_header(f"Bearer {password}")
+    register_url(getattr(connection, "host", None))
+
+
+def register_connection_secrets(connection_id: str) -> None:
+    """:func:`register_webhook_connection` for a connection read by id; a connection that cannot
+    be read is left to the sender, which fails naming only its id."""
+    try:
+        from airflow.sdk import BaseHook
+
+        connection = BaseHook.get_connection(connection_id)
+    except Exception:
+        return
+    register_webhook_connection(connection)

@@ -1,14 +1,15 @@
 """Slack alerts through the Slack provider's webhook hook (connection type ``slackwebhook``).
 
 The webhook URL lives in the Airflow connection and is never logged or put in an error: failures
-are re-raised naming only the connection id.
+are re-raised naming only the connection id, and the webhook path in the connection's password
+(``T000/B000/xxx``) is registered with :mod:`retrieval_eval.redaction` before anything is sent.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from retrieval_eval.airflow.alerts.message import AlertMessage
+from retrieval_eval.airflow.alerts.message import AlertMessage, register_connection_secrets
 
 
 class SlackAlertSender:
@@ -26,6 +27,7 @@ class SlackAlertSender:
     def send(self, message: AlertMessage) -> None:
         from airflow.providers.slack.hooks.slack_webhook import SlackWebhookHook
 
+        register_connection_secrets(self.connection_id)
         hook = SlackWebhookHook(slack_webhook_conn_id=self.connection_id, timeout=30)
         try:
             hook.send(text=message.text(), blocks=self.blocks(message))

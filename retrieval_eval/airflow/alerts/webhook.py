@@ -1,7 +1,8 @@
 """A generic JSON webhook alert: POSTs the message as JSON to the URL in an Airflow connection.
 
 Connection fields: ``host`` is the URL (``https://hooks.example.com/path``; a ``port`` is added
-when given), ``password`` (optional) is sent as a Bearer token. Neither appears in logs or errors.
+when given), ``password`` (optional) is sent as a Bearer token. Neither appears in logs or errors:
+both are registered with :mod:`retrieval_eval.redaction` before anything is sent.
 """
 
 from __future__ import annotations
@@ -10,7 +11,11 @@ from typing import Any
 
 import httpx
 
-from retrieval_eval.airflow.alerts.message import AlertMessage
+from retrieval_eval.airflow.alerts.message import (
+    AlertMessage,
+    redacted,
+    register_webhook_connection,
+)
 
 
 def webhook_url(connection: Any) -> str:
@@ -31,12 +36,18 @@ class WebhookAlertSender:
         self.connection_id = connection_id
 
     def payload(self, message: AlertMessage) -> dict[str, Any]:
-        return {"title": message.title, "text": message.text(), **message.model_dump(mode="json")}
+        payload = {
+            "title": message.title,
+            "text": message.text(),
+            **message.model_dump(mode="json"),
+        }
+        return dict(redacted(payload))
 
     def send(self, message: AlertMessage) -> None:
         from airflow.sdk import BaseHook
 
         connection = BaseHook.get_connection(self.connection_id)
+        register_webhook_connection(connection)
         headers = {"Authorization": f"Bearer {connection.password}"} if connection.password else {}
         try:
             response = httpx.post(
