@@ -4,10 +4,16 @@ It answers Elasticsearch-shaped JSON (``{"hits": {"hits": [{"_id": ...}]}}``) fo
 found in the query string (``q``/``query``) or the JSON body (the first ``query``/``q`` string,
 searched depth first). Behaviour is set per question text on :class:`Behaviour`; the server
 counts attempts per question and the most requests it ever held at once.
+
+``echo`` makes a careless service that quotes a credential back in a 500's body, in one of the
+forms of :func:`echo_forms`: the request's ``Authorization`` header, or ``echo_secret`` (any
+secret the tool knows that the service should not, such as a store password as ``user:password``).
 """
 
 from __future__ import annotations
 
+import base64
+import binascii
 import contextlib
 import json
 import threading
@@ -16,7 +22,12 @@ from collections import Counter
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
-from urllib.parse import parse_qs, urlsplit
+from urllib.parse import parse_qs, quote, quote_plus, urlsplit
+
+# filler around an ``embedded`` echo: the credential sits inside the part an error quotes, and a
+# long tail follows that the quote cuts off
+_BEFORE = "<html><body><h1>502 upstream</h1><p>trace: " + "x" * 60 + " credential="
+_AFTER = "</p>" + "<!-- padding -->" * 120 + "</body></html>"
 
 
 @dataclass
@@ -28,6 +39,8 @@ class Behaviour:
     fail_first: dict[str, int] = field(default_factory=dict)  # question -> 503s before success
     raw: dict[str, str] = field(default_factory=dict)  # question -> this body, verbatim
     echo_headers: set[str] = field(default_factory=set)  # question -> 500 quoting Authorization
+    echo: dict[str, str] = field(default_factory=dict)  # question -> 500 quoting in this form
+    echo_secret: str | None = None  # what ``echo`` quotes instead of the Authorization header
 
 
 @dataclass
@@ -138,6 +151,9 @@ class RankingServer:
     ) -> tuple[int, str]:
         b = self.behaviour
         time.sleep(b.latency_s + b.slow.get(question, 0.0))
+        if question in b.echo:
+            value = b.echo_secret or handler.headers.get("Authorization") or ""
+            return 500, echo_body(value, b.echo[question])
         if question in b.echo_headers:
             echo = {"error": "rejected", "authorization": handler.headers.get("Authorization")}
             return 500, json.dumps(echo)
@@ -160,6 +176,47 @@ class RankingServer:
         handler.send_header("Content-Length", str(len(data)))
         handler.end_headers()
         handler.wfile.write(data)
+
+
+def echo_forms(value: str) -> dict[str, str]:
+    """Every form in which a careless service may quote a credential ``value``.
+
+    ``value`` is a header (``Bearer tok``, ``Basic <base64 of user:password>``) or a bare
+    ``user:password``. Always: ``verbatim``, ``no_scheme`` (after the first space), ``json``
+    (JSON-escaped, unquoted), ``url`` and ``url_plus`` (percent-encoded), ``embedded`` (verbatim
+    inside a long HTML page). For Basic auth or a ``user:password``: ``decoded`` (user:password),
+    ``password`` and ``base64`` (of user:password).
+    """
+    bare = value.split(" ", 1)[-1]
+    forms = {
+        "verbatim": value,
+        "no_scheme": bare,
+        "json": json.dumps(value)[1:-1],
+        "url": quote(value, safe=""),
+        "url_plus": quote_plus(value),
+        "embedded": value,
+    }
+    decoded = None
+    if value.lower().startswith("basic "):
+        try:
+            decoded = base64.b64decode(bare, validate=True).decode()
+        except (binascii.Error, UnicodeDecodeError):
+            decoded = None
+    elif " " not in value and ":" in value:
+        decoded = value
+    if decoded is not None and ":" in decoded:
+        forms["decoded"] = decoded
+        forms["password"] = decoded.split(":", 1)[1]
+        forms["base64"] = base64.b64encode(decoded.encode()).decode()
+    return forms
+
+
+def echo_body(value: str, form: str) -> str:
+    """A 500's body quoting ``value`` in ``form`` (see :func:`echo_forms`), as plain text."""
+    quoted = echo_forms(value)[form]
+    if form == "embedded":
+        return _BEFORE + quoted + _AFTER
+    return f"upstream rejected the credentials: {quoted}"
 
 
 def _size(params: dict[str, list[str]], body: Any) -> int:
