@@ -9,7 +9,10 @@ Rules, written down once:
   ``min_slice_questions`` questions in BOTH runs, so a class that collapses while another improves
   is caught even when the overall rate does not move.
 - Flips compare questions by id (questions present in only one run are ignored). The p-value is
-  McNemar's exact test on the top-1 flips: two-sided binomial over the discordant pairs.
+  McNemar's exact test on the top-1 flips: two-sided binomial over the discordant pairs. Next to
+  it, ``top1_delta_ci`` and ``top3_delta_ci`` are 95 % intervals for the change (current minus
+  baseline) over the same paired questions: Newcombe's paired score interval (method 10, see
+  :mod:`retrieval_eval.intervals`). They are information, not a rule: thresholds decide.
 - ``max_latency_p95_increase`` (a ratio: 0.5 = p95 50% slower) is opt-in; when set and exceeded it
   makes the run a regression too.
 - States: ``invalid_run`` (too many retriever errors; never compared, never a baseline),
@@ -27,6 +30,7 @@ from pydantic import BaseModel, Field
 
 from retrieval_eval.config import Thresholds
 from retrieval_eval.errors import RetrievalEvalError
+from retrieval_eval.intervals import paired_difference
 from retrieval_eval.results import RunResult, SliceRates
 
 if TYPE_CHECKING:
@@ -71,6 +75,9 @@ class Verdict(BaseModel):
     top3_flipped_to_miss: list[str] = Field(default_factory=list)
     top3_flipped_to_hit: list[str] = Field(default_factory=list)
     p_value: float | None = None
+    # 95 % paired intervals of the deltas over the questions both runs have ([low, high])
+    top1_delta_ci: tuple[float, float] | None = None
+    top3_delta_ci: tuple[float, float] | None = None
     latency_regression: bool = False
     latency_p95_ratio: float | None = None
     reasons: list[str] = Field(default_factory=list)  # what regressed, one phrase each
@@ -104,11 +111,17 @@ def _drops(delta: float | None, threshold: float) -> bool:
     return delta is not None and -delta - threshold > _EPS
 
 
-def _flips(current: RunResult, baseline: RunResult, attr: str) -> tuple[list[str], list[str]]:
+def _flips(
+    current: RunResult, baseline: RunResult, attr: str
+) -> tuple[list[str], list[str], tuple[float, float] | None]:
+    """Ids that went hit→miss and miss→hit, and the paired 95 % interval of the change."""
     before = {q.id: bool(getattr(q, attr)) for q in baseline.questions}
     to_miss = [q.id for q in current.questions if before.get(q.id) is True and not getattr(q, attr)]
     to_hit = [q.id for q in current.questions if before.get(q.id) is False and getattr(q, attr)]
-    return to_miss, to_hit
+    paired = [bool(getattr(q, attr)) for q in current.questions if q.id in before]
+    both = sum(paired) - len(to_hit)
+    neither = len(paired) - both - len(to_hit) - len(to_miss)
+    return to_miss, to_hit, paired_difference(both, len(to_hit), len(to_miss), neither)
 
 
 def _slice_regressions(
@@ -152,6 +165,13 @@ def _latency_ratio(current: RunResult, baseline: RunResult) -> float | None:
 
 def _pts(delta: float | None) -> str:
     return "n/a" if delta is None else f"{delta * 100:+.1f} pts"
+
+
+def interval_pts(interval: tuple[float, float] | None) -> str:
+    """A paired interval of a change in points: ``[-4.1, +2.0] pts`` (``n/a`` without one)."""
+    if interval is None:
+        return "n/a"
+    return f"[{interval[0] * 100:+.1f}, {interval[1] * 100:+.1f}] pts"
 
 
 def _pct(rate: float | None) -> str:
@@ -213,8 +233,8 @@ def _compare(current: RunResult, baseline: StoredRun, thresholds: Thresholds) ->
     top1 = _delta(current.top1_hit_rate, old.top1_hit_rate)
     top3 = _delta(current.top3_hit_rate, old.top3_hit_rate)
     slices = _slice_regressions(current, old, thresholds)
-    to_miss, to_hit = _flips(current, old, "top1_hit")
-    t3_miss, t3_hit = _flips(current, old, "top3_hit")
+    to_miss, to_hit, top1_ci = _flips(current, old, "top1_hit")
+    t3_miss, t3_hit, top3_ci = _flips(current, old, "top3_hit")
     ratio = _latency_ratio(current, old)
     limit = thresholds.max_latency_p95_increase
     slow = limit is not None and ratio is not None and ratio - limit > _EPS
@@ -239,7 +259,7 @@ def _compare(current: RunResult, baseline: StoredRun, thresholds: Thresholds) ->
     )
     flips = (
         f"top-1 flips: {len(to_miss)} hit→miss, {len(to_hit)} miss→hit "
-        f"(McNemar exact p = {p_value:.3g})"
+        f"(change 95% CI {interval_pts(top1_ci)}, McNemar exact p = {p_value:.3g})"
     )
     if reasons:
         summary = f"Regression against run {baseline.id}: {'; '.join(reasons)}; {flips}."
@@ -261,6 +281,8 @@ def _compare(current: RunResult, baseline: StoredRun, thresholds: Thresholds) ->
         top3_flipped_to_miss=t3_miss,
         top3_flipped_to_hit=t3_hit,
         p_value=p_value,
+        top1_delta_ci=top1_ci,
+        top3_delta_ci=top3_ci,
         latency_regression=slow,
         latency_p95_ratio=ratio,
         reasons=reasons,
@@ -293,9 +315,10 @@ def render_verdict(verdict: Verdict, *, markdown: bool = False) -> str:
         p_value = "n/a" if verdict.p_value is None else f"{verdict.p_value:.3g}"
         lines += [
             f"  Top-1 flips: {_flip_text(verdict.flipped_to_miss, verdict.flipped_to_hit)}; "
-            f"McNemar exact p = {p_value}",
+            f"McNemar exact p = {p_value}; change 95% CI {interval_pts(verdict.top1_delta_ci)}",
             f"  Top-3 flips: "
-            f"{_flip_text(verdict.top3_flipped_to_miss, verdict.top3_flipped_to_hit)}",
+            f"{_flip_text(verdict.top3_flipped_to_miss, verdict.top3_flipped_to_hit)}; "
+            f"change 95% CI {interval_pts(verdict.top3_delta_ci)}",
         ]
         if verdict.latency_regression and verdict.latency_p95_ratio is not None:
             lines.append(f"  Latency p95: {verdict.latency_p95_ratio:+.0%} (latency regression)")

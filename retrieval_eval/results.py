@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING, Any
 from pydantic import BaseModel, Field
 
 from retrieval_eval.golden.models import QuestionForm
+from retrieval_eval.intervals import Interval, rate_interval, wilson
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -96,6 +97,22 @@ class SliceRates(BaseModel):
     top1_hit_rate: float | None
     top3_hit_rate: float | None
 
+    @property
+    def top1_hit_rate_ci(self) -> Interval | None:
+        """95 % Wilson interval of the top-1 rate (None for an empty slice)."""
+        return wilson(self.top1_hits, self.questions)
+
+    @property
+    def top3_hit_rate_ci(self) -> Interval | None:
+        return wilson(self.top3_hits, self.questions)
+
+    def intervals(self) -> dict[str, list[float] | None]:
+        """The ``*_ci`` keys of the JSON report and the stored details: ``[low, high]`` or null."""
+        return {
+            "top1_hit_rate_ci": as_pair(self.top1_hit_rate_ci),
+            "top3_hit_rate_ci": as_pair(self.top3_hit_rate_ci),
+        }
+
 
 class Latency(BaseModel):
     p50: float | None = None
@@ -150,6 +167,35 @@ class RunResult(BaseModel):
     def error_rate(self) -> float:
         return self.error_count / self.question_count if self.question_count else 0.0
 
+    @property
+    def top1_hit_rate_ci(self) -> Interval | None:
+        """95 % Wilson interval of the top-1 rate (see :mod:`retrieval_eval.intervals`)."""
+        return wilson(self.top1_hits, self.question_count)
+
+    @property
+    def top3_hit_rate_ci(self) -> Interval | None:
+        return wilson(self.top3_hits, self.question_count)
+
+    @property
+    def metrics_ci(self) -> dict[str, Interval | None]:
+        """95 % Wilson intervals of the metrics that are proportions: ``hit_rate@k`` (over every
+        question). recall, MRR and nDCG are means of per-question values, not proportions: they
+        have no Wilson interval and are not listed."""
+        return {
+            name: rate_interval(value, self.question_count)
+            for name, value in self.metrics.items()
+            if name.startswith("hit_rate@")
+        }
+
+    def intervals(self) -> dict[str, Any]:
+        """The ``*_ci`` keys of the JSON report and the stored details (``[low, high]`` or null):
+        ``top1_hit_rate_ci``, ``top3_hit_rate_ci`` and ``metrics_ci`` (``hit_rate@k`` only)."""
+        return {
+            "top1_hit_rate_ci": as_pair(self.top1_hit_rate_ci),
+            "top3_hit_rate_ci": as_pair(self.top3_hit_rate_ci),
+            "metrics_ci": {name: as_pair(ci) for name, ci in self.metrics_ci.items()},
+        }
+
     def to_frame(self) -> pd.DataFrame:
         """The per-question results, one row per question."""
         return questions_frame(self.questions)
@@ -175,6 +221,7 @@ class RunResult(BaseModel):
             "by_hard_class": _slices_contract(self.by_hard_class),
             "latency_ms": self.latency_ms.model_dump(),
             "metrics": self.metrics,
+            **self.intervals(),
             "settings": self.settings.model_dump(),
             "questions": [_question_contract(q) for q in self.questions],
         }
@@ -203,9 +250,15 @@ def _slices_contract(slices: dict[str, SliceRates]) -> dict[str, dict[str, Any]]
             "questions": s.questions,
             "top1_hit_rate": s.top1_hit_rate,
             "top3_hit_rate": s.top3_hit_rate,
+            **s.intervals(),
         }
         for value, s in slices.items()
     }
+
+
+def as_pair(interval: Interval | None) -> list[float] | None:
+    """An interval as JSON has it: ``[low, high]``, or null."""
+    return None if interval is None else [interval[0], interval[1]]
 
 
 _FRAME_COLUMNS = [

@@ -7,6 +7,7 @@ from pydantic import ValidationError
 from store.builders import as_stored, hits, make_run, question
 
 from retrieval_eval.config import Thresholds
+from retrieval_eval.intervals import paired_difference
 from retrieval_eval.regression import detect_regression, mcnemar_exact, render_verdict
 
 DEFAULT = Thresholds()
@@ -176,6 +177,41 @@ def test_flips_list_question_ids_and_the_p_value_follows_them() -> None:
     assert verdict.top3_flipped_to_hit == ["q008"]
     assert verdict.p_value == pytest.approx(0.21875)  # b=5, c=1: 2 * 7/64
     assert "McNemar exact p = 0.219" in verdict.summary
+
+
+def test_the_paired_interval_of_the_change_sits_next_to_the_p_value() -> None:
+    before = hits(8, 10)
+    after = [
+        question(q.id, hit)
+        for q, hit in zip(
+            before, [False, False, False, False, False, True, True, True, True, False], strict=True
+        )
+    ]
+    verdict = detect_regression(make_run(after, day=1), as_stored(make_run(before)), DEFAULT)
+    # current vs baseline: 3 hit in both, 1 only now (q008), 5 only before, 1 in neither
+    assert verdict.top1_delta_ci == paired_difference(3, 1, 5, 1)
+    assert verdict.top3_delta_ci == verdict.top1_delta_ci
+    low, high = verdict.top1_delta_ci  # type: ignore[misc]
+    assert verdict.top1_delta == pytest.approx(-0.4)
+    assert low < -0.4 < high
+    assert "(change 95% CI [" in verdict.summary and "McNemar exact p = 0.219)" in verdict.summary
+    text = render_verdict(verdict)
+    pts = f"[{low * 100:+.1f}, {high * 100:+.1f}] pts"
+    assert f"McNemar exact p = 0.219; change 95% CI {pts}" in text
+    assert verdict.contract()["top1_delta_ci"] == [low, high]
+
+
+def test_the_interval_is_over_the_questions_both_runs_have() -> None:
+    before = [*hits(2, 4), question("gone", True)]
+    after = [*hits(3, 4), question("new", False)]
+    verdict = detect_regression(make_run(after, day=1), as_stored(make_run(before)), DEFAULT)
+    assert verdict.top1_delta_ci == paired_difference(2, 1, 0, 1)
+    unpaired = detect_regression(
+        make_run(hits(0, 2, prefix="new"), day=1), as_stored(make_run(hits(2, 2))), DEFAULT
+    )
+    assert unpaired.top1_delta_ci is None and "change 95% CI n/a" in render_verdict(unpaired)
+    first = detect_regression(make_run(hits(1, 2)), None, DEFAULT)
+    assert first.top1_delta_ci is None and first.top3_delta_ci is None
 
 
 def test_questions_in_only_one_run_do_not_flip() -> None:

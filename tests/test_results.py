@@ -155,10 +155,13 @@ def test_contract_has_the_documented_keys_and_slices() -> None:
         "questions",
     ):  # fmt: skip
         assert key in contract
+    gap_ci = [pytest.approx(0.0614919447), pytest.approx(0.7923403992)]  # Wilson, 1 of 3
     assert contract["by_form"]["gap"] == {
         "questions": 3,
         "top1_hit_rate": pytest.approx(1 / 3),
         "top3_hit_rate": pytest.approx(1 / 3),
+        "top1_hit_rate_ci": gap_ci,
+        "top3_hit_rate_ci": gap_ci,
     }
     assert contract["latency_ms"] == {"p50": 25.0, "p95": pytest.approx(38.5)}
     assert set(contract["questions"][0]) == {

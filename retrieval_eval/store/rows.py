@@ -13,7 +13,7 @@ from typing import Any
 from retrieval_eval.regression import Verdict
 from retrieval_eval.results import Latency, QuestionResult, RunResult, RunSettings, SliceRates
 from retrieval_eval.store.models import StoredRun
-from retrieval_eval.store.schema import GRADER
+from retrieval_eval.store.names import GRADER
 
 DIMENSIONS = ("form", "hard_class")
 
@@ -29,9 +29,14 @@ def result_row(result: RunResult, verdict: Verdict | None) -> dict[str, Any]:
         "top3_hits": result.top3_hits,
         "settings": result.settings.model_dump(mode="json"),
         "metrics": result.metrics,
-        "by_form": {k: v.model_dump() for k, v in result.by_form.items()},
-        "by_hard_class": {k: v.model_dump() for k, v in result.by_hard_class.items()},
+        "by_form": {k: {**v.model_dump(), **v.intervals()} for k, v in result.by_form.items()},
+        "by_hard_class": {
+            k: {**v.model_dump(), **v.intervals()} for k, v in result.by_hard_class.items()
+        },
         "verdict": verdict.model_dump(mode="json") if verdict is not None else None,
+        # 95 % Wilson intervals, [low, high] or null, as in the JSON report: the dashboard can
+        # draw a band without recomputing them (a run read back derives them from its counts)
+        **result.intervals(),
     }
     return {
         "set_identifier": result.set_identifier,
