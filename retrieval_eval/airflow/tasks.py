@@ -8,6 +8,7 @@ a process that parses the DAG file imports none of it.
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
@@ -60,6 +61,11 @@ def load_golden_set(job: dict[str, Any]) -> list[dict[str, Any]]:
 def retrieve(job: dict[str, Any], batch: dict[str, Any]) -> dict[str, Any]:
     from retrieval_eval.airflow import steps
 
+    # Resolving the store URL registers its password with the redaction policy: a search service
+    # that echoes it must not put it in this task's log or XCom. The store itself is persist's
+    # business, so a store misconfiguration does not fail retrieval here.
+    with contextlib.suppress(Exception):
+        store_url(job)
     with bad_input_fails_at_once():
         return steps.retrieve_batch(
             job["config_path"],
