@@ -40,13 +40,14 @@ def store_url_for(db: str | None, config_path: str | None) -> str:
 _PLAIN_SQLITE = re.compile(r"sqlite:///([^?#%:@]+)")
 
 
-def plain_sqlite_file(db: str | None, config: Config) -> Path | None:
+def plain_sqlite_file(db: str | None, config: Config | None) -> Path | None:
     """The SQLite file the store lookup lands on, told without importing SQLAlchemy.
 
     The lookup order of :func:`retrieval_eval.store.resolve_store_url` (``--db``,
     ``$RETRIEVAL_EVAL_DB``, the config's ``store:``, ``$RETRIEVAL_EVAL_HOME/results.sqlite``),
     for a plain ``sqlite:///path`` URL only; None for any other URL, which the store layer
-    parses (``tests/cli/test_startup.py`` checks the two agree).
+    parses (``tests/cli/test_startup.py`` checks the two agree). ``config`` may be None when
+    ``db`` is given (it is not read then).
     """
     env = os.environ.get("RETRIEVAL_EVAL_DB")
     base = None
@@ -54,7 +55,7 @@ def plain_sqlite_file(db: str | None, config: Config) -> Path | None:
         url = db
     elif env:
         url = env
-    elif config.store:
+    elif config is not None and config.store:
         url, base = config.store, config.base_dir
     else:
         home = Path(os.environ.get("RETRIEVAL_EVAL_HOME") or "~/.retrieval-eval").expanduser()

@@ -21,6 +21,7 @@ if TYPE_CHECKING:
     from rich.table import Table
 
     from retrieval_eval.store import Store, StoredRun
+    from retrieval_eval.store.reader import SqliteReader
 
 TEXT_JSON = click.Choice(["text", "json"])
 
@@ -29,6 +30,32 @@ def _open(db: str | None, config_path: str | None) -> Store:
     from retrieval_eval.store import open_store
 
     return open_store(store_url_for(db, config_path))
+
+
+def _open_to_read(db: str | None, config_path: str | None) -> Store | SqliteReader:
+    """The store for a command that only reads runs (history, show, compare).
+
+    A plain SQLite file already at this version's schema is read with sqlite3, without
+    SQLAlchemy's ~0.2 s of imports; any other store is opened as :func:`_open` does (which
+    also creates the schema of an empty database and refuses another revision).
+    """
+    from retrieval_eval.cli.db_cmd import plain_sqlite_file
+
+    config = None
+    if not db:
+        from retrieval_eval.config import load_config
+
+        config = load_config(config_path)
+    path = plain_sqlite_file(db, config)
+    if path is not None:
+        from retrieval_eval.store.reader import open_reader
+
+        reader = open_reader(path)
+        if reader is not None:
+            return reader
+    from retrieval_eval.store import open_store, resolve_store_url
+
+    return open_store(resolve_store_url(db, config))
 
 
 def _table_text(*tables: Table) -> str:
@@ -65,7 +92,7 @@ def _summary(run: StoredRun) -> dict[str, Any]:
     }
 
 
-def _latest(store: Store, set_identifier: str, retriever: str) -> StoredRun:
+def _latest(store: Store | SqliteReader, set_identifier: str, retriever: str) -> StoredRun:
     from retrieval_eval.errors import UnknownNameError
 
     runs = store.history(set_identifier, retriever, limit=1)
@@ -94,7 +121,7 @@ def history(
     config_path: str | None,
 ) -> None:
     """Recent runs of RETRIEVER on SET, newest first, with rates and verdicts."""
-    with _open(db, config_path) as store:
+    with _open_to_read(db, config_path) as store:
         runs = store.history(set_identifier, retriever, limit=limit, questions=False)
         if not runs:
             _latest(store, set_identifier, retriever)  # raises, naming what is stored
@@ -140,7 +167,7 @@ def show(run_id: int, fmt: str, db: str | None, config_path: str | None) -> None
     from retrieval_eval.regression import render_verdict
     from retrieval_eval.report import render
 
-    with _open(db, config_path) as store:
+    with _open_to_read(db, config_path) as store:
         run = store.get_run(run_id)
     extra = {
         "run_id": run.id,
@@ -220,7 +247,7 @@ def compare(
     from retrieval_eval.regression import mcnemar_exact
     from retrieval_eval.report import pct
 
-    with _open(db, config_path) as store:
+    with _open_to_read(db, config_path) as store:
         a = _latest(store, set_identifier, retriever_a)
         b = _latest(store, set_identifier, retriever_b)
     diffs = _differences(a, b)

@@ -4,13 +4,31 @@
 then ``sqlite:///$RETRIEVAL_EVAL_HOME/results.sqlite``); ``open_store`` opens it, creating the
 schema in an empty database; :class:`Store` saves runs and answers the questions regression
 detection and the CLI ask. The spool keeps runs the store could not take.
+
+The names below are imported when first used, so a module of this package that needs no
+SQLAlchemy (:mod:`retrieval_eval.store.reader`) can be imported without it.
 """
 
 from __future__ import annotations
 
-from retrieval_eval.store.models import StoredRun
-from retrieval_eval.store.store import Store, StoreSchemaError, open_store
-from retrieval_eval.store.url import home_dir, mask_url, resolve_store_url, store_url_for
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from retrieval_eval.store.models import StoredRun
+    from retrieval_eval.store.store import Store, StoreSchemaError, open_store
+    from retrieval_eval.store.url import home_dir, mask_url, resolve_store_url, store_url_for
+
+_EXPORTS = {
+    "Store": "retrieval_eval.store.store",
+    "StoreSchemaError": "retrieval_eval.store.store",
+    "open_store": "retrieval_eval.store.store",
+    "StoredRun": "retrieval_eval.store.models",
+    "home_dir": "retrieval_eval.store.url",
+    "mask_url": "retrieval_eval.store.url",
+    "resolve_store_url": "retrieval_eval.store.url",
+    "store_url_for": "retrieval_eval.store.url",
+}
 
 __all__ = [
     "Store",
@@ -22,3 +40,12 @@ __all__ = [
     "resolve_store_url",
     "store_url_for",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:  # also how ``from retrieval_eval.store import <submodule>`` gets there
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value

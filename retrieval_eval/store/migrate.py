@@ -19,14 +19,12 @@ from typing import TYPE_CHECKING
 
 from sqlalchemy import Connection, inspect, text
 
-from retrieval_eval.store.schema import VERSION_TABLE
+from retrieval_eval.store.names import HEAD as HEAD
+from retrieval_eval.store.names import VERSION_TABLE
 
 if TYPE_CHECKING:
     from alembic.config import Config as AlembicConfig
     from sqlalchemy.engine import Engine
-
-# the newest migration in migrations/versions: the revision this version reads and writes
-HEAD = "0002_alert_markers"
 
 MIGRATIONS = Path(__file__).resolve().parent / "migrations"
 # any constant bigint; identifies "retrieval-eval schema upgrade" among advisory locks

@@ -30,8 +30,8 @@ from sqlalchemy import (
 )
 from sqlalchemy.dialects.postgresql import JSONB
 
-GRADER = "retrieval_hit_rate"
-VERSION_TABLE = "retrieval_eval_alembic_version"  # not "alembic_version": Airflow's DB has one
+from retrieval_eval.store.names import GRADER as GRADER
+from retrieval_eval.store.names import VERSION_TABLE as VERSION_TABLE
 
 # JSON on SQLite (text), JSONB on PostgreSQL (indexable, compact)
 JSONType = JSON().with_variant(JSONB(), "postgresql")
