@@ -28,12 +28,13 @@ from typing import TYPE_CHECKING, Literal
 
 from pydantic import BaseModel, Field
 
-from retrieval_eval.config import Thresholds
 from retrieval_eval.errors import RetrievalEvalError
 from retrieval_eval.intervals import paired_difference
 from retrieval_eval.results import RunResult, SliceRates
 
 if TYPE_CHECKING:
+    # annotations only: reading stored verdicts (history, show) needs no config models or YAML
+    from retrieval_eval.config import Thresholds
     from retrieval_eval.store.models import StoredRun
 
 VerdictState = Literal["baseline", "not_comparable", "no_regression", "regression", "invalid_run"]
