@@ -152,13 +152,18 @@ def _values(j: Judgements, name: str) -> np.ndarray:
     return function(j, int(k))
 
 
+def values(questions: Sequence[QuestionResult], cutoffs: Iterable[int]) -> dict[str, np.ndarray]:
+    """Every metric's per-question values, in report order (NaN where a question does not count)."""
+    j = judgements(questions)
+    return {name: _values(j, name) for name in metric_names(cutoffs)}
+
+
 def per_question(questions: Sequence[QuestionResult], cutoffs: Iterable[int]) -> pd.DataFrame:
     """Every metric per question (index: question id); NaN where a question does not count."""
     import pandas as pd  # here only: a run's figures (compute) need numpy, not ~0.2 s of pandas
 
-    j = judgements(questions)
-    names = metric_names(cutoffs)
-    frame = pd.DataFrame({name: _values(j, name) for name in names}, columns=names)
+    columns = values(questions, cutoffs)
+    frame = pd.DataFrame(columns, columns=list(columns))
     frame.index = pd.Index([question.id for question in questions], name="id")
     return frame
 

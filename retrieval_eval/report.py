@@ -1,7 +1,11 @@
-"""Rendering a run as text (rich tables), Markdown or the JSON contract.
+"""Rendering a run as text (rich tables), Markdown, the JSON contract or CSV.
 
-rich is imported by the text report only: JSON and Markdown reports, and ``pct`` for other
-commands, do without it.
+Every rate comes with its 95 % Wilson interval (:mod:`retrieval_eval.intervals`); a verdict's
+deltas with their paired interval. Markdown starts with a headline (the verdict badge, the
+top-1/top-3 rates and deltas, the flipped questions) fit for a pull request or a CI job
+summary, and folds the tables into ``<details>`` blocks; ``summary=True`` renders the headline
+alone in any format. rich is imported by the text report only: the other formats, and ``pct``
+for other commands, do without it.
 """
 
 from __future__ import annotations
@@ -14,13 +18,16 @@ from collections.abc import Callable
 from json.encoder import encode_basestring
 from typing import TYPE_CHECKING, Any
 
-from retrieval_eval.results import RunResult, SliceRates, paused_gc
+from retrieval_eval.intervals import Interval
+from retrieval_eval.results import QuestionResult, RunResult, SliceRates, as_pair, paused_gc
 
 if TYPE_CHECKING:
     from rich.console import Console
     from rich.table import Table
 
-FORMATS = ("text", "json", "markdown")
+    from retrieval_eval.regression import Verdict
+
+FORMATS = ("text", "json", "markdown", "csv")
 PIPE_WIDTH = 140  # text report width when stdout is not a terminal (CI logs, files)
 ERROR_WIDTH = 60  # error texts wrap within this many characters
 
@@ -35,29 +42,66 @@ def pct(rate: float | None) -> str:
     return "–" if rate is None else f"{rate * 100:.1f}%"
 
 
-def rate_line(label: str, rate: float | None, hits: int, count: int) -> str:
-    return f"{label}: {pct(rate)} ({hits}/{count})"
+def ci(interval: Interval | None) -> str:
+    """A 95 % interval of a rate: ``[49.3%, 60.5%]`` (``–`` without one)."""
+    return "–" if interval is None else f"[{pct(interval[0])}, {pct(interval[1])}]"
 
 
-def _ms(value: float | None) -> str:
+def rate_line(
+    label: str, rate: float | None, hits: int, count: int, interval: Interval | None = None
+) -> str:
+    shown = "" if interval is None else f" {ci(interval)}"
+    return f"{label}: {pct(rate)}{shown} ({hits}/{count})"
+
+
+CI_NOTE = (
+    "95% CI: Wilson score interval; for hit_rate@k only (recall, MRR and nDCG are means "
+    "over questions, not proportions, and have none)."
+)
+
+
+def ms(value: float | None) -> str:
     return "–" if value is None else f"{value:.1f} ms"
+
+
+def slice_cells(value: str, s: SliceRates) -> list[str]:
+    """One slice as report cells: value, questions, top-1 (hits), its CI, top-3 (hits), its CI."""
+    return [
+        value,
+        str(s.questions),
+        f"{pct(s.top1_hit_rate)} ({s.top1_hits})",
+        ci(s.top1_hit_rate_ci),
+        f"{pct(s.top3_hit_rate)} ({s.top3_hits})",
+        ci(s.top3_hit_rate_ci),
+    ]
+
+
+def question_cells(q: QuestionResult) -> list[str]:
+    """One question as report cells: id, form, hard class, top-1, top-3, rank, latency, error."""
+    return [
+        q.id,
+        q.form.value,
+        q.hard_class or "",
+        "hit" if q.top1_hit else "miss",
+        "hit" if q.top3_hit else "miss",
+        "" if q.first_hit_rank is None else str(q.first_hit_rank),
+        ms(q.latency_ms),
+        q.error or "",
+    ]
 
 
 def _slice_table(title: str, slices: dict[str, SliceRates], column: str) -> Table:
     from rich.table import Table
 
     table = Table(title=title, title_justify="left")
-    table.add_column(column)
+    table.add_column(column, overflow="fold")  # a class name folds: "…" would cut it
     table.add_column("questions", justify="right")
     table.add_column("top-1", justify="right")
+    table.add_column("95% CI", justify="right", no_wrap=True)
     table.add_column("top-3", justify="right")
+    table.add_column("95% CI", justify="right", no_wrap=True)
     for value, s in slices.items():
-        table.add_row(
-            value,
-            str(s.questions),
-            f"{pct(s.top1_hit_rate)} ({s.top1_hits})",
-            f"{pct(s.top3_hit_rate)} ({s.top3_hits})",
-        )
+        table.add_row(*slice_cells(value, s))
     return table
 
 
@@ -75,16 +119,7 @@ def _question_table(result: RunResult) -> Table:
     table.add_column("latency", justify="right", no_wrap=True)
     table.add_column("error", overflow="fold", max_width=ERROR_WIDTH)
     for q in result.questions:
-        table.add_row(
-            q.id,
-            q.form.value,
-            q.hard_class or "",
-            "hit" if q.top1_hit else "miss",
-            "hit" if q.top3_hit else "miss",
-            "" if q.first_hit_rank is None else str(q.first_hit_rank),
-            _ms(q.latency_ms),
-            q.error or "",
-        )
+        table.add_row(*question_cells(q))
     return table
 
 
@@ -115,8 +150,10 @@ def render_text(result: RunResult, width: int | None = None) -> str:
         metrics = Table(title="Metrics", title_justify="left")
         metrics.add_column("metric")
         metrics.add_column("value", justify="right")
+        metrics.add_column("95% CI", justify="right", no_wrap=True)
+        intervals = result.metrics_ci
         for name, value in result.metrics.items():
-            metrics.add_row(name, "–" if value is None else f"{value:.4f}")
+            metrics.add_row(name, metric_value(value), metric_ci(name, intervals))
         tables.append(metrics)
     tty = sys.stdout.isatty()
     buffer = io.StringIO()
@@ -133,18 +170,14 @@ def render_text(result: RunResult, width: int | None = None) -> str:
         markup=True,
     )
     console.print(tables[0], markup=False)
-    console.print(
-        rate_line("Top-1 hit rate", result.top1_hit_rate, result.top1_hits, result.question_count),
-        markup=False,
-    )
-    console.print(
-        rate_line("Top-3 hit rate", result.top3_hit_rate, result.top3_hits, result.question_count),
-        markup=False,
-    )
+    for line in _rate_lines(result):
+        console.print(line, markup=False)
     for table in tables[1:]:
         console.print(table, markup=False)
+    if result.metrics:
+        console.print(CI_NOTE, markup=False)
     console.print(
-        f"Latency: p50 {_ms(result.latency_ms.p50)}, p95 {_ms(result.latency_ms.p95)}", markup=False
+        f"Latency: p50 {ms(result.latency_ms.p50)}, p95 {ms(result.latency_ms.p95)}", markup=False
     )
     status = "valid" if result.valid else "INVALID"
     console.print(
@@ -155,53 +188,330 @@ def render_text(result: RunResult, width: int | None = None) -> str:
     return "\n".join(line.rstrip() for line in buffer.getvalue().splitlines()) + "\n"
 
 
+def _rate_lines(result: RunResult) -> list[str]:
+    n = result.question_count
+    return [
+        rate_line(
+            "Top-1 hit rate", result.top1_hit_rate, result.top1_hits, n, result.top1_hit_rate_ci
+        ),
+        rate_line(
+            "Top-3 hit rate", result.top3_hit_rate, result.top3_hits, n, result.top3_hit_rate_ci
+        ),
+    ]
+
+
+def metric_value(value: float | None) -> str:
+    return "–" if value is None else f"{value:.4f}"
+
+
+def metric_ci(name: str, intervals: dict[str, Interval | None]) -> str:
+    """A metric's interval: hit_rate@k has one (``–`` when its rate is null); means have none."""
+    if name not in intervals:
+        return ""
+    interval = intervals[name]
+    return "–" if interval is None else f"[{interval[0]:.4f}, {interval[1]:.4f}]"
+
+
+# -- the headline: what a pull request comment or a CI job summary shows ---------------------
+
+BADGES = {
+    "no_regression": "✅ no regression",
+    "regression": "❌ regression",
+    "invalid_run": "⚠️ invalid run",
+    "baseline": "🆕 baseline",
+    "not_comparable": "➖ not comparable",
+}
+NO_VERDICT = "➖ no verdict"
+_COMPARED = ("regression", "no_regression")
+
+
+def badge(verdict: Verdict | None) -> str:
+    return NO_VERDICT if verdict is None else BADGES[verdict.state]
+
+
+def _pts(delta: float | None) -> str:
+    return "–" if delta is None else f"{delta * 100:+.1f} pts"
+
+
+def _delta_ci(interval: Interval | None) -> str:
+    if interval is None:
+        return "–"
+    return f"[{interval[0] * 100:+.1f}, {interval[1] * 100:+.1f}] pts"
+
+
+def _flips(verdict: Verdict) -> str:
+    top1 = len(verdict.flipped_to_miss) + len(verdict.flipped_to_hit)
+    top3 = len(verdict.top3_flipped_to_miss) + len(verdict.top3_flipped_to_hit)
+    p_value = "n/a" if verdict.p_value is None else f"{verdict.p_value:.3g}"
+    return (
+        f"{top1} at top-1 ({len(verdict.flipped_to_miss)} hit→miss, "
+        f"{len(verdict.flipped_to_hit)} miss→hit; McNemar exact p = {p_value}), "
+        f"{top3} at top-3 ({len(verdict.top3_flipped_to_miss)} hit→miss, "
+        f"{len(verdict.top3_flipped_to_hit)} miss→hit)"
+    )
+
+
+def headline_rows(result: RunResult, verdict: Verdict | None) -> list[list[str]]:
+    """Top-1 and top-3: label, rate (hits/n), 95% CI, delta vs baseline, its paired 95% CI."""
+    compared = verdict if verdict is not None and verdict.state in _COMPARED else None
+    rows = []
+    for label, key in (("top-1", "top1"), ("top-3", "top3")):
+        rate, hits = getattr(result, f"{key}_hit_rate"), getattr(result, f"{key}_hits")
+        rows.append(
+            [
+                label,
+                f"{pct(rate)} ({hits}/{result.question_count})",
+                ci(getattr(result, f"{key}_hit_rate_ci")),
+                _pts(getattr(compared, f"{key}_delta", None)),
+                _delta_ci(getattr(compared, f"{key}_delta_ci", None)),
+            ]
+        )
+    return rows
+
+
+def where_line(result: RunResult, verdict: Verdict | None, run_id: object) -> str:
+    where = f"{result.set_identifier} × {result.retriever}"
+    if run_id is not None:
+        where += f", run {run_id}"
+    if verdict is not None and verdict.baseline_run_id is not None:
+        where += f" vs baseline run {verdict.baseline_run_id}"
+    return where
+
+
+def outcome_lines(result: RunResult, verdict: Verdict | None) -> list[str]:
+    """What happened besides the rates: flips (compared runs) or the verdict's sentence, what
+    regressed, errors and latency."""
+    lines = []
+    if verdict is not None and verdict.state in _COMPARED:
+        lines.append(f"Flipped questions: {_flips(verdict)}")
+        if verdict.reasons:
+            lines.append(f"Regressed: {'; '.join(verdict.reasons)}")
+    elif verdict is not None:
+        lines.append(verdict.summary)
+    status = "valid" if result.valid else "INVALID"
+    lines.append(
+        f"Errors: {result.error_count}/{result.question_count} ({status} run); "
+        f"latency p50 {ms(result.latency_ms.p50)}, p95 {ms(result.latency_ms.p95)}"
+    )
+    return lines
+
+
+def headline_markdown(
+    result: RunResult, verdict: Verdict | None = None, run_id: object = None
+) -> str:
+    """The Markdown headline: badge, rates with intervals and deltas, flips, errors."""
+    lines = [
+        f"**{badge(verdict)}** · {_md_escape(where_line(result, verdict, run_id))}",
+        "",
+        "| | hit rate | 95% CI | Δ vs baseline | 95% CI of Δ (paired) |",
+        "|---|---:|---:|---:|---:|",
+        *(f"| {' | '.join(row)} |" for row in headline_rows(result, verdict)),
+        "",
+    ]
+    for line in outcome_lines(result, verdict):
+        lines += [_md_escape(line), ""]
+    return "\n".join(lines)
+
+
+def headline_text(result: RunResult, verdict: Verdict | None = None, run_id: object = None) -> str:
+    """The headline as plain lines, for a terminal or a CI log."""
+    state = "NO VERDICT" if verdict is None else verdict.state.upper().replace("_", " ")
+    lines = [f"{state}  {where_line(result, verdict, run_id)}"]
+    for label, rate, interval, delta, delta_ci in headline_rows(result, verdict):
+        line = f"{label.capitalize()}: {rate} 95% CI {interval}"
+        if delta != "–":
+            line += f"; Δ {delta} vs baseline, paired 95% CI {delta_ci}"
+        lines.append(line)
+    lines += outcome_lines(result, verdict)
+    return "\n".join(lines) + "\n"
+
+
+def headline_document(
+    result: RunResult, verdict: Verdict | None = None, extra: dict[str, Any] | None = None
+) -> dict[str, Any]:
+    """The headline as a small JSON object (``--summary --format json``)."""
+    compared = verdict is not None and verdict.state in _COMPARED
+    document: dict[str, Any] = {
+        "set": result.set_identifier,
+        "retriever": result.retriever,
+        "run_id": (extra or {}).get("run_id"),
+        "state": None if verdict is None else verdict.state,
+        "is_regression": verdict is not None and verdict.is_regression,
+        "valid": result.valid,
+        "question_count": result.question_count,
+        "error_count": result.error_count,
+        "top1_hit_rate": result.top1_hit_rate,
+        "top1_hit_rate_ci": as_pair(result.top1_hit_rate_ci),
+        "top3_hit_rate": result.top3_hit_rate,
+        "top3_hit_rate_ci": as_pair(result.top3_hit_rate_ci),
+        "baseline_run_id": None if verdict is None else verdict.baseline_run_id,
+        "top1_delta": None,
+        "top1_delta_ci": None,
+        "top3_delta": None,
+        "top3_delta_ci": None,
+        "flips": None,
+        "p_value": None,
+        "reasons": [] if verdict is None else list(verdict.reasons),
+        "summary": "" if verdict is None else verdict.summary,
+    }
+    if compared and verdict is not None:
+        document.update(
+            top1_delta=verdict.top1_delta,
+            top1_delta_ci=as_pair(verdict.top1_delta_ci),
+            top3_delta=verdict.top3_delta,
+            top3_delta_ci=as_pair(verdict.top3_delta_ci),
+            flips={
+                "top1_to_miss": len(verdict.flipped_to_miss),
+                "top1_to_hit": len(verdict.flipped_to_hit),
+                "top3_to_miss": len(verdict.top3_flipped_to_miss),
+                "top3_to_hit": len(verdict.top3_flipped_to_hit),
+            },
+            p_value=verdict.p_value,
+        )
+    return document
+
+
+# -- Markdown: the headline, then the tables folded ------------------------------------------
+
+
 def _md_escape(text: str) -> str:
     return text.replace("|", "\\|").replace("\n", " ")
 
 
-def render_markdown(result: RunResult) -> str:
-    lines = [
-        f"# {result.set_identifier} × {result.retriever}",
-        "",
-        f"- {rate_line('Top-1 hit rate', result.top1_hit_rate, result.top1_hits, result.question_count)}",
-        f"- {rate_line('Top-3 hit rate', result.top3_hit_rate, result.top3_hits, result.question_count)}",
-        f"- Latency: p50 {_ms(result.latency_ms.p50)}, p95 {_ms(result.latency_ms.p95)}",
-        f"- Errors: {result.error_count} ({'valid' if result.valid else 'INVALID'} run)",
-        "",
-    ]
-    for title, slices in (("By form", result.by_form), ("By hard class", result.by_hard_class)):
+def _md_row(cells: list[str]) -> str:
+    return "| " + " | ".join(map(_md_escape, cells)) + " |"
+
+
+def _folded(summary: str, body: list[str]) -> list[str]:
+    """A collapsed block; the blank lines let GitHub render the Markdown inside it."""
+    return [f"<details><summary>{summary}</summary>", "", *body, "", "</details>", ""]
+
+
+def render_markdown(
+    result: RunResult, verdict: Verdict | None = None, run_id: object = None
+) -> str:
+    lines = [headline_markdown(result, verdict, run_id)]
+    for title, column, slices in (
+        ("By form", "form", result.by_form),
+        ("By hard class", "hard class", result.by_hard_class),
+    ):
         if not slices:
             continue
-        lines += [
-            f"## {title}",
-            "",
-            "| value | questions | top-1 | top-3 |",
-            "|---|---:|---:|---:|",
+        table = [
+            f"| {column} | questions | top-1 | 95% CI | top-3 | 95% CI |",
+            "|---|---:|---:|---:|---:|---:|",
         ]
-        lines += [
-            f"| {_md_escape(v)} | {s.questions} | {pct(s.top1_hit_rate)} | {pct(s.top3_hit_rate)} |"
-            for v, s in slices.items()
-        ]
-        lines.append("")
+        table += [_md_row(slice_cells(v, s)) for v, s in slices.items()]
+        lines += _folded(title, table)
     if result.metrics:
-        lines += ["## Metrics", "", "| metric | value |", "|---|---:|"]
-        lines += [
-            f"| {name} | {'–' if value is None else f'{value:.4f}'} |"
+        intervals = result.metrics_ci
+        table = ["| metric | value | 95% CI |", "|---|---:|---:|"]
+        table += [
+            f"| {name} | {metric_value(value)} | {metric_ci(name, intervals)} |"
             for name, value in result.metrics.items()
         ]
-        lines.append("")
-    lines += [
-        "## Per question",
-        "",
+        lines += _folded("Metrics", [*table, "", CI_NOTE])
+    table = [
         "| id | form | hard class | top-1 | top-3 | rank | latency | error |",
         "|---|---|---|---|---|---:|---:|---|",
     ]
-    for q in result.questions:
-        lines.append(
-            f"| {_md_escape(q.id)} | {q.form.value} | {_md_escape(q.hard_class or '')} | "
-            f"{'hit' if q.top1_hit else 'miss'} | {'hit' if q.top3_hit else 'miss'} | "
-            f"{q.first_hit_rank or ''} | {_ms(q.latency_ms)} | {_md_escape(q.error or '')} |"
+    table += [_md_row(question_cells(q)) for q in result.questions]
+    lines += _folded(f"Per question ({result.question_count})", table)
+    if verdict is not None:
+        from retrieval_eval.regression import render_verdict
+
+        lines += _folded("Verdict details", ["```", render_verdict(verdict).rstrip("\n"), "```"])
+    return "\n".join(lines)
+
+
+# -- CSV and trec_eval -q ----------------------------------------------------------------------
+
+# a spreadsheet runs a cell that starts with one of these as a formula (CSV injection)
+FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
+
+
+def _text_cell(text: str | None) -> str:
+    """A text cell a spreadsheet shows as text: prefixed with ``'`` when it would start a formula."""
+    if not text:
+        return ""
+    return "'" + text if text.startswith(FORMULA_STARTS) else text
+
+
+def _number(value: float | None) -> str:
+    return "" if value is None or value != value else float.__repr__(float(value))
+
+
+def render_csv(result: RunResult) -> str:
+    """One row per question with every per-question figure (RFC 4180, written by :mod:`csv`).
+
+    Lists of ids are joined by ``|``; hits are 1 or 0; an empty cell is a missing value (no
+    rank, no latency, a metric the question does not count in). Text cells that start with
+    ``=``, ``+``, ``-``, ``@``, a tab or a carriage return get a leading ``'``.
+    """
+    import csv
+
+    from retrieval_eval.metrics import values
+
+    columns = values(result.questions, result.settings.cutoffs)
+    metric_values = [column.tolist() for column in columns.values()]
+    buffer = io.StringIO()
+    writer = csv.writer(buffer)
+    writer.writerow(
+        [
+            "id",
+            "question",
+            "form",
+            "hard_class",
+            "expected_document_ids",
+            "retrieved",
+            "top1_hit",
+            "top3_hit",
+            "first_hit_rank",
+            *columns,
+            "latency_ms",
+            "error",
+        ]
+    )
+    for i, q in enumerate(result.questions):
+        writer.writerow(
+            [
+                _text_cell(q.id),
+                _text_cell(q.question),
+                q.form.value,
+                _text_cell(q.hard_class),
+                _text_cell("|".join(q.expected_document_ids)),
+                _text_cell("|".join(q.retrieved)),
+                int(q.top1_hit),
+                int(q.top3_hit),
+                "" if q.first_hit_rank is None else q.first_hit_rank,
+                *(_number(column[i]) for column in metric_values),
+                _number(q.latency_ms),
+                _text_cell(q.error),
+            ]
         )
+    return buffer.getvalue()
+
+
+def render_per_query(result: RunResult) -> str:
+    """Per-question metrics as ``trec_eval -q`` prints them: ``metric<TAB>qid<TAB>value`` lines
+    (the metric name padded to 22 characters, values to 4 decimals), question by question, then
+    the ``all`` lines: ``num_q`` and each metric's mean. A question that does not count in a
+    metric (recall, MRR, nDCG of a question without targets) has no line for it."""
+    from retrieval_eval.metrics import mean, values
+
+    columns = values(result.questions, result.settings.cutoffs)
+    rows = {name: column.tolist() for name, column in columns.items()}
+    lines = []
+    for i, q in enumerate(result.questions):
+        for name, column in rows.items():
+            value = column[i]
+            if value == value:  # NaN: the question does not count
+                lines.append(f"{name:<22}\t{q.id}\t{value:.4f}")
+    lines.append(f"{'num_q':<22}\tall\t{len(result.questions)}")
+    for name, column in columns.items():
+        average = mean(column)
+        if average is not None:
+            lines.append(f"{name:<22}\tall\t{average:.4f}")
     return "\n".join(lines) + "\n"
 
 
@@ -294,9 +604,39 @@ def _records(records: list[Any], level: int) -> str | None:
     return "[" + pad + ("," + pad).join(parts) + "\n" + "  " * level + "]"
 
 
-def render(result: RunResult, fmt: str, extra: dict[str, Any] | None = None) -> str:
+def render(
+    result: RunResult,
+    fmt: str,
+    extra: dict[str, Any] | None = None,
+    *,
+    verdict: Verdict | None = None,
+    summary: bool = False,
+) -> str:
+    """The report in ``fmt``; with ``verdict`` the verdict is part of it (text: the block after
+    the report; Markdown: the badge and deltas in the headline, the details folded; JSON: the
+    caller puts ``verdict.contract()`` in ``extra``). ``summary=True``: the headline alone
+    (JSON: :func:`headline_document`); CSV has no summary."""
+    run_id = (extra or {}).get("run_id")
+    if fmt == "csv":
+        if summary:
+            raise ValueError("the CSV report has no summary")
+        return render_csv(result)
     if fmt == "json":
+        if summary:
+            return (
+                json.dumps(headline_document(result, verdict, extra), indent=2, ensure_ascii=False)
+                + "\n"
+            )
         return render_json(result, extra)
     if fmt == "markdown":
-        return render_markdown(result)
-    return render_text(result)
+        if summary:
+            return headline_markdown(result, verdict, run_id)
+        return render_markdown(result, verdict, run_id)
+    if summary:
+        return headline_text(result, verdict, run_id)
+    text = render_text(result)
+    if verdict is not None:
+        from retrieval_eval.regression import render_verdict
+
+        text += "\n" + render_verdict(verdict)
+    return text

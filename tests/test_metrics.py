@@ -366,7 +366,7 @@ def test_reports_show_the_metrics() -> None:
         settings=RunSettings(cutoffs=[1, 3]),
     )
     markdown = render(run, "markdown")
-    assert "## Metrics" in markdown and "| mrr | 0.5000 |" in markdown
+    assert "<summary>Metrics</summary>" in markdown and "| mrr | 0.5000 |" in markdown
     assert "| recall@1 | 0.0000 |" in markdown
     text = render(run, "text")
     assert "ndcg@3" in text and "0.6309" in text

@@ -44,8 +44,8 @@ def result() -> RunResult:
 
 def test_text_headline_lines(result: RunResult) -> None:
     lines = render_text(result).splitlines()
-    assert "Top-1 hit rate: 33.3% (1/3)" in lines
-    assert "Top-3 hit rate: 66.7% (2/3)" in lines
+    assert "Top-1 hit rate: 33.3% [6.1%, 79.2%] (1/3)" in lines  # 95% Wilson intervals
+    assert "Top-3 hit rate: 66.7% [20.8%, 93.9%] (2/3)" in lines
     assert lines[0] == "Set report.demo  Retriever fn  Questions 3"
     assert lines[-1] == "Errors: 1/3 (max error rate 0.5) - run valid"
     assert any(line.startswith("Latency: p50 ") for line in lines)
@@ -57,7 +57,10 @@ def test_text_tables(result: RunResult) -> None:
         assert title in text.splitlines()
     rows = {line.split("│")[1].strip(): line for line in text.splitlines() if "│" in line}
     assert "match" in rows and "gap" in rows  # by-form rows
-    assert "100.0% (1)" in rows["match"]
+    assert "100.0% (1)" in rows["match"] and "[20.7%, 100.0%]" in rows["match"]
+    assert "[0.0615, 0.7923]" in rows["hit_rate@1"]  # a proportion: its interval
+    assert rows["mrr"].rstrip("│ ").endswith("0.6667")  # a mean: none
+    assert "Wilson score interval; for hit_rate@k only" in text
     assert "hit" in rows["hit"] and "miss" not in rows["hit"]
 
 
@@ -92,11 +95,14 @@ def test_text_at_a_fixed_narrow_width_folds_ids_instead_of_cutting(result: RunRe
 
 def test_markdown(result: RunResult) -> None:
     text = render_markdown(result)
-    assert text.startswith("# report.demo × fn\n")
-    assert "- Top-1 hit rate: 33.3% (1/3)" in text
-    assert "- Top-3 hit rate: 66.7% (2/3)" in text
-    assert "## By form" in text and "## By hard class" in text and "## Per question" in text
-    assert "| match | 1 | 100.0% | 100.0% |" in text
+    assert text.startswith("**➖ no verdict** · report.demo × fn\n")
+    assert "| top-1 | 33.3% (1/3) | [6.1%, 79.2%] | – | – |" in text
+    assert "| top-3 | 66.7% (2/3) | [20.8%, 93.9%] | – | – |" in text
+    for title in ("By form", "By hard class", "Metrics", "Per question (3)"):
+        assert f"<details><summary>{title}</summary>\n\n|" in text
+    assert "| match | 1 | 100.0% (1) | [20.7%, 100.0%] | 100.0% (1) | [20.7%, 100.0%] |" in text
+    assert "| hit_rate@1 | 0.3333 | [0.0615, 0.7923] |" in text and "| mrr | 0.6667 |  |" in text
+    assert text.count("<details>") == text.count("</details>") == 4
     # pipes inside cells are escaped so the table keeps its columns
     row = next(line for line in text.splitlines() if line.startswith("| pipe"))
     assert row.startswith("| pipe\\|id | gap | x\\|y | miss | miss |")

@@ -1,4 +1,5 @@
-"""Reading and curating stored runs: ``history``, ``show``, ``compare``, ``prune``, ``baseline``.
+"""Reading and curating stored runs: ``history``, ``show``, ``report``, ``compare``, ``prune``,
+``baseline``.
 
 All take ``--db`` (and ``--config`` for the config's ``store:``). An unknown run id, or a
 (set, retriever) pair with no stored runs, exits 2 naming what is stored instead.
@@ -15,7 +16,12 @@ import click
 
 from retrieval_eval.cli import cli
 from retrieval_eval.cli.db_cmd import db_option, store_url_for
-from retrieval_eval.cli.options import config_option, report_format_option
+from retrieval_eval.cli.options import (
+    check_summary,
+    config_option,
+    report_format_option,
+    summary_option,
+)
 
 if TYPE_CHECKING:
     from rich.table import Table
@@ -160,15 +166,36 @@ def history(
 @cli.command("show")
 @click.argument("run_id", type=int, metavar="RUN_ID")
 @report_format_option
+@summary_option
+@click.option(
+    "--per-query",
+    is_flag=True,
+    help="Per-question metrics as trec_eval -q prints them (metric, question id, value; then "
+    "'all' with the means), instead of the report.",
+)
 @db_option
 @config_option
-def show(run_id: int, fmt: str, db: str | None, config_path: str | None) -> None:
+def show(
+    run_id: int,
+    fmt: str,
+    summary: bool,
+    per_query: bool,
+    db: str | None,
+    config_path: str | None,
+) -> None:
     """A stored run in full: its report, its verdict and its bookkeeping."""
-    from retrieval_eval.regression import render_verdict
+    check_summary(fmt, summary)
+    if per_query and (summary or fmt != "text"):
+        raise click.UsageError("--per-query prints trec_eval lines: no --summary or --format")
     from retrieval_eval.report import render
 
     with _open_to_read(db, config_path) as store:
         run = store.get_run(run_id)
+    if per_query:
+        from retrieval_eval.report import render_per_query
+
+        click.echo(render_per_query(run.result), nl=False)
+        return
     extra = {
         "run_id": run.id,
         "status": run.status,
@@ -177,15 +204,47 @@ def show(run_id: int, fmt: str, db: str | None, config_path: str | None) -> None
         "created_at": run.created_at.isoformat(),
         "regression": run.verdict.contract() if run.verdict else None,
     }
-    text = render(run.result, fmt, extra=extra)
-    if fmt != "json":
+    text = render(run.result, fmt, extra=extra, verdict=run.verdict, summary=summary)
+    if fmt in ("text", "markdown") and not summary:
         head = f"Run {run.id} ({run.status}), saved {run.created_at:%Y-%m-%d %H:%M} UTC"
         if run.accepted_baseline:
             head += ", accepted as baseline"
-        text = head + ("\n\n" if fmt == "markdown" else "\n") + text
-        if run.verdict is not None:
-            text += "\n" + render_verdict(run.verdict, markdown=fmt == "markdown")
+        # Markdown starts with its headline: the bookkeeping closes it
+        text = f"{text}\n{head}\n" if fmt == "markdown" else f"{head}\n{text}"
     click.echo(text, nl=False)
+
+
+@cli.command("report")
+@click.argument("run_id", type=int, metavar="RUN_ID")
+@click.option(
+    "--html",
+    "html_path",
+    type=click.Path(dir_okay=False),
+    required=True,
+    metavar="FILE",
+    help="Write the report to FILE ('-': stdout).",
+)
+@db_option
+@config_option
+def report(run_id: int, html_path: str, db: str | None, config_path: str | None) -> None:
+    """A stored run as ONE self-contained HTML file: the verdict, top-1/top-3 with 95%
+    intervals and deltas, a chart of the rates by form and hard class, and every table.
+
+    The file loads nothing from anywhere (inline CSS and SVG, no script): attach it to a
+    ticket, mail it, open it offline.
+    """
+    from retrieval_eval.html_report import render_html
+
+    with _open_to_read(db, config_path) as store:
+        run = store.get_run(run_id)
+    page = render_html(run)
+    if html_path == "-":
+        click.echo(page, nl=False)
+        return
+    from pathlib import Path
+
+    Path(html_path).write_text(page, encoding="utf-8")
+    click.echo(f"report for run {run_id} written to {html_path}", err=True)
 
 
 def _outcome(q: Any) -> dict[str, Any]:

@@ -16,11 +16,24 @@ config_option = click.option(
 report_format_option = click.option(
     "--format",
     "fmt",
-    type=click.Choice(["text", "json", "markdown"]),
+    type=click.Choice(["text", "json", "markdown", "csv"]),
     default="text",
     show_default=True,
-    help="Report format on stdout.",
+    help="Report format on stdout (csv: one row per question with every per-question metric).",
 )
+
+
+summary_option = click.option(
+    "--summary",
+    is_flag=True,
+    help="Print only the headline: verdict, top-1/top-3 with 95% intervals and deltas, flips.",
+)
+
+
+def check_summary(fmt: str, summary: bool) -> None:
+    """``--summary`` exists in every format but CSV (a per-question table): a usage error."""
+    if summary and fmt == "csv":
+        raise click.UsageError("--summary has no CSV form: the CSV report is one row per question")
 
 
 def non_negative(ctx: click.Context, param: click.Parameter, value: float | None) -> float | None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import gc
+import os
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -13,7 +14,12 @@ import click
 
 from retrieval_eval.cli import cli
 from retrieval_eval.cli.db_cmd import absent_store_file, db_option
-from retrieval_eval.cli.options import config_option, report_format_option
+from retrieval_eval.cli.options import (
+    check_summary,
+    config_option,
+    report_format_option,
+    summary_option,
+)
 
 if TYPE_CHECKING:
     from retrieval_eval.config import Config
@@ -45,6 +51,7 @@ def rate_drop(ctx: click.Context, param: click.Parameter, value: float | None) -
 @click.argument("retriever_name", metavar="RETRIEVER")
 @config_option
 @report_format_option
+@summary_option
 @click.option(
     "--output",
     type=click.Path(dir_okay=False),
@@ -117,6 +124,7 @@ def run(
     retriever_name: str,
     config_path: str | None,
     fmt: str,
+    summary: bool,
     output: str | None,
     cutoffs: list[int] | None,
     timeout_s: float | None,
@@ -139,10 +147,14 @@ def run(
     ~/.retrieval-eval/results.sqlite) and judged against its baseline; the verdict follows the
     report. Exit codes: 0 ok, 1 regression with --fail-on-regression, 2 bad input, 3 invalid run
     or unreachable store (the run is then spooled; 'retrieval-eval db replay' saves it later).
+
+    When $GITHUB_STEP_SUMMARY names a file (a GitHub Actions step), the Markdown headline is
+    appended to it, whatever --format says.
     """
+    check_summary(fmt, summary)
     from retrieval_eval.config import load_config
     from retrieval_eval.errors import InvalidRunError, StoreUnavailableError
-    from retrieval_eval.regression import RegressionDetected, render_verdict
+    from retrieval_eval.regression import RegressionDetected
     from retrieval_eval.report import render
     from retrieval_eval.runner import opened_retriever, resolve_set, resolve_settings
     from retrieval_eval.scoring import evaluate
@@ -203,11 +215,15 @@ def run(
     }
     if spool_path is not None:
         extra["spool_path"] = str(spool_path)
-    text = render(result, fmt, extra=extra)
-    if fmt != "json":
-        text += "\n" + render_verdict(verdict, markdown=fmt == "markdown")
-        if run_id is not None:
-            text += f"Saved as run {run_id} in {_masked(store_url)}\n"
+    text = render(result, fmt, extra=extra, verdict=verdict, summary=summary)
+    if fmt in ("text", "markdown") and not summary and run_id is not None:
+        gap = "\n" if fmt == "markdown" else ""  # Markdown: a paragraph after the last block
+        text += f"{gap}Saved as run {run_id} in {_masked(store_url)}\n"
+    step_summary = os.environ.get("GITHUB_STEP_SUMMARY")
+    if step_summary:
+        _append_step_summary(
+            step_summary, render(result, "markdown", extra, verdict=verdict, summary=True)
+        )
     if output:
         Path(output).write_text(text, encoding="utf-8")
         click.echo(f"report written to {output}", err=True)
@@ -225,6 +241,16 @@ def run(
         )
     if verdict.is_regression and fail_on_regression:
         raise RegressionDetected(verdict.summary)
+
+
+def _append_step_summary(path: str, markdown: str) -> None:
+    """Append the headline to the GitHub Actions job summary; a file that cannot be written is a
+    warning, never a failed run."""
+    try:
+        with open(path, "a", encoding="utf-8") as summary_file:
+            summary_file.write(markdown + "\n")
+    except OSError as exc:
+        click.echo(f"warning: could not append to $GITHUB_STEP_SUMMARY ({path}): {exc}", err=True)
 
 
 def check_retriever_name(config: Config, name: str) -> None:

@@ -95,8 +95,8 @@ def test_run_text_report(workdir: Path) -> None:
     result = invoke("run", "two.yaml", "cli_fake_retrievers:always_a")
     assert result.exit_code == 0, result.output
     lines = result.stdout.splitlines()
-    assert "Top-1 hit rate: 50.0% (1/2)" in lines
-    assert "Top-3 hit rate: 50.0% (1/2)" in lines
+    assert "Top-1 hit rate: 50.0% [9.5%, 90.5%] (1/2)" in lines  # 95% Wilson interval
+    assert "Top-3 hit rate: 50.0% [9.5%, 90.5%] (1/2)" in lines
     assert "Per question" in lines and "By form" in lines and "By hard class" in lines
     row = next(line for line in lines if "q-miss" in line)
     assert "gap" in row and "miss" in row
@@ -112,13 +112,20 @@ def test_run_json_contract(workdir: Path) -> None:
     assert (data["question_count"], data["top1_hits"], data["top3_hits"]) == (2, 1, 1)
     assert (data["top1_hit_rate"], data["top3_hit_rate"]) == (0.5, 0.5)
     assert (data["error_count"], data["valid"]) == (0, True)
+    one, none = [pytest.approx(0.2065493144), 1.0], [0.0, pytest.approx(0.7934506856)]
     assert data["by_form"] == {
-        "match": {"questions": 1, "top1_hit_rate": 1.0, "top3_hit_rate": 1.0},
-        "gap": {"questions": 1, "top1_hit_rate": 0.0, "top3_hit_rate": 0.0},
-    }
+        "match": {"questions": 1, "top1_hit_rate": 1.0, "top3_hit_rate": 1.0,
+                  "top1_hit_rate_ci": one, "top3_hit_rate_ci": one},
+        "gap": {"questions": 1, "top1_hit_rate": 0.0, "top3_hit_rate": 0.0,
+                "top1_hit_rate_ci": none, "top3_hit_rate_ci": none},
+    }  # fmt: skip
     assert data["by_hard_class"] == {
-        "easy": {"questions": 1, "top1_hit_rate": 1.0, "top3_hit_rate": 1.0}
-    }
+        "easy": {"questions": 1, "top1_hit_rate": 1.0, "top3_hit_rate": 1.0,
+                 "top1_hit_rate_ci": one, "top3_hit_rate_ci": one}
+    }  # fmt: skip
+    half = [pytest.approx(0.0945312057), pytest.approx(0.9054687943)]
+    assert data["top1_hit_rate_ci"] == half and data["top3_hit_rate_ci"] == half
+    assert data["metrics_ci"] == {"hit_rate@1": half, "hit_rate@3": half}
     assert set(data["latency_ms"]) == {"p50", "p95"}
     assert [set(q) for q in data["questions"]] == [QUESTION_KEYS, QUESTION_KEYS]
     hit, miss = data["questions"]
@@ -130,8 +137,8 @@ def test_run_json_contract(workdir: Path) -> None:
 def test_run_markdown(workdir: Path) -> None:
     result = invoke("run", "two.yaml", "cli_fake_retrievers:always_a", "--format", "markdown")
     assert result.exit_code == 0, result.output
-    assert result.stdout.startswith("# cli.two × cli_fake_retrievers:always_a")
-    assert "- Top-1 hit rate: 50.0% (1/2)" in result.stdout
+    assert result.stdout.startswith("**🆕 baseline** · cli.two × cli_fake_retrievers:always_a")
+    assert "| top-1 | 50.0% (1/2) | [9.5%, 90.5%] | – | – |" in result.stdout
     assert "| q-miss | gap |  | miss | miss |" in result.stdout
 
 
@@ -151,7 +158,7 @@ def test_run_output_file(workdir: Path) -> None:
 def test_too_many_errors_exits_3_and_still_prints_the_report(workdir: Path) -> None:
     result = invoke("run", "two.yaml", "cli_fake_retrievers:flaky")
     assert result.exit_code == 3
-    assert "Top-1 hit rate: 50.0% (1/2)" in result.stdout.splitlines()
+    assert "Top-1 hit rate: 50.0% [9.5%, 90.5%] (1/2)" in result.stdout.splitlines()
     assert "RuntimeError: backend down" in result.stdout
     assert "run INVALID" in result.stdout
     assert "error: run invalid: 1 of 2 questions errored" in result.stderr
@@ -311,7 +318,7 @@ def test_help_lists_the_commands() -> None:
     for command in ("run", "sets", "retrievers"):
         assert f"  {command} " in result.stdout
     run_help = invoke("run", "--help")
-    assert "--format [text|json|markdown]" in run_help.stdout
+    assert "--format [text|json|markdown|csv]" in run_help.stdout
 
 
 def test_cli_never_imports_airflow(tmp_path: Path) -> None:

@@ -87,11 +87,11 @@ def test_json_output_adds_run_id_saved_and_regression(db: str) -> None:
     assert "top1_hit_rate" in second and "questions" in second  # the core contract is intact
 
 
-def test_markdown_output_ends_with_the_verdict_section(db: str) -> None:
+def test_markdown_output_ends_with_the_verdict_details(db: str) -> None:
     result = invoke("run", *DEMO, "--db", db, "--format", "markdown")
     assert result.exit_code == 0
-    assert result.stdout.rstrip().endswith(f"```\nSaved as run 1 in {db}")
-    assert "## Verdict\n\n```\nVerdict: BASELINE" in result.stdout
+    assert result.stdout.rstrip().endswith(f"```\n\n</details>\n\nSaved as run 1 in {db}")
+    assert "<details><summary>Verdict details</summary>\n\n```\nVerdict: BASELINE" in result.stdout
 
 
 def test_a_regression_exits_1_only_with_fail_on_regression(
