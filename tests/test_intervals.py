@@ -129,3 +129,11 @@ def test_paired_interval_edges() -> None:
     assert paired_difference(0, 0, 0, 0) is None
     with pytest.raises(ValueError):
         paired_difference(1, -1, 0, 0)
+
+
+def test_the_readme_paired_example() -> None:
+    # 165 of 300 before, 157 now: 153 hit in both, 4 only now, 12 only before, 131 in neither
+    low, high = paired_difference(153, 4, 12, 131)  # type: ignore[misc]
+    assert (round(low * 100, 1), round(high * 100, 1)) == (-5.3, 0.0)
+    assert low < (4 - 12) / 300 < high
+    assert [round(bound * 100, 1) for bound in wilson(157, 300)] == [46.7, 57.9]  # type: ignore[union-attr]
