@@ -10,6 +10,7 @@ from __future__ import annotations
 import io
 import json
 import sys
+from collections import Counter
 from typing import TYPE_CHECKING, Any
 
 import click
@@ -79,6 +80,8 @@ def _echo_json(data: Any) -> None:
 
 
 def _summary(run: StoredRun) -> dict[str, Any]:
+    from retrieval_eval.results import as_pair
+
     r = run.result
     return {
         "id": run.id,
@@ -88,6 +91,8 @@ def _summary(run: StoredRun) -> dict[str, Any]:
         "question_count": r.question_count,
         "top1_hit_rate": r.top1_hit_rate,
         "top3_hit_rate": r.top3_hit_rate,
+        "top1_hit_rate_ci": as_pair(r.top1_hit_rate_ci),
+        "top3_hit_rate_ci": as_pair(r.top3_hit_rate_ci),
         "error_count": r.error_count,
         "status": run.status,
         "verdict_state": run.verdict_state,
@@ -136,7 +141,7 @@ def history(
         return
     from rich.table import Table
 
-    from retrieval_eval.report import pct
+    from retrieval_eval.report import ci, pct
 
     table = Table(title=f"{set_identifier} × {retriever}", title_justify="left")
     for name in ("run", "date (UTC)", "questions", "top-1", "top-3", "errors", "verdict", "vs"):
@@ -154,8 +159,8 @@ def history(
             str(run.id),
             run.run_date.strftime("%Y-%m-%d %H:%M"),
             str(r.question_count),
-            pct(r.top1_hit_rate),
-            pct(r.top3_hit_rate),
+            f"{pct(r.top1_hit_rate)} {ci(r.top1_hit_rate_ci)}",
+            f"{pct(r.top3_hit_rate)} {ci(r.top3_hit_rate_ci)}",
             str(r.error_count),
             verdict,
             "" if run.baseline_run_id is None else str(run.baseline_run_id),
@@ -272,6 +277,17 @@ def _differences(a: StoredRun, b: StoredRun) -> list[dict[str, Any]]:
     return rows
 
 
+def _paired_top1(a: StoredRun, b: StoredRun) -> tuple[float, float] | None:
+    """Newcombe's paired 95 % interval of B's top-1 rate minus A's, over the questions both
+    runs have."""
+    from retrieval_eval.intervals import paired_difference
+
+    before = {q.id: q.top1_hit for q in a.result.questions}
+    table = Counter((before[q.id], q.top1_hit) for q in b.result.questions if q.id in before)
+    both, neither = table[True, True], table[False, False]
+    return paired_difference(both, table[False, True], table[True, False], neither)
+
+
 def _mark(outcome: dict[str, Any]) -> str:
     if outcome["top1_hit"] is None:
         return "absent"
@@ -303,8 +319,9 @@ def compare(
     """
     from rich.table import Table
 
-    from retrieval_eval.regression import mcnemar_exact
-    from retrieval_eval.report import pct
+    from retrieval_eval.regression import interval_pts, mcnemar_exact
+    from retrieval_eval.report import ci, pct
+    from retrieval_eval.results import as_pair
 
     with _open_to_read(db, config_path) as store:
         a = _latest(store, set_identifier, retriever_a)
@@ -313,6 +330,7 @@ def compare(
     only_a = sum(1 for d in diffs if d["a"]["top1_hit"] and d["b"]["top1_hit"] is False)
     only_b = sum(1 for d in diffs if d["b"]["top1_hit"] and d["a"]["top1_hit"] is False)
     p_value = mcnemar_exact(only_a, only_b)
+    delta_ci = _paired_top1(a, b)
     same_labels = a.result.labels_fingerprint == b.result.labels_fingerprint
     if not same_labels:
         click.echo(
@@ -330,6 +348,7 @@ def compare(
                 "top1_only_a": only_a,
                 "top1_only_b": only_b,
                 "p_value": p_value,
+                "top1_delta_ci": as_pair(delta_ci),  # B minus A, paired 95 % interval
                 "differences": diffs,
             }
         )
@@ -343,7 +362,9 @@ def compare(
         ("date (UTC)", f"{a.run_date:%Y-%m-%d %H:%M}", f"{b.run_date:%Y-%m-%d %H:%M}"),
         ("questions", str(a.result.question_count), str(b.result.question_count)),
         ("top-1", pct(a.result.top1_hit_rate), pct(b.result.top1_hit_rate)),
+        ("top-1 95% CI", ci(a.result.top1_hit_rate_ci), ci(b.result.top1_hit_rate_ci)),
         ("top-3", pct(a.result.top3_hit_rate), pct(b.result.top3_hit_rate)),
+        ("top-3 95% CI", ci(a.result.top3_hit_rate_ci), ci(b.result.top3_hit_rate_ci)),
         ("errors", str(a.result.error_count), str(b.result.error_count)),
     ]
     for row in rows:
@@ -356,7 +377,7 @@ def compare(
     text = _table_text(side, detail) if diffs else _table_text(side) + "No question differs.\n"
     text += (
         f"Top-1 hit only with A: {only_a}, only with B: {only_b} "
-        f"(McNemar exact p = {p_value:.3g})\n"
+        f"(McNemar exact p = {p_value:.3g}; B − A paired 95% CI {interval_pts(delta_ci)})\n"
     )
     click.echo(text, nl=False)
 

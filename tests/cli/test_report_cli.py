@@ -135,3 +135,26 @@ def test_report_html_writes_one_file(
     missing = invoke("report", "9", "--html", str(target), "--db", db)
     assert missing.exit_code == 2 and "no stored run with id 9" in missing.stderr
     assert invoke("report", "1", "--db", db).exit_code == 2  # --html is required
+
+
+def test_history_and_compare_show_intervals(db: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    from retrieval_eval.intervals import paired_difference, wilson
+
+    run(db, monkeypatch=monkeypatch)
+    run(db, mode="empty", monkeypatch=monkeypatch)
+    rows = json.loads(
+        invoke("history", "handbook.demo", SWITCH, "--db", db, "--format", "json").stdout
+    )
+    assert rows[0]["top1_hit_rate_ci"] == list(wilson(3, 46))  # type: ignore[arg-type]
+    assert rows[1]["top1_hit_rate_ci"] == list(wilson(46, 46))  # type: ignore[arg-type]
+    table = invoke("history", "handbook.demo", SWITCH, "--db", db).stdout
+    assert "6.5% [2.2%, 17.5%]" in table and "100.0% [92.3%, 100.0%]" in table
+    monkeypatch.setenv("STORE_CLI_MODE", "empty")
+    invoke("run", "handbook.demo", "cli.store_retrievers:empty", *CONFIG, "--db", db)
+    args = ("compare", "handbook.demo", SWITCH, "cli.store_retrievers:empty", "--db", db)
+    data = json.loads(invoke(*args, "--format", "json").stdout)
+    # A (run 2) and B both hit exactly the 3 no-result questions: no discordant pair
+    assert data["top1_delta_ci"] == list(paired_difference(3, 0, 0, 43))  # type: ignore[arg-type]
+    text = invoke(*args).stdout
+    assert "(McNemar exact p = 1; B − A paired 95% CI [-" in text
+    assert "[2.2%, 17.5%]" in text
