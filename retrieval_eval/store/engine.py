@@ -9,6 +9,8 @@ server fails in seconds rather than hanging.
 
 from __future__ import annotations
 
+import sqlite3
+import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -24,6 +26,11 @@ from retrieval_eval.store.url import mask_url
 
 SQLITE_BUSY_TIMEOUT_S = 30
 PG_CONNECT_TIMEOUT_S = 5
+
+
+class StoreFailedError(StoreUnavailableError):
+    """The database or its driver refused the operation (a bad URL option, a file that is not a
+    database, a rejected row): exit 3, and the run is spooled, as for an unreachable store."""
 
 
 def make_engine(url: URL) -> Engine:
@@ -72,9 +79,13 @@ def reason(exc: BaseException, url: URL) -> str:
 
 @contextmanager
 def unavailable_as_error(url: URL) -> Iterator[None]:
-    """Turn connection-level failures into StoreUnavailableError (exit 3) naming the masked URL.
+    """Turn every database or driver error into StoreUnavailableError (exit 3; a run being
+    recorded is spooled) naming the masked URL and the driver's reason.
 
-    The original exception is not chained: its text or its traceback could carry the password.
+    Connection failures say the store cannot be reached; anything else the database or driver
+    refused (an unknown URL option, a file that is not a database, a rejected row) is a
+    :class:`StoreFailedError`. The original exception is not chained: its text or its
+    traceback could carry the password.
     """
     try:
         yield
@@ -83,8 +94,25 @@ def unavailable_as_error(url: URL) -> Iterator[None]:
             f"cannot reach the result store at {mask_url(url)}: {reason(exc, url)}"
         ) from None
     except DBAPIError as exc:
-        if not exc.connection_invalidated:
+        if exc.connection_invalidated:
+            raise StoreUnavailableError(
+                f"lost the connection to the result store at {mask_url(url)}: {reason(exc, url)}"
+            ) from None
+        raise _failed(exc, url) from None
+    except Exception as exc:
+        if not _is_driver_error(exc):
             raise
-        raise StoreUnavailableError(
-            f"lost the connection to the result store at {mask_url(url)}: {reason(exc, url)}"
-        ) from None
+        raise _failed(exc, url) from None
+
+
+def _failed(exc: BaseException, url: URL) -> StoreFailedError:
+    return StoreFailedError(f"cannot use the result store at {mask_url(url)}: {reason(exc, url)}")
+
+
+def _is_driver_error(exc: BaseException) -> bool:
+    """A DB-API error the driver raised without SQLAlchemy wrapping it (sqlite3's or psycopg's;
+    psycopg is looked up only if imported: if it is not, it raised nothing)."""
+    if isinstance(exc, sqlite3.Error):
+        return True
+    psycopg = sys.modules.get("psycopg")
+    return psycopg is not None and isinstance(exc, psycopg.Error)

@@ -1,7 +1,9 @@
 """The result store: save runs, find baselines, read history, prune. SQLite or PostgreSQL.
 
-Every method opens its own short transaction, so one Store may be shared by threads. Connection
-failures raise StoreUnavailableError (exit 3) naming the URL with its password masked.
+Every method opens its own short transaction, so one Store may be shared by threads. Every
+database or driver error (connection failures, an unknown URL option, a file that is not a
+database, a refused row) raises StoreUnavailableError (exit 3; a run being recorded is spooled)
+naming the URL with its password masked.
 Only rows of the ``retrieval_hit_rate`` grader are read, pruned or counted as baselines: the
 ``eval_result`` table is shared with other graders whose rows this tool leaves alone.
 """
