@@ -18,6 +18,7 @@ import click
 from retrieval_eval.cli import cli
 from retrieval_eval.cli.db_cmd import db_option, store_url_for
 from retrieval_eval.cli.options import (
+    RUN_ID,
     check_summary,
     config_option,
     report_format_option,
@@ -169,7 +170,7 @@ def history(
 
 
 @cli.command("show")
-@click.argument("run_id", type=int, metavar="RUN_ID")
+@click.argument("run_id", type=RUN_ID, metavar="RUN_ID")
 @report_format_option
 @summary_option
 @click.option(
@@ -220,7 +221,7 @@ def show(
 
 
 @cli.command("report")
-@click.argument("run_id", type=int, metavar="RUN_ID")
+@click.argument("run_id", type=RUN_ID, metavar="RUN_ID")
 @click.option(
     "--html",
     "html_path",
@@ -413,7 +414,7 @@ def baseline() -> None:
 
 
 @baseline.command("accept")
-@click.argument("run_id", type=int, metavar="RUN_ID")
+@click.argument("run_id", type=RUN_ID, metavar="RUN_ID")
 @db_option
 @config_option
 def accept(run_id: int, db: str | None, config_path: str | None) -> None:

@@ -11,7 +11,7 @@ import click
 
 from retrieval_eval.cli import cli
 from retrieval_eval.cli.db_cmd import db_option, store_url_for
-from retrieval_eval.cli.options import config_option
+from retrieval_eval.cli.options import RUN_ID, config_option
 from retrieval_eval.cli.sets_cmd import sets
 
 if TYPE_CHECKING:
@@ -154,7 +154,7 @@ def export_qrels_cmd(
 
 
 @cli.command("export-run")
-@click.argument("run_id", type=int, metavar="RUN_ID")
+@click.argument("run_id", type=RUN_ID, metavar="RUN_ID")
 @click.option(
     "--output",
     "-o",

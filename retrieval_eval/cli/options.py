@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import click
 
 config_option = click.option(
@@ -41,3 +43,21 @@ def non_negative(ctx: click.Context, param: click.Parameter, value: float | None
     if value is not None and value < 0:
         raise click.BadParameter(f"must be zero or more, got {value:g}")
     return value
+
+
+class RunIdType(click.ParamType):
+    """A stored run's id: an integer a store can hold (1 to 2**31 - 1), checked before any store
+    is opened or any run starts, so PostgreSQL never sees an id out of its INTEGER range."""
+
+    name = "run_id"
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> int:
+        from retrieval_eval.store.names import MAX_RUN_ID, storable_run_id
+
+        run_id = value if isinstance(value, int) else click.INT.convert(value, param, ctx)
+        if not storable_run_id(run_id):
+            self.fail(f"no stored run with id {run_id} (run ids are 1 to {MAX_RUN_ID})", param, ctx)
+        return run_id
+
+
+RUN_ID = RunIdType()

@@ -15,6 +15,7 @@ import click
 from retrieval_eval.cli import cli
 from retrieval_eval.cli.db_cmd import absent_store_file, db_option
 from retrieval_eval.cli.options import (
+    RUN_ID,
     check_summary,
     config_option,
     report_format_option,
@@ -95,7 +96,7 @@ def rate_drop(ctx: click.Context, param: click.Parameter, value: float | None) -
 @click.option(
     "--baseline",
     "baseline_run_id",
-    type=click.IntRange(1),
+    type=RUN_ID,
     default=None,
     metavar="RUN_ID",
     help="Compare with this stored run instead of the automatic baseline.",

@@ -9,3 +9,9 @@ from __future__ import annotations
 GRADER = "retrieval_hit_rate"  # this tool's rows in the shared eval_result table
 VERSION_TABLE = "retrieval_eval_alembic_version"  # not "alembic_version": Airflow's DB has one
 HEAD = "0002_alert_markers"  # the newest migration: the revision this version reads and writes
+MAX_RUN_ID = 2**31 - 1  # eval_result.id is a 32-bit INTEGER; PostgreSQL rejects larger values
+
+
+def storable_run_id(run_id: int) -> bool:
+    """Whether ``run_id`` could name a stored run at all (ids run from 1 to MAX_RUN_ID)."""
+    return 1 <= run_id <= MAX_RUN_ID

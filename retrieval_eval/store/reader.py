@@ -24,7 +24,7 @@ from typing import Any
 
 from retrieval_eval.errors import StoreUnavailableError, UnknownNameError
 from retrieval_eval.store.models import StoredRun
-from retrieval_eval.store.names import GRADER, HEAD, VERSION_TABLE
+from retrieval_eval.store.names import GRADER, HEAD, VERSION_TABLE, storable_run_id
 from retrieval_eval.store.rows import stored_run
 
 BUSY_TIMEOUT_S = 30  # as the SQLAlchemy engine's: wait for a writer rather than fail
@@ -58,7 +58,7 @@ class SqliteReader:
         self._connection.close()
 
     def get_run(self, run_id: int) -> StoredRun:
-        runs = self._load("WHERE id = ?", (run_id,))
+        runs = self._load("WHERE id = ?", (run_id,)) if storable_run_id(run_id) else []
         if not runs:
             raise UnknownNameError(f"no stored run with id {run_id} in {self.display_url}")
         return runs[0]

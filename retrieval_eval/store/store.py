@@ -36,6 +36,7 @@ from retrieval_eval.results import RunResult
 from retrieval_eval.store import migrate
 from retrieval_eval.store.engine import make_engine, unavailable_as_error
 from retrieval_eval.store.models import StoredRun
+from retrieval_eval.store.names import storable_run_id
 from retrieval_eval.store.rows import question_rows, result_row, slice_rows, stored_run
 from retrieval_eval.store.schema import (
     GRADER,
@@ -263,7 +264,9 @@ class Store:
     # -- reading --------------------------------------------------------------------------
 
     def get_run(self, run_id: int) -> StoredRun:
-        runs = self._load(select(eval_result).where(eval_result.c.id == run_id))
+        runs = []
+        if storable_run_id(run_id):  # else PostgreSQL fails with "integer out of range"
+            runs = self._load(select(eval_result).where(eval_result.c.id == run_id))
         if not runs:
             raise UnknownNameError(f"no stored run with id {run_id} in {self.display_url}")
         return runs[0]

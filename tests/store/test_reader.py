@@ -108,6 +108,8 @@ def test_the_reader_reads_what_the_store_reads(store: Store, store_url: str) -> 
         assert opened.display_url == store.display_url
         with pytest.raises(UnknownNameError, match=r"no stored run with id 999 in "):
             opened.get_run(999)
+        with pytest.raises(UnknownNameError, match=r"no stored run with id 3000000000 in "):
+            opened.get_run(3_000_000_000)  # beyond the id column, as on PostgreSQL
     stored = store.get_run(ids["errors"])
     assert stored.verdict == REGRESSION and stored.accepted_baseline  # the fill did its job
 

@@ -193,6 +193,14 @@ def test_get_run_names_an_unknown_id(store: Store) -> None:
         store.get_run(999)
 
 
+@pytest.mark.parametrize("run_id", [2**31, 3_000_000_000, 0, -1])
+def test_ids_no_store_can_hold_are_unknown_runs(store: Store, run_id: int) -> None:
+    """Not PostgreSQL's "integer out of range" (eval_result.id is a 32-bit INTEGER)."""
+    store.save(make_run(hits(1, 2)))
+    with pytest.raises(UnknownNameError, match=f"no stored run with id {run_id} in "):
+        store.get_run(run_id)
+
+
 def test_history_is_newest_first_and_limited(store: Store) -> None:
     ids = [store.save(make_run(hits(i, 5), day=i)) for i in range(4)]
     store.save(make_run(hits(1, 5), retriever="other", day=9))
