@@ -18,7 +18,7 @@ from collections.abc import Callable
 from json.encoder import encode_basestring
 from typing import TYPE_CHECKING, Any
 
-from retrieval_eval.intervals import Interval
+from retrieval_eval.intervals import Interval, ci, pct
 from retrieval_eval.results import QuestionResult, RunResult, SliceRates, as_pair, paused_gc
 
 if TYPE_CHECKING:
@@ -36,15 +36,6 @@ def stderr_console() -> Console:
     from rich.console import Console
 
     return Console(stderr=True)
-
-
-def pct(rate: float | None) -> str:
-    return "–" if rate is None else f"{rate * 100:.1f}%"
-
-
-def ci(interval: Interval | None) -> str:
-    """A 95 % interval of a rate: ``[49.3%, 60.5%]`` (``–`` without one)."""
-    return "–" if interval is None else f"[{pct(interval[0])}, {pct(interval[1])}]"
 
 
 def rate_line(
@@ -123,8 +114,38 @@ def _question_table(result: RunResult) -> Table:
     return table
 
 
+def _width_bound(table: Table) -> int | None:
+    """An upper bound of ``table``'s widest layout, from its cells' text alone (no layout).
+
+    Every column at its longest header or cell, its padding and the box's rules: rich's
+    measurement of the table never exceeds it (markup and emoji codes only shorten a cell,
+    a column's ``max_width`` only narrows it). None when a cell is not a plain string or holds
+    a tab (rich expands tabs), which only rich can measure.
+    """
+    from rich.cells import cell_len
+
+    _, right, _, left = table.padding
+    width = len(table.columns) + 1  # the box's edges and the rules between columns
+    for column in table.columns:
+        widest = cell_len(str(column.header))
+        for cell in column.cells:
+            if not isinstance(cell, str) or "\t" in cell:
+                return None
+            widest = max(widest, cell_len(cell))  # all its lines: a markup tag can join two
+        width += widest + left + right
+    return width
+
+
 def _piped_width(tables: list[Table]) -> int:
-    """At least PIPE_WIDTH, wider when a table needs it, so no id or class is ever cut."""
+    """At least PIPE_WIDTH, wider when a table needs it, so no id or class is ever cut.
+
+    Measuring a table with rich lays out every cell, as printing it does again; when the
+    tables' upper bound (:func:`_width_bound`) already fits within PIPE_WIDTH, that layout is
+    skipped: the answer is PIPE_WIDTH either way.
+    """
+    bounds = [_width_bound(t) for t in tables]
+    if all(b is not None and b <= PIPE_WIDTH for b in bounds):
+        return PIPE_WIDTH
     from rich.console import Console
     from rich.measure import Measurement
 
