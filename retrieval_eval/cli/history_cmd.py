@@ -104,6 +104,43 @@ def _summary(run: StoredRun) -> dict[str, Any]:
     }
 
 
+def _row_summary(row: dict[str, Any]) -> dict[str, Any]:
+    """:func:`_summary` of a stored run, from its decoded ``eval_result`` row alone.
+
+    What ``history`` lists, without building the run's pydantic models (importing pydantic and
+    defining them is most of what ``history`` costs): the same keys and values as
+    ``_summary(rows.stored_run(row, [], slices))``, the intervals from the same counts.
+    """
+    from datetime import UTC
+
+    from retrieval_eval.intervals import wilson
+
+    run_date = row["run_date"]
+    run_date = run_date.replace(tzinfo=UTC) if run_date.tzinfo is None else run_date.astimezone(UTC)
+    details = row["details"] or {}
+    count = row["prompt_count"]
+    interval_1 = wilson(row["passed_count"], count)
+    interval_3 = wilson(details.get("top3_hits", 0), count)  # no questions read: as stored_run
+    return {
+        "id": row["id"],
+        "run_date": run_date.isoformat(),
+        "set": row["set_identifier"],
+        "retriever": row["model_id"],
+        "question_count": count,
+        "top1_hit_rate": row["pass_rate"],
+        "top3_hit_rate": row["mean_score"],
+        "top1_hit_rate_ci": None if interval_1 is None else list(interval_1),
+        "top3_hit_rate_ci": None if interval_3 is None else list(interval_3),
+        "error_count": row["error_count"],
+        "status": row["status"],
+        "verdict_state": row["verdict_state"],
+        "is_regression": row["is_regression"],
+        "accepted_baseline": row["accepted_baseline"],
+        "baseline_run_id": row["baseline_run_id"],
+        "labels_fingerprint": row["labels_fingerprint"] or "",
+    }
+
+
 def _latest(store: Store | SqliteReader, set_identifier: str, retriever: str) -> StoredRun:
     from retrieval_eval.errors import UnknownNameError
 
@@ -134,15 +171,24 @@ def history(
 ) -> None:
     """Recent runs of RETRIEVER on SET, newest first, with rates and verdicts."""
     with _open_to_read(db, config_path) as store:
-        runs = store.history(set_identifier, retriever, limit=limit, questions=False)
+        from retrieval_eval.store.reader import SqliteReader
+
+        if isinstance(store, SqliteReader):  # rows, without pydantic and the models
+            rows = store.history_rows(set_identifier, retriever, limit)
+            runs = [_row_summary(row) for row in rows]
+        else:
+            stored = store.history(set_identifier, retriever, limit=limit, questions=False)
+            runs = [_summary(run) for run in stored]
         if not runs:
             _latest(store, set_identifier, retriever)  # raises, naming what is stored
     if fmt == "json":
-        _echo_json([_summary(run) for run in runs])
+        _echo_json(runs)
         return
+    from datetime import datetime
+
     from rich.table import Table
 
-    from retrieval_eval.report import ci, pct
+    from retrieval_eval.intervals import ci, pct
 
     table = Table(title=f"{set_identifier} × {retriever}", title_justify="left")
     for name in ("run", "date (UTC)", "questions", "top-1", "top-3", "errors", "verdict", "vs"):
@@ -150,21 +196,20 @@ def history(
             name, justify="right" if name in ("run", "questions", "errors") else "left"
         )
     for run in runs:
-        r = run.result
-        verdict: str = run.verdict_state or "-"
-        if run.status != "valid":
+        verdict: str = run["verdict_state"] or "-"
+        if run["status"] != "valid":
             verdict = f"{verdict} (invalid)"
-        if run.accepted_baseline:
+        if run["accepted_baseline"]:
             verdict += " (accepted)"
         table.add_row(
-            str(run.id),
-            run.run_date.strftime("%Y-%m-%d %H:%M"),
-            str(r.question_count),
-            f"{pct(r.top1_hit_rate)} {ci(r.top1_hit_rate_ci)}",
-            f"{pct(r.top3_hit_rate)} {ci(r.top3_hit_rate_ci)}",
-            str(r.error_count),
+            str(run["id"]),
+            datetime.fromisoformat(run["run_date"]).strftime("%Y-%m-%d %H:%M"),
+            str(run["question_count"]),
+            f"{pct(run['top1_hit_rate'])} {ci(run['top1_hit_rate_ci'])}",
+            f"{pct(run['top3_hit_rate'])} {ci(run['top3_hit_rate_ci'])}",
+            str(run["error_count"]),
             verdict,
-            "" if run.baseline_run_id is None else str(run.baseline_run_id),
+            "" if run["baseline_run_id"] is None else str(run["baseline_run_id"]),
         )
     click.echo(_table_text(table), nl=False)
 

@@ -20,12 +20,13 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from retrieval_eval.errors import StoreUnavailableError, UnknownNameError
-from retrieval_eval.store.models import StoredRun
 from retrieval_eval.store.names import GRADER, HEAD, VERSION_TABLE, storable_run_id
-from retrieval_eval.store.rows import stored_run
+
+if TYPE_CHECKING:
+    from retrieval_eval.store.models import StoredRun
 
 BUSY_TIMEOUT_S = 30  # as the SQLAlchemy engine's: wait for a writer rather than fail
 _CHUNK = 500  # run ids per IN (...) list, as the Store's
@@ -78,6 +79,19 @@ class SqliteReader:
             (set_identifier, model_id, grader, limit),
             questions=questions,
         )
+
+    def history_rows(
+        self, set_identifier: str, model_id: str, limit: int = 50, *, grader: str = GRADER
+    ) -> list[dict[str, Any]]:
+        """:meth:`history`'s ``eval_result`` rows as decoded dicts, newest first, without
+        building a :class:`StoredRun` (pydantic and its models cost ``history`` ~0.1 s)."""
+        with self._transaction() as cursor:
+            return self._rows(
+                cursor,
+                "eval_result",
+                f"WHERE set_identifier = ? AND model_id = ? AND grader = ? {_RUN_ORDER} LIMIT ?",
+                (set_identifier, model_id, grader, limit),
+            )
 
     def retrievers_for(self, set_identifier: str) -> list[str]:
         """Retriever identifiers with stored runs on a set (as :meth:`Store.retrievers_for`)."""
@@ -133,6 +147,8 @@ class SqliteReader:
         return found
 
     def _load(self, where: str, params: Any, *, questions: bool = True) -> list[StoredRun]:
+        from retrieval_eval.store.rows import stored_run
+
         with self._transaction() as cursor:
             runs = self._rows(cursor, "eval_result", where, params)
             ids = [row["id"] for row in runs]
