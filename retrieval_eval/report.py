@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import io
 import json
+import re
 import sys
 import uuid
 from collections.abc import Callable
@@ -30,6 +31,7 @@ if TYPE_CHECKING:
 FORMATS = ("text", "json", "markdown", "csv")
 PIPE_WIDTH = 140  # text report width when stdout is not a terminal (CI logs, files)
 ERROR_WIDTH = 60  # error texts wrap within this many characters
+_EMOJI_CODE = re.compile(r":\S*?:")  # what rich may read as an emoji code (":smile:")
 
 
 def stderr_console() -> Console:
@@ -136,6 +138,90 @@ def _width_bound(table: Table) -> int | None:
     return width
 
 
+def _plain_cell(text: object) -> bool:
+    """A cell rich prints as it is: printable ASCII, no markup, no emoji code, no edge spaces."""
+    return (
+        isinstance(text, str)
+        and text.isascii()
+        and text.isprintable()
+        and "[" not in text
+        and text == text.strip()
+        and (":" not in text or _EMOJI_CODE.search(text) is None)
+    )
+
+
+def _plain_lines(table: Table, width: int) -> list[str] | None:
+    """``table`` as rich prints it on a ``width``-column console that is no terminal, for a
+    table of plain cells (:func:`_plain_cell`) at its natural width; None for anything else.
+
+    rich lays out every cell of a table to print it (~80 ms for the 100-row per-question
+    table); a table whose every column fits at its longest cell needs none of that: each
+    column is as wide as that cell, headers and cells padded by one space, in the table's
+    heavy-head box. ``tests/test_report.py`` compares the two on many tables.
+    """
+    from rich import box
+
+    if (
+        table.box is not box.HEAVY_HEAD
+        or not (table.show_header and table.show_edge and table.pad_edge and table.rows)
+        or table.show_footer
+        or table.show_lines
+        or table.collapse_padding
+        or table.expand
+        or table.width is not None
+        or table.min_width is not None
+        or table.caption is not None
+        or table.padding != (0, 1, 0, 1)
+        or table.leading
+    ):
+        return None
+    widths = []
+    columns: list[list[str]] = []  # each column's header and cells
+    for column in table.columns:
+        cells = [column.header, *column.cells]
+        if column.width is not None or column.min_width is not None or column.ratio:
+            return None
+        texts = [cell for cell in cells if isinstance(cell, str) and _plain_cell(cell)]
+        if len(texts) != len(cells):
+            return None
+        widest = max(len(text) for text in texts)
+        if column.max_width is not None and widest > column.max_width:
+            return None  # rich folds it
+        widths.append(widest)
+        columns.append(texts)
+    total = sum(widths) + 3 * len(widths) + 1
+    title = table.title
+    if title is not None and not (
+        isinstance(title, str) and _plain_cell(title) and len(title) <= total
+    ):
+        return None
+    if total > width:
+        return None
+    justify = [column.justify for column in table.columns]
+    if any(j not in ("left", "right", "default") for j in justify):
+        return None
+
+    def row(cells: list[str], edge: str) -> str:
+        padded = (
+            cell.rjust(w) if j == "right" else cell.ljust(w)
+            for cell, w, j in zip(cells, widths, justify, strict=True)
+        )
+        return f"{edge} " + f" {edge} ".join(padded) + f" {edge}"
+
+    def rule(left: str, line: str, cross: str, right: str) -> str:
+        return left + cross.join(line * (w + 2) for w in widths) + right
+
+    header, *rows = zip(*columns, strict=True)
+    return [
+        *([] if title is None else [title]),
+        rule("┏", "━", "┳", "┓"),
+        row(list(header), "┃"),
+        rule("┡", "━", "╇", "┩"),
+        *(row(list(cells), "│") for cells in rows),
+        rule("└", "─", "┴", "┘"),
+    ]
+
+
 def _piped_width(tables: list[Table]) -> int:
     """At least PIPE_WIDTH, wider when a table needs it, so no id or class is ever cut.
 
@@ -190,11 +276,22 @@ def render_text(result: RunResult, width: int | None = None) -> str:
         f"[bold]Questions[/bold] {result.question_count}",
         markup=True,
     )
-    console.print(tables[0], markup=False)
+    plain = console.color_system is None and not (
+        console.options.ascii_only or console.legacy_windows
+    )
+
+    def put(table: Table) -> None:
+        lines = _plain_lines(table, console.width) if plain else None
+        if lines is None:
+            console.print(table, markup=False)
+        else:
+            buffer.write("\n".join(lines) + "\n")
+
+    put(tables[0])
     for line in _rate_lines(result):
         console.print(line, markup=False)
     for table in tables[1:]:
-        console.print(table, markup=False)
+        put(table)
     if result.metrics:
         console.print(CI_NOTE, markup=False)
     console.print(

@@ -158,3 +158,83 @@ def test_indented_json_is_json_dumps_to_the_byte(questions: object) -> None:
 def test_render_dispatches_on_format(result: RunResult) -> None:
     assert render(result, "markdown") == render_markdown(result)
     assert render(result, "text").startswith("Set report.demo")
+
+
+def _rich_lines(table: object, width: int) -> str:
+    import io
+
+    from rich.console import Console
+
+    buffer = io.StringIO()
+    console = Console(file=buffer, width=width, force_terminal=False, highlight=False)
+    console.print(table, markup=False)
+    return "\n".join(line.rstrip() for line in buffer.getvalue().splitlines())
+
+
+def test_plain_tables_print_as_rich_prints_them() -> None:
+    """The text report writes plain tables itself (rich's layout of the per-question table is
+    most of ``show``'s report time): line for line what rich prints, or rich prints them."""
+    import random
+    import string
+
+    from rich.table import Table
+
+    from retrieval_eval.report import _plain_lines
+
+    rng = random.Random(2)
+    alphabet = string.ascii_letters + string.digits + " .-_%()/:,"
+    written = 0
+    for _ in range(1500):
+        table = Table(title=rng.choice([None, "Per question", "x" * rng.randint(1, 60)]))
+        table.title_justify = "left"
+        columns = rng.randint(1, 8)
+        for _ in range(columns):
+            table.add_column(
+                rng.choice(["id", "form", "hard class", "error", "95% CI"]),
+                overflow=rng.choice(["fold", "ellipsis"]),
+                max_width=rng.choice([None, None, 60, 8]),
+                justify=rng.choice(["left", "right", "default"]),
+                no_wrap=rng.random() < 0.3,
+            )
+        for _ in range(rng.randint(0, 8)):
+            lengths = [rng.choice([0, 1, 3, 10, 25, 70]) for _ in range(columns)]
+            table.add_row(*("".join(rng.choices(alphabet, k=n)).strip() for n in lengths))
+        width = rng.choice([40, 80, 140, 300])
+        lines = _plain_lines(table, width)
+        if lines is not None:
+            written += 1
+            assert "\n".join(line.rstrip() for line in lines) == _rich_lines(table, width)
+    assert written > 100
+    # what rich would read as markup or an emoji code, or fold, goes to rich
+    for cell in ("[bold]q1[/bold]", "a:smile:b", " q1", "q\t1", "é", "x" * 70):
+        table = Table()
+        table.add_column("error", max_width=60)
+        table.add_row(cell)
+        assert _plain_lines(table, 140) is None
+
+
+def test_the_text_report_is_what_rich_alone_prints(monkeypatch: pytest.MonkeyPatch) -> None:
+    from retrieval_eval import report
+
+    long = make_result()  # a 147-character id and a 198-character error: rich folds them
+    short = long.model_copy(
+        update={
+            "questions": [
+                q.model_copy(update={"id": f"q{i}", "error": q.error and q.error[:40]})
+                for i, q in enumerate(long.questions)
+            ]
+        }
+    )
+    written = []
+    plain_lines = report._plain_lines
+
+    def spy(table: object, width: int) -> list[str] | None:
+        lines = plain_lines(table, width)  # type: ignore[arg-type]
+        written.append(lines is not None)
+        return lines
+
+    monkeypatch.setattr(report, "_plain_lines", spy)
+    texts = [render_text(long), render_text(short)]
+    assert written[0] is False and written[len(written) // 2] is True  # per-question tables
+    monkeypatch.setattr(report, "_plain_lines", lambda table, width: None)
+    assert texts == [render_text(long), render_text(short)]
