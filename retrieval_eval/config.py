@@ -3,7 +3,8 @@
 Relative paths inside a config resolve against the config file's folder, so a config works from
 any working directory. Lookup order for the file: ``--config``, ``$RETRIEVAL_EVAL_CONFIG``, then
 ``./retrieval_eval.yaml`` when present; with none, an empty config (sets and retrievers can still be
-given as paths).
+given as paths). A config is at most 1 MiB; anchors and aliases may expand it to at most 100,000
+values, nested at most 50 levels (:mod:`retrieval_eval.limits`).
 
 .. code-block:: yaml
 
@@ -31,6 +32,9 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from retrieval_eval.errors import ConfigError, GoldenSetError
+from retrieval_eval.limits import MAX_CONFIG_FILE_BYTES, shorten, too_large
+from retrieval_eval.yaml_input import describe as describe_yaml_error
+from retrieval_eval.yaml_input import load_config_yaml
 
 if TYPE_CHECKING:
     # imported where used: the DAG file reads configs at parse time, and these pull in the set
@@ -229,18 +233,18 @@ def load_config(path: str | Path | None = None) -> Config:
     if not found.is_file():
         raise ConfigError(f"config file {found} does not exist")
     try:
+        size = found.stat().st_size
+        if size > MAX_CONFIG_FILE_BYTES:
+            raise ConfigError(f"{found}: {too_large(size, MAX_CONFIG_FILE_BYTES, 'a config file')}")
         text = found.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
         reason = "not UTF-8 text" if isinstance(exc, UnicodeDecodeError) else exc.strerror
         raise ConfigError(f"{found}: cannot read the config file: {reason}") from None
     try:
         # libyaml when present: the DAG file reads the config at every parse
-        loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
-        data = yaml.load(text, Loader=loader) or {}
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        where = f"line {mark.line + 1}: " if mark else ""
-        raise ConfigError(f"{found}: {where}invalid YAML: {getattr(exc, 'problem', exc)}") from None
+        data = load_config_yaml(text) or {}
+    except (yaml.YAMLError, RecursionError) as exc:
+        raise ConfigError(f"{found}: {describe_yaml_error(exc, column=False)}") from None
     if not isinstance(data, dict):
         raise ConfigError(f"{found}: expected a mapping at the top level")
     try:
@@ -248,8 +252,9 @@ def load_config(path: str | Path | None = None) -> Config:
     except ValidationError as exc:
         lines = []
         for err in exc.errors():
-            loc = ".".join(str(p) for p in err["loc"])
-            msg = err["msg"].removeprefix("Value error, ")
+            # keys come from the file: a message quotes at most ~200 characters of them
+            loc = shorten(".".join(str(p) for p in err["loc"]))
+            msg = shorten(err["msg"].removeprefix("Value error, "))
             lines.append(f"{found}: {loc}: {msg}")
         raise ConfigError("\n".join(lines)) from None
     return config.model_copy(update={"path": found.resolve()})

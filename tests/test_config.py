@@ -142,3 +142,93 @@ def test_a_set_path_on_the_command_line_is_relative_to_the_cwd(
 ) -> None:
     monkeypatch.chdir(project / "golden")
     assert resolve_set(Config(), "mini.yaml").identifier == "mini.faq"
+
+
+# --- hostile configs: bounded, each refusal naming the file and the limit -----------------------
+
+
+def config_problem(path: Path, text: str | bytes) -> str:
+    if isinstance(text, bytes):
+        path.write_bytes(text)
+    else:
+        path.write_text(text, encoding="utf-8")
+    with pytest.raises(ConfigError) as info:
+        load_config(path)
+    return str(info.value)
+
+
+def test_anchors_and_merge_keys_work_in_a_config(tmp_path: Path) -> None:
+    path = tmp_path / "c.yaml"
+    path.write_text(
+        "retrievers:\n"
+        "  a: &base {type: lexical, corpus: docs, k1: 1.5}\n"
+        "  b: {<<: *base, k1: 1.2}\n"
+        "run: {cutoffs: &k [1, 3]}\n"
+        "evaluations: [{set: s, retriever: a, run: {cutoffs: *k}}]\n"
+    )
+    config = load_config(path)
+    assert config.retrievers["b"] == {"type": "lexical", "corpus": "docs", "k1": 1.2}
+    assert config.evaluations[0].run is not None and config.evaluations[0].run.cutoffs == [1, 3]
+
+
+def test_an_alias_bomb_in_a_config_is_refused_at_the_expansion_limit(tmp_path: Path) -> None:
+    levels = ["l0: &l0 [lol, lol, lol, lol, lol, lol, lol, lol, lol, lol]"]
+    levels += [f"l{i}: &l{i} [{', '.join([f'*l{i - 1}'] * 10)}]" for i in range(1, 9)]
+    text = "x:\n" + "".join(f"  {line}\n" for line in levels) + "retrievers: {r: {o: *l8}}\n"
+    path = tmp_path / "c.yaml"
+    problem = config_problem(path, text)
+    assert problem == (
+        f"{path}: YAML aliases expand the config past 100,000 values (the limit); "
+        "write the values out or use fewer aliases"
+    )
+
+
+def test_a_config_that_contains_itself_is_refused(tmp_path: Path) -> None:
+    path = tmp_path / "c.yaml"
+    problem = config_problem(path, "run: &r {cutoffs: *r}\n")
+    assert problem == f"{path}: line 1: a YAML alias refers to a value that contains it"
+
+
+@pytest.mark.parametrize("depth", [50, 2_000])
+def test_a_config_nested_past_the_limit_is_refused(tmp_path: Path, depth: int) -> None:
+    path = tmp_path / "c.yaml"
+    # the document, the retrievers mapping and r's are 3 levels: 50 lists more make 53
+    problem = config_problem(path, f"retrievers: {{r: {{o: {'[' * depth}{']' * depth}}}}}\n")
+    assert problem.startswith(f"{path}: ")
+    assert problem.endswith("nested more than 50 levels deep (the limit is 50)")
+
+
+def test_an_integer_past_the_digit_limit_in_a_config(tmp_path: Path) -> None:
+    path = tmp_path / "c.yaml"
+    problem = config_problem(path, f"store: {'9' * 4_301}\n")
+    assert problem == (
+        f"{path}: line 1: an integer of 4,301 digits is over the limit of 4,300 digits"
+    )
+
+
+def test_a_config_over_1_mib_is_refused_unread(tmp_path: Path) -> None:
+    path = tmp_path / "c.yaml"
+    with path.open("wb") as handle:
+        handle.truncate(2**20 + 1)
+    with pytest.raises(ConfigError) as info:
+        load_config(path)
+    assert str(info.value) == f"{path}: 1,048,577 bytes, over the limit for a config file (1 MiB)"
+
+
+def test_a_binary_config_is_not_utf_8(tmp_path: Path) -> None:
+    path = tmp_path / "c.yaml"
+    assert config_problem(path, b"\xff\xfe\x00") == (
+        f"{path}: cannot read the config file: not UTF-8 text"
+    )
+
+
+def test_config_messages_quote_little_of_the_input(tmp_path: Path) -> None:
+    path = tmp_path / "c.yaml"
+    huge = "k" * 300_000
+    # explicit keys ('? key'): an implicit YAML key may not pass 1,024 characters
+    text = f"? {huge}\n: 1\nretrievers:\n  ? {huge}\n  : 2\nrun:\n  ? {huge}\n  : 3\n"
+    problem = config_problem(path, text)
+    lines = problem.splitlines()
+    assert len(lines) == 3
+    for line in lines:
+        assert len(line) < len(str(path)) + 600, line[:1000]

@@ -7,11 +7,11 @@
 - The scorer, given arbitrary rankings, raising retrievers and malformed answers, agrees with a
   reference implementation of the rules written here, and never crashes.
 
-The crashes these properties found in the loaders are kept as strict xfails, one per crash, each
-with its reproducer as an explicit example; the general properties leave those inputs out (no
-nesting past a few levels, no integer of thousands of digits, no CSV cell past 131,072
-characters) so that they keep guarding everything else. Examples are derandomized (the same
-every run: a failure reproduces, the strict xfails stay stable) and not saved to a database.
+The crashes these properties found in the loaders each have a property of their own below, with
+its reproducer as an explicit example (deep nesting, integers of thousands of digits, YAML keys
+of mixed types, CSV cells past 131,072 characters: all now documented errors); the general
+properties leave those inputs out so that they keep guarding everything else. Examples are
+derandomized (the same every run: a failure reproduces) and not saved to a database.
 """
 
 from __future__ import annotations
@@ -80,11 +80,11 @@ def load_config_or_documented_error(path: Path) -> Config | None:
 
 # --- strategies ---------------------------------------------------------------------------------
 
-# integers stay far below the 4,300 digits past which int() refuses a literal (a crash below)
+# integers stay far below the 4,300 digits past which int() refuses a literal (its own test below)
 scalars = (
     st.none() | st.booleans() | st.integers(-(10**30), 10**30) | st.floats() | st.text(max_size=12)
 )
-# few levels of nesting only: past ~1,000 the JSON parser raises RecursionError (a crash below)
+# few levels of nesting only: deep nesting has its own test below
 json_values = st.recursive(
     scalars,
     lambda inner: (
@@ -92,7 +92,7 @@ json_values = st.recursive(
     ),
     max_leaves=16,
 )
-# string keys: a YAML mapping may have keys of any scalar type, but mixed types are a crash below
+# string keys: keys of mixed types have their own test below
 yaml_keys = st.text(max_size=8)
 yaml_values = st.recursive(
     scalars,
@@ -234,16 +234,9 @@ def test_a_valid_set_loads_with_its_questions_in_every_format(
     ]
 
 
-# Crashes found in the set loader: each a strict xfail until the loader turns it into a
-# GoldenSetError (then the xfail passes, fails strictly, and its marker goes).
+# Inputs that crashed the set loader when the fuzzers found them: each must be a GoldenSetError.
 
 
-@pytest.mark.xfail(
-    strict=True,
-    raises=RecursionError,
-    reason="crash: JSON nested ~1,000 levels deep raises RecursionError from json.loads "
-    "(.json and .jsonl): the loader should bound nesting and report a GoldenSetError",
-)
 @FUZZ
 @given(suffix=st.sampled_from([".json", ".jsonl"]), depth=st.integers(2_000, 50_000))
 @example(suffix=".json", depth=100_000)
@@ -251,13 +244,6 @@ def test_set_loader_survives_deep_json(folder: Path, suffix: str, depth: int) ->
     load_set_or_documented_error(write(folder, suffix, "[" * depth + "]" * depth))
 
 
-@pytest.mark.xfail(
-    strict=True,
-    raises=ValueError,
-    reason="crash: an integer literal of more than 4,300 digits raises ValueError ('Exceeds the "
-    "limit (4300 digits) for integer string conversion') from json.loads and PyYAML's int "
-    "constructor (.json, .jsonl, .yaml)",
-)
 @FUZZ
 @given(suffix=st.sampled_from([".json", ".jsonl", ".yaml"]), digits=st.integers(4_301, 20_000))
 @example(suffix=".yaml", digits=4_301)
@@ -267,12 +253,6 @@ def test_set_loader_survives_huge_integers(folder: Path, suffix: str, digits: in
     load_set_or_documented_error(write(folder, suffix, text))
 
 
-@pytest.mark.xfail(
-    strict=True,
-    raises=TypeError,
-    reason="crash: a YAML set document with unknown keys of mixed types (e.g. {1: a, b: c}) raises "
-    "TypeError from sorted() while listing the unknown fields in validate_set_data",
-)
 @FUZZ
 @given(
     keys=st.lists(
@@ -290,12 +270,6 @@ def test_set_loader_survives_non_string_keys(
     load_set_or_documented_error(write(folder, ".yaml", yaml.safe_dump(document, sort_keys=False)))
 
 
-@pytest.mark.xfail(
-    strict=True,
-    raises=csv.Error,
-    reason="crash: a CSV cell longer than 131,072 characters raises _csv.Error ('field larger "
-    "than field limit') from csv.DictReader, uncaught in _read_csv",
-)
 @FUZZ
 @given(size=st.integers(131_073, 300_000), column=st.integers(0, 2))
 @example(size=131_073, column=0)
@@ -384,18 +358,27 @@ def test_config_loader_survives_arbitrary_yaml(folder: Path, data: Any) -> None:
     )
 
 
-@pytest.mark.xfail(
-    strict=True,
-    raises=ValueError,
-    reason="crash: a YAML integer of more than 4,300 digits anywhere in the config raises "
-    "ValueError ('Exceeds the limit (4300 digits) for integer string conversion') from "
-    "PyYAML's int constructor, uncaught in load_config",
-)
 @FUZZ
 @given(key=st.sampled_from(["store", "unknown", "run"]), digits=st.integers(4_301, 20_000))
 @example(key="store", digits=4_301)
 def test_config_loader_survives_huge_integers(folder: Path, key: str, digits: int) -> None:
     load_config_or_documented_error(write(folder, ".yaml", f"{key}: {'9' * digits}\n"))
+
+
+@FUZZ
+@given(
+    key=st.sampled_from(["retrievers", "run", "unknown"]),
+    depth=st.integers(40, 3_000),
+    flow=st.booleans(),
+)
+@example(key="retrievers", depth=999, flow=True)  # just inside libyaml's own limit
+@example(key="retrievers", depth=100_000, flow=True)
+def test_config_loader_survives_deep_yaml(folder: Path, key: str, depth: int, flow: bool) -> None:
+    if flow:
+        text = f"{key}: {{r: {'[' * depth}{']' * depth}}}\n"
+    else:
+        text = f"{key}:\n" + "".join(f"{'  ' * level}- \n" for level in range(1, depth))
+    load_config_or_documented_error(write(folder, ".yaml", text))
 
 
 # --- the scorer ---------------------------------------------------------------------------------

@@ -7,6 +7,13 @@
 
 For JSONL and CSV the set identifier comes from the ``identifier`` argument, else the file name
 (``handbook-faq.csv`` becomes ``handbook_faq``).
+
+Limits (:mod:`retrieval_eval.limits`), each a :class:`GoldenSetError` naming the file and the
+limit: a file over 256 MiB is refused unread; YAML anchors and aliases are refused; lists and
+mappings nested more than 50 levels deep are refused (a JSON/YAML document, or a JSONL line, is
+level 1); an integer longer than Python's int-to-text limit (4,300 digits) and a CSV cell longer
+than csv's field limit (131,072 characters) are errors, as is any CSV syntax error (csv's strict
+mode), at its line. Messages quote at most ~200 characters of any value.
 """
 
 from __future__ import annotations
@@ -24,6 +31,19 @@ from pydantic import ValidationError
 
 from retrieval_eval.errors import GoldenSetError
 from retrieval_eval.golden.models import GoldenQuestion, GoldenQuestionSet
+from retrieval_eval.limits import (
+    MAX_SET_FILE_BYTES,
+    digits,
+    nesting_exceeds,
+    quote,
+    quote_some,
+    shorten,
+    too_deep,
+    too_large,
+    too_long_integer,
+)
+from retrieval_eval.yaml_input import describe as describe_yaml_error
+from retrieval_eval.yaml_input import load_set_yaml
 
 SET_SUFFIXES = (".yaml", ".yml", ".json", ".jsonl", ".csv")
 CSV_COLUMNS = ("id", "question", "form", "expected_document_ids", "hard_class", "answer_gist")
@@ -38,13 +58,16 @@ def load_golden_set(path: str | Path, identifier: str | None = None) -> GoldenQu
     suffix = path.suffix.lower()
     if suffix not in SET_SUFFIXES:
         raise GoldenSetError(
-            [f"{path}: unknown set format {suffix!r}; use one of {', '.join(SET_SUFFIXES)}"]
+            [f"{path}: unknown set format {quote(suffix)}; use one of {', '.join(SET_SUFFIXES)}"]
         )
     try:
+        size = path.stat().st_size
+        if size > MAX_SET_FILE_BYTES:
+            raise GoldenSetError([f"{path}: {too_large(size, MAX_SET_FILE_BYTES, 'a set file')}"])
         # utf-8-sig: spreadsheet exports start CSV files with a BOM that would hide the "id" column
         text = path.read_text(encoding="utf-8-sig")
     except (OSError, UnicodeDecodeError) as exc:
-        raise GoldenSetError([f"{path}: cannot read the file ({exc})"]) from None
+        raise GoldenSetError([f"{path}: cannot read the file ({shorten(str(exc))})"]) from None
     from retrieval_eval.results import paused_gc
 
     # parsing and validating allocate a few objects per question and nothing cyclic; the
@@ -61,7 +84,21 @@ def load_golden_set(path: str | Path, identifier: str | None = None) -> GoldenQu
             data, lines, problems = _read_document(path, text, suffix)
             if identifier:
                 data["identifier"] = identifier
-        return validate_set_data(data, source=str(path), lines=lines, problems=problems)
+        try:
+            return validate_set_data(data, source=str(path), lines=lines, problems=problems)
+        except GoldenSetError:
+            # a valid set is at most 4 levels deep, so only a file that failed is measured: a
+            # document past the limit is refused whole, a JSONL line past it on its own
+            if suffix == ".csv":
+                raise
+            if suffix != ".jsonl":
+                if nesting_exceeds(data):
+                    raise GoldenSetError([f"{path}: {too_deep()}"]) from None
+                raise
+            if not any(map(nesting_exceeds, data["questions"])):
+                raise
+            data["questions"], lines, problems = _read_jsonl(path, text, measure=True)
+            return validate_set_data(data, source=str(path), lines=lines, problems=problems)
 
 
 def validate_set_data(
@@ -72,14 +109,16 @@ def validate_set_data(
 ) -> GoldenQuestionSet:
     """Validate a raw set mapping, collecting every problem with its question id and field."""
     problems = list(problems or [])
+    unread = bool(problems)  # the reader's problems: lines or rows it could not read
     identifier = data.get("identifier")
     if isinstance(identifier, str) and identifier.strip():
         # every message names the set as well as the file it came from
-        source = f"{source} (set {identifier!r})"
-    unknown = sorted(set(data) - _SET_FIELDS)
+        source = f"{source} (set {quote(identifier)})"
+    # in the file's order: YAML keys may be of any type (1, null, a date), not comparable
+    unknown = [key for key in data if key not in _SET_FIELDS]
     if unknown:
         problems.append(
-            f"{source}: unknown set field(s) {', '.join(map(repr, unknown))}; "
+            f"{source}: unknown set field(s) {quote_some(unknown)}; "
             f"allowed: {', '.join(sorted(_SET_FIELDS))}"
         )
     if not isinstance(identifier, str):
@@ -90,7 +129,7 @@ def validate_set_data(
     if not isinstance(raw_questions, list):
         problems.append(f"{source}: field 'questions' must be a list of questions")
         raw_questions = []
-    elif not raw_questions:
+    elif not raw_questions and not unread:  # else the unread lines may hold the questions
         problems.append(f"{source}: the set has no questions; add at least one")
 
     questions: list[GoldenQuestion] = []
@@ -108,7 +147,7 @@ def validate_set_data(
             continue
         if question.id in seen:
             problems.append(
-                f"{where()}: duplicate question id {question.id!r} (first at question "
+                f"{where()}: duplicate question id {quote(question.id)} (first at question "
                 f"#{seen[question.id] + 1}); give each question its own id"
             )
             continue
@@ -137,15 +176,18 @@ def _where(source: str, raw: Any, index: int, lines: list[int | None] | None) ->
     line_note = f"line {line}" if line else ""
     if isinstance(qid, str) and qid.strip():
         place = ", ".join(filter(None, [f"#{index + 1}", line_note]))
-        return f"{source}: question {qid.strip()!r} ({place})"
+        return f"{source}: question {quote(qid.strip())} ({place})"
     return f"{source}: question #{index + 1}" + (f" ({line_note})" if line_note else "")
 
 
 def _describe(err: Any) -> str:
-    loc = ".".join(str(part) for part in err.get("loc", ()) if not isinstance(part, int))
+    # loc holds the field's name, which may be any key of the file: quoted short like a value
+    loc = shorten(".".join(str(part) for part in err.get("loc", ()) if not isinstance(part, int)))
     msg = str(err.get("msg", "invalid")).removeprefix("Value error, ")
     if err.get("type") == "enum":
-        msg = f"unknown form {err.get('input')!r}; use 'match' or 'gap'"
+        msg = f"unknown form {quote(err.get('input'))}; use 'match' or 'gap'"
+    elif err.get("type") == "invalid_key":  # a YAML key that is no text (1, null, a date)
+        return f"field {quote(err.get('input'))}: unknown field; allowed: " + ", ".join(CSV_COLUMNS)
     elif err.get("type") == "extra_forbidden":
         msg = "unknown field; allowed: " + ", ".join(CSV_COLUMNS)
     elif err.get("type") == "missing":
@@ -157,46 +199,51 @@ def _identifier_from_name(path: Path) -> str:
     return re.sub(r"[^a-z0-9_.]+", "_", path.stem.lower()).strip("_.") or "golden_set"
 
 
+class _IntegerTooLong(ValueError):
+    """An integer literal past Python's int-to-text limit (json's parse_int hook raises it)."""
+
+    def __init__(self, literal: str) -> None:
+        super().__init__(too_long_integer(digits(literal)))
+
+
+def _parse_int(literal: str) -> int:
+    try:
+        return int(literal)
+    except ValueError:
+        raise _IntegerTooLong(literal) from None
+
+
+# json's decoder, but for integers, which it would let int() refuse with a ValueError naming
+# sys.set_int_max_str_digits(); sets seldom hold integers, so the hook is seldom called
+_DECODER = json.JSONDecoder(parse_int=_parse_int)
+
+
 def _read_document(
     path: Path, text: str, suffix: str
 ) -> tuple[dict[str, Any], list[int | None], list[str]]:
     if suffix == ".json":
         try:
-            data = json.loads(text)
+            data = json.loads(text, parse_int=_parse_int)
         except json.JSONDecodeError as exc:
             raise GoldenSetError(
                 [f"{path}: line {exc.lineno}, column {exc.colno}: invalid JSON: {exc.msg}"]
             ) from None
+        except _IntegerTooLong as exc:
+            raise GoldenSetError([f"{path}: {exc}"]) from None
+        except RecursionError:  # past ~1,000 levels: json's recursion, not our measure
+            raise GoldenSetError([f"{path}: {too_deep()}"]) from None
         lines: list[int | None] = []
     else:
         try:
-            node, data = _compose_and_construct(text)
-        except yaml.YAMLError as exc:
-            mark = getattr(exc, "problem_mark", None)
-            where = f"line {mark.line + 1}, column {mark.column + 1}: " if mark else ""
-            problem = getattr(exc, "problem", None) or str(exc)
-            raise GoldenSetError([f"{path}: {where}invalid YAML: {problem}"]) from None
+            node, data = load_set_yaml(text)
+        except (yaml.YAMLError, RecursionError) as exc:
+            raise GoldenSetError([f"{path}: {describe_yaml_error(exc)}"]) from None
         lines = _question_lines(node)
     if not isinstance(data, dict):
         raise GoldenSetError(
             [f"{path}: expected a set document with 'identifier' and a 'questions' list"]
         )
     return data, lines, []
-
-
-# libyaml's loader is ~10x faster on large sets; the pure-Python one is the fallback
-_SafeLoader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
-
-
-def _compose_and_construct(text: str) -> tuple[Any, Any]:
-    """Parse once: the node tree (for question line numbers) and the data built from it."""
-    loader = _SafeLoader(text)
-    try:
-        node = loader.get_single_node()
-        data = loader.construct_document(node) if node is not None else None
-    finally:
-        loader.dispose()
-    return node, data
 
 
 def _question_lines(node: Any) -> list[int | None]:
@@ -208,11 +255,14 @@ def _question_lines(node: Any) -> list[int | None]:
     return []
 
 
-_DECODER = json.JSONDecoder()
 _JSON_WHITESPACE = " \t\n\r"
 
 
-def _read_jsonl(path: Path, text: str) -> tuple[list[Any], list[int | None], list[str]]:
+def _read_jsonl(
+    path: Path, text: str, measure: bool = False
+) -> tuple[list[Any], list[int | None], list[str]]:
+    """Rows, their lines, and the problems of lines that are no JSON (or, with ``measure``, that
+    nest past the limit)."""
     rows: list[Any] = []
     lines: list[int | None] = []
     problems: list[str] = []
@@ -228,17 +278,38 @@ def _read_jsonl(path: Path, text: str) -> tuple[list[Any], list[int | None], lis
             value, end = decode(document)
         except json.JSONDecodeError:
             end = -1
+        except (_IntegerTooLong, RecursionError) as exc:  # json.loads would raise the same
+            problems.append(f"{path}: line {number}: {_unreadable(exc)}")
+            continue
         try:
-            rows.append(value if end == len(document) else json.loads(line))
-            lines.append(number)
+            if end != len(document):
+                value = json.loads(line, parse_int=_parse_int)
         except json.JSONDecodeError as exc:
             problems.append(f"{path}: line {number}: invalid JSON: {exc.msg}")
+            continue
+        except (_IntegerTooLong, RecursionError) as exc:
+            problems.append(f"{path}: line {number}: {_unreadable(exc)}")
+            continue
+        if measure and nesting_exceeds(value):
+            problems.append(f"{path}: line {number}: {too_deep()}")
+            continue
+        rows.append(value)
+        lines.append(number)
     return rows, lines, problems
 
 
+def _unreadable(exc: Exception) -> str:
+    # RecursionError: json's own, past ~1,000 levels (the limit is far below)
+    return too_deep() if isinstance(exc, RecursionError) else str(exc)
+
+
 def _read_csv(path: Path, text: str) -> tuple[list[Any], list[int | None], list[str]]:
-    reader = csv.DictReader(io.StringIO(text))
-    header = reader.fieldnames or []
+    # strict: a stray or unclosed quote is a CSV error at its line, not a row of shifted cells
+    reader = csv.DictReader(io.StringIO(text), strict=True)
+    try:
+        header = reader.fieldnames or []
+    except csv.Error as exc:
+        raise GoldenSetError([_csv_problem(path, 1, exc)]) from None
     missing = [c for c in ("id", "question", "form") if c not in header]
     if missing:
         raise GoldenSetError(
@@ -250,14 +321,25 @@ def _read_csv(path: Path, text: str) -> tuple[list[Any], list[int | None], list[
     extra = [c for c in header if c not in CSV_COLUMNS]
     problems = (
         [
-            f"{path}: line 1: unknown CSV column(s) {', '.join(extra)}; allowed {', '.join(CSV_COLUMNS)}"
+            f"{path}: line 1: unknown CSV column(s) {', '.join(map(shorten, extra[:5]))}"
+            f"{f' and {len(extra) - 5:,} more' if len(extra) > 5 else ''}; "
+            f"allowed {', '.join(CSV_COLUMNS)}"
         ]
         if extra
         else []
     )
     rows: list[Any] = []
     lines: list[int | None] = []
-    for row in reader:
+    while True:
+        starts_at = reader.line_num + 1  # a record may span lines (a quoted line break)
+        try:
+            row = next(reader)
+        except StopIteration:
+            break
+        except csv.Error as exc:
+            # the reader cannot resync after a syntax error: the rest of the file is unread
+            problems.append(_csv_problem(path, starts_at, exc))
+            break
         values = {k: (v if v is not None else "") for k, v in row.items() if k in CSV_COLUMNS}
         ids = values.get("expected_document_ids", "")
         values["expected_document_ids"] = (
@@ -269,6 +351,13 @@ def _read_csv(path: Path, text: str) -> tuple[list[Any], list[int | None], list[
         rows.append(values)
         lines.append(reader.line_num)
     return rows, lines, problems
+
+
+def _csv_problem(path: Path, line: int, exc: csv.Error) -> str:
+    text = str(exc)
+    if text == "unexpected end of data":
+        text += " (a quoted field is never closed)"
+    return f"{path}: line {line}: invalid CSV: {shorten(text)}"
 
 
 def dump_golden_set(golden_set: GoldenQuestionSet, path: str | Path) -> Path:

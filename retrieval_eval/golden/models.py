@@ -14,6 +14,8 @@ from typing import Any, Self
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
+from retrieval_eval.limits import quote
+
 IDENTIFIER_PATTERN = r"^[a-z0-9_]+(\.[a-z0-9_]+)*$"
 _IDENTIFIER_RE = re.compile(IDENTIFIER_PATTERN)
 
@@ -36,6 +38,9 @@ class QuestionForm(StrEnum):
                 if member.value == lowered:
                     return member
         return None
+
+
+_FORMS: dict[str, QuestionForm] = {form.value: form for form in QuestionForm}
 
 
 class GoldenQuestion(BaseModel):
@@ -62,6 +67,17 @@ class GoldenQuestion(BaseModel):
             raise ValueError("must not be empty or whitespace only")
         return value.strip()
 
+    @field_validator("form", mode="before")
+    @classmethod
+    def _known_form(cls, value: Any) -> QuestionForm:
+        # before pydantic's enum validation, which hands an unknown form to the Enum
+        # constructor, whose message repr()s the whole input (a 200 MB string, an alias bomb)
+        if isinstance(value, str):
+            form = _FORMS.get(value) or _FORMS.get(value.strip().lower())
+            if form is not None:
+                return form
+        raise ValueError(f"unknown form {quote(value)}; use 'match' or 'gap'")
+
     @field_validator("expected_document_ids", mode="before")
     @classmethod
     def _ids_as_list(cls, value: Any) -> Any:
@@ -69,6 +85,16 @@ class GoldenQuestion(BaseModel):
             return ()
         if isinstance(value, str):
             raise ValueError("must be a list of document ids, not a single string")
+        if isinstance(value, (list, tuple)):
+            # one problem per list, not one per item (a list of a million numbers is one
+            # mistake); at C speed, a Python loop only to name what is wrong
+            try:
+                "".join(value)
+            except TypeError:
+                other = next(item for item in value if not isinstance(item, str))
+                raise ValueError(
+                    f"must be a list of document id strings, not of {type(other).__name__}"
+                ) from None
         return value
 
     @field_validator("expected_document_ids")
@@ -79,7 +105,7 @@ class GoldenQuestion(BaseModel):
             if not doc_id.strip():
                 raise ValueError("contains an empty document id")
             if doc_id in seen:
-                raise ValueError(f"lists document id {doc_id!r} twice")
+                raise ValueError(f"lists document id {quote(doc_id)} twice")
             seen.add(doc_id)
         return value
 
@@ -112,7 +138,7 @@ class GoldenQuestionSet(BaseModel):
     def _identifier_shape(cls, value: str) -> str:
         if not _IDENTIFIER_RE.match(value):
             raise ValueError(
-                f"{value!r} is not a valid identifier: use lowercase letters, digits and "
+                f"{quote(value)} is not a valid identifier: use lowercase letters, digits and "
                 "underscores, in dot-separated parts (e.g. 'handbook.demo')"
             )
         return value
@@ -124,7 +150,7 @@ class GoldenQuestionSet(BaseModel):
         seen: set[str] = set()
         for question in self.questions:
             if question.id in seen:
-                raise ValueError(f"questions: duplicate question id {question.id!r}")
+                raise ValueError(f"questions: duplicate question id {quote(question.id)}")
             seen.add(question.id)
         return self
 
