@@ -130,9 +130,12 @@ set_shaped = st.fixed_dictionaries(
 )
 # valid sets, to reach the success path: each loads with exactly these questions
 words = st.text(min_size=1, max_size=12).filter(str.strip)
+# ids are plain text: no control characters (refused), compared stripped
+plain_text = st.characters(blacklist_categories=("Cc",))
+id_words = st.text(plain_text, min_size=1, max_size=12).filter(str.strip)
 plain = st.text("abcxyz019_-", min_size=1, max_size=6)  # survives CSV's "|" split and strip
 valid_questions = st.fixed_dictionaries(
-    {"id": words, "question": words, "form": st.sampled_from(["match", "gap", "Gap"])},
+    {"id": id_words, "question": words, "form": st.sampled_from(["match", "gap", "Gap"])},
     optional={
         "expected_document_ids": st.lists(plain, unique=True, max_size=3),
         "hard_class": words,
@@ -408,7 +411,8 @@ outcomes = (
     | st.sampled_from(MALFORMED)
 )
 targets = st.lists(
-    st.sampled_from(DOCS) | st.text(min_size=1, max_size=3).filter(str.strip),
+    st.sampled_from(DOCS)
+    | st.text(plain_text, min_size=1, max_size=3).filter(lambda text: text == text.strip() != ""),
     unique=True,
     max_size=3,
 )

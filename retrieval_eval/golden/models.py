@@ -18,6 +18,15 @@ from retrieval_eval.limits import quote
 
 IDENTIFIER_PATTERN = r"^[a-z0-9_]+(\.[a-z0-9_]+)*$"
 _IDENTIFIER_RE = re.compile(IDENTIFIER_PATTERN)
+# ids are plain text: a control character (a NUL, an escape sequence, a line break) in an id is
+# a broken export, and would garble every report and terminal that shows the id
+_CONTROL_RE = re.compile(r"[\x00-\x1f\x7f]")
+
+
+def _control_character(text: str) -> str | None:
+    """The first control character in ``text``, quoted, or None."""
+    found = _CONTROL_RE.search(text)
+    return quote(found.group()) if found else None
 
 
 class QuestionForm(StrEnum):
@@ -43,6 +52,13 @@ class QuestionForm(StrEnum):
 _FORMS: dict[str, QuestionForm] = {form.value: form for form in QuestionForm}
 
 
+def _stripped(value: str) -> str:
+    text = value.strip()
+    if not text:
+        raise ValueError("must not be empty or whitespace only")
+    return text
+
+
 class GoldenQuestion(BaseModel):
     """One labelled question.
 
@@ -60,12 +76,20 @@ class GoldenQuestion(BaseModel):
     hard_class: str | None = None
     answer_gist: str | None = None
 
-    @field_validator("id", "question")
+    @field_validator("question")
     @classmethod
     def _not_blank(cls, value: str) -> str:
-        if not value.strip():
-            raise ValueError("must not be empty or whitespace only")
-        return value.strip()
+        return _stripped(value)
+
+    @field_validator("id")
+    @classmethod
+    def _plain_id(cls, value: str) -> str:
+        text = _stripped(value)
+        if not text.isprintable():  # at C speed; then whether it is a control character
+            char = _control_character(text)
+            if char is not None:
+                raise ValueError(f"contains a control character ({char}); ids are plain text")
+        return text
 
     @field_validator("form", mode="before")
     @classmethod
@@ -80,34 +104,42 @@ class GoldenQuestion(BaseModel):
 
     @field_validator("expected_document_ids", mode="before")
     @classmethod
-    def _ids_as_list(cls, value: Any) -> Any:
+    def _clean_ids(cls, value: Any) -> Any:
+        """Stripped like question ids (" a " is the document "a", and a second "a " a
+        duplicate), no empty one, no duplicate, no control character; one problem per list,
+        not one per item (a list of a million numbers is one mistake)."""
         if value is None:
             return ()
         if isinstance(value, str):
             raise ValueError("must be a list of document ids, not a single string")
-        if isinstance(value, (list, tuple)):
-            # one problem per list, not one per item (a list of a million numbers is one
-            # mistake); at C speed, a Python loop only to name what is wrong
-            try:
-                "".join(value)
-            except TypeError:
-                other = next(item for item in value if not isinstance(item, str))
-                raise ValueError(
-                    f"must be a list of document id strings, not of {type(other).__name__}"
-                ) from None
-        return value
-
-    @field_validator("expected_document_ids")
-    @classmethod
-    def _ids_clean(cls, value: tuple[str, ...]) -> tuple[str, ...]:
-        seen: set[str] = set()
-        for doc_id in value:
-            if not doc_id.strip():
-                raise ValueError("contains an empty document id")
-            if doc_id in seen:
-                raise ValueError(f"lists document id {quote(doc_id)} twice")
-            seen.add(doc_id)
-        return value
+        if not isinstance(value, (list, tuple)):
+            return value  # pydantic says what it is instead
+        # at C speed, a Python loop only to name what is wrong
+        try:
+            joined = "".join(value)
+        except TypeError:
+            other = next(item for item in value if not isinstance(item, str))
+            raise ValueError(
+                f"must be a list of document id strings, not of {type(other).__name__}"
+            ) from None
+        stripped = tuple(map(str.strip, value))
+        if "" in stripped or len(set(stripped)) < len(stripped):
+            seen: set[str] = set()
+            for doc_id in stripped:
+                if not doc_id:
+                    raise ValueError("contains an empty document id")
+                if doc_id in seen:
+                    raise ValueError(f"lists document id {quote(doc_id)} twice")
+                seen.add(doc_id)
+        if not joined.isprintable():  # a control character, or only a tab or a no-break space
+            for doc_id in stripped:
+                char = _control_character(doc_id)
+                if char is not None:
+                    raise ValueError(
+                        f"document id {quote(doc_id)} contains a control character ({char}); "
+                        "ids are plain text"
+                    )
+        return stripped
 
     @field_validator("hard_class")
     @classmethod

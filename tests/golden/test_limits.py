@@ -163,6 +163,7 @@ HUGE = "x" * 10_000_000
         {"id": "q", "question": "q", "form": [HUGE] * 1000},
         {"id": "q", "question": "q", "form": "match", HUGE: 1},
         {"id": "q", "question": "q", "form": "match", "expected_document_ids": [HUGE, HUGE]},
+        {"id": "q", "question": "q", "form": "match", "expected_document_ids": [f"a\x00{HUGE}"]},
         {"id": "q", "question": "q", "form": 10**5000},
     ],
     ids=[
@@ -171,6 +172,7 @@ HUGE = "x" * 10_000_000
         "form-list",
         "field-name",
         "duplicate-doc-id",
+        "control-character",
         "long-integer",
     ],
 )
@@ -269,3 +271,38 @@ def test_quoted_fields_over_several_lines_still_load(tmp_path: Path) -> None:
     )
     golden = load_golden_set(path)
     assert [q.question for q in golden.questions] == ["Where,\nexactly?", 'Say "hi"', "x"]
+
+
+# --- ids ----------------------------------------------------------------------------------------
+
+
+def test_id_problems_name_the_question_and_the_field(tmp_path: Path) -> None:
+    path = write(
+        tmp_path,
+        "s.jsonl",
+        '{"id": "q1", "question": "?", "form": "gap"}\n'
+        '{"id": "q\\u0000", "question": "?", "form": "gap"}\n'
+        '{"id": "q3", "question": "?", "form": "gap", "expected_document_ids": ["d\\u001b"]}\n'
+        '{"id": " q1", "question": "?", "form": "gap"}\n'
+        '{"id": "q5", "question": "?", "form": "gap", "expected_document_ids": ["a", " a "]}\n',
+    )
+    assert problems_of(path) == [
+        f"{path} (set 's'): question 'q\\x00' (#2, line 2): field 'id': contains a control "
+        "character ('\\x00'); ids are plain text",
+        f"{path} (set 's'): question 'q3' (#3, line 3): field 'expected_document_ids': "
+        "document id 'd\\x1b' contains a control character ('\\x1b'); ids are plain text",
+        f"{path} (set 's'): question 'q1' (#4, line 4): duplicate question id 'q1' (first at "
+        "question #1); give each question its own id",
+        f"{path} (set 's'): question 'q5' (#5, line 5): field 'expected_document_ids': "
+        "lists document id 'a' twice",
+    ]
+
+
+def test_stripped_expected_ids_match_in_every_format(tmp_path: Path) -> None:
+    path = write(
+        tmp_path,
+        "s.json",
+        '{"identifier": "s", "questions": [{"id": "q", "question": "?", "form": "gap", '
+        '"expected_document_ids": [" a ", "b"]}]}',
+    )
+    assert load_golden_set(path).questions[0].expected_document_ids == ("a", "b")

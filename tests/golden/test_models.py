@@ -92,3 +92,28 @@ def test_set_fingerprint_and_len() -> None:
     s = GoldenQuestionSet(identifier="s", questions=(question(), question(id="q2")))
     assert len(s) == 2
     assert len(s.fingerprint) == 64
+
+
+# --- ids: stripped, compared stripped, plain text only ------------------------------------------
+
+
+def test_expected_ids_are_stripped_like_question_ids() -> None:
+    assert question(expected_document_ids=[" a ", "b\t"]).expected_document_ids == ("a", "b")
+
+
+def test_expected_ids_differing_only_by_surrounding_whitespace_are_duplicates() -> None:
+    with pytest.raises(ValidationError, match="'a' twice"):
+        question(expected_document_ids=["a", " a"])
+
+
+def test_question_ids_differing_only_by_surrounding_whitespace_are_duplicates() -> None:
+    with pytest.raises(ValidationError, match="duplicate question id 'q1'"):
+        GoldenQuestionSet(identifier="s", questions=(question(id="q1"), question(id=" q1 ")))
+
+
+@pytest.mark.parametrize("char", ["\x00", "\x07", "\x1b", "\x1f", "\x7f", "\n", "\t"])
+def test_ids_with_control_characters_are_refused(char: str) -> None:
+    with pytest.raises(ValidationError, match=r"id\n.*control character"):
+        question(id=f"q{char}1")
+    with pytest.raises(ValidationError, match=r"expected_document_ids\n.*control character"):
+        question(expected_document_ids=["a", f"doc{char}1"])
