@@ -5,9 +5,11 @@ was unreachable (state ``not_comparable``, or ``invalid_run`` for an invalid run
 a spool file, and :attr:`Recorded.spool_path` tells the caller (the CLI exits 3 on it).
 ``replay_spool`` saves spooled runs later, judging each against the baseline it would have had.
 
-Baseline choice: a pinned ``baseline_run_id`` wins; otherwise :meth:`Store.find_baseline` (newest
-valid, same labels, not a regression unless accepted, started before this run). With no baseline
-but earlier runs under other labels, the verdict is ``not_comparable``: the golden set changed.
+Baseline choice: a pinned ``baseline_run_id`` wins; otherwise the newest run that is valid, has the
+same labels, was not a regression (unless accepted) and started before this run finished; chosen,
+judged and saved in one transaction serialised per (set, retriever): see
+:meth:`Store.judged_save`. With no baseline but earlier runs under other labels, the verdict is
+``not_comparable``: the golden set changed.
 """
 
 from __future__ import annotations
@@ -23,6 +25,10 @@ from retrieval_eval.regression import Verdict, detect_regression
 from retrieval_eval.results import RunResult
 from retrieval_eval.store import Store, StoredRun, open_store
 from retrieval_eval.store.spool import SpooledRun, spooled_files, write_spool
+
+LABELS_CHANGED = (
+    "The golden set's labels changed since the last stored run; this run starts a new baseline."
+)
 
 
 class Recorded(BaseModel):
@@ -52,33 +58,18 @@ def judge_and_save(
     baseline_run_id: int | None = None,
     save: bool = True,
 ) -> Recorded:
-    """Judge ``result`` against its baseline in ``store`` and (unless ``save=False``) save it."""
-    existing = store.get_run_by_key(result.run_key)
-    if existing is not None:  # saved before: same id, same verdict
-        verdict = existing.verdict or detect_regression(result, None, thresholds)
-        return Recorded(run_id=existing.id, saved=True, verdict=verdict)
-    comparable, note = True, None
-    baseline: StoredRun | None
-    if baseline_run_id is not None:
-        baseline = store.get_run(baseline_run_id)
-    else:
-        baseline = store.find_baseline(
-            result.set_identifier,
-            result.retriever,
-            result.labels_fingerprint,
-            before=result.started_at,
-        )
-        if baseline is None and store.fingerprints(result.set_identifier, result.retriever) - {
-            result.labels_fingerprint
-        }:
-            comparable = False
-            note = (
-                "The golden set's labels changed since the last stored run; this run starts a "
-                "new baseline."
-            )
-    verdict = detect_regression(result, baseline, thresholds, comparable=comparable, note=note)
-    run_id = store.save(result, verdict) if save else None
-    return Recorded(run_id=run_id, saved=save, verdict=verdict)
+    """Judge ``result`` against its baseline in ``store`` and (unless ``save=False``) save it.
+
+    Baseline choice, judging and saving happen in one transaction, serialised per (set,
+    retriever) with every other run being recorded (:meth:`Store.judged_save`).
+    """
+
+    def judge(baseline: StoredRun | None, comparable: bool) -> Verdict:
+        note = None if comparable else LABELS_CHANGED
+        return detect_regression(result, baseline, thresholds, comparable=comparable, note=note)
+
+    run_id, verdict = store.judged_save(result, judge, baseline_run_id=baseline_run_id, save=save)
+    return Recorded(run_id=run_id, saved=run_id is not None, verdict=verdict)
 
 
 def record_run(

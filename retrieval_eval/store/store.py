@@ -4,14 +4,26 @@ Every method opens its own short transaction, so one Store may be shared by thre
 database or driver error (connection failures, an unknown URL option, a file that is not a
 database, a refused row) raises StoreUnavailableError (exit 3; a run being recorded is spooled)
 naming the URL with its password masked.
+
+Judging is serialised: :meth:`Store.judged_save` chooses a run's baseline, judges it and saves it
+in one transaction that first takes a lock on (set, retriever, grader): on PostgreSQL a
+transaction-level advisory lock (``pg_advisory_xact_lock``) on a stable 64-bit hash of the key,
+on SQLite the database's write lock, which every transaction takes with ``BEGIN IMMEDIATE``
+(see :mod:`retrieval_eval.store.engine`; the busy timeout makes the others wait). So runs of one
+key recorded at the same time queue up and form a chain: one ``baseline``, and each later run
+judged against the newest good run committed before it, never two runs judged against the same
+stale baseline. The baseline may be any run that started before the judged run finished: a run
+scored long ago and saved late (a replayed spool file) is not compared with a later run.
+
 Only rows of the ``retrieval_hit_rate`` grader are read, pruned or counted as baselines: the
 ``eval_result`` table is shared with other graders whose rows this tool leaves alone.
 """
 
 from __future__ import annotations
 
+import hashlib
 from collections import defaultdict
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -131,16 +143,7 @@ class Store:
                     existing = self._id_for_key(conn, result.run_key)
                     if existing is not None:
                         return existing
-                    run_id = conn.execute(
-                        insert(eval_result)
-                        .values(**result_row(result, verdict))
-                        .returning(eval_result.c.id)
-                    ).scalar_one()
-                    conn.execute(insert(eval_result_question), question_rows(result, run_id))
-                    slices = slice_rows(result, run_id)
-                    if slices:
-                        conn.execute(insert(eval_result_slice), slices)
-                    return run_id
+                    return _insert_run(conn, result, verdict)
             except IntegrityError:
                 # another writer saved the same run_key between our check and our insert
                 with self.engine.connect() as conn:
@@ -148,6 +151,60 @@ class Store:
                 if existing is None:
                     raise
                 return existing
+
+    def judged_save(
+        self,
+        result: RunResult,
+        judge: Callable[[StoredRun | None, bool], Verdict],
+        *,
+        baseline_run_id: int | None = None,
+        save: bool = True,
+    ) -> tuple[int | None, Verdict]:
+        """Choose ``result``'s baseline, judge it and save it in ONE transaction, serialised per
+        (set, retriever, grader) with every other judged save of that key; return the stored id
+        (None with ``save=False``) and the verdict.
+
+        ``judge(baseline, comparable)`` builds the verdict: ``baseline`` is the run pinned by
+        ``baseline_run_id`` (UnknownNameError if there is none) or :meth:`find_baseline`'s
+        choice among the runs that started before ``result`` finished; ``comparable`` is False
+        when there is no baseline but valid runs under other labels exist. A run saved before
+        (same run key) is not judged again: its id and stored verdict come back.
+        """
+        key = (result.set_identifier, result.retriever, GRADER)
+        with self._guard(), self.engine.begin() as conn:
+            self._serialise(conn, *key)
+            stored = _load_on(conn, self._by_key(result.run_key), questions=False)
+            if stored:  # saved before: same id, same verdict
+                return stored[0].id, stored[0].verdict or judge(None, True)
+            comparable = True
+            if baseline_run_id is not None:
+                baseline = _first(_load_on(conn, self._by_id(baseline_run_id)))
+                if baseline is None:
+                    raise self._unknown_run(baseline_run_id)
+            else:
+                query = self._baseline_query(*key[:2], result.labels_fingerprint, GRADER)
+                baseline = _first(
+                    _load_on(conn, query.where(eval_result.c.run_date < result.finished_at))
+                )
+                if baseline is None:
+                    fingerprints = set(conn.execute(self._fingerprints_query(*key)).scalars())
+                    comparable = not fingerprints - {result.labels_fingerprint}
+            verdict = judge(baseline, comparable)
+            run_id = _insert_run(conn, result, verdict) if save else None
+        return run_id, verdict
+
+    def _serialise(self, conn: Connection, *key: str) -> None:
+        """Hold a lock on ``key`` until ``conn``'s transaction ends (see the module docstring).
+
+        SQLite: nothing more to do, every transaction starts with ``BEGIN IMMEDIATE`` and so
+        holds the database's write lock. PostgreSQL: a transaction-level advisory lock on a
+        stable 64-bit hash of the key (not Python's ``hash``, which differs between processes).
+        """
+        if conn.dialect.name != "postgresql":
+            return
+        text = "\x1f".join(("retrieval_eval.judging", *key)).encode()
+        lock_id = int.from_bytes(hashlib.blake2b(text, digest_size=8).digest(), signed=True)
+        conn.execute(select(func.pg_advisory_xact_lock(lock_id)))
 
     def claim_alert(self, run_key: str, channel: str, kind: str) -> bool:
         """Claim the right to send ``run_key``'s alert through ``channel``; False if taken.
@@ -264,16 +321,13 @@ class Store:
     # -- reading --------------------------------------------------------------------------
 
     def get_run(self, run_id: int) -> StoredRun:
-        runs = []
-        if storable_run_id(run_id):  # else PostgreSQL fails with "integer out of range"
-            runs = self._load(select(eval_result).where(eval_result.c.id == run_id))
-        if not runs:
-            raise UnknownNameError(f"no stored run with id {run_id} in {self.display_url}")
-        return runs[0]
+        run = _first(self._load(self._by_id(run_id)))
+        if run is None:
+            raise self._unknown_run(run_id)
+        return run
 
     def get_run_by_key(self, run_key: str) -> StoredRun | None:
-        runs = self._load(select(eval_result).where(eval_result.c.run_key == run_key))
-        return runs[0] if runs else None
+        return _first(self._load(self._by_key(run_key)))
 
     def find_baseline(
         self,
@@ -286,13 +340,13 @@ class Store:
     ) -> StoredRun | None:
         """The baseline for a key: the newest valid run with the same labels fingerprint that was
         not a regression, unless it was accepted. ``before`` limits it to runs that started
-        earlier (replaying a spooled run must not compare it with a later one).
+        earlier (:meth:`judged_save` passes the judged run's end: a replayed spooled run is not
+        compared with a later one).
         """
         query = self._baseline_query(set_identifier, model_id, labels_fingerprint, grader)
         if before is not None:
             query = query.where(eval_result.c.run_date < before)
-        runs = self._load(query)
-        return runs[0] if runs else None
+        return _first(self._load(query))
 
     def history(
         self,
@@ -341,13 +395,8 @@ class Store:
     def fingerprints(self, set_identifier: str, model_id: str, grader: str = GRADER) -> set[str]:
         """The labels fingerprints of the valid runs stored for a key."""
         with self._guard(), self.engine.connect() as conn:
-            rows = conn.execute(
-                select(eval_result.c.labels_fingerprint)
-                .where(*self._key(set_identifier, model_id, grader))
-                .where(eval_result.c.status == "valid")
-                .distinct()
-            ).scalars()
-            return {fp for fp in rows if fp is not None}
+            rows = conn.execute(self._fingerprints_query(set_identifier, model_id, grader))
+            return set(rows.scalars())
 
     def retrievers_for(self, set_identifier: str) -> list[str]:
         """Retriever identifiers with stored runs on a set (for "unknown retriever" messages)."""
@@ -370,6 +419,27 @@ class Store:
             eval_result.c.model_id == model_id,
             eval_result.c.grader == grader,
         ]
+
+    @staticmethod
+    def _by_id(run_id: int) -> Select[Any]:
+        # an id outside the INTEGER column's range matches nothing (PostgreSQL would raise)
+        found = eval_result.c.id == run_id if storable_run_id(run_id) else false()
+        return select(eval_result).where(found)
+
+    @staticmethod
+    def _by_key(run_key: str) -> Select[Any]:
+        return select(eval_result).where(eval_result.c.run_key == run_key)
+
+    def _unknown_run(self, run_id: int) -> UnknownNameError:
+        return UnknownNameError(f"no stored run with id {run_id} in {self.display_url}")
+
+    def _fingerprints_query(self, set_identifier: str, model_id: str, grader: str) -> Select[Any]:
+        return (
+            select(eval_result.c.labels_fingerprint)
+            .where(*self._key(set_identifier, model_id, grader))
+            .where(eval_result.c.status == "valid", eval_result.c.labels_fingerprint.is_not(None))
+            .distinct()
+        )
 
     def _baseline_query(
         self, set_identifier: str, model_id: str, fingerprint: str | None, grader: str
@@ -397,13 +467,33 @@ class Store:
         return None if found is None else int(found)
 
     def _load(self, query: Select[Any], *, questions: bool = True) -> list[StoredRun]:
-        """Run a query over eval_result and attach each run's slices (and questions)."""
         with self._guard(), self.engine.connect() as conn:
-            rows = conn.execute(query).mappings().all()
-            ids = [row["id"] for row in rows]
-            per_run = _children(conn, eval_result_question, ids if questions else [])
-            slices = _children(conn, eval_result_slice, ids)
-        return [stored_run(dict(row), per_run[row["id"]], slices[row["id"]]) for row in rows]
+            return _load_on(conn, query, questions=questions)
+
+
+def _load_on(conn: Connection, query: Select[Any], *, questions: bool = True) -> list[StoredRun]:
+    """Run a query over eval_result and attach each run's slices (and questions)."""
+    rows = conn.execute(query).mappings().all()
+    ids = [row["id"] for row in rows]
+    per_run = _children(conn, eval_result_question, ids if questions else [])
+    slices = _children(conn, eval_result_slice, ids)
+    return [stored_run(dict(row), per_run[row["id"]], slices[row["id"]]) for row in rows]
+
+
+def _first(runs: list[StoredRun]) -> StoredRun | None:
+    return runs[0] if runs else None
+
+
+def _insert_run(conn: Connection, result: RunResult, verdict: Verdict | None) -> int:
+    """Insert a run's summary, questions and slices on ``conn`` (the caller's transaction)."""
+    run_id: int = conn.execute(
+        insert(eval_result).values(**result_row(result, verdict)).returning(eval_result.c.id)
+    ).scalar_one()
+    conn.execute(insert(eval_result_question), question_rows(result, run_id))
+    slices = slice_rows(result, run_id)
+    if slices:
+        conn.execute(insert(eval_result_slice), slices)
+    return run_id
 
 
 def _children(conn: Connection, table: Any, ids: Sequence[int]) -> dict[int, list[Any]]:

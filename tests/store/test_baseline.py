@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from datetime import timedelta
+
 import pytest
 
 from retrieval_eval.config import Thresholds
@@ -128,6 +130,21 @@ def test_a_replayed_older_run_is_not_compared_with_a_later_one(store_url: str) -
     _record(store_url, make_run(hits(9, 10), day=5))
     late_arrival = _record(store_url, make_run(hits(8, 10), day=2))
     assert late_arrival.verdict.baseline_run_id == first.run_id
+
+
+def test_an_overlapping_run_saved_first_is_the_baseline(store_url: str) -> None:
+    """Two runs overlap; the one that started later finished and was saved first: the other
+    one, saved after it, is judged against it rather than skipping it."""
+    _record(store_url, make_run(hits(8, 10), day=0))
+    slow = make_run(hits(8, 10), day=1)
+    slow = slow.model_copy(update={"finished_at": slow.started_at + timedelta(hours=1)})
+    quick = make_run(hits(8, 10), day=1)
+    start = slow.started_at + timedelta(minutes=5)
+    quick = quick.model_copy(
+        update={"started_at": start, "finished_at": start + timedelta(minutes=1)}
+    )
+    saved_first = _record(store_url, quick)
+    assert _record(store_url, slow).verdict.baseline_run_id == saved_first.run_id
 
 
 def test_recording_the_same_run_again_returns_the_stored_id_and_verdict(store_url: str) -> None:
