@@ -9,7 +9,10 @@ default top-3). Duplicate ids collapse to their first occurrence and empty ids a
   returns nothing.
 - A retriever that raises, times out or returns something other than a sequence of strings
   records the error and counts as a MISS at both depths, no-result questions included: an
-  outage must never score as "correctly found nothing". The run goes on.
+  outage must never score as "correctly found nothing". The run goes on. "Raises" means any
+  exception but KeyboardInterrupt: a retriever's ``sys.exit()`` or stray ``GeneratorExit`` is
+  its question's error, not the end of the run (nor, from a call thread, the process's exit
+  code); an interrupt still stops the run.
 
 The per-question timeout (``timeout_s``; a ``retrieve_many`` batch gets it times its size):
 
@@ -177,7 +180,9 @@ def _message(exc: BaseException) -> str:
     exception is still a recorded miss (named by its type), never the end of the run."""
     try:
         return str(exc)
-    except Exception:
+    except KeyboardInterrupt:
+        raise
+    except BaseException:
         return ""
 
 
@@ -229,7 +234,9 @@ def _chunk_scorer(
                     f" rankings for {len(chunk)} questions"
                 )
             error = None
-        except Exception as exc:
+        except KeyboardInterrupt:
+            raise
+        except BaseException as exc:  # SystemExit, GeneratorExit too: see the module docstring
             error = _describe(exc)
         elapsed = clock() - start
         budget = None if timeout is None else timeout * len(chunk)
@@ -250,7 +257,9 @@ def _chunk_scorer(
             else:
                 value = retrieve(question.question, limit)
             ranking, error = check_ranking(value), None
-        except Exception as exc:
+        except KeyboardInterrupt:
+            raise
+        except BaseException as exc:  # SystemExit, GeneratorExit too: see the module docstring
             ranking, error = None, _describe(exc)
         elapsed = clock() - start
         if error is None and timeout is not None and elapsed > timeout:

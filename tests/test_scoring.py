@@ -309,7 +309,8 @@ def test_a_hung_question_does_not_hold_the_other_workers() -> None:
     assert peak <= 3 + 1  # the abandoned call is still in flight, as with any timeout
 
 
-def test_an_interrupt_in_a_retriever_stops_the_run() -> None:
+@pytest.mark.parametrize("timeout_s", [5.0, None])  # on call threads / in the calling thread
+def test_an_interrupt_in_a_retriever_stops_the_run(timeout_s: float | None) -> None:
     calls: list[str] = []
 
     def retrieve(question: str, limit: int) -> list[str]:
@@ -320,8 +321,51 @@ def test_an_interrupt_in_a_retriever_stops_the_run() -> None:
 
     questions = [q(x) for x in "abcdef"]
     with pytest.raises(KeyboardInterrupt):
-        score_questions(questions, FunctionRetriever(retrieve), RunSettings(timeout_s=5))
+        score_questions(questions, FunctionRetriever(retrieve), RunSettings(timeout_s=timeout_s))
     assert calls == ["text of a", "text of b"]  # no question is asked after it
+
+
+class Stray(BaseException):
+    """A BaseException of the retriever's own, neither an Exception nor an interrupt."""
+
+
+@pytest.mark.parametrize("timeout_s", [5.0, None])  # on call threads / in the calling thread
+@pytest.mark.parametrize("concurrency", [1, 2])
+@pytest.mark.parametrize(
+    "raised,error",
+    [
+        (SystemExit(7), "SystemExit: 7"),
+        (SystemExit(), "SystemExit"),
+        (GeneratorExit("closed"), "GeneratorExit: closed"),
+        (Stray("odd"), "Stray: odd"),
+    ],
+)
+def test_a_retrievers_base_exception_is_its_questions_error_and_the_run_goes_on(
+    timeout_s: float | None, concurrency: int, raised: BaseException, error: str
+) -> None:
+    gs = golden(q("a", ["t"]), q("b", ["t"]), q("c", ["t"]))
+    retriever = by_text({"a": ["t"], "b": raised, "c": ["t"]})
+    settings = RunSettings(timeout_s=timeout_s, max_concurrency=concurrency, max_error_rate=0.5)
+    result = evaluate(gs, retriever, settings)
+    assert [r.error for r in result.questions] == [None, error, None]
+    assert (result.top1_hits, result.error_count, result.valid) == (2, 1, True)
+
+
+@pytest.mark.parametrize("timeout_s", [5.0, None])
+def test_a_retrieve_many_base_exception_fails_its_batch_only(timeout_s: float | None) -> None:
+    def leave(texts: Sequence[str], limit: int) -> Any:
+        raise SystemExit("bye")
+
+    results = score_questions([q("a"), q("b")], Batching(leave), RunSettings(timeout_s=timeout_s))
+    assert [r.error for r in results] == ["SystemExit: bye"] * 2
+
+
+def test_an_exception_whose_text_exits_is_named_by_its_type() -> None:
+    class Exiting(Exception):
+        def __str__(self) -> str:
+            raise SystemExit(3)
+
+    assert one(["t"], Exiting()).error == "Exiting"
 
 
 def test_errors_do_not_stop_the_run_and_are_counted() -> None:

@@ -16,16 +16,19 @@ from retrieval_eval.errors import RetrievalEvalError
 
 
 class _Group(click.Group):
-    """Turns library errors into a one-line message and the exit code of their kind."""
+    """Turns library errors into a one-line message and the exit code of their kind; with
+    ``--debug`` the traceback comes first, and the exit code stays the error's."""
 
     def invoke(self, ctx: click.Context) -> Any:
         try:
             return super().invoke(ctx)
         except RetrievalEvalError as exc:
-            if ctx.meta.get("retrieval_eval.debug"):
-                raise
             from retrieval_eval.redaction import redact
 
+            if ctx.meta.get("retrieval_eval.debug"):
+                import traceback
+
+                click.echo(redact(traceback.format_exc()).rstrip("\n"), err=True)
             click.echo(f"error: {redact(str(exc))}", err=True)
             ctx.exit(exc.exit_code)
 
