@@ -8,18 +8,29 @@ from pathlib import Path
 from typing import Any
 
 from retrieval_eval.config import Config, RunOptions
+from retrieval_eval.errors import InvalidInputError
 from retrieval_eval.golden.loaders import SET_SUFFIXES, load_golden_set
 from retrieval_eval.golden.models import GoldenQuestionSet
+from retrieval_eval.limits import quote
 from retrieval_eval.results import RunResult, RunSettings
 from retrieval_eval.retrievers.base import EvaluatableRetriever
 from retrieval_eval.scoring import evaluate
 
 
-def resolve_set(config: Config, name: str) -> GoldenQuestionSet:
-    """A registered set identifier, or a path to a set file (relative to the cwd)."""
+def resolve_set(config: Config, name: str, identifier: str | None = None) -> GoldenQuestionSet:
+    """A registered set identifier, or a path to a set file (relative to the cwd).
+
+    ``identifier`` names a file's set (JSONL and CSV files have none of their own); with a
+    registered set it is an error, since it would silently go unused.
+    """
     path = Path(name)
     if path.suffix.lower() in SET_SUFFIXES or path.is_file():
-        return load_golden_set(path)
+        return load_golden_set(path, identifier=identifier)
+    if identifier is not None:
+        raise InvalidInputError(
+            f"--identifier names the set of a set file, but {quote(name)} is not a set file; "
+            "give the file's path, or leave --identifier out"
+        )
     return config.golden_sets.get(name)
 
 

@@ -51,6 +51,11 @@ def rate_drop(ctx: click.Context, param: click.Parameter, value: float | None) -
 @click.argument("set_name", metavar="SET")
 @click.argument("retriever_name", metavar="RETRIEVER")
 @config_option
+@click.option(
+    "--identifier",
+    default=None,
+    help="Set identifier when SET is a JSONL/CSV file (default: from the file name).",
+)
 @report_format_option
 @summary_option
 @click.option(
@@ -124,6 +129,7 @@ def run(
     set_name: str,
     retriever_name: str,
     config_path: str | None,
+    identifier: str | None,
     fmt: str,
     summary: bool,
     output: str | None,
@@ -164,7 +170,7 @@ def run(
     # (pydantic and YAML only), the settings, the retriever's name; then the store URL, so a bad
     # one fails before a retriever builds an index, not after the run
     config = load_config(config_path)
-    golden_set = resolve_set(config, set_name)
+    golden_set = resolve_set(config, set_name, identifier)
     settings = resolve_settings(
         config,
         golden_set.identifier,

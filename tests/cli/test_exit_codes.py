@@ -1,6 +1,6 @@
 """Every failure exits with its documented code, with ``--debug`` too (which adds the traceback):
 2 bad input, 3 an invalid run or an unreachable store. A retriever's own ``SystemExit`` is its
-question's error, not the end of the run.
+question's error, not the end of the run; ``run --identifier`` names a JSONL/CSV set.
 """
 
 from __future__ import annotations
@@ -94,3 +94,41 @@ def test_a_retriever_raising_generator_exit_is_recorded(work: Path) -> None:
     )
     assert result.exit_code == 0, result.output
     assert "GeneratorExit: closed" in result.stdout
+
+
+# --- run --identifier ---------------------------------------------------------------------------
+
+
+def test_run_takes_a_csv_sets_identifier_from_the_option(work: Path) -> None:
+    (work / "faq.csv").write_text("id,question,form,expected_document_ids\nq1,first,match,a\n")
+    result = invoke(
+        "run", "faq.csv", "cli_fake_retrievers:always_a", "--identifier", "team.faq", "--format",
+        "json", "--no-save",
+    )  # fmt: skip
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.stdout)["set"] == "team.faq"
+    default = invoke(
+        "run", "faq.csv", "cli_fake_retrievers:always_a", "--format", "json", "--no-save"
+    )
+    assert json.loads(default.stdout)["set"] == "faq"
+
+
+def test_run_identifier_needs_a_set_file(work: Path) -> None:
+    (work / "retrieval_eval.yaml").write_text("sets: [two.yaml]\n")
+    result = invoke("run", "cli.two", "cli_fake_retrievers:always_a", "--identifier", "x.y")
+    assert result.exit_code == 2
+    assert "--identifier" in result.stderr and "set file" in result.stderr
+
+
+def test_run_identifier_is_validated_like_the_sets(work: Path) -> None:
+    (work / "faq.jsonl").write_text('{"id": "q1", "question": "first", "form": "match"}\n')
+    result = invoke("run", "faq.jsonl", "cli_fake_retrievers:always_a", "--identifier", "Bad Name")
+    assert result.exit_code == 2
+    assert "'Bad Name' is not a valid identifier" in result.stderr
+
+
+def test_sets_validate_takes_the_identifier_too(work: Path) -> None:
+    (work / "faq.jsonl").write_text('{"id": "q1", "question": "first", "form": "match"}\n')
+    result = invoke("sets", "validate", "--identifier", "team.faq", "faq.jsonl")
+    assert result.exit_code == 0, result.output
+    assert result.stdout.strip() == "ok: faq.jsonl: set 'team.faq', 1 questions"
