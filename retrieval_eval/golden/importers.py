@@ -33,6 +33,9 @@ import yaml
 from retrieval_eval.errors import InvalidInputError
 from retrieval_eval.golden.loaders import validate_set_data
 from retrieval_eval.golden.models import GoldenQuestionSet, QuestionForm
+from retrieval_eval.limits import MAX_SET_FILE_BYTES, quote, quote_some, shorten, too_large
+from retrieval_eval.yaml_input import describe as describe_yaml_error
+from retrieval_eval.yaml_input import load_set_yaml
 
 Qrels = dict[str, dict[str, int]]
 
@@ -115,7 +118,7 @@ def build_set(
     if unknown:
         raise InvalidInputError(
             f"{qrels_source}: {len(unknown)} query id(s) have judgments but no query text, "
-            f"e.g. {', '.join(map(repr, unknown[:5]))}; check the queries/topics file"
+            f"e.g. {quote_some(unknown)}; check the queries/topics file"
         )
     forms = forms or {}
     questions: list[dict[str, Any]] = []
@@ -183,7 +186,7 @@ def read_qrels(path: str | Path) -> Qrels:
             qrels.setdefault(qid, {})[doc] = int(float(rel))
         except ValueError:
             raise InvalidInputError(
-                f"{path}: line {number}: relevance {rel!r} is not a number"
+                f"{path}: line {number}: relevance {quote(rel)} is not a number"
             ) from None
     if not qrels:
         raise InvalidInputError(f"{path}: the qrels file holds no judgments")
@@ -201,12 +204,15 @@ def read_beir_queries(path: str | Path) -> dict[str, dict[str, Any]]:
             row = json.loads(line)
             qid = str(row.get("_id", row.get("query_id")))
             text = row["text"]
-        except (json.JSONDecodeError, AttributeError, KeyError) as exc:
+        # ValueError: invalid JSON, or an integer past the int-to-text limit; RecursionError:
+        # nesting past ~1,000 levels
+        except (ValueError, AttributeError, KeyError, RecursionError) as exc:
+            reason = "nested too deep" if isinstance(exc, RecursionError) else shorten(str(exc))
             raise InvalidInputError(
-                f"{path}: line {number}: expected a JSON object with '_id' and 'text' ({exc})"
+                f"{path}: line {number}: expected a JSON object with '_id' and 'text' ({reason})"
             ) from None
         if qid in queries:
-            raise InvalidInputError(f"{path}: line {number}: query id {qid!r} appears twice")
+            raise InvalidInputError(f"{path}: line {number}: query id {quote(qid)} appears twice")
         queries[qid] = {**row, "text": str(text)}
     return queries
 
@@ -238,7 +244,9 @@ def read_topics(path: str | Path, field: str = "title") -> dict[str, dict[str, A
                 f"{path}: line {number}: expected 'qid<TAB>query text' (or SGML <top> topics)"
             )
         if qid.strip() in topics:
-            raise InvalidInputError(f"{path}: line {number}: topic {qid.strip()!r} appears twice")
+            raise InvalidInputError(
+                f"{path}: line {number}: topic {quote(qid.strip())} appears twice"
+            )
         topics[qid.strip()] = {"text": query.strip()}
     if not topics:
         raise InvalidInputError(f"{path}: the topics file holds no topics")
@@ -272,25 +280,31 @@ def read_forms(path: str | Path) -> dict[str, QuestionForm]:
     rows: list[tuple[str, Any, str]] = []
     if suffix in (".csv", ".tsv"):
         reader = csv.DictReader(io.StringIO(text), delimiter="\t" if suffix == ".tsv" else ",")
-        if not {"id", "form"} <= set(reader.fieldnames or []):
-            raise InvalidInputError(f"{path}: line 1: the header needs columns 'id' and 'form'")
-        rows = [(str(r["id"]).strip(), r["form"], f"line {reader.line_num}") for r in reader]
+        try:
+            if not {"id", "form"} <= set(reader.fieldnames or []):
+                raise InvalidInputError(f"{path}: line 1: the header needs columns 'id' and 'form'")
+            rows = [(str(r["id"]).strip(), r["form"], f"line {reader.line_num}") for r in reader]
+        except csv.Error as exc:  # e.g. a cell past csv's field limit (131,072 characters)
+            raise InvalidInputError(
+                f"{path}: line {reader.line_num + 1}: invalid CSV: {shorten(str(exc))}"
+            ) from None
     else:
         try:
-            data = yaml.safe_load(text)
-        except yaml.YAMLError as exc:
-            raise InvalidInputError(f"{path}: invalid YAML/JSON: {exc}") from None
+            _, data = load_set_yaml(text)  # a set file's limits: no aliases, bounded integers
+        except (yaml.YAMLError, RecursionError) as exc:
+            raise InvalidInputError(f"{path}: {describe_yaml_error(exc)}") from None
         if not isinstance(data, dict):
             raise InvalidInputError(f"{path}: expected a mapping of question id to form")
-        rows = [(str(k), v, f"question {k!r}") for k, v in data.items()]
+        rows = [(str(k), v, f"question {quote(k)}") for k, v in data.items()]
     forms: dict[str, QuestionForm] = {}
     for qid, value, where in rows:
-        try:
-            forms[qid] = QuestionForm(value)
-        except ValueError:
+        # only text reaches the Enum: its error message would repr() any value, however large
+        form = QuestionForm._missing_(value) if isinstance(value, str) else None
+        if form is None:
             raise InvalidInputError(
-                f"{path}: {where}: unknown form {value!r}; use 'match' or 'gap'"
-            ) from None
+                f"{path}: {where}: unknown form {quote(value)}; use 'match' or 'gap'"
+            )
+        forms[qid] = form
     return forms
 
 
@@ -303,8 +317,8 @@ def _field(query: Mapping[str, Any], name: str, qid: str) -> str | None:
         return None
     if isinstance(value, dict | list):
         raise InvalidInputError(
-            f"query {qid!r}: field {name!r} holds a {type(value).__name__}, not a class name; "
-            "choose a field with a text value for --hard-class-from"
+            f"query {quote(qid)}: field {quote(name)} holds a {type(value).__name__}, not a class "
+            "name; choose a field with a text value for --hard-class-from"
         )
     return str(value).strip() or None
 
@@ -317,6 +331,11 @@ def _read_text(path: Path, what: str) -> str:
     if not path.is_file():
         raise InvalidInputError(f"{path}: no such {what} file")
     try:
+        size = path.stat().st_size
+        if size > MAX_SET_FILE_BYTES:
+            raise InvalidInputError(f"{path}: {too_large(size, MAX_SET_FILE_BYTES, 'a set file')}")
         return path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
-        raise InvalidInputError(f"{path}: cannot read the {what} file ({exc})") from None
+        raise InvalidInputError(
+            f"{path}: cannot read the {what} file ({shorten(str(exc))})"
+        ) from None

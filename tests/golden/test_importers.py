@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from helpers import shared_collection
 
-from retrieval_eval.errors import InvalidInputError
+from retrieval_eval.errors import GoldenSetError, InvalidInputError
 from retrieval_eval.golden.exporters import qrels_lines, topics_lines, write_lines
 from retrieval_eval.golden.importers import (
     import_beir,
@@ -113,6 +113,48 @@ def test_forms_from_csv_and_tsv(tmp_path: Path) -> None:
     (tmp_path / "nohead.csv").write_text("1,gap\n")
     with pytest.raises(InvalidInputError, match=r"needs columns 'id' and 'form'"):
         read_forms(tmp_path / "nohead.csv")
+
+
+# --- hostile input: the set files' limits and id rules hold for imports too --------------------
+
+
+@pytest.mark.parametrize(
+    ("line", "message"),
+    [
+        ("[" * 100_000, r"queries.jsonl: line 2: expected a JSON object .*\(nested too deep\)"),
+        ('{"_id": 9' + "9" * 4_400 + ', "text": "x"}', r"queries.jsonl: line 2: expected a JSON"),
+    ],
+)
+def test_hostile_query_lines_are_errors_at_their_line(
+    tmp_path: Path, line: str, message: str
+) -> None:
+    folder = beir_folder(tmp_path, QRELS)
+    first = (folder / "queries.jsonl").read_text().splitlines()[0]
+    (folder / "queries.jsonl").write_text(f"{first}\n{line}\n")
+    with pytest.raises(InvalidInputError, match=message) as info:
+        import_beir(folder, identifier="mini")
+    assert len(str(info.value)) < 600
+
+
+def test_query_ids_with_control_characters_are_refused(tmp_path: Path) -> None:
+    folder = beir_folder(tmp_path, "q\x1bx\tr1\t1\n")
+    (folder / "queries.jsonl").write_text(json.dumps({"_id": "q\x1bx", "text": "Where?"}) + "\n")
+    with pytest.raises(GoldenSetError, match=r"field 'id': contains a control character"):
+        import_beir(folder, identifier="mini")
+
+
+def test_forms_files_have_the_set_files_limits(tmp_path: Path) -> None:
+    bomb = "a: &a [x, x, x, x, x, x, x, x, x, x]\nb: &b [*a, *a, *a, *a, *a, *a, *a, *a]\n'1': *b\n"
+    (tmp_path / "bomb.yaml").write_text(bomb)
+    with pytest.raises(InvalidInputError, match="YAML anchors and aliases are not allowed"):
+        read_forms(tmp_path / "bomb.yaml")
+    (tmp_path / "list.yaml").write_text(f"'1': [{', '.join(['x' * 1000] * 100)}]\n")
+    with pytest.raises(InvalidInputError, match=r"question '1': unknown form \[") as info:
+        read_forms(tmp_path / "list.yaml")
+    assert len(str(info.value)) < 600
+    (tmp_path / "huge.csv").write_text(f"id,form\n1,{'x' * 131_073}\n")
+    with pytest.raises(InvalidInputError, match=r"huge.csv: line 2: invalid CSV: field larger"):
+        read_forms(tmp_path / "huge.csv")
 
 
 @pytest.mark.parametrize(
