@@ -32,6 +32,7 @@ FORMATS = ("text", "json", "markdown", "csv")
 PIPE_WIDTH = 140  # text report width when stdout is not a terminal (CI logs, files)
 ERROR_WIDTH = 60  # error texts wrap within this many characters
 _EMOJI_CODE = re.compile(r":\S*?:")  # what rich may read as an emoji code (":smile:")
+_MARKUP_TAG = re.compile(r"\[[a-zA-Z#/@]")  # what may open a rich markup tag ("[95%" does not)
 
 
 def stderr_console() -> Console:
@@ -83,10 +84,35 @@ def question_cells(q: QuestionResult) -> list[str]:
     ]
 
 
-def _slice_table(title: str, slices: dict[str, SliceRates], column: str) -> Table:
-    from rich.table import Table
+class _Spec:
+    """A table's title, columns and rows, as plain data: the text report writes a plain table
+    itself (:func:`_plain_lines`) and builds a rich ``Table`` (:meth:`rich`) only for the others,
+    so a report of plain tables imports no rich (~25 ms)."""
 
-    table = Table(title=title, title_justify="left")
+    def __init__(self, title: str) -> None:
+        self.title = title
+        self.columns: list[tuple[str, dict[str, Any]]] = []  # header, Table.add_column options
+        self.rows: list[list[str]] = []
+
+    def add_column(self, header: str, **options: Any) -> None:
+        self.columns.append((header, options))
+
+    def add_row(self, *cells: str) -> None:
+        self.rows.append(list(cells))
+
+    def rich(self) -> Table:
+        from rich.table import Table
+
+        table = Table(title=self.title, title_justify="left")
+        for header, options in self.columns:
+            table.add_column(header, **options)
+        for row in self.rows:
+            table.add_row(*row)
+        return table
+
+
+def _slice_table(title: str, slices: dict[str, SliceRates], column: str) -> _Spec:
+    table = _Spec(title)
     table.add_column(column, overflow="fold")  # a class name folds: "…" would cut it
     table.add_column("questions", justify="right")
     table.add_column("top-1", justify="right")
@@ -98,10 +124,8 @@ def _slice_table(title: str, slices: dict[str, SliceRates], column: str) -> Tabl
     return table
 
 
-def _question_table(result: RunResult) -> Table:
-    from rich.table import Table
-
-    table = Table(title="Per question", title_justify="left")
+def _question_table(result: RunResult) -> _Spec:
+    table = _Spec("Per question")
     # ids and classes fold rather than end in "…": a truncated id cannot be looked up
     table.add_column("id", overflow="fold")
     table.add_column("form")
@@ -113,6 +137,17 @@ def _question_table(result: RunResult) -> Table:
     table.add_column("error", overflow="fold", max_width=ERROR_WIDTH)
     for q in result.questions:
         table.add_row(*question_cells(q))
+    return table
+
+
+def _metrics_table(result: RunResult) -> _Spec:
+    table = _Spec("Metrics")
+    table.add_column("metric")
+    table.add_column("value", justify="right")
+    table.add_column("95% CI", justify="right", no_wrap=True)
+    intervals = result.metrics_ci
+    for name, value in result.metrics.items():
+        table.add_row(name, metric_value(value), metric_ci(name, intervals))
     return table
 
 
@@ -139,66 +174,54 @@ def _width_bound(table: Table) -> int | None:
 
 
 def _plain_cell(text: object) -> bool:
-    """A cell rich prints as it is: printable ASCII, no markup, no emoji code, no edge spaces."""
+    """A cell rich prints as it is: printable ASCII (or the reports' "–"), no markup, no emoji
+    code, no edge spaces."""
     return (
         isinstance(text, str)
-        and text.isascii()
+        and (text.isascii() or {c for c in text if not c.isascii()} <= {"–"})
         and text.isprintable()
-        and "[" not in text
+        and ("[" not in text or _MARKUP_TAG.search(text) is None)
         and text == text.strip()
         and (":" not in text or _EMOJI_CODE.search(text) is None)
     )
 
 
-def _plain_lines(table: Table, width: int) -> list[str] | None:
-    """``table`` as rich prints it on a ``width``-column console that is no terminal, for a
-    table of plain cells (:func:`_plain_cell`) at its natural width; None for anything else.
+def _plain_lines(table: _Spec, width: int | None) -> list[str] | None:
+    """``table`` as rich prints it (``table.rich()``) on a ``width``-column console that is no
+    terminal, for a table of plain cells (:func:`_plain_cell`) at its natural width; None for
+    anything else.
 
     rich lays out every cell of a table to print it (~80 ms for the 100-row per-question
     table); a table whose every column fits at its longest cell needs none of that: each
-    column is as wide as that cell, headers and cells padded by one space, in the table's
+    column is as wide as that cell, headers and cells padded by one space, in rich's default
     heavy-head box. ``tests/test_report.py`` compares the two on many tables.
     """
-    from rich import box
-
-    if (
-        table.box is not box.HEAVY_HEAD
-        or not (table.show_header and table.show_edge and table.pad_edge and table.rows)
-        or table.show_footer
-        or table.show_lines
-        or table.collapse_padding
-        or table.expand
-        or table.width is not None
-        or table.min_width is not None
-        or table.caption is not None
-        or table.padding != (0, 1, 0, 1)
-        or table.leading
-    ):
+    if not table.rows:
         return None
+    known = {"justify", "overflow", "no_wrap", "max_width"}  # overflow, no_wrap: nothing folds
     widths = []
-    columns: list[list[str]] = []  # each column's header and cells
-    for column in table.columns:
-        cells = [column.header, *column.cells]
-        if column.width is not None or column.min_width is not None or column.ratio:
+    justify = []
+    columns: list[list[str]] = [[] for _ in table.columns]
+    for cells_of_row in table.rows:
+        if len(cells_of_row) != len(columns):
             return None
-        texts = [cell for cell in cells if isinstance(cell, str) and _plain_cell(cell)]
-        if len(texts) != len(cells):
+        for cells, cell in zip(columns, cells_of_row, strict=True):
+            cells.append(cell)
+    for (header, options), cells in zip(table.columns, columns, strict=True):
+        if not options.keys() <= known or options.get("justify", "left") not in ("left", "right"):
             return None
-        widest = max(len(text) for text in texts)
-        if column.max_width is not None and widest > column.max_width:
+        if not (_plain_cell(header) and all(_plain_cell(cell) for cell in cells)):
+            return None
+        widest = max(len(header), *map(len, cells))
+        max_width = options.get("max_width")
+        if max_width is not None and widest > max_width:
             return None  # rich folds it
         widths.append(widest)
-        columns.append(texts)
+        justify.append(options.get("justify", "left"))
     total = sum(widths) + 3 * len(widths) + 1
-    title = table.title
-    if title is not None and not (
-        isinstance(title, str) and _plain_cell(title) and len(title) <= total
+    if (width is not None and total > width) or not (
+        _plain_cell(table.title) and len(table.title) <= total
     ):
-        return None
-    if total > width:
-        return None
-    justify = [column.justify for column in table.columns]
-    if any(j not in ("left", "right", "default") for j in justify):
         return None
 
     def row(cells: list[str], edge: str) -> str:
@@ -211,13 +234,12 @@ def _plain_lines(table: Table, width: int) -> list[str] | None:
     def rule(left: str, line: str, cross: str, right: str) -> str:
         return left + cross.join(line * (w + 2) for w in widths) + right
 
-    header, *rows = zip(*columns, strict=True)
     return [
-        *([] if title is None else [title]),
+        table.title,
         rule("┏", "━", "┳", "┓"),
-        row(list(header), "┃"),
+        row([header for header, _ in table.columns], "┃"),
         rule("┡", "━", "╇", "┩"),
-        *(row(list(cells), "│") for cells in rows),
+        *(row(cells, "│") for cells in table.rows),
         rule("└", "─", "┴", "┘"),
     ]
 
@@ -247,22 +269,76 @@ def render_text(result: RunResult, width: int | None = None) -> str:
     redirected, the width is PIPE_WIDTH, or more when a long id needs it, and trailing
     spaces are trimmed, so the report reads well in a file or a CI log.
     """
-    from rich.console import Console
-    from rich.table import Table
-
     tables = [_question_table(result), _slice_table("By form", result.by_form, "form")]
     if result.by_hard_class:
         tables.append(_slice_table("By hard class", result.by_hard_class, "hard class"))
     if result.metrics:
-        metrics = Table(title="Metrics", title_justify="left")
-        metrics.add_column("metric")
-        metrics.add_column("value", justify="right")
-        metrics.add_column("95% CI", justify="right", no_wrap=True)
-        intervals = result.metrics_ci
-        for name, value in result.metrics.items():
-            metrics.add_row(name, metric_value(value), metric_ci(name, intervals))
-        tables.append(metrics)
+        tables.append(_metrics_table(result))
+    head = (
+        f"Set {result.set_identifier}  Retriever {result.retriever}  "
+        f"Questions {result.question_count}"
+    )
+    status = "valid" if result.valid else "INVALID"
+    lines = [
+        *_rate_lines(result),
+        *([CI_NOTE] if result.metrics else []),
+        f"Latency: p50 {ms(result.latency_ms.p50)}, p95 {ms(result.latency_ms.p95)}",
+        f"Errors: {result.error_count}/{result.question_count} "
+        f"(max error rate {result.settings.max_error_rate:g}) - run {status}",
+    ]
     tty = sys.stdout.isatty()
+    if not tty and _plain_console():
+        plain = _plain_report(head, tables, lines, width)
+        if plain is not None:
+            return plain
+    return _rich_report(result, tables, lines, width, tty)
+
+
+def _plain_console() -> bool:
+    """Whether rich, writing to a StringIO and told it is no terminal, would print no styles and
+    the default box: not in a notebook (rich styles its output there), not on Windows."""
+    return sys.platform != "win32" and not ({"IPython", "ipykernel"} & sys.modules.keys())
+
+
+def _plain_line(text: str, width: int) -> bool:
+    """A line rich prints as it is (``markup=False``): no emoji code, no wrap, no tab."""
+    return (
+        (text.isascii() or {c for c in text if not c.isascii()} <= {"–"})
+        and text.isprintable()
+        and len(text) <= width
+        and (":" not in text or _EMOJI_CODE.search(text) is None)
+    )
+
+
+def _plain_report(
+    head: str, tables: list[_Spec], lines: list[str], width: int | None
+) -> str | None:
+    """The report as :func:`_rich_report` prints it on no terminal, without rich; None unless
+    every table is plain (:func:`_plain_lines`) and every line fits unchanged. Without a
+    ``width``, the width is :func:`_piped_width`'s: PIPE_WIDTH or the widest table's."""
+    # the head line is printed with markup (its [bold] tags): no "[" of the run's may be in it
+    if "[" in head:
+        return None
+    laid_out = [_plain_lines(table, width) for table in tables]
+    if any(table is None for table in laid_out):
+        return None
+    if width is None:  # a plain table's rule is as wide as rich measures the table
+        width = max(PIPE_WIDTH, *(len(table[1]) for table in laid_out if table))
+    if not all(_plain_line(line, width) for line in [head, *lines]):
+        return None
+    out = [head, *(laid_out[0] or []), *lines[:2]]
+    for table in laid_out[1:]:
+        out.extend(table or [])
+    out.extend(lines[2:])
+    return "\n".join(line.rstrip() for line in out) + "\n"
+
+
+def _rich_report(
+    result: RunResult, specs: list[_Spec], lines: list[str], width: int | None, tty: bool
+) -> str:
+    from rich.console import Console
+
+    tables = [spec.rich() for spec in specs]
     buffer = io.StringIO()
     console = Console(
         file=buffer,
@@ -276,33 +352,13 @@ def render_text(result: RunResult, width: int | None = None) -> str:
         f"[bold]Questions[/bold] {result.question_count}",
         markup=True,
     )
-    plain = console.color_system is None and not (
-        console.options.ascii_only or console.legacy_windows
-    )
-
-    def put(table: Table) -> None:
-        lines = _plain_lines(table, console.width) if plain else None
-        if lines is None:
-            console.print(table, markup=False)
-        else:
-            buffer.write("\n".join(lines) + "\n")
-
-    put(tables[0])
-    for line in _rate_lines(result):
+    console.print(tables[0], markup=False)
+    for line in lines[:2]:  # the rates
         console.print(line, markup=False)
     for table in tables[1:]:
-        put(table)
-    if result.metrics:
-        console.print(CI_NOTE, markup=False)
-    console.print(
-        f"Latency: p50 {ms(result.latency_ms.p50)}, p95 {ms(result.latency_ms.p95)}", markup=False
-    )
-    status = "valid" if result.valid else "INVALID"
-    console.print(
-        f"Errors: {result.error_count}/{result.question_count} "
-        f"(max error rate {result.settings.max_error_rate:g}) - run {status}",
-        markup=False,
-    )
+        console.print(table, markup=False)
+    for line in lines[2:]:  # the CI note (with metrics), latency, errors
+        console.print(line, markup=False)
     return "\n".join(line.rstrip() for line in buffer.getvalue().splitlines()) + "\n"
 
 
