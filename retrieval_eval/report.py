@@ -106,8 +106,11 @@ class _Spec:
         table = Table(title=self.title, title_justify="left")
         for header, options in self.columns:
             table.add_column(header, **options)
+        from rich.text import Text
+
         for row in self.rows:
-            table.add_row(*row)
+            # Text, not str: a stored id such as "[/f]" is data, never rich markup
+            table.add_row(*(Text(cell) for cell in row))
         return table
 
 
@@ -347,8 +350,11 @@ def _rich_report(
         highlight=False,
         soft_wrap=False,
     )
+    from rich.markup import escape
+
     console.print(
-        f"[bold]Set[/bold] {result.set_identifier}  [bold]Retriever[/bold] {result.retriever}  "
+        f"[bold]Set[/bold] {escape(result.set_identifier)}  "
+        f"[bold]Retriever[/bold] {escape(result.retriever)}  "
         f"[bold]Questions[/bold] {result.question_count}",
         markup=True,
     )

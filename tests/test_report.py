@@ -238,3 +238,24 @@ def test_the_text_report_is_what_rich_alone_prints(monkeypatch: pytest.MonkeyPat
     assert all(written.values()) and written["Per question"]  # no rich at all
     monkeypatch.setattr(report, "_plain_lines", lambda table, width: None)
     assert texts == [render_text(long), render_text(short)]
+
+
+def test_stored_strings_that_look_like_rich_markup_are_printed_as_data() -> None:
+    """A question id "[/f]" or a retriever "[bold]x" is text: rich must neither parse nor eat it."""
+    from retrieval_eval import FunctionRetriever, evaluate
+    from retrieval_eval.golden.models import GoldenQuestionSet
+
+    golden = GoldenQuestionSet(
+        identifier="s",
+        questions=[
+            {
+                "id": "[/f]",
+                "question": "[bold]x[/f]",
+                "form": "match",
+                "expected_document_ids": ["[/a]"],
+            }
+        ],
+    )
+    result = evaluate(golden, FunctionRetriever(lambda q, limit: ["[/b]"], identifier="[red]r"))
+    text = render_text(result, width=200)
+    assert "[/f]" in text and "[red]r" in text
