@@ -56,10 +56,10 @@ lint: install
 typecheck: install
 	$(BIN)/mypy
 
-# Two workers (this machine kind has 2 cores); tests are grouped (tests/conftest.py) so
+# Two workers (this machine kind has 2 cores), one test module per worker at a time, so
 # module-scoped fixtures (a dag.test() scenario, a deployment) run once; the slowest 15 tests are
 # listed at the end, so CI's log shows where the time goes. `make unit PYTEST_ARGS=...` overrides.
-PYTEST_ARGS ?= -n 2 --dist loadgroup --durations=15
+PYTEST_ARGS ?= -n 2 --dist loadscope --durations=15
 unit: install
 	$(BIN)/pytest $(PYTEST_ARGS)
 

@@ -38,19 +38,3 @@ def pg_url() -> str:
 @pytest.fixture
 def demo_config() -> Path:
     return EXAMPLES / "retrieval_eval.yaml"
-
-
-def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """Group tests for pytest-xdist (``make test`` runs ``-n 2 --dist loadgroup``).
-
-    One group per module, so module-scoped fixtures (a ``dag.test()`` scenario, a deployment)
-    run once; and one group for the modules that call ranx, whose metrics numba compiles on first
-    use (~45 s, then cached in the venv): in one worker the second module loads what the first
-    compiled instead of both compiling at once.
-    """
-    for item in items:
-        if item.get_closest_marker("xdist_group"):
-            continue
-        module = item.nodeid.split("::", 1)[0]
-        group = "ranx" if module.startswith("tests/agreement/") else module
-        item.add_marker(pytest.mark.xdist_group(group))
