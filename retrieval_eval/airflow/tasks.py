@@ -10,14 +10,13 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Iterator
-from contextlib import contextmanager
 from typing import Any
 
 from airflow.sdk import get_current_context, task
 from airflow.sdk.exceptions import AirflowFailException
 
 
-@contextmanager
+@contextlib.contextmanager
 def bad_input_fails_at_once() -> Iterator[None]:
     """A bad set, config or name fails the task without retries: waiting will not fix a file.
 
