@@ -16,6 +16,13 @@ Optional extras the scorer honours when present:
   per-attempt timeout and bounded retries). The scorer then calls it directly instead of on a
   watchdog thread, and a call that still took longer than the run's ``timeout_s`` is recorded as
   timed out once it returns.
+- ``existing_ids(ids: Iterable[str]) -> set[str]``: which of ``ids`` (document ids, as the
+  retriever returns them) exist in what it searches now. Called once per run with every expected
+  id of the set, to find dead labels (:mod:`retrieval_eval.labels`). ``existing_ids_source``
+  (a string) says how it knows, e.g. ``"corpus"`` or ``"run file (best effort: ids seen in the
+  file)"``. Without it labels are not checked. ``lexical``, ``dense``, ``run_file``,
+  ``postgres_fts``, ``http`` (with a ``lookup`` template) and ``chunked`` (through its inner
+  retriever) offer it.
 
 An adapter *type* (a class registered for ``type:`` in the config) may also define the classmethod
 ``prepare(identifier, options, context)``: build whatever is expensive and cacheable (an index,

@@ -24,14 +24,15 @@ and recomputed otherwise; without it they are kept in the adapter cache,
 :mod:`retrieval_eval.retrievers.cache`, under the same key).
 
 Search is exact: every document's cosine similarity with the question, ties broken by corpus
-order. Each document is embedded whole as ``title`` + newline + ``text``.
+order. Each document is embedded whole as ``title`` + newline + ``text``. ``existing_ids`` (dead
+labels) answers from the embedded corpus's ids.
 """
 
 from __future__ import annotations
 
 import hashlib
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -166,6 +167,13 @@ class DenseRetriever:
             floor = self.options.min_score
             rankings.append([self._ids[i] for i in order if floor is None or row[i] >= floor])
         return rankings
+
+    existing_ids_source = "corpus"
+
+    def existing_ids(self, ids: Iterable[str]) -> set[str]:
+        """Which of ``ids`` are documents of the embedded corpus (dead labels)."""
+        known = set(self._ids)
+        return {i for i in ids if i in known}
 
     @property
     def size(self) -> int:

@@ -15,13 +15,14 @@ Options (all under ``retrievers.<id>`` in the config):
 The index is built once per machine: it is kept in the adapter cache
 (:mod:`retrieval_eval.retrievers.cache`, keyed by the corpus content, the options and the bm25s
 version), so the mapped tasks of a DAG run and later runs load it instead of rebuilding it.
-:meth:`LexicalRetriever.prepare` builds it ahead of the fan-out.
+:meth:`LexicalRetriever.prepare` builds it ahead of the fan-out. ``existing_ids`` (dead
+labels, :mod:`retrieval_eval.labels`) answers from the index's document ids.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Literal
 
@@ -149,6 +150,16 @@ class LexicalRetriever:
                 ids = self._mapper.map(ids)
             rankings.append(ids)
         return rankings
+
+    existing_ids_source = "corpus"
+
+    def existing_ids(self, ids: Iterable[str]) -> set[str]:
+        """The ``ids`` this retriever can return: corpus document ids (chunk ids with
+        ``return_chunks``), read from the loaded index, not the corpus file."""
+        known = set(self._ids)
+        if self._mapper is not None and not self.options.return_chunks:
+            known = set(self._mapper.map(self._ids))
+        return {i for i in ids if i in known}
 
     @property
     def size(self) -> int:

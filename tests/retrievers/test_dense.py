@@ -93,3 +93,12 @@ def test_scifact_matches_the_reference_dense_run() -> None:
     # measured exactly that on torch 2.13.0+cpu (encoding 5,183 abstracts took ~17 min on 2 cores)
     assert abs((result.top1_hit_rate or 0) - 0.5033) <= 0.01
     assert abs((result.top3_hit_rate or 0) - 0.6833) <= 0.01
+
+
+@needs_dense
+def test_existing_ids_are_the_corpus_documents(tmp_path: Path) -> None:
+    retriever = build(EXAMPLES / "corpus", embeddings_cache=str(tmp_path / "e.npz"))
+    some = sorted(
+        p.relative_to(EXAMPLES / "corpus").as_posix() for p in (EXAMPLES / "corpus").rglob("*.md")
+    )[:2]
+    assert some and retriever.existing_ids([*some, "no/such.md"]) == set(some)

@@ -168,3 +168,14 @@ def test_demo_set_scores_with_uncovered_questions_coming_back_empty(
     by_id = {q.id: q for q in result.questions}
     # a question in words the handbook never uses is correctly answered with nothing
     assert by_id["none-weather"].retrieved == [] and by_id["none-weather"].top1_hit
+
+
+def test_existing_ids_are_the_indexed_documents(tmp_path: Path, beir: Path, folder: Path) -> None:
+    retriever = lexical(tmp_path, corpus="corpus.jsonl")
+    assert retriever.existing_ids(["d1", "4", "d9", ""]) == {"d1", "4"}
+    chunked = lexical(tmp_path, corpus="docs", chunk_size=20, chunk_overlap=5)
+    # chunked internally, but it returns document ids, so it answers for document ids
+    asked = ["long.md", "billing/refunds.md", "long.md#0", "image.png"]
+    assert chunked.existing_ids(asked) == {"long.md", "billing/refunds.md"}
+    chunks = lexical(tmp_path, corpus="docs", chunk_size=20, chunk_overlap=5, return_chunks=True)
+    assert chunks.existing_ids(asked) == {"long.md#0"}
