@@ -17,6 +17,7 @@ values, nested at most 50 levels (:mod:`retrieval_eval.limits`).
       handbook_bm25: {type: lexical, corpus: corpus/}
     run: {timeout_s: 30, max_error_rate: 0.0}
     thresholds: {max_top1_drop: 0.10, max_top3_drop: 0.10, min_slice_questions: 5}
+    lint: warn                             # or {mode: fail, match_min_overlap: 0.2, ...}
     evaluations:
       - {set: handbook.demo, retriever: handbook_bm25, schedule: "0 3 * * *"}
 """
@@ -105,6 +106,41 @@ class RunOptions(BaseModel):
         )
 
 
+class LintOptions(BaseModel):
+    """``sets lint`` and the DAG's optional lint task (:mod:`retrieval_eval.lint`).
+
+    ``lint: warn`` is shorthand for ``lint: {mode: warn}``. ``mode``: ``off`` skips the DAG task,
+    ``warn`` records and alerts findings, ``fail`` also fails the run on error findings. The
+    thresholds' reasons are in the lint modules' docstrings.
+    """
+
+    model_config = ConfigDict(extra="forbid")
+
+    mode: Literal["off", "warn", "fail"] = "warn"
+    # form honesty: share of a question's stemmed content words found in its best target's text
+    match_min_overlap: float = Field(default=0.2, ge=0, le=1)
+    gap_max_overlap: float = Field(default=0.8, ge=0, le=1)
+    # near duplicates: Jaccard of character 3-grams (questions), of word 3-shingles (documents)
+    question_similarity: float = Field(default=0.8, gt=0, le=1)
+    document_similarity: float = Field(default=0.8, gt=0, le=1)
+    # power: McNemar at alpha (two-sided) with this power; churn = share of questions assumed to
+    # flip miss -> hit while a drop of d flips d + churn hit -> miss
+    alpha: float = Field(default=0.05, gt=0, lt=1)
+    power: float = Field(default=0.8, gt=0, lt=1)
+    churn: float = Field(default=0.05, ge=0, le=0.5)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _shorthand(cls, value: Any) -> Any:
+        return {"mode": value} if isinstance(value, (str, bool)) else value
+
+    @field_validator("mode", mode="before")
+    @classmethod
+    def _yaml_off(cls, value: Any) -> Any:
+        # YAML 1.1 reads a bare `off` as false (and `on` as true)
+        return {False: "off", True: "warn"}.get(value, value) if isinstance(value, bool) else value
+
+
 class AlertSpec(BaseModel):
     """An alert channel; ``type`` names a registered sender (``slack``, ``webhook``)."""
 
@@ -158,6 +194,7 @@ class Config(BaseModel):
     retrievers: dict[str, dict[str, Any]] = Field(default_factory=dict)
     run: RunOptions = Field(default_factory=RunOptions)
     thresholds: Thresholds = Field(default_factory=Thresholds)
+    lint: LintOptions = Field(default_factory=LintOptions)
     evaluations: list[EvaluationSpec] = Field(default_factory=list)
 
     # where the config came from; relative paths resolve against base_dir

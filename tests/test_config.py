@@ -232,3 +232,18 @@ def test_config_messages_quote_little_of_the_input(tmp_path: Path) -> None:
     assert len(lines) == 3
     for line in lines:
         assert len(line) < len(str(path)) + 600, line[:1000]
+
+
+def test_lint_section_accepts_the_mode_shorthand_and_names_a_bad_mode(tmp_path: Path) -> None:
+    path = tmp_path / "retrieval_eval.yaml"
+    path.write_text("lint: fail\n")
+    assert load_config(path).lint.mode == "fail"
+    path.write_text("lint: {mode: off, match_min_overlap: 0.3}\n")  # YAML reads off as false
+    lint = load_config(path).lint
+    assert (lint.mode, lint.match_min_overlap, lint.gap_max_overlap) == ("off", 0.3, 0.8)
+    assert Config().lint.mode == "warn"
+    path.write_text("lint: loud\n")
+    with pytest.raises(ConfigError, match=r"lint\.mode"):
+        load_config(path)
+    path.write_text("lint: off\n")
+    assert load_config(path).lint.mode == "off"
