@@ -22,7 +22,8 @@ Optional extras the scorer honours when present:
   (a string) says how it knows, e.g. ``"corpus"`` or ``"run file (best effort: ids seen in the
   file)"``. Without it labels are not checked. ``lexical``, ``dense``, ``run_file``,
   ``postgres_fts``, ``http`` (with a ``lookup`` template) and ``chunked`` (through its inner
-  retriever) offer it.
+  retriever) offer it. In-memory adapters also offer ``known_ids() -> set[str]`` (every id they
+  can return), which ``chunked`` maps from chunk ids to document ids.
 
 An adapter *type* (a class registered for ``type:`` in the config) may also define the classmethod
 ``prepare(identifier, options, context)``: build whatever is expensive and cacheable (an index,

@@ -18,13 +18,18 @@ inner retriever's).
 Edge cases: an id that does not look like a chunk id is kept as it is. The wrapper returns
 DISTINCT document ids in the order of their best chunk, at most ``limit``. It keeps the inner
 retriever's ``retrieve_many`` and ``retrieve_for`` when it has them (so ``run_file`` and batching
-adapters still work wrapped), and closes it.
+adapters still work wrapped), and closes it. Likewise ``existing_ids`` (dead labels): offered when
+the inner retriever has it. An inner retriever that can list its ids (``known_ids()``:
+``lexical``, ``dense``, ``run_file``) has them mapped to document ids and compared; one that only
+answers for exact ids (``postgres_fts``, ``http``) is asked for the document ids as they are, so
+over a chunk-grained table its lookup must accept document ids (an ``http`` lookup endpoint that
+answers for documents, or a ``postgres_fts`` id column holding document ids).
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
@@ -101,6 +106,9 @@ class ChunkedRetriever:
             self.retrieve_many = self._retrieve_many
         if hasattr(inner, "retrieve_for"):
             self.retrieve_for = self._retrieve_for
+        if callable(getattr(inner, "existing_ids", None)):
+            self.existing_ids = self._existing_ids
+            self.existing_ids_source = str(getattr(inner, "existing_ids_source", "") or "index")
 
     @classmethod
     def from_options(
@@ -135,6 +143,14 @@ class ChunkedRetriever:
     def _retrieve_for(self, question: GoldenQuestion, limit: int) -> list[str]:
         ranking = self.inner.retrieve_for(question, limit * self.fetch_multiplier)  # type: ignore[attr-defined]
         return self._documents(ranking, limit)
+
+    def _existing_ids(self, ids: Iterable[str]) -> set[str]:
+        asked = list(ids)
+        known_ids = getattr(self.inner, "known_ids", None)
+        if callable(known_ids):
+            documents = {self.mapper.document_id(k) for k in known_ids()}
+            return {i for i in asked if i in documents}
+        return set(self.inner.existing_ids(asked)) & set(asked)  # type: ignore[attr-defined]
 
     def close(self) -> None:
         close = getattr(self.inner, "close", None)

@@ -172,8 +172,12 @@ class DenseRetriever:
 
     def existing_ids(self, ids: Iterable[str]) -> set[str]:
         """Which of ``ids`` are documents of the embedded corpus (dead labels)."""
-        known = set(self._ids)
+        known = self.known_ids()
         return {i for i in ids if i in known}
+
+    def known_ids(self) -> set[str]:
+        """Every document id of the embedded corpus."""
+        return set(self._ids)
 
     @property
     def size(self) -> int:

@@ -37,6 +37,18 @@ Options:
   retries included: the defaults (3 × 5 s + 1.5 s of backoff) fit inside it.
 - ``max_concurrency`` (default 8): questions in flight at once; one pooled, thread-safe client.
 - ``verify_tls`` (default true).
+- ``lookup`` (optional): how to ask the service which document ids exist, for dead labels
+  (:mod:`retrieval_eval.labels`). Without it the adapter cannot check labels. Shaped like the
+  search request: ``url`` (default: the search ``url``; relative urls join a connection's host
+  the same way), ``method`` (default ``POST``), ``params`` / ``body`` templates where a value that
+  is exactly ``"{ids}"`` becomes the list of ids (a JSON list in a body, a repeated parameter
+  in ``params``) and ``{ids}`` inside a string becomes them comma-joined, ``ids`` (a JMESPath expression giving the ids that exist) and ``batch_size``
+  (ids per request, default 500). Same headers, secrets, timeouts and retries as a search.
+
+  .. code-block:: yaml
+
+      lookup: {url: https://search.internal/products/_mget, body: {ids: "{ids}"},
+               ids: "docs[?found]._id"}
 """
 
 from __future__ import annotations
@@ -44,7 +56,7 @@ from __future__ import annotations
 import base64
 import logging
 import time
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any, Literal
 from urllib.parse import quote, urlencode
 
@@ -74,6 +86,37 @@ class HttpRetrievalError(RuntimeError):
     """A failed or malformed answer; its message never holds a secret."""
 
 
+def _jmespath(value: str) -> str:
+    try:
+        jmespath.compile(value)
+    except JMESPathError as exc:
+        raise ValueError(f"not a valid JMESPath expression: {exc}") from None
+    return value
+
+
+class HttpLookup(BaseModel):
+    """The optional existence lookup (dead labels); ``{ids}`` in its templates."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    url: str | None = None
+    method: Literal["GET", "POST"] = "POST"
+    params: dict[str, Any] | None = None
+    body: Any = None
+    ids: str
+    batch_size: int = Field(default=500, ge=1)
+
+    @field_validator("method", mode="before")
+    @classmethod
+    def _upper(cls, value: Any) -> Any:
+        return value.upper() if isinstance(value, str) else value
+
+    @field_validator("ids")
+    @classmethod
+    def _compiles(cls, value: str) -> str:
+        return _jmespath(value)
+
+
 class HttpOptions(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
@@ -92,6 +135,7 @@ class HttpOptions(BaseModel):
     backoff_s: float = Field(default=0.5, ge=0)
     max_concurrency: int = Field(default=8, ge=1)
     verify_tls: bool = True
+    lookup: HttpLookup | None = None
 
     @field_validator("method", mode="before")
     @classmethod
@@ -101,11 +145,7 @@ class HttpOptions(BaseModel):
     @field_validator("ids")
     @classmethod
     def _compiles(cls, value: str) -> str:
-        try:
-            jmespath.compile(value)
-        except JMESPathError as exc:
-            raise ValueError(f"not a valid JMESPath expression: {exc}") from None
-        return value
+        return _jmespath(value)
 
     @field_validator("url")
     @classmethod
@@ -113,6 +153,19 @@ class HttpOptions(BaseModel):
         if not value.startswith(("http://", "https://", "/")):
             raise ValueError("must start with http:// or https:// (or / with connection_id)")
         return value
+
+
+def fill_ids(template: Any, ids: list[str]) -> Any:
+    """Replace ``{ids}``: exactly ``"{ids}"`` becomes the list, inside a string comma-joined."""
+    if isinstance(template, str):
+        if template == "{ids}":
+            return list(ids)
+        return template.replace("{ids}", ",".join(ids))
+    if isinstance(template, Mapping):
+        return {key: fill_ids(value, ids) for key, value in template.items()}
+    if isinstance(template, list):
+        return [fill_ids(value, ids) for value in template]
+    return template
 
 
 def fill(template: Any, question: str, limit: int) -> Any:
@@ -164,6 +217,15 @@ class HttpRetriever:
         port = f":{url.port}" if url.port else ""
         self._where = f"{options.method} {url.scheme}://{url.host}{port}{url.path or ''}"
         self._ids = jmespath.compile(options.ids)
+        self._lookup_ids = None
+        if options.lookup is not None:
+            # offered only when configured: without a lookup the labels cannot be checked
+            self._lookup_ids = jmespath.compile(options.lookup.ids)
+            path = options.lookup.url or options.url
+            self._lookup_url = base_url.rstrip("/") + path if path.startswith("/") else path
+            register_url(self._lookup_url)
+            self.existing_ids = self._existing_ids
+            self.existing_ids_source = "http lookup"
         params, body = options.params, options.body
         if params is None and body is None:
             if options.method == "GET":
@@ -189,6 +251,13 @@ class HttpRetriever:
             raise ConfigError(
                 f"{where}.url: a relative url needs connection_id (the connection's host is the "
                 "base); or give the full http(s):// url"
+            )
+        lookup_url = opts.lookup.url if opts.lookup else None
+        if lookup_url and not lookup_url.startswith(("http://", "https://", "/")):
+            raise ConfigError(f"{where}.lookup.url: must start with http:// or https:// (or /)")
+        if lookup_url and lookup_url.startswith("/") and not opts.connection_id:
+            raise ConfigError(
+                f"{where}.lookup.url: a relative url needs connection_id; or give the full url"
             )
         secrets = {
             header: env_secret(variable, f"{where}.headers_from_env.{header}")
@@ -216,15 +285,42 @@ class HttpRetriever:
 
     def _retrieve(self, question: str, limit: int) -> list[str]:
         opts = self.options
+        response = self._send(
+            opts.method, self._request_url(question, limit), fill(self._body, question, limit)
+        )
+        return self._parse(response, self._ids, opts.ids)[:limit]
+
+    def _existing_ids(self, ids: Iterable[str]) -> set[str]:
+        """Ask the ``lookup`` endpoint which ``ids`` exist, ``batch_size`` ids per request."""
+        lookup = self.options.lookup
+        assert lookup is not None and self._lookup_ids is not None
+        asked = sorted(set(ids))
+        found: set[str] = set()
+        try:
+            for start in range(0, len(asked), lookup.batch_size):
+                batch = asked[start : start + lookup.batch_size]
+                url = self._lookup_url
+                params = fill_ids(lookup.params, batch)
+                if params:
+                    url += ("&" if "?" in url else "?") + urlencode(params, doseq=True)
+                response = self._send(lookup.method, url, fill_ids(lookup.body, batch))
+                found.update(self._parse(response, self._lookup_ids, lookup.ids))
+        except HttpRetrievalError:
+            raise
+        except Exception as exc:
+            raise HttpRetrievalError(
+                redact(f"{self._where}: {type(exc).__name__}: {exc}")
+            ) from None
+        return found & set(asked)
+
+    def _send(self, method: str, url: str, body: Any) -> urllib3.BaseHTTPResponse:
+        """One request with the adapter's retries: a < 400 response, else HttpRetrievalError."""
+        opts = self.options
         attempts = opts.retries + 1
         problem = ""
         for attempt in range(1, attempts + 1):
             try:
-                response = self._client.request(
-                    opts.method,
-                    self._request_url(question, limit),
-                    json=fill(self._body, question, limit),
-                )
+                response = self._client.request(method, url, json=body)
             except urllib3.exceptions.NewConnectionError as exc:
                 # checked first: urllib3 files a refused connection under its timeout errors
                 problem = redact(f"connection failed: {type(exc).__name__}: {exc}")
@@ -235,7 +331,7 @@ class HttpRetriever:
             else:
                 status = response.status
                 if status < 400:
-                    return self._parse(response)[:limit]
+                    return response
                 if status < 500:
                     raise HttpRetrievalError(
                         f"{self._where}: HTTP {status} (client error, not retried): "
@@ -266,7 +362,9 @@ class HttpRetriever:
             url += ("&" if "?" in url else "?") + urlencode(params, doseq=True)
         return url
 
-    def _parse(self, response: urllib3.BaseHTTPResponse) -> list[str]:
+    def _parse(
+        self, response: urllib3.BaseHTTPResponse, compiled: Any, expression: str
+    ) -> list[str]:
         status = response.status
         try:
             data = response.json()
@@ -274,8 +372,7 @@ class HttpRetriever:
             raise HttpRetrievalError(
                 f"{self._where}: HTTP {status}: the response is not JSON: {self._snippet(response)}"
             ) from None
-        found = self._ids.search(data)
-        expression = self.options.ids
+        found = compiled.search(data)
         if found is None:
             raise HttpRetrievalError(
                 f"{self._where}: HTTP {status}: ids expression {expression!r} matched nothing "

@@ -156,10 +156,14 @@ class LexicalRetriever:
     def existing_ids(self, ids: Iterable[str]) -> set[str]:
         """The ``ids`` this retriever can return: corpus document ids (chunk ids with
         ``return_chunks``), read from the loaded index, not the corpus file."""
-        known = set(self._ids)
-        if self._mapper is not None and not self.options.return_chunks:
-            known = set(self._mapper.map(self._ids))
+        known = self.known_ids()
         return {i for i in ids if i in known}
+
+    def known_ids(self) -> set[str]:
+        """Every id this retriever can return."""
+        if self._mapper is not None and not self.options.return_chunks:
+            return set(self._mapper.map(self._ids))
+        return set(self._ids)
 
     @property
     def size(self) -> int:

@@ -36,7 +36,8 @@ every word rarely occurs in one abstract. bm25s on the same data: 0.55 / 0.73.
 
 Edge cases: the question text is always a query parameter, never spliced into SQL. A question
 made only of stop words has no lexemes and matches nothing (an empty ranking). Ties in rank are
-broken by id, so rankings are deterministic. The table and columns are checked when the
+broken by id, so rankings are deterministic. ``existing_ids`` (dead labels) is one query,
+``SELECT id FROM table WHERE id::text = ANY(%s)``, with the ids as one array parameter. The table and columns are checked when the
 retriever is built (a clear configuration error naming the option); an outage later is recorded
 per question.
 """
@@ -44,7 +45,7 @@ per question.
 from __future__ import annotations
 
 import threading
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
@@ -104,6 +105,7 @@ class PostgresFtsRetriever:
         self._idle: list[Any] = []
         self._lock = threading.Lock()
         self._query = build_query(options)
+        self._lookup = build_lookup(options)
 
     @classmethod
     def from_options(
@@ -146,6 +148,23 @@ class PostgresFtsRetriever:
             ) from None
         return [str(row[0]) for row in rows]
 
+    existing_ids_source = "postgres id column"
+
+    def existing_ids(self, ids: Iterable[str]) -> set[str]:
+        """Which of ``ids`` are in the id column: one query, the ids one array parameter."""
+        import psycopg
+
+        asked = sorted(set(ids))
+        if not asked:
+            return set()
+        try:
+            rows = self._execute(self._lookup, {"ids": asked})
+        except psycopg.Error as exc:
+            raise RuntimeError(
+                f"PostgreSQL {type(exc).__name__}: {redact(_first_line(exc))}"
+            ) from None
+        return {str(row[0]) for row in rows}
+
     def _params(self, question: str, limit: int) -> dict[str, Any]:
         return {
             "config": self.options.text_search_config,
@@ -155,7 +174,10 @@ class PostgresFtsRetriever:
         }
 
     def _run(self, question: str, limit: int) -> list[Any]:
-        """Run the query on an idle connection (or a new one); a failed connection is dropped."""
+        return self._execute(self._query, self._params(question, limit))
+
+    def _execute(self, query: Any, params: dict[str, Any]) -> list[Any]:
+        """Run a query on an idle connection (or a new one); a failed connection is dropped."""
         import psycopg
 
         with self._lock:
@@ -165,7 +187,7 @@ class PostgresFtsRetriever:
                 self._conninfo, autocommit=True, connect_timeout=self.options.connect_timeout_s
             )
         try:
-            rows = conn.execute(self._query, self._params(question, limit)).fetchall()
+            rows = conn.execute(query, params).fetchall()
         except BaseException:
             conn.close()
             raise
@@ -204,11 +226,7 @@ def build_query(options: PostgresFtsOptions) -> Any:
             "to_tsquery({0}, array_to_string(tsvector_to_array(to_tsvector({0}, %(question)s)), "
             "' | '))"
         ).format(config)
-    table = (
-        sql.Identifier(options.schema_, options.table)
-        if options.schema_
-        else sql.Identifier(options.table)
-    )
+    table = _table(options)
     return sql.SQL(
         "SELECT {id}::text FROM {table}, {query} AS q WHERE {document} @@ q "
         "ORDER BY {rank}({document}, q, %(normalization)s) DESC, {id} LIMIT %(limit)s"
@@ -219,6 +237,23 @@ def build_query(options: PostgresFtsOptions) -> Any:
         document=document,
         rank=sql.Identifier(options.rank_function),
     )
+
+
+def build_lookup(options: PostgresFtsOptions) -> Any:
+    """The dead-label query: which of the ``%(ids)s`` array are in the id column."""
+    from psycopg import sql
+
+    return sql.SQL(
+        "SELECT DISTINCT {id}::text FROM {table} WHERE {id}::text = ANY(%(ids)s)"
+    ).format(id=sql.Identifier(options.id_column), table=_table(options))
+
+
+def _table(options: PostgresFtsOptions) -> Any:
+    from psycopg import sql
+
+    if options.schema_:
+        return sql.Identifier(options.schema_, options.table)
+    return sql.Identifier(options.table)
 
 
 def _conninfo(opts: PostgresFtsOptions, where: str) -> str:

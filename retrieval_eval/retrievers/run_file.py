@@ -22,12 +22,15 @@ Edge cases:
 - Run entries for questions the set does not hold are ignored.
 - Duplicate document ids within a question are kept (the scorer collapses them). A question id
   appearing on two JSONL lines is an error naming both lines.
+- ``existing_ids`` (dead labels) is best effort: a run file holds no corpus, so an id "exists"
+  when it appears anywhere in the file, for any question. A document the run never returned
+  looks dead; ``existing_ids_source`` says so.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Literal
 
@@ -94,6 +97,17 @@ class RunFileRetriever:
     def retrieve_for(self, question: GoldenQuestion, limit: int) -> list[str]:
         """The stored ranking of ``question.id`` (empty when the run lacks it), cut to ``limit``."""
         return self.rankings.get(question.id, [])[:limit]
+
+    existing_ids_source = "run file (best effort: ids seen in the file)"
+
+    def existing_ids(self, ids: Iterable[str]) -> set[str]:
+        """Which of ``ids`` appear anywhere in the run (best effort: the file is not a corpus)."""
+        seen = self.known_ids()
+        return {i for i in ids if i in seen}
+
+    def known_ids(self) -> set[str]:
+        """Every id the run returns for any question."""
+        return {d for ranking in self.rankings.values() for d in ranking}
 
     def retrieve(self, question: str, limit: int) -> list[str]:
         raise LookupError(

@@ -111,3 +111,36 @@ def test_wrapping_lexical_chunks_keeps_retrieve_many() -> None:
 def test_configuration_errors_name_the_option(spec: dict[str, Any], message: str) -> None:
     with pytest.raises(ConfigError, match=message):
         registry({"type": "chunked", **spec}).build("docs")
+
+
+def test_existing_ids_map_the_inner_chunk_ids_to_documents(tmp_path: Path) -> None:
+    (tmp_path / "chunks.run").write_text("q Q0 a#1 1 9 t\nq Q0 a#2 2 8 t\nq Q0 b#1 3 7 t\n")
+    spec = {"type": "chunked", "inner": {"type": "run_file", "path": "chunks.run"}}
+    retriever = registry(spec, base_dir=tmp_path).build("docs")
+    assert "best effort" in retriever.existing_ids_source  # the inner retriever's source
+    assert retriever.existing_ids(["a", "b", "c", "a#1"]) == {"a", "b"}
+    inner = {"type": "lexical", "corpus": "corpus/", "chunk_size": 60, "return_chunks": True}
+    lexical = registry({"type": "chunked", "inner": inner}, base_dir=EXAMPLES).build("docs")
+    documents = sorted(
+        p.relative_to(EXAMPLES / "corpus").as_posix() for p in (EXAMPLES / "corpus").rglob("*.md")
+    )
+    assert lexical.existing_ids([*documents, "gone.md"]) == set(documents)
+
+
+def test_existing_ids_ask_an_exact_id_inner_retriever_for_documents(server: RankingServer) -> None:
+    server.behaviour.documents = {"a.md", "b.md#0"}
+    inner = {
+        "type": "http",
+        "url": server.url + "/s",
+        "ids": "hits.hits[*]._id",
+        "lookup": {
+            "url": server.url + "/_mget",
+            "body": {"ids": "{ids}"},
+            "ids": "docs[?found]._id",
+        },
+    }
+    retriever = registry({"type": "chunked", "inner": inner}).build("docs")
+    assert retriever.existing_ids(["a.md", "b.md"]) == {"a.md"}
+    assert server.requests[-1].body == {"ids": ["a.md", "b.md"]}
+    no_lookup = registry({"type": "chunked", "inner": {**inner, "lookup": None}}).build("docs")
+    assert not hasattr(no_lookup, "existing_ids")

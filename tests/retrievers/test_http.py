@@ -305,3 +305,41 @@ def test_registered_as_a_builtin_type() -> None:
     from retrieval_eval.retrievers.registry import adapter_types
 
     assert adapter_types()["http"] == "retrieval_eval.retrievers.http:HttpRetriever"
+
+
+def test_lookup_asks_which_ids_exist_in_batches(server: RankingServer) -> None:
+    server.behaviour.documents = {"d1", "d3", "d7"}
+    lookup = {"url": server.url + "/_mget", "body": {"ids": "{ids}"}, "ids": "docs[?found]._id"}
+    retriever = build(server.url + "/_search", lookup={**lookup, "batch_size": 2})
+    assert retriever.existing_ids_source == "http lookup"
+    assert retriever.existing_ids(["d7", "d1", "gone", "d3", "d1"]) == {"d1", "d3", "d7"}
+    sent = [r.body["ids"] for r in server.requests if r.path == "/_mget"]
+    assert sent == [["d1", "d3"], ["d7", "gone"]]  # distinct, sorted, batch_size per request
+
+
+def test_lookup_by_query_parameter(server: RankingServer) -> None:
+    server.behaviour.documents = {"a"}
+    lookup = {
+        "url": server.url + "/_mget",
+        "method": "GET",
+        "params": {"ids": "{ids}"},
+        "ids": "docs[?found]._id",
+    }
+    retriever = build(server.url + "/_search", lookup=lookup)
+    assert retriever.existing_ids(["a", "b"]) == {"a"}
+    # exactly "{ids}" is a list, sent as a repeated parameter; "{ids}" inside text is joined
+    assert server.requests[-1].params == {"ids": ["a", "b"]}
+    lookup["params"] = {"ids": "in:{ids}"}
+    build(server.url + "/_search", lookup=lookup).existing_ids(["a", "b"])
+    assert server.requests[-1].params == {"ids": ["in:a,b"]}
+
+
+def test_without_lookup_no_capability_and_failures_are_errors(server: RankingServer) -> None:
+    assert not hasattr(build(server.url + "/_search"), "existing_ids")
+    lookup = {"url": server.url + "/nothing/_mget", "ids": "nothing.here"}
+    with pytest.raises(HttpRetrievalError, match="matched nothing"):
+        build(server.url + "/_search", lookup=lookup).existing_ids(["a"])
+    with pytest.raises(ConfigError, match=r"retrievers.search.lookup.url: a relative url"):
+        build(server.url + "/_search", lookup={"url": "/_mget", "ids": "x"})
+    with pytest.raises(ConfigError, match=r"lookup.ids"):
+        build(server.url + "/_search", lookup={"ids": "[["})

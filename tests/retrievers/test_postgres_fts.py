@@ -124,6 +124,29 @@ def test_same_ranking_from_text_columns_and_tsvector_column(scifact_db: dict[str
         b.close()
 
 
+def test_existing_ids_is_one_query_on_the_id_column(scifact_db: dict[str, Any]) -> None:
+    golden = scifact_db["golden"]
+    expected = sorted({d for q in golden.questions for d in q.expected_document_ids})
+    retriever = build(scifact_db, tsvector_column="tsv")
+    queries: list[Any] = []
+    execute = retriever._execute
+
+    def counted(query: Any, params: dict[str, Any]) -> list[Any]:
+        queries.append(query)
+        return execute(query, params)
+
+    retriever._execute = counted  # type: ignore[method-assign]
+    try:
+        assert retriever.existing_ids_source == "postgres id column"
+        asked = [*expected, "no-such-doc", "'; DROP TABLE x; --"]
+        assert retriever.existing_ids(asked) == set(expected)
+        assert len(queries) == 1  # every id in one array parameter
+        assert retriever.existing_ids([]) == set() and len(queries) == 1
+    finally:
+        retriever.close()
+    assert len(expected) > 250
+
+
 def test_question_is_a_parameter_not_sql(scifact_db: dict[str, Any]) -> None:
     retriever = build(scifact_db)
     try:

@@ -140,3 +140,12 @@ def test_scifact_bm25s_run_matches_trec_eval_success_figures() -> None:
     assert result.error_count == 0
     assert round(result.top1_hit_rate or 0, 4) == 0.5500
     assert round(result.top3_hit_rate or 0, 4) == 0.7267
+
+
+def test_existing_ids_are_ids_seen_anywhere_in_the_run(tmp_path: Path) -> None:
+    run = tmp_path / "r.run"
+    run.write_text("q1 Q0 a 1 3 t\nq1 Q0 b 2 2 t\nq2 Q0 c 1 1 t\n", encoding="utf-8")
+    retriever = RunFileRetriever.from_file(run)
+    assert "best effort" in retriever.existing_ids_source
+    # c is seen for another question, so it "exists"; d was never returned, so it looks dead
+    assert retriever.existing_ids(["a", "c", "d"]) == {"a", "c"}

@@ -8,6 +8,11 @@ counts attempts per question and the most requests it ever held at once.
 ``echo`` makes a careless service that quotes a credential back in a 500's body, in one of the
 forms of :func:`echo_forms`: the request's ``Authorization`` header, or ``echo_secret`` (any
 secret the tool knows that the service should not, such as a store password as ``user:password``).
+
+A request to a path ending in ``/_mget`` is an existence lookup (the adapter's ``lookup``): it
+asks for ids in the body's ``ids`` list or the comma-separated ``ids`` query parameter, and is
+answered Elasticsearch-style, ``{"docs": [{"_id": ..., "found": true|false}]}``, from
+:attr:`Behaviour.documents`.
 """
 
 from __future__ import annotations
@@ -41,6 +46,7 @@ class Behaviour:
     echo_headers: set[str] = field(default_factory=set)  # question -> 500 quoting Authorization
     echo: dict[str, str] = field(default_factory=dict)  # question -> 500 quoting in this form
     echo_secret: str | None = None  # what ``echo`` quotes instead of the Authorization header
+    documents: set[str] = field(default_factory=set)  # ids an ``/_mget`` lookup finds
 
 
 @dataclass
@@ -150,6 +156,12 @@ class RankingServer:
         attempt: int,
     ) -> tuple[int, str]:
         b = self.behaviour
+        if urlsplit(handler.path).path.endswith("/_mget"):
+            asked = body.get("ids") if isinstance(body, dict) else None
+            if asked is None:
+                asked = ",".join(params.get("ids", [])).split(",")
+            docs = [{"_id": d, "found": d in b.documents} for d in asked]
+            return 200, json.dumps({"docs": docs})
         time.sleep(b.latency_s + b.slow.get(question, 0.0))
         if question in b.echo:
             value = b.echo_secret or handler.headers.get("Authorization") or ""
