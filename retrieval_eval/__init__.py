@@ -46,6 +46,8 @@ _EXPORTS = {
     "detect_regression": "retrieval_eval.regression",
     "mcnemar_exact": "retrieval_eval.regression",
     "render_verdict": "retrieval_eval.regression",
+    "Leaderboard": "retrieval_eval.leaderboard",
+    "compare_runs": "retrieval_eval.leaderboard",
     "Recorded": "retrieval_eval.recording",
     "record_run": "retrieval_eval.recording",
     "replay_spool": "retrieval_eval.recording",
