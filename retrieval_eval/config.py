@@ -217,7 +217,7 @@ class Config(BaseModel):
         """Every set the config names, plus those installed packages provide."""
         from retrieval_eval.golden.registry import GoldenSetRegistry
 
-        registry = GoldenSetRegistry()
+        registry = GoldenSetRegistry(missing_config="" if self.path else lookup_note())
         problems: list[str] = []
         for source in self.sets:
             try:
@@ -236,7 +236,12 @@ class Config(BaseModel):
     def retriever_registry(self) -> RetrieverRegistry:
         from retrieval_eval.retrievers.registry import RetrieverRegistry
 
-        return RetrieverRegistry(self.retrievers, base_dir=self.base_dir, source=self.source)
+        return RetrieverRegistry(
+            self.retrievers,
+            base_dir=self.base_dir,
+            source=self.source,
+            missing_config="" if self.path else lookup_note(),
+        )
 
     def evaluation(self, set_identifier: str, retriever: str) -> EvaluationSpec | None:
         for spec in self.evaluations:
@@ -260,6 +265,16 @@ def find_config(explicit: str | Path | None = None) -> Path | None:
         return Path(env)
     default = Path.cwd() / DEFAULT_CONFIG_NAME
     return default if default.is_file() else None
+
+
+def lookup_note() -> str:
+    """Where :func:`find_config` looked when it found nothing (for "unknown name" errors)."""
+    env = "set but empty" if CONFIG_ENV in os.environ else "not set"
+    default = Path.cwd() / DEFAULT_CONFIG_NAME
+    return (
+        f"no config file found (looked for --config: not given, ${CONFIG_ENV}: {env}, "
+        f"{default}: no such file); give --config FILE or set ${CONFIG_ENV}"
+    )
 
 
 def load_config(path: str | Path | None = None) -> Config:

@@ -29,6 +29,11 @@ class UnknownNameError(InvalidInputError):
     """A set or retriever name that no registry knows."""
 
 
+class NoStoreError(InvalidInputError):
+    """A command that only reads runs found no store (a missing SQLite file, a database without
+    the tables): exit code 2, like an unknown run id. Read-only commands never create one."""
+
+
 class GoldenSetError(InvalidInputError):
     """One or more problems in golden set files; ``problems`` lists every one of them."""
 

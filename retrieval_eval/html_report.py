@@ -179,7 +179,10 @@ def render_html(run: StoredRun) -> str:
         ]
         body = _table(["metric", "value", "95% CI"], rows, {1, 2})
         sections.append(_folded("Metrics", body + f'<p class="muted">{_e(CI_NOTE)}</p>'))
-    question_rows = [[q.id, q.question, *question_cells(q)[1:]] for q in result.questions]
+    stale = result.stale_targets()
+    question_rows = [
+        [q.id, q.question, *question_cells(q, stale.get(q.id))[1:]] for q in result.questions
+    ]
     header = ["id", "question", "form", "hard class", "top-1", "top-3", "rank", "latency", "error"]
     sections.append(
         _folded(f"Per question ({result.question_count})", _table(header, question_rows, {6, 7}))

@@ -17,16 +17,22 @@ Edge cases:
 - ``existing_ids`` may answer with ids it was not asked about; only asked ids count.
 - An adapter whose check is best effort (``run_file``: ids seen in the file) says so in
   ``source``; its dead ids are "never seen", not "certainly deleted".
+- :func:`attach_dead_labels` (what ``retrieval-eval run`` and the Python API use) never fails a
+  run: a lookup that raises (an HTTP lookup endpoint down) is recorded as ``checked=False`` with
+  the redacted error in ``source``, and the run is judged as if it had no capability.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, Field
 
 from retrieval_eval.golden.models import GoldenQuestionSet
+
+if TYPE_CHECKING:
+    from retrieval_eval.results import RunResult
 
 
 class DeadLabels(BaseModel):
@@ -98,3 +104,20 @@ def classify(golden_set: GoldenQuestionSet, dead: Iterable[str], source: str) ->
         stale_questions=stale,
         partly_dead=partly,
     )
+
+
+def attach_dead_labels(
+    result: RunResult, golden_set: GoldenQuestionSet, retriever: Any
+) -> RunResult:
+    """``result`` with the check's answer as ``dead_labels`` (unchanged without the capability)."""
+    if not can_check_labels(retriever):
+        return result
+    try:
+        labels = find_dead_labels(golden_set, retriever)
+    except Exception as exc:  # the check is advice: a failing lookup never fails the run
+        from retrieval_eval.redaction import redact
+
+        labels = DeadLabels(
+            checked=False, source=redact(f"check failed: {type(exc).__name__}: {exc}")[:300]
+        )
+    return result.model_copy(update={"dead_labels": labels})

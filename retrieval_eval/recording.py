@@ -65,7 +65,8 @@ def judge_and_save(
     """
 
     def judge(baseline: StoredRun | None, comparable: bool) -> Verdict:
-        note = None if comparable else LABELS_CHANGED
+        # an invalid run starts no baseline: the note would contradict its verdict
+        note = None if comparable or not result.valid else LABELS_CHANGED
         return detect_regression(result, baseline, thresholds, comparable=comparable, note=note)
 
     run_id, verdict = store.judged_save(result, judge, baseline_run_id=baseline_run_id, save=save)

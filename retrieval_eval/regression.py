@@ -196,9 +196,9 @@ def detect_regression(
     prefix = f"{note} " if note else ""
     baseline_id = baseline.id if baseline is not None else None
     if not current.valid:
+        # never compared, so no baseline run is named (nor stored, nor shown by history)
         return Verdict(
             state="invalid_run",
-            baseline_run_id=baseline_id,
             summary=f"{prefix}Run invalid: {current.error_count} of {current.question_count} "
             "questions errored; it is not compared and never becomes a baseline.",
         )
@@ -298,7 +298,8 @@ def render_verdict(verdict: Verdict, *, markdown: bool = False) -> str:
     their summary sentence.
     """
     head = verdict.state.upper().replace("_", " ")
-    if verdict.baseline_run_id is not None:
+    # an invalid run is never compared: no baseline named (runs stored before may carry an id)
+    if verdict.baseline_run_id is not None and verdict.state != "invalid_run":
         head += f" (baseline run {verdict.baseline_run_id})"
     lines = [f"Verdict: {head}"]
     if verdict.state in ("regression", "no_regression"):

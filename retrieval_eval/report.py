@@ -70,17 +70,22 @@ def slice_cells(value: str, s: SliceRates) -> list[str]:
     ]
 
 
-def question_cells(q: QuestionResult) -> list[str]:
-    """One question as report cells: id, form, hard class, top-1, top-3, rank, latency, error."""
+def question_cells(q: QuestionResult, dead: list[str] | None = None) -> list[str]:
+    """One question as report cells: id, form, hard class, top-1, top-3, rank, latency, error.
+
+    ``dead``: a stale label's dead targets (:meth:`RunResult.stale_targets`); its hit cells read
+    ``stale`` and the error cell names the ids, since the question is left out of the verdict.
+    """
+    stale = dead is not None
     return [
         q.id,
         q.form.value,
         q.hard_class or "",
-        "hit" if q.top1_hit else "miss",
-        "hit" if q.top3_hit else "miss",
+        "stale" if stale else "hit" if q.top1_hit else "miss",
+        "stale" if stale else "hit" if q.top3_hit else "miss",
         "" if q.first_hit_rank is None else str(q.first_hit_rank),
         ms(q.latency_ms),
-        q.error or "",
+        f"stale label: {', '.join(dead or [])} no longer in the index" if stale else q.error or "",
     ]
 
 
@@ -138,8 +143,9 @@ def _question_table(result: RunResult) -> _Spec:
     table.add_column("rank", justify="right")
     table.add_column("latency", justify="right", no_wrap=True)
     table.add_column("error", overflow="fold", max_width=ERROR_WIDTH)
+    stale = result.stale_targets()
     for q in result.questions:
-        table.add_row(*question_cells(q))
+        table.add_row(*question_cells(q, stale.get(q.id)))
     return table
 
 
@@ -595,7 +601,8 @@ def render_markdown(
         "| id | form | hard class | top-1 | top-3 | rank | latency | error |",
         "|---|---|---|---|---|---:|---:|---|",
     ]
-    table += [_md_row(question_cells(q)) for q in result.questions]
+    stale = result.stale_targets()
+    table += [_md_row(question_cells(q, stale.get(q.id))) for q in result.questions]
     lines += _folded(f"Per question ({result.question_count})", table)
     if verdict is not None:
         from retrieval_eval.regression import render_verdict

@@ -13,6 +13,11 @@ Edge cases, written down once:
 - Latency percentiles (linear interpolation) are over questions whose retrieval succeeded; they
   are ``None`` when no call succeeded.
 - ``valid`` is ``error_count / question_count <= max_error_rate``.
+- ``dead_labels`` (:mod:`retrieval_eval.labels`) is None when no check ran. A question all of
+  whose targets are dead is a *stale label*: its result stays as scored (a miss, usually) and it
+  counts in every figure of the run, but :meth:`RunResult.stale_targets` names it, reports mark
+  it, the JSON contract gives it ``"stale_label": true`` and its ``"dead_ids"``, and the
+  regression judgement leaves it out (:mod:`retrieval_eval.regression`).
 """
 
 from __future__ import annotations
@@ -30,6 +35,7 @@ from pydantic import BaseModel, Field
 
 from retrieval_eval.golden.models import QuestionForm
 from retrieval_eval.intervals import Interval, rate_interval, wilson
+from retrieval_eval.labels import DeadLabels
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -162,6 +168,20 @@ class RunResult(BaseModel):
     latency_ms: Latency
     metrics: dict[str, float | None] = Field(default_factory=dict)
     questions: list[QuestionResult]
+    dead_labels: DeadLabels | None = None
+
+    def stale_targets(self) -> dict[str, list[str]]:
+        """Stale questions (every target dead) -> their dead ids; empty when none or unchecked."""
+        labels = self.dead_labels
+        if labels is None or not labels.stale_questions:
+            return {}
+        dead = set(labels.dead_ids)
+        stale = set(labels.stale_questions)
+        return {
+            q.id: sorted({d for d in q.expected_document_ids if d in dead})
+            for q in self.questions
+            if q.id in stale
+        }
 
     @property
     def error_rate(self) -> float:
@@ -223,8 +243,22 @@ class RunResult(BaseModel):
             "metrics": self.metrics,
             **self.intervals(),
             "settings": self.settings.model_dump(),
-            "questions": [_question_contract(q) for q in self.questions],
+            "dead_labels": self.dead_labels.model_dump() if self.dead_labels else None,
+            "questions": _questions_contract(self.questions, self.stale_targets()),
         }
+
+
+def _questions_contract(
+    questions: list[QuestionResult], stale: dict[str, list[str]]
+) -> list[dict[str, Any]]:
+    """Every question's contract; a stale one also carries ``stale_label`` and ``dead_ids``."""
+    rows = [_question_contract(q) for q in questions]
+    if stale:
+        for row in rows:
+            if row["id"] in stale:
+                row["stale_label"] = True
+                row["dead_ids"] = stale[row["id"]]
+    return rows
 
 
 def _question_contract(q: QuestionResult) -> dict[str, Any]:

@@ -11,6 +11,7 @@ from retrieval_eval.config import Config, RunOptions
 from retrieval_eval.errors import InvalidInputError
 from retrieval_eval.golden.loaders import SET_SUFFIXES, load_golden_set
 from retrieval_eval.golden.models import GoldenQuestionSet
+from retrieval_eval.labels import attach_dead_labels
 from retrieval_eval.limits import quote
 from retrieval_eval.results import RunResult, RunSettings
 from retrieval_eval.retrievers.base import EvaluatableRetriever
@@ -72,4 +73,5 @@ def run_evaluation(
     golden_set = resolve_set(config, set_name)
     settings = resolve_settings(config, golden_set.identifier, retriever_name, **overrides)
     with opened_retriever(config, retriever_name) as retriever:
-        return evaluate(golden_set, retriever, settings, progress=progress)
+        result = evaluate(golden_set, retriever, settings, progress=progress)
+        return attach_dead_labels(result, golden_set, retriever)

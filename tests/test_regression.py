@@ -241,6 +241,12 @@ def test_an_invalid_run_is_never_compared() -> None:
     assert verdict.is_regression is False
     assert verdict.top1_delta is None
     assert "4 of 4 questions errored" in verdict.summary
+    # never compared, so it names no baseline run: not in the verdict, the store or the headline
+    assert verdict.baseline_run_id is None
+    assert "baseline run" not in render_verdict(verdict)
+    # a verdict stored before invalid runs stopped carrying an id still names none
+    old = verdict.model_copy(update={"baseline_run_id": 7})
+    assert render_verdict(old).splitlines()[0] == "Verdict: INVALID RUN"
 
 
 def test_another_labels_fingerprint_is_not_comparable() -> None:

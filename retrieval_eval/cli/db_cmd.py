@@ -126,7 +126,11 @@ def replay(db: str | None, config_path: str | None, spool_dir: Path | None) -> N
 @db_option
 @config_option
 def url(db: str | None, config_path: str | None) -> None:
-    """Print the store URL the other commands would use (password masked)."""
+    """Print the store URL the other commands would use (password masked); never opens it."""
     from retrieval_eval.store import mask_url
 
-    click.echo(mask_url(store_url_for(db, config_path)))
+    found = store_url_for(db, config_path)
+    click.echo(mask_url(found))
+    path = plain_sqlite_file(found, None)
+    if path is not None and not path.exists():  # stdout stays the URL alone, for scripts
+        click.echo("(no store there yet: the first `retrieval-eval run` creates it)", err=True)

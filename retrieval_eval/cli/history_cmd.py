@@ -41,11 +41,12 @@ def _open(db: str | None, config_path: str | None) -> Store:
 
 
 def _open_to_read(db: str | None, config_path: str | None) -> Store | SqliteReader:
-    """The store for a command that only reads runs (history, show, compare).
+    """The store for a command that only reads runs (history, show, report, compare).
 
     A plain SQLite file already at this version's schema is read with sqlite3, without
-    SQLAlchemy's ~0.2 s of imports; any other store is opened as :func:`_open` does (which
-    also creates the schema of an empty database and refuses another revision).
+    SQLAlchemy's ~0.2 s of imports; any other store is opened without creating anything: a
+    missing SQLite file or a database without the tables is NoStoreError (exit 2, naming it and
+    how to create one), another revision StoreSchemaError.
     """
     from retrieval_eval.cli.db_cmd import plain_sqlite_file
 
@@ -61,9 +62,15 @@ def _open_to_read(db: str | None, config_path: str | None) -> Store | SqliteRead
         reader = open_reader(path)
         if reader is not None:
             return reader
-    from retrieval_eval.store import open_store, resolve_store_url
+        if not path.exists():  # said without importing SQLAlchemy
+            from retrieval_eval.errors import NoStoreError
+            from retrieval_eval.store.names import no_store_file
 
-    return open_store(resolve_store_url(db, config))
+            raise NoStoreError(no_store_file(path))
+    from retrieval_eval.store import resolve_store_url
+    from retrieval_eval.store.store import open_store_to_read
+
+    return open_store_to_read(resolve_store_url(db, config))
 
 
 def _table_text(*tables: Table) -> str:
@@ -209,7 +216,10 @@ def history(
             f"{pct(run['top3_hit_rate'])} {ci(run['top3_hit_rate_ci'])}",
             str(run["error_count"]),
             verdict,
-            "" if run["baseline_run_id"] is None else str(run["baseline_run_id"]),
+            # an invalid run was never compared (runs stored before may still carry an id)
+            ""
+            if run["baseline_run_id"] is None or run["status"] != "valid"
+            else str(run["baseline_run_id"]),
         )
     click.echo(_table_text(table), nl=False)
 

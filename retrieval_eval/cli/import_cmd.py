@@ -68,6 +68,7 @@ def _import_and_write(build: Any, *args: Any, **options: Any) -> None:
     from retrieval_eval.golden.loaders import dump_golden_set
 
     output, force, forms = options.pop("output"), options.pop("force"), options.pop("forms")
+    options_corpus: Path | None = options.pop("corpus", None)
     golden_set: GoldenQuestionSet = build(
         *args, forms=read_forms(forms) if forms else None, **options
     )
@@ -81,6 +82,45 @@ def _import_and_write(build: Any, *args: Any, **options: Any) -> None:
         f"{targets} targets"
     )
     click.echo(golden_set.description)
+    click.echo(_how_to_use(golden_set.identifier, path, options_corpus))
+
+
+def _how_to_use(identifier: str, path: Path, corpus: Path | None) -> str:
+    """What to type next: the config lines that register the set (and, for a BEIR folder with
+    a ``corpus.jsonl``, a BM25 retriever over it) and the exact ``run`` command.
+
+    Paths are written relative to the config the commands would read (``--config`` aside:
+    ``$RETRIEVAL_EVAL_CONFIG``, else ``./retrieval_eval.yaml``), as the config resolves them.
+    """
+    import json
+    import os
+    import re
+
+    from retrieval_eval.config import DEFAULT_CONFIG_NAME, find_config
+
+    config = find_config() or Path(DEFAULT_CONFIG_NAME)
+    base = config.resolve().parent
+
+    def rel(target: Path) -> str:
+        target = target.resolve()
+        if os.path.commonpath([target, base]) == target.anchor:  # nothing shared but the root
+            text = target.as_posix()
+        else:
+            text = Path(os.path.relpath(target, base)).as_posix()
+        # a JSON string is a YAML string: quoted only when a plain scalar could misread it
+        return text if re.fullmatch(r"[\w./][\w./-]*", text) else json.dumps(text)
+
+    retriever = f"{identifier.replace('.', '_')}_bm25" if corpus else "RETRIEVER"
+    verb = "add to" if config.is_file() else "create"
+    lines = ["", f"Next: {verb} {config} (paths relative to it):", "  sets:", f"    - {rel(path)}"]
+    if corpus is not None:
+        lines += ["  retrievers:", f"    {retriever}: {{type: lexical, corpus: {rel(corpus)}}}"]
+    lines += ["then run:", f"  retrieval-eval run {identifier} {retriever}"]
+    if corpus is None:
+        lines.append(
+            "(RETRIEVER: a name under 'retrievers:' in the config, or a module:function path)"
+        )
+    return "\n".join(lines)
 
 
 @sets.command("import-beir")
@@ -92,7 +132,10 @@ def import_beir_cmd(directory: str, **options: Any) -> None:
     """Turn a BEIR folder (queries.jsonl, qrels/<split>.tsv) into a golden set file."""
     from retrieval_eval.golden.importers import import_beir
 
-    _import_and_write(import_beir, directory, **options)
+    corpus = Path(directory) / "corpus.jsonl"
+    _import_and_write(
+        import_beir, directory, corpus=corpus if corpus.is_file() else None, **options
+    )
 
 
 @sets.command("import-trec")
@@ -174,9 +217,9 @@ def export_run_cmd(
     success@1 / success@3 with other tools, not deeper metrics. Failed questions have no lines.
     """
     from retrieval_eval.golden.exporters import run_lines
-    from retrieval_eval.store import open_store
+    from retrieval_eval.store.store import open_store_to_read
 
-    with open_store(store_url_for(db, config_path)) as store:
+    with open_store_to_read(store_url_for(db, config_path)) as store:  # never creates one
         result = store.get_run(run_id).result
     lines = run_lines(result, tag)
     errors = f" ({result.error_count} failed question(s) left out)" if result.error_count else ""

@@ -191,6 +191,10 @@ def run(
             settings,
             progress=sys.stderr.isatty() if progress is None else progress,
         )
+        from retrieval_eval.labels import attach_dead_labels
+
+        # one existing_ids call before judging: stale labels are left out of the verdict
+        result = attach_dead_labels(result, golden_set, retriever)
     if store_url is None:
         from retrieval_eval.regression import detect_regression
 

@@ -13,6 +13,8 @@ from pathlib import Path
 from retrieval_eval.errors import GoldenSetError, InvalidInputError, UnknownNameError
 from retrieval_eval.golden.loaders import SET_SUFFIXES, load_golden_set
 from retrieval_eval.golden.models import GoldenQuestionSet
+from retrieval_eval.limits import quote
+from retrieval_eval.suggest import did_you_mean
 
 ENTRY_POINT_GROUP = "retrieval_eval.golden_question_sets"
 
@@ -20,8 +22,10 @@ ENTRY_POINT_GROUP = "retrieval_eval.golden_question_sets"
 class GoldenSetRegistry:
     """Sets by identifier, each remembering where it came from (for duplicate errors)."""
 
-    def __init__(self) -> None:
+    def __init__(self, missing_config: str = "") -> None:
         self._sets: dict[str, tuple[GoldenQuestionSet, str]] = {}
+        # where a config was looked for when none was found, for "unknown golden set"
+        self.missing_config = missing_config
 
     def add(self, golden_set: GoldenQuestionSet, source: str) -> None:
         """Register one set; a second set with the same identifier is an error naming both."""
@@ -78,8 +82,10 @@ class GoldenSetRegistry:
             return self._sets[identifier][0]
         except KeyError:
             available = ", ".join(self.names()) or "none (add 'sets:' to the config file)"
+            where = f"; {self.missing_config}" if self.missing_config else ""
             raise UnknownNameError(
-                f"unknown golden set {identifier!r}; available: {available}"
+                f"unknown golden set {quote(identifier)}{did_you_mean(identifier, self.names())}"
+                f"; available: {available}{where}"
             ) from None
 
     def __contains__(self, identifier: object) -> bool:

@@ -25,8 +25,10 @@ from retrieval_eval.errors import (
     RetrieverError,
     UnknownNameError,
 )
+from retrieval_eval.limits import quote
 from retrieval_eval.retrievers.base import EvaluatableRetriever, as_retriever
 from retrieval_eval.retrievers.options import BuildContext
+from retrieval_eval.suggest import did_you_mean
 
 ADAPTER_ENTRY_POINT_GROUP = "retrieval_eval.adapters"
 RETRIEVER_ENTRY_POINT_GROUP = "retrieval_eval.retrievers"
@@ -137,8 +139,11 @@ class RetrieverRegistry:
         specs: Mapping[str, Mapping[str, Any]] | None = None,
         base_dir: Path | None = None,
         source: str = "<config>",
+        missing_config: str = "",
     ) -> None:
         self.specs = dict(specs or {})
+        # where a config was looked for when none was found, for "unknown retriever"
+        self.missing_config = missing_config
         self.context = BuildContext(
             base_dir=base_dir or Path.cwd(), source=source, build=self._build_inline
         )
@@ -165,8 +170,11 @@ class RetrieverRegistry:
             return self._wrap(name, lambda: eps[name].load())
         if ":" in name:
             return self._wrap(name, lambda: import_object(name))
+        names = self.names()
+        where = f"; {self.missing_config}" if self.missing_config else ""
         raise UnknownNameError(
-            f"unknown retriever {name!r}; configured: {', '.join(self.names()) or 'none'}; "
+            f"unknown retriever {quote(name)}{did_you_mean(name, names)}; "
+            f"configured: {', '.join(names) or 'none'}{where}; "
             f"adapter types available for the config's 'retrievers:' section: "
             f"{', '.join(sorted(adapter_types()))}; or give a 'module:attribute' import path"
         )

@@ -2,8 +2,9 @@
 
 ``resolve_store_url`` finds the URL (``--db``, ``$RETRIEVAL_EVAL_DB``, the config's ``store:``,
 then ``sqlite:///$RETRIEVAL_EVAL_HOME/results.sqlite``); ``open_store`` opens it, creating the
-schema in an empty database; :class:`Store` saves runs and answers the questions regression
-detection and the CLI ask. The spool keeps runs the store could not take.
+schema in an empty database, and ``open_store_to_read`` (read-only commands) creates nothing;
+:class:`Store` saves runs and answers the questions regression detection and the CLI ask. The
+spool keeps runs the store could not take.
 
 The names below are imported when first used, so a module of this package that needs no
 SQLAlchemy (:mod:`retrieval_eval.store.reader`) can be imported without it.
@@ -16,13 +17,14 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from retrieval_eval.store.models import StoredRun
-    from retrieval_eval.store.store import Store, StoreSchemaError, open_store
+    from retrieval_eval.store.store import Store, StoreSchemaError, open_store, open_store_to_read
     from retrieval_eval.store.url import home_dir, mask_url, resolve_store_url, store_url_for
 
 _EXPORTS = {
     "Store": "retrieval_eval.store.store",
     "StoreSchemaError": "retrieval_eval.store.store",
     "open_store": "retrieval_eval.store.store",
+    "open_store_to_read": "retrieval_eval.store.store",
     "StoredRun": "retrieval_eval.store.models",
     "home_dir": "retrieval_eval.store.url",
     "mask_url": "retrieval_eval.store.url",
@@ -37,6 +39,7 @@ __all__ = [
     "home_dir",
     "mask_url",
     "open_store",
+    "open_store_to_read",
     "resolve_store_url",
     "store_url_for",
 ]

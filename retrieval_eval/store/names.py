@@ -11,6 +11,17 @@ VERSION_TABLE = "retrieval_eval_alembic_version"  # not "alembic_version": Airfl
 HEAD = "0002_alert_markers"  # the newest migration: the revision this version reads and writes
 MAX_RUN_ID = 2**31 - 1  # eval_result.id is a 32-bit INTEGER; PostgreSQL rejects larger values
 
+# what a read-only command says when there is no store yet (it never creates one)
+CREATE_HINT = (
+    "the first `retrieval-eval run SET RETRIEVER` creates it (or `retrieval-eval db upgrade`); "
+    "or point --db or $RETRIEVAL_EVAL_DB at an existing store"
+)
+
+
+def no_store_file(path: object) -> str:
+    """The message for a SQLite store file that does not exist."""
+    return f"no result store at {path}: the file does not exist; {CREATE_HINT}"
+
 
 def storable_run_id(run_id: int) -> bool:
     """Whether ``run_id`` could name a stored run at all (ids run from 1 to MAX_RUN_ID)."""

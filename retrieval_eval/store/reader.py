@@ -4,9 +4,9 @@ Importing SQLAlchemy takes ~0.2 s, more than all else these read-only commands d
 store. :func:`open_reader` serves a plain SQLite file that is already at this version's schema
 revision (:data:`~retrieval_eval.store.names.HEAD`); for anything else (no file yet, an empty
 or foreign file, another revision, a file sqlite3 cannot open, PostgreSQL) it returns None and
-the caller opens a :class:`~retrieval_eval.store.Store`, which creates, refuses or reports it
-as always. A reader answers :meth:`history`, :meth:`get_run` and :meth:`retrievers_for` exactly
-as the Store does (``tests/store/test_reader.py`` compares them): the same rows, in the same
+the caller opens a :class:`~retrieval_eval.store.Store` read-only
+(:func:`~retrieval_eval.store.open_store_to_read`), which refuses or reports it. A reader
+answers :meth:`history`, :meth:`get_run` and :meth:`retrievers_for` exactly as the Store does (``tests/store/test_reader.py`` compares them): the same rows, in the same
 order, decoded as SQLAlchemy decodes them. Which columns are JSON, BOOLEAN or DATETIME is read
 from the tables' declared types, i.e. from the migrations that created them. Every read runs
 in one transaction, so a run never comes back without its questions.
@@ -161,8 +161,8 @@ def open_reader(path: Path) -> SqliteReader | None:
     """A reader for the SQLite store at ``path``, or None when a Store must handle it.
 
     None: the file does not exist, sqlite3 cannot read it, or its schema is not at
-    :data:`HEAD` (empty, older, newer): :func:`~retrieval_eval.store.open_store` then creates
-    the schema, refuses the revision or reports the error with the messages it always gives.
+    :data:`HEAD` (empty, older, newer): :func:`~retrieval_eval.store.open_store_to_read` then
+    says there is no store, refuses the revision or reports the error (it creates nothing).
     """
     if not path.is_file():
         return None

@@ -10,6 +10,7 @@ from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
 from typing import Any
 
+from retrieval_eval.labels import DeadLabels
 from retrieval_eval.regression import Verdict
 from retrieval_eval.results import Latency, QuestionResult, RunResult, RunSettings, SliceRates
 from retrieval_eval.store.models import StoredRun
@@ -34,6 +35,9 @@ def result_row(result: RunResult, verdict: Verdict | None) -> dict[str, Any]:
             k: {**v.model_dump(), **v.intervals()} for k, v in result.by_hard_class.items()
         },
         "verdict": verdict.model_dump(mode="json") if verdict is not None else None,
+        # the dead-label check (retrieval_eval.labels), or null: a baseline's stale questions
+        # are left out of later comparisons with it
+        "dead_labels": result.dead_labels.model_dump() if result.dead_labels else None,
         # 95 % Wilson intervals, [low, high] or null, as in the JSON report: the dashboard can
         # draw a band without recomputing them (a run read back derives them from its counts)
         **result.intervals(),
@@ -142,6 +146,7 @@ def stored_run(
     """Rebuild a StoredRun from its eval_result row and its question and slice rows."""
     details = row["details"] or {}
     verdict = details.get("verdict")
+    labels = details.get("dead_labels")  # absent from runs stored before the check existed
     ordered = sorted(questions, key=lambda r: r["position"])
     result = RunResult(
         run_key=row["run_key"] or f"eval_result:{row['id']}",
@@ -165,6 +170,7 @@ def stored_run(
         latency_ms=Latency(p50=row["latency_p50_ms"], p95=row["latency_p95_ms"]),
         metrics=details.get("metrics") or {},
         questions=[_question(q) for q in ordered],
+        dead_labels=DeadLabels.model_validate(labels) if labels else None,
     )
     return StoredRun(
         id=row["id"],

@@ -25,6 +25,7 @@ import hashlib
 from collections import defaultdict
 from collections.abc import Callable, Iterator, Sequence
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
 from typing import Any
 
 from sqlalchemy import (
@@ -42,13 +43,18 @@ from sqlalchemy import (
 )
 from sqlalchemy.exc import IntegrityError
 
-from retrieval_eval.errors import InvalidInputError, StoreUnavailableError, UnknownNameError
+from retrieval_eval.errors import (
+    InvalidInputError,
+    NoStoreError,
+    StoreUnavailableError,
+    UnknownNameError,
+)
 from retrieval_eval.regression import Verdict
 from retrieval_eval.results import RunResult
 from retrieval_eval.store import migrate
 from retrieval_eval.store.engine import make_engine, unavailable_as_error
 from retrieval_eval.store.models import StoredRun
-from retrieval_eval.store.names import storable_run_id
+from retrieval_eval.store.names import CREATE_HINT, no_store_file, storable_run_id
 from retrieval_eval.store.rows import question_rows, result_row, slice_rows, stored_run
 from retrieval_eval.store.schema import (
     GRADER,
@@ -123,7 +129,22 @@ class Store:
         if current is None:
             self.upgrade()
             return
-        raise StoreSchemaError(
+        raise self._other_revision(current)
+
+    def check_readable(self) -> None:
+        """What :meth:`ensure_schema` checks, without creating anything: a database without
+        the tables is :class:`NoStoreError`, another revision :class:`StoreSchemaError`."""
+        current = self.revision()
+        if current is None:
+            raise NoStoreError(
+                f"the result store at {self.display_url} holds no retrieval-eval tables yet: "
+                f"{CREATE_HINT}"
+            )
+        if current != migrate.HEAD:
+            raise self._other_revision(current)
+
+    def _other_revision(self, current: str) -> StoreSchemaError:
+        return StoreSchemaError(
             f"the result store at {self.display_url} has schema revision {current!r}, this "
             f"version of retrieval-eval uses {migrate.HEAD!r}: run `retrieval-eval db upgrade` "
             "(or upgrade retrieval-eval if the store was written by a newer version)"
@@ -513,6 +534,25 @@ def open_store(url: str) -> Store:
     store = Store(url)
     try:
         store.ensure_schema()
+    except BaseException:
+        store.close()
+        raise
+    return store
+
+
+def open_store_to_read(url: str) -> Store:
+    """Open the store at ``url`` for a command that only reads (history, show, compare, report,
+    export-run): nothing is created, neither a SQLite file (nor its folder) nor a schema.
+
+    Raises NoStoreError (exit 2) naming the file or the masked URL when there is no store yet,
+    StoreSchemaError for another revision, StoreUnavailableError when it cannot be reached.
+    """
+    parsed = parse_store_url(url)
+    if parsed.get_backend_name() == "sqlite" and not Path(parsed.database or "").is_file():
+        raise NoStoreError(no_store_file(parsed.database))
+    store = Store(url)
+    try:
+        store.check_readable()
     except BaseException:
         store.close()
         raise

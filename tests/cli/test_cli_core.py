@@ -194,7 +194,9 @@ def test_unknown_set_exits_2_listing_available(workdir: Path) -> None:
     (workdir / "retrieval_eval.yaml").write_text(f"sets: [{MINI}]\n")
     result = invoke("run", "mini.fqa", "cli_fake_retrievers:always_a")
     assert result.exit_code == 2
-    assert result.stderr.strip() == "error: unknown golden set 'mini.fqa'; available: mini.faq"
+    assert result.stderr.strip() == (
+        "error: unknown golden set 'mini.fqa' (did you mean 'mini.faq'?); available: mini.faq"
+    )
 
 
 def test_unknown_retriever_exits_2_listing_configured_and_types(workdir: Path) -> None:
@@ -203,7 +205,9 @@ def test_unknown_retriever_exits_2_listing_configured_and_types(workdir: Path) -
     )
     result = invoke("run", "two.yaml", "docs_bm52")
     assert result.exit_code == 2
-    assert result.stderr.startswith("error: unknown retriever 'docs_bm52'; configured: docs_bm25")
+    assert result.stderr.startswith(
+        "error: unknown retriever 'docs_bm52' (did you mean 'docs_bm25'?); configured: docs_bm25"
+    )
     assert "lexical" in result.stderr
 
 

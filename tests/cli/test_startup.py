@@ -117,13 +117,20 @@ def test_an_unknown_set_is_reported_before_anything_heavy(work: Path) -> None:
         work, "run", "handbook.dmeo", "handbook_bm25", "--config", DEMO_CONFIG
     )
     assert (code, modules) == (2, [])
-    assert "unknown golden set 'handbook.dmeo'; available: handbook.demo" in stderr
+    assert (
+        "unknown golden set 'handbook.dmeo' (did you mean 'handbook.demo'?); "
+        "available: handbook.demo"
+    ) in stderr
 
 
 @pytest.mark.parametrize(
     "retriever,message",
     [
-        ("handbook_bm52", "unknown retriever 'handbook_bm52'; configured: handbook_bm25"),
+        (
+            "handbook_bm52",
+            "unknown retriever 'handbook_bm52' (did you mean 'handbook_bm25'?); "
+            "configured: handbook_bm25",
+        ),
         ("no_such_module:search", "cannot import module 'no_such_module'"),
         ("startup_retrievers:nothing", "has no attribute 'nothing'"),
     ],

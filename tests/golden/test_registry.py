@@ -61,7 +61,10 @@ def test_unknown_name_lists_the_available_ones() -> None:
     registry.add_file(FIXTURES / "mini-faq.csv")
     with pytest.raises(UnknownNameError) as info:
         registry.get("mini.fqa")
-    assert str(info.value) == "unknown golden set 'mini.fqa'; available: mini.faq, mini_faq"
+    assert str(info.value) == (
+        "unknown golden set 'mini.fqa' (did you mean 'mini.faq' or 'mini_faq'?); "
+        "available: mini.faq, mini_faq"
+    )
 
 
 def test_unknown_name_in_an_empty_registry_says_how_to_add_one() -> None:

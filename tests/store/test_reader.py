@@ -16,7 +16,7 @@ from alembic import command
 from sqlalchemy import JSON, Boolean, DateTime, insert, text
 
 from retrieval_eval.cli.history_cmd import _open_to_read
-from retrieval_eval.errors import StoreUnavailableError, UnknownNameError
+from retrieval_eval.errors import NoStoreError, StoreUnavailableError, UnknownNameError
 from retrieval_eval.regression import SliceRegression, Verdict
 from retrieval_eval.store import Store, StoreSchemaError, open_store
 from retrieval_eval.store.migrate import alembic_config
@@ -140,11 +140,18 @@ def _stamp(url: str, revision: str) -> None:
 def test_anything_but_a_store_at_head_goes_to_the_store(tmp_path: Path) -> None:
     path = tmp_path / "results.sqlite"
     url = f"sqlite:///{path}"
-    assert open_reader(path) is None  # no file: a Store creates it (history then finds nothing)
+    assert open_reader(path) is None  # no file: the command says so, and creates none
+    with pytest.raises(NoStoreError, match="the file does not exist"):
+        _open_to_read(url, None)
+    assert not path.exists()
     path.write_bytes(b"")
-    assert open_reader(path) is None  # empty file: a Store creates the schema in it
+    assert open_reader(path) is None  # empty file: no tables, and a reading command adds none
+    with pytest.raises(NoStoreError, match="holds no retrieval-eval tables yet"):
+        _open_to_read(url, None)
+    assert path.read_bytes() == b""
+    open_store(url).close()  # what a run does first
     with _open_to_read(url, None) as opened:
-        assert isinstance(opened, Store) and opened.revision() is not None
+        assert isinstance(opened, SqliteReader)
     reader = open_reader(path)
     assert reader is not None
     reader.close()
