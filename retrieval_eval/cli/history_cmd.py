@@ -1,5 +1,5 @@
-"""Reading and curating stored runs: ``history``, ``show``, ``report``, ``compare``, ``prune``,
-``baseline``.
+"""Reading and curating stored runs: ``history``, ``show``, ``report``, ``prune``, ``baseline``
+(``compare`` is in :mod:`~retrieval_eval.cli.compare_cmd`).
 
 All take ``--db`` (and ``--config`` for the config's ``store:``). An unknown run id, or a
 (set, retriever) pair with no stored runs, exits 2 naming what is stored instead.
@@ -10,7 +10,6 @@ from __future__ import annotations
 import io
 import json
 import sys
-from collections import Counter
 from typing import TYPE_CHECKING, Any
 
 import click
@@ -149,16 +148,9 @@ def _row_summary(row: dict[str, Any]) -> dict[str, Any]:
 
 
 def _latest(store: Store | SqliteReader, set_identifier: str, retriever: str) -> StoredRun:
-    from retrieval_eval.errors import UnknownNameError
+    from retrieval_eval.leaderboard import latest_run
 
-    runs = store.history(set_identifier, retriever, limit=1)
-    if not runs:
-        known = store.retrievers_for(set_identifier)
-        raise UnknownNameError(
-            f"no stored runs for set {set_identifier!r} and retriever {retriever!r} in "
-            f"{store.display_url}; retrievers with runs on this set: {', '.join(known) or 'none'}"
-        )
-    return runs[0]
+    return latest_run(store, set_identifier, retriever)
 
 
 @cli.command("history")
@@ -306,136 +298,6 @@ def report(run_id: int, html_path: str, db: str | None, config_path: str | None)
 
     Path(html_path).write_text(page, encoding="utf-8")
     click.echo(f"report for run {run_id} written to {html_path}", err=True)
-
-
-def _outcome(q: Any) -> dict[str, Any]:
-    if q is None:
-        return {"top1_hit": None, "top3_hit": None, "first_hit_rank": None, "retrieved": None}
-    return {
-        "top1_hit": q.top1_hit,
-        "top3_hit": q.top3_hit,
-        "first_hit_rank": q.first_hit_rank,
-        "retrieved": q.retrieved,
-    }
-
-
-def _differences(a: StoredRun, b: StoredRun) -> list[dict[str, Any]]:
-    """Questions whose top-1 or top-3 outcome differs, or that only one run has."""
-    by_id_a = {q.id: q for q in a.result.questions}
-    by_id_b = {q.id: q for q in b.result.questions}
-    ids = list(by_id_a) + [i for i in by_id_b if i not in by_id_a]
-    rows = []
-    for qid in ids:
-        qa, qb = by_id_a.get(qid), by_id_b.get(qid)
-        if qa and qb and (qa.top1_hit, qa.top3_hit) == (qb.top1_hit, qb.top3_hit):
-            continue
-        rows.append({"id": qid, "a": _outcome(qa), "b": _outcome(qb)})
-    return rows
-
-
-def _paired_top1(a: StoredRun, b: StoredRun) -> tuple[float, float] | None:
-    """Newcombe's paired 95 % interval of B's top-1 rate minus A's, over the questions both
-    runs have."""
-    from retrieval_eval.intervals import paired_difference
-
-    before = {q.id: q.top1_hit for q in a.result.questions}
-    table = Counter((before[q.id], q.top1_hit) for q in b.result.questions if q.id in before)
-    both, neither = table[True, True], table[False, False]
-    return paired_difference(both, table[False, True], table[True, False], neither)
-
-
-def _mark(outcome: dict[str, Any]) -> str:
-    if outcome["top1_hit"] is None:
-        return "absent"
-    rank = outcome["first_hit_rank"]
-    top1 = "hit" if outcome["top1_hit"] else "miss"
-    top3 = "hit" if outcome["top3_hit"] else "miss"
-    return f"{top1}/{top3}" + ("" if rank is None else f" (rank {rank})")
-
-
-@cli.command("compare")
-@click.argument("set_identifier", metavar="SET")
-@click.argument("retriever_a", metavar="RETRIEVER_A")
-@click.argument("retriever_b", metavar="RETRIEVER_B")
-@click.option("--format", "fmt", type=TEXT_JSON, default="text", show_default=True)
-@db_option
-@config_option
-def compare(
-    set_identifier: str,
-    retriever_a: str,
-    retriever_b: str,
-    fmt: str,
-    db: str | None,
-    config_path: str | None,
-) -> None:
-    """The latest runs of two retrievers on SET side by side, with per-question differences.
-
-    The p-value is McNemar's exact test on the questions where exactly one retriever is a
-    top-1 hit. Runs under different labels are compared anyway, with a warning.
-    """
-    from rich.table import Table
-
-    from retrieval_eval.regression import interval_pts, mcnemar_exact
-    from retrieval_eval.report import ci, pct
-    from retrieval_eval.results import as_pair
-
-    with _open_to_read(db, config_path) as store:
-        a = _latest(store, set_identifier, retriever_a)
-        b = _latest(store, set_identifier, retriever_b)
-    diffs = _differences(a, b)
-    only_a = sum(1 for d in diffs if d["a"]["top1_hit"] and d["b"]["top1_hit"] is False)
-    only_b = sum(1 for d in diffs if d["b"]["top1_hit"] and d["a"]["top1_hit"] is False)
-    p_value = mcnemar_exact(only_a, only_b)
-    delta_ci = _paired_top1(a, b)
-    same_labels = a.result.labels_fingerprint == b.result.labels_fingerprint
-    if not same_labels:
-        click.echo(
-            f"warning: runs {a.id} and {b.id} used different labels (golden set edited between "
-            "them); differences may come from the labels, not the retrievers",
-            err=True,
-        )
-    if fmt == "json":
-        _echo_json(
-            {
-                "set": set_identifier,
-                "a": _summary(a),
-                "b": _summary(b),
-                "same_labels": same_labels,
-                "top1_only_a": only_a,
-                "top1_only_b": only_b,
-                "p_value": p_value,
-                "top1_delta_ci": as_pair(delta_ci),  # B minus A, paired 95 % interval
-                "differences": diffs,
-            }
-        )
-        return
-    side = Table(title=f"{set_identifier}: {retriever_a} vs {retriever_b}", title_justify="left")
-    for name in ("", "A", "B"):
-        side.add_column(name)
-    rows = [
-        ("retriever", a.result.retriever, b.result.retriever),
-        ("run", str(a.id), str(b.id)),
-        ("date (UTC)", f"{a.run_date:%Y-%m-%d %H:%M}", f"{b.run_date:%Y-%m-%d %H:%M}"),
-        ("questions", str(a.result.question_count), str(b.result.question_count)),
-        ("top-1", pct(a.result.top1_hit_rate), pct(b.result.top1_hit_rate)),
-        ("top-1 95% CI", ci(a.result.top1_hit_rate_ci), ci(b.result.top1_hit_rate_ci)),
-        ("top-3", pct(a.result.top3_hit_rate), pct(b.result.top3_hit_rate)),
-        ("top-3 95% CI", ci(a.result.top3_hit_rate_ci), ci(b.result.top3_hit_rate_ci)),
-        ("errors", str(a.result.error_count), str(b.result.error_count)),
-    ]
-    for row in rows:
-        side.add_row(*row)
-    detail = Table(title="Questions that differ (top-1/top-3)", title_justify="left")
-    for name in ("id", "A", "B"):
-        detail.add_column(name, overflow="fold")
-    for d in diffs:
-        detail.add_row(d["id"], _mark(d["a"]), _mark(d["b"]))
-    text = _table_text(side, detail) if diffs else _table_text(side) + "No question differs.\n"
-    text += (
-        f"Top-1 hit only with A: {only_a}, only with B: {only_b} "
-        f"(McNemar exact p = {p_value:.3g}; B − A paired 95% CI {interval_pts(delta_ci)})\n"
-    )
-    click.echo(text, nl=False)
 
 
 @cli.command("prune")

@@ -153,8 +153,10 @@ def test_history_and_compare_show_intervals(db: str, monkeypatch: pytest.MonkeyP
     invoke("run", "handbook.demo", "cli.store_retrievers:empty", *CONFIG, "--db", db)
     args = ("compare", "handbook.demo", SWITCH, "cli.store_retrievers:empty", "--db", db)
     data = json.loads(invoke(*args, "--format", "json").stdout)
-    # A (run 2) and B both hit exactly the 3 no-result questions: no discordant pair
-    assert data["top1_delta_ci"] == list(paired_difference(3, 0, 0, 43))  # type: ignore[arg-type]
+    # run 2 and the empty retriever both hit exactly the 3 no-result questions: no discordant pair
+    versus = data["entries"][1]["versus"]
+    assert versus["top1_delta_ci"] == list(paired_difference(3, 0, 0, 43))  # type: ignore[arg-type]
+    assert data["entries"][1]["top1_hit_rate_ci"] == list(wilson(3, 46))  # type: ignore[arg-type]
     text = invoke(*args).stdout
-    assert "(McNemar exact p = 1; B − A paired 95% CI [-" in text
+    assert "+0.0 [-" in text and "0 / 0" in text  # the change and its paired interval
     assert "[2.2%, 17.5%]" in text

@@ -268,20 +268,23 @@ def test_compare_puts_two_retrievers_side_by_side(db: str, monkeypatch: pytest.M
     result = invoke("compare", "handbook.demo", "handbook_bm25", SWITCH, "--db", db)
     assert result.exit_code == 0, result.output
     assert "handbook_bm25" in result.stdout and "100.0%" in result.stdout
-    assert "Questions that differ" in result.stdout
+    assert "Questions where they disagree on top-1" in result.stdout
     data = json.loads(
         invoke(
             "compare", "handbook.demo", "handbook_bm25", SWITCH, "--db", db, "--format", "json"
         ).stdout
     )
-    assert (data["a"]["id"], data["b"]["id"]) == (1, 2)
-    assert data["same_labels"] is True
-    # the perfect retriever hits everything, so every difference is a BM25 miss
+    # the perfect retriever ranks first and is the reference
+    assert [e["run_id"] for e in data["entries"]] == [2, 1]
+    assert data["reference"] == SWITCH and data["same_labels"] is True
+    # it hits everything, so every disagreement is a BM25 top-1 miss
     assert data["differences"] and all(
-        d["b"]["top1_hit"] or d["b"]["top3_hit"] for d in data["differences"]
+        d["outcomes"][SWITCH]["top1_hit"] and not d["outcomes"]["handbook_bm25"]["top1_hit"]
+        for d in data["differences"]
     )
-    assert data["top1_only_a"] == 0 and data["top1_only_b"] > 0
-    assert data["p_value"] < 0.05
+    bm25 = data["entries"][1]["versus"]
+    assert bm25["top1_only_this"] == 0 and bm25["top1_only_reference"] > 0
+    assert bm25["p_value"] < 0.05 and bm25["significant"] is True
     missing = invoke("compare", "handbook.demo", "handbook_bm25", "ghost", "--db", db)
     assert missing.exit_code == 2 and "ghost" in missing.stderr
 

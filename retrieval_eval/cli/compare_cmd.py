@@ -1,0 +1,94 @@
+"""``compare``: N retrievers on one set as a leaderboard (see :mod:`retrieval_eval.leaderboard`).
+
+``compare SET R1 R2 [R3 ...]`` takes each retriever's latest stored run; ``compare --runs
+ID,ID,...`` takes those runs (all of one set). The store is only read. Exit codes: 0 the board
+was printed; 2 fewer than two retrievers or runs, a retriever without runs on the set, an
+unknown run id, runs of different sets, an unknown ``--reference``, a bad ``--alpha``; 3 the
+store cannot be reached. Warnings (different labels, questions missing from some runs) go to
+stderr, so the formats on stdout stay machine-readable.
+"""
+
+from __future__ import annotations
+
+import click
+
+from retrieval_eval.cli import cli
+from retrieval_eval.cli.db_cmd import db_option
+from retrieval_eval.cli.history_cmd import _open_to_read
+from retrieval_eval.cli.options import config_option
+
+FORMATS = click.Choice(["text", "json", "markdown", "csv"])
+
+
+def _run_ids(ctx: click.Context, param: click.Parameter, value: str | None) -> list[int] | None:
+    if value is None:
+        return None
+    try:
+        ids = [int(part) for part in value.split(",") if part.strip()]
+    except ValueError:
+        raise click.BadParameter(f"expected run ids separated by commas, got {value!r}") from None
+    if any(i < 1 for i in ids):
+        raise click.BadParameter(f"run ids are whole numbers from 1, got {value!r}")
+    return ids
+
+
+@cli.command("compare")
+@click.argument("set_identifier", metavar="SET", required=False)
+@click.argument("retrievers", metavar="R1 R2 [R3 ...]", nargs=-1)
+@click.option(
+    "--runs",
+    "run_ids",
+    callback=_run_ids,
+    metavar="ID,ID,...",
+    help="Compare these stored runs (all of one set) instead of the latest run of each retriever.",
+)
+@click.option(
+    "--reference",
+    metavar="R",
+    help="Compare every other retriever with R (default: the best top-1, ties by top-3, name).",
+)
+@click.option(
+    "--alpha",
+    type=click.FloatRange(0, 1, min_open=True, max_open=True),
+    default=0.05,
+    show_default=True,
+    help="Significance level of the Holm-corrected McNemar tests.",
+)
+@click.option("--format", "fmt", type=FORMATS, default="text", show_default=True)
+@db_option
+@config_option
+def compare(
+    set_identifier: str | None,
+    retrievers: tuple[str, ...],
+    run_ids: list[int] | None,
+    reference: str | None,
+    alpha: float,
+    fmt: str,
+    db: str | None,
+    config_path: str | None,
+) -> None:
+    """A leaderboard of retrievers on SET: top-1 and top-3 with 95% intervals, MRR, nDCG,
+    errors, latency, and each against the reference (McNemar exact on top-1, Holm-corrected;
+    * marks a significant difference), then the questions where they disagree.
+
+    Runs under different labels are compared anyway, with a warning.
+    """
+    if run_ids is None and set_identifier is None:
+        raise click.UsageError("give SET and two or more retrievers, or --runs ID,ID,...")
+    if run_ids is not None and (set_identifier is not None or retrievers):
+        raise click.UsageError(
+            "--runs takes the place of SET and the retrievers: give one or the other"
+        )
+    from retrieval_eval.leaderboard import compare_runs, latest_runs, runs_by_id
+    from retrieval_eval.leaderboard_report import render_leaderboard
+
+    with _open_to_read(db, config_path) as store:
+        if run_ids is not None:
+            runs = runs_by_id(store, run_ids)
+        else:
+            assert set_identifier is not None
+            runs = latest_runs(store, set_identifier, retrievers)
+    board = compare_runs(runs, reference=reference, alpha=alpha)
+    for warning in board.warnings:
+        click.echo(f"warning: {warning}", err=True)
+    click.echo(render_leaderboard(board, fmt), nl=False)
