@@ -15,6 +15,19 @@ Rules, written down once:
   :mod:`retrieval_eval.intervals`). They are information, not a rule: thresholds decide.
 - ``max_latency_p95_increase`` (a ratio: 0.5 = p95 50% slower) is opt-in; when set and exceeded it
   makes the run a regression too.
+- Stale labels (:mod:`retrieval_eval.labels`): a question all of whose targets are no longer in
+  the index cannot be answered, so a miss on it says nothing about retrieval. Before comparing,
+  the questions stale in EITHER run (the current run's check, and the baseline's as stored with
+  it) are removed from BOTH runs, and everything judged (overall and slice rates, thresholds,
+  flips, McNemar, the intervals) is recomputed over the questions left (the same settings, via
+  :func:`retrieval_eval.results.summarise`). The verdict's rates are then those of the judged
+  questions; ``stale_questions`` lists the ids left out and ``dead_ids`` the current run's dead
+  ids. A drop explained entirely by dead labels is therefore never a regression. Partly dead
+  questions (a target survives) are judged as usual. A run with no stale questions on either
+  side is judged exactly as before. Stale labels never make a run invalid or not comparable:
+  the labels fingerprint is of the set file, which the index does not change, so a run with
+  dead labels is compared with (and may become) a baseline; comparisons with it leave its stale
+  questions out.
 - States: ``invalid_run`` (too many retriever errors; never compared, never a baseline),
   ``not_comparable`` (labels fingerprint or set differs, or no store), ``baseline`` (nothing to
   compare with yet), ``no_regression``, ``regression``.
@@ -81,6 +94,10 @@ class Verdict(BaseModel):
     top3_delta_ci: tuple[float, float] | None = None
     latency_regression: bool = False
     latency_p95_ratio: float | None = None
+    # dead labels (retrieval_eval.labels): the current run's dead ids, and the questions left out
+    # of the judgement because every target is dead in this run or the baseline
+    dead_ids: list[str] = Field(default_factory=list)
+    stale_questions: list[str] = Field(default_factory=list)
     reasons: list[str] = Field(default_factory=list)  # what regressed, one phrase each
     summary: str = ""
 
@@ -193,6 +210,25 @@ def detect_regression(
     labels); a baseline whose set or labels fingerprint differs is not comparable either.
     ``note`` is prepended to the summary (why there is no baseline, for instance).
     """
+    verdict = _detect(current, baseline, thresholds, comparable=comparable, note=note)
+    labels = current.dead_labels
+    if labels is None or not labels.dead_ids:
+        return verdict
+    update: dict[str, object] = {"summary": f"{verdict.summary} {labels.summary()}."}
+    if verdict.state not in ("regression", "no_regression"):
+        # nothing was compared, so nothing was left out: list the run's own stale questions
+        update.update(dead_ids=list(labels.dead_ids), stale_questions=list(labels.stale_questions))
+    return verdict.model_copy(update=update)
+
+
+def _detect(
+    current: RunResult,
+    baseline: StoredRun | None,
+    thresholds: Thresholds,
+    *,
+    comparable: bool,
+    note: str | None,
+) -> Verdict:
     prefix = f"{note} " if note else ""
     baseline_id = baseline.id if baseline is not None else None
     if not current.valid:
@@ -229,8 +265,34 @@ def detect_regression(
     return _compare(current, baseline, thresholds)
 
 
+def _without_stale(current: RunResult, old: RunResult) -> tuple[RunResult, RunResult, list[str]]:
+    """Both runs without the questions stale in either (see the module docstring), and their ids."""
+    stale = set(current.stale_targets()) | set(old.stale_targets())
+    if not stale:
+        return current, old, []
+    return _kept(current, stale), _kept(old, stale), sorted(stale)
+
+
+def _kept(result: RunResult, left_out: set[str]) -> RunResult:
+    from retrieval_eval.results import summarise
+
+    return summarise(
+        [q for q in result.questions if q.id not in left_out],
+        set_identifier=result.set_identifier,
+        labels_fingerprint=result.labels_fingerprint,
+        retriever=result.retriever,
+        settings=result.settings,
+        set_name=result.set_name,
+        corpus_revision=result.corpus_revision,
+        started_at=result.started_at,
+        finished_at=result.finished_at,
+        run_key=result.run_key,
+    )
+
+
 def _compare(current: RunResult, baseline: StoredRun, thresholds: Thresholds) -> Verdict:
-    old = baseline.result
+    dead = list(current.dead_labels.dead_ids) if current.dead_labels else []
+    current, old, stale = _without_stale(current, baseline.result)
     top1 = _delta(current.top1_hit_rate, old.top1_hit_rate)
     top3 = _delta(current.top3_hit_rate, old.top3_hit_rate)
     slices = _slice_regressions(current, old, thresholds)
@@ -266,6 +328,11 @@ def _compare(current: RunResult, baseline: StoredRun, thresholds: Thresholds) ->
         summary = f"Regression against run {baseline.id}: {'; '.join(reasons)}; {flips}."
     else:
         summary = f"No regression against run {baseline.id}: {rates}; {flips}."
+    if stale:
+        summary += (
+            f" {len(stale)} stale-label question{'s' if len(stale) != 1 else ''} (every target "
+            "no longer in the index) left out of both runs."
+        )
     return Verdict(
         state="regression" if reasons else "no_regression",
         baseline_run_id=baseline.id,
@@ -286,6 +353,8 @@ def _compare(current: RunResult, baseline: StoredRun, thresholds: Thresholds) ->
         top3_delta_ci=top3_ci,
         latency_regression=slow,
         latency_p95_ratio=ratio,
+        dead_ids=dead,
+        stale_questions=stale,
         reasons=reasons,
         summary=summary,
     )
@@ -328,16 +397,28 @@ def render_verdict(verdict: Verdict, *, markdown: bool = False) -> str:
             lines.append(f"  Regressed: {'; '.join(verdict.reasons)}")
     else:
         lines.append(f"  {verdict.summary}")
+    if verdict.dead_ids or verdict.stale_questions:
+        lines.append(
+            f"  Labels need attention: {len(verdict.dead_ids)} id"
+            f"{'s' if len(verdict.dead_ids) != 1 else ''} no longer in the index "
+            f"({_shown(verdict.dead_ids)}); stale questions left out of the judgement: "
+            f"{len(verdict.stale_questions)} ({_shown(verdict.stale_questions)})"
+        )
     if markdown:
         return "## Verdict\n\n```\n" + "\n".join(lines) + "\n```\n"
     return "\n".join(lines) + "\n"
 
 
+def _shown(ids: list[str]) -> str:
+    """The first ids, then how many more: ``a, b, +3 more`` (``none`` for no ids)."""
+    if not ids:
+        return "none"
+    more = f", +{len(ids) - _SHOWN_IDS} more" if len(ids) > _SHOWN_IDS else ""
+    return ", ".join(ids[:_SHOWN_IDS]) + more
+
+
 def _flip_text(to_miss: list[str], to_hit: list[str]) -> str:
     def part(ids: list[str], label: str) -> str:
-        shown = ", ".join(ids[:_SHOWN_IDS]) + (
-            f", +{len(ids) - _SHOWN_IDS} more" if len(ids) > _SHOWN_IDS else ""
-        )
-        return f"{len(ids)} {label}" + (f" ({shown})" if ids else "")
+        return f"{len(ids)} {label}" + (f" ({_shown(ids)})" if ids else "")
 
     return f"{part(to_miss, 'hit→miss')}, {part(to_hit, 'miss→hit')}"
