@@ -137,7 +137,11 @@ def _text(board: Leaderboard) -> str:
         f"Against {board.reference} on top-1:",
         *_aligned(*_versus_rows(board), right={1, 4, 5}),
     ]
-    parts += [*wrap(_legend(board), WIDTH), *(f"warning: {w}" for w in board.warnings), ""]
+    parts += [
+        *wrap(_legend(board), WIDTH, break_on_hyphens=False),
+        *(f"warning: {w}" for w in board.warnings),
+        "",
+    ]
     if board.differences:
         parts.append(f"Questions where they disagree on top-1 ({len(board.differences)}):")
         parts += _aligned(*_difference_rows(board), right=set())
