@@ -119,7 +119,7 @@ class LintOptions(BaseModel):
     mode: Literal["off", "warn", "fail"] = "warn"
     # form honesty: share of a question's stemmed content words found in its best target's text
     match_min_overlap: float = Field(default=0.2, ge=0, le=1)
-    gap_max_overlap: float = Field(default=0.8, ge=0, le=1)
+    gap_max_overlap: float = Field(default=0.6, ge=0, le=1)
     # near duplicates: Jaccard of character 3-grams (questions), of word 3-shingles (documents)
     question_similarity: float = Field(default=0.8, gt=0, le=1)
     document_similarity: float = Field(default=0.8, gt=0, le=1)

@@ -240,7 +240,7 @@ def test_lint_section_accepts_the_mode_shorthand_and_names_a_bad_mode(tmp_path: 
     assert load_config(path).lint.mode == "fail"
     path.write_text("lint: {mode: off, match_min_overlap: 0.3}\n")  # YAML reads off as false
     lint = load_config(path).lint
-    assert (lint.mode, lint.match_min_overlap, lint.gap_max_overlap) == ("off", 0.3, 0.8)
+    assert (lint.mode, lint.match_min_overlap, lint.gap_max_overlap) == ("off", 0.3, 0.6)
     assert Config().lint.mode == "warn"
     path.write_text("lint: loud\n")
     with pytest.raises(ConfigError, match=r"lint\.mode"):

@@ -49,6 +49,7 @@ def _register() -> None:
         db_cmd,
         history_cmd,
         import_cmd,
+        lint_cmd,
         retrievers_cmd,
         run_cmd,
         sets_cmd,

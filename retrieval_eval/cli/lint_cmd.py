@@ -1,0 +1,139 @@
+"""``retrieval-eval sets lint SET``: check a golden set's health (:mod:`retrieval_eval.lint`).
+
+Exit codes: 0 clean or warnings only, 1 error findings (dead labels), 2 bad input (an unknown
+set or retriever, a missing or unreadable corpus). The result store is only read, never created:
+a missing store, or one at another schema revision or unreachable, skips the "never found" check
+with the reason.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import click
+
+from retrieval_eval.cli.db_cmd import db_option
+from retrieval_eval.cli.options import config_option
+from retrieval_eval.cli.sets_cmd import sets
+
+if TYPE_CHECKING:
+    from retrieval_eval.config import Config
+
+
+@sets.command("lint")
+@click.argument("set_name", metavar="SET")
+@click.option("--retriever", default=None, help="Check ids against it (dead labels); its corpus.")
+@click.option(
+    "--corpus",
+    "corpus_path",
+    type=click.Path(),
+    default=None,
+    help="A BEIR corpus.jsonl or a folder of .md/.txt files (form and completeness checks).",
+)
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["text", "json", "markdown"]),
+    default="text",
+    show_default=True,
+)
+@config_option
+@db_option
+@click.pass_context
+def lint(
+    ctx: click.Context,
+    set_name: str,
+    retriever: str | None,
+    corpus_path: str | None,
+    fmt: str,
+    config_path: str | None,
+    db: str | None,
+) -> None:
+    """Lint a golden set: dead labels, form honesty, duplicates, candidate labels, never-found
+    questions, and the smallest drop the set can detect. Exit 1 when errors are found."""
+    from contextlib import nullcontext
+
+    from retrieval_eval.config import load_config
+    from retrieval_eval.lint import run_lint
+    from retrieval_eval.lint.render import RENDERERS
+    from retrieval_eval.runner import opened_retriever, resolve_set
+
+    config = load_config(config_path)
+    golden_set = resolve_set(config, set_name)
+    corpus = _corpus(corpus_path)
+    store, store_problem = _read_only_store(db, config)
+    thresholds = (
+        config.section_for(golden_set.identifier, retriever, "thresholds")
+        if retriever
+        else config.thresholds
+    )
+    try:
+        with opened_retriever(config, retriever) if retriever else nullcontext() as built:
+            report = run_lint(
+                golden_set,
+                retriever=built,
+                corpus=corpus,
+                store=store,
+                options=config.lint,
+                thresholds=thresholds,
+            )
+    finally:
+        if store is not None:
+            store.close()
+    if store_problem:
+        report.checks_skipped["never_found"] = store_problem
+    click.echo(RENDERERS[fmt](report), nl=False)
+    if report.has_errors:
+        ctx.exit(1)
+
+
+def _corpus(path: str | None) -> Path | None:
+    from retrieval_eval.errors import ConfigError
+
+    if path is None:
+        return None
+    corpus = Path(path)
+    if not (corpus.is_file() or corpus.is_dir()):
+        raise ConfigError(
+            f"--corpus {corpus}: no such file or folder; give a BEIR corpus.jsonl or a folder of "
+            ".md/.txt files"
+        )
+    return corpus
+
+
+def _read_only_store(db: str | None, config: Config) -> tuple[Any, str | None]:
+    """A reader of the store, or None and why; never creates a file, schema or table."""
+    from retrieval_eval.cli.db_cmd import plain_sqlite_file
+    from retrieval_eval.errors import StoreUnavailableError
+
+    path = plain_sqlite_file(db, config)
+    if path is not None:
+        if not path.is_file():
+            return None, f"no result store at {path} (no runs stored yet)"
+        from retrieval_eval.store.reader import open_reader
+
+        reader = open_reader(path)
+        if reader is None:
+            return None, (
+                f"the result store {path} is not at this version's schema: run "
+                "`retrieval-eval db upgrade`"
+            )
+        return reader, None
+    from retrieval_eval.store import Store, mask_url, resolve_store_url
+    from retrieval_eval.store.names import HEAD
+
+    url = resolve_store_url(db, config)
+    store = Store(url)
+    try:
+        revision = store.revision()
+    except StoreUnavailableError as exc:
+        store.close()
+        return None, str(exc)
+    if revision != HEAD:
+        store.close()
+        return None, (
+            f"the result store {mask_url(url)} is not at this version's schema ({revision!r}): "
+            "run `retrieval-eval db upgrade`"
+        )
+    return store, None

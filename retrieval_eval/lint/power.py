@@ -1,0 +1,135 @@
+"""How small a drop can this set see? The minimum detectable drop of a paired comparison.
+
+Method: McNemar's test, the test :mod:`retrieval_eval.regression` reports for a run against its
+baseline (the same questions answered twice, so the comparison is paired and only the questions
+that flip carry information). The sample size of the normal approximation to McNemar's test
+(Connor, 1987) is
+
+    n = (z(1 - alpha/2) * sqrt(psi) + z(power) * sqrt(psi - d**2)) ** 2 / d**2
+
+for a true drop ``d`` = p10 - p01 (hit -> miss minus miss -> hit, as shares of the set) and the
+discordance ``psi`` = p10 + p01. We solve it for ``d`` at the set's ``n`` (bisection: ``n`` falls
+as ``d`` grows), and for ``n`` at the configured threshold (the "questions needed").
+
+The discordance is an assumption, since no run has shown the drop yet: besides the net drop,
+a share ``churn`` of the questions (config ``lint.churn``, default 0.05: one question in twenty
+flips each way when a retriever changes) flips from miss to hit and as many more from hit to
+miss, so ``psi = d + 2 * churn``. Recovery needs misses, so the churn is capped at the miss
+rate ``1 - rate`` when the rate is known. With churn 0 (every flip is a loss) the figure is the
+most optimistic any paired test can give.
+
+A drop larger than the rate itself cannot happen: when even ``d = rate`` is not detectable the
+figure is None ("no drop is detectable"). Thresholds are absolute rate drops, as in
+:mod:`retrieval_eval.config`. A threshold below the detectable drop means a regression of the
+threshold's size is indistinguishable from noise at this set size: the threshold rule will fire
+on noise or miss real drops, and the report names the set size that would make it reliable.
+
+``tests/lint/test_power.py`` checks the formula against a seeded Monte-Carlo simulation of
+McNemar's test.
+"""
+
+from __future__ import annotations
+
+import math
+from statistics import NormalDist
+from typing import TYPE_CHECKING
+
+from retrieval_eval.lint.models import PowerFigure
+
+if TYPE_CHECKING:
+    from retrieval_eval.config import LintOptions, Thresholds
+
+_Z = NormalDist()
+
+
+def _z(p: float) -> float:
+    return _Z.inv_cdf(p)
+
+
+def _discordance(drop: float, churn: float, rate: float | None) -> float:
+    if rate is not None:
+        churn = min(churn, max(1.0 - rate, 0.0))
+    return drop + 2.0 * churn
+
+
+def questions_needed(
+    drop: float,
+    *,
+    alpha: float = 0.05,
+    power: float = 0.8,
+    churn: float = 0.05,
+    rate: float | None = None,
+) -> int:
+    """The set size at which a true drop of ``drop`` is detected with ``power``."""
+    if drop <= 0:
+        raise ValueError("drop must be positive")
+    return math.ceil(_needed_real(drop, alpha, power, churn, rate) - 1e-9)
+
+
+def detectable_drop(
+    n: int,
+    *,
+    alpha: float = 0.05,
+    power: float = 0.8,
+    churn: float = 0.05,
+    rate: float | None = None,
+) -> float | None:
+    """The smallest true drop a set of ``n`` questions detects; None when none up to ``rate``."""
+    if n < 1:
+        return None
+    ceiling = rate if rate is not None else 1.0
+    if ceiling <= 0:
+        return None
+
+    def enough(drop: float) -> bool:
+        return _needed_real(drop, alpha, power, churn, rate) <= n
+
+    if not enough(ceiling):
+        return None
+    low, high = 0.0, ceiling
+    for _ in range(60):
+        mid = (low + high) / 2
+        if mid > 0 and enough(mid):
+            high = mid
+        else:
+            low = mid
+    return high
+
+
+def _needed_real(
+    drop: float, alpha: float, power: float, churn: float, rate: float | None
+) -> float:
+    psi = _discordance(drop, churn, rate)
+    root = _z(1 - alpha / 2) * math.sqrt(psi) + _z(power) * math.sqrt(max(psi - drop**2, 0.0))
+    return root**2 / drop**2
+
+
+def figures(
+    sizes: dict[str, int],
+    rates: dict[tuple[str, str], float | None],
+    thresholds: Thresholds,
+    options: LintOptions,
+) -> list[PowerFigure]:
+    """Top-1 and top-3 figures for each scope (``overall``, ``form=gap``, ...) of ``sizes``."""
+    out = []
+    for scope, n in sizes.items():
+        for metric, threshold in (
+            ("top1", thresholds.max_top1_drop),
+            ("top3", thresholds.max_top3_drop),
+        ):
+            rate = rates.get((scope, metric))
+            kwargs = {"alpha": options.alpha, "power": options.power, "churn": options.churn}
+            drop = detectable_drop(n, rate=rate, **kwargs)
+            needed = questions_needed(threshold, rate=rate, **kwargs) if threshold > 0 else None
+            out.append(
+                PowerFigure(
+                    metric=metric,  # type: ignore[arg-type]
+                    scope=scope,
+                    questions=n,
+                    rate=rate,
+                    threshold=threshold,
+                    detectable_drop=drop,
+                    questions_needed=needed,
+                )
+            )
+    return out

@@ -1,0 +1,114 @@
+"""A lint report as text, Markdown or JSON.
+
+Text and Markdown list the findings errors first, then the power figures next to the
+thresholds they are compared with. Stored and user strings (question ids, texts) are printed
+as they are: no markup is interpreted (the text format uses no rich).
+"""
+
+from __future__ import annotations
+
+import json
+
+from retrieval_eval.lint.models import SEVERITIES, Finding, LintReport, PowerFigure, PowerReport
+
+_ORDER = {severity: rank for rank, severity in enumerate(SEVERITIES)}
+
+
+def _sorted(report: LintReport) -> list[Finding]:
+    return sorted(report.findings, key=lambda f: (_ORDER[f.severity], f.check))
+
+
+def headline(report: LintReport) -> str:
+    counts = ", ".join(
+        f"{report.count(s)} {s}{'s' if report.count(s) != 1 else ''}" for s in SEVERITIES
+    )
+    return f"lint {report.set_id}: {report.questions} questions; {counts}"
+
+
+def pts(value: float | None) -> str:
+    return "none" if value is None else f"{value * 100:.1f} pts"
+
+
+def _rate(value: float | None) -> str:
+    return "-" if value is None else f"{value:.0%}"
+
+
+def power_method(power: PowerReport) -> str:
+    return (
+        f"McNemar (paired), alpha {power.alpha} two-sided, power {power.power}, "
+        f"churn {power.churn}; rates: {power.rates_from}"
+    )
+
+
+def figure_line(figure: PowerFigure) -> str:
+    """``top1: threshold 10.0 pts, detectable 23.2 pts at 46 questions (155 needed)``."""
+    verdict = "ok" if not figure.threshold_too_small else f"{figure.questions_needed} needed"
+    return (
+        f"{figure.metric}: threshold {pts(figure.threshold)}, detectable "
+        f"{pts(figure.detectable_drop)} at {figure.questions} questions ({verdict})"
+    )
+
+
+def render_text(report: LintReport) -> str:
+    lines = [headline(report), f"checks run: {', '.join(report.checks_run) or 'none'}"]
+    lines += [f"skipped {check}: {reason}" for check, reason in report.checks_skipped.items()]
+    lines.append("")
+    for finding in _sorted(report):
+        ids = ", ".join(finding.question_ids)
+        lines.append(
+            f"{finding.severity.upper():7} {finding.check}"
+            + (f" [{ids}]" if ids else "")
+            + f": {finding.message}"
+        )
+    if report.power is not None:
+        lines += ["", f"power ({power_method(report.power)}):"]
+        for figure in report.power.figures:
+            lines.append(
+                f"  {figure.scope:34} {figure.metric} n={figure.questions:<5} rate "
+                f"{_rate(figure.rate):>4}  threshold {pts(figure.threshold):>9}  detectable "
+                f"{pts(figure.detectable_drop):>9}  needed {figure.questions_needed}"
+            )
+    return "\n".join(lines) + "\n"
+
+
+def _cell(text: str) -> str:
+    return text.replace("|", "\\|").replace("\n", " ")
+
+
+def render_markdown(report: LintReport) -> str:
+    lines = [f"## {_cell(headline(report))}", ""]
+    lines.append(f"Checks run: {', '.join(report.checks_run) or 'none'}.")
+    for check, reason in report.checks_skipped.items():
+        lines.append(f"Skipped **{check}**: {_cell(reason)}.")
+    if report.findings:
+        lines += [
+            "",
+            "| severity | check | questions | documents | finding |",
+            "|---|---|---|---|---|",
+        ]
+        for f in _sorted(report):
+            lines.append(
+                f"| {f.severity} | {f.check} | {_cell(', '.join(f.question_ids))} | "
+                f"{_cell(', '.join(f.doc_ids))} | {_cell(f.message)} |"
+            )
+    if report.power is not None:
+        lines += [
+            "",
+            f"Power: {_cell(power_method(report.power))}.",
+            "",
+            "| scope | metric | questions | rate | threshold | detectable drop | questions needed |",
+            "|---|---|---|---|---|---|---|",
+        ]
+        for g in report.power.figures:
+            lines.append(
+                f"| {_cell(g.scope)} | {g.metric} | {g.questions} | {_rate(g.rate)} | "
+                f"{pts(g.threshold)} | {pts(g.detectable_drop)} | {g.questions_needed} |"
+            )
+    return "\n".join(lines) + "\n"
+
+
+def render_json(report: LintReport) -> str:
+    return json.dumps(report.model_dump(mode="json"), indent=2, ensure_ascii=False) + "\n"
+
+
+RENDERERS = {"text": render_text, "markdown": render_markdown, "json": render_json}

@@ -1,0 +1,101 @@
+"""``sets lint``: exit codes 0 (clean or warnings), 1 (errors), 2 (bad input); formats; the
+result store is read, never created."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from helpers import EXAMPLES
+
+from cli.test_cli_core import invoke, isolate_env
+
+CONFIG = str(EXAMPLES / "retrieval_eval.yaml")
+DEAD_SET = """identifier: lint.dead
+questions:
+  - {id: alive, question: How long is the password reset link valid?, form: match,
+     expected_document_ids: [account/password-reset.md]}
+  - {id: dead, question: Where did the old page go?, form: match,
+     expected_document_ids: [account/removed-page.md]}
+"""
+
+
+@pytest.fixture
+def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    isolate_env(monkeypatch, tmp_path)
+    monkeypatch.setenv("RETRIEVAL_EVAL_HOME", str(tmp_path))
+    monkeypatch.chdir(tmp_path)
+    return tmp_path
+
+
+def test_the_demo_lints_with_warnings_only_and_no_store_is_created(home: Path) -> None:
+    result = invoke(
+        "sets", "lint", "handbook.demo", "--retriever", "handbook_bm25", "--config", CONFIG
+    )
+    assert result.exit_code == 0, result.output
+    assert "0 errors" in result.output
+    assert "label_completeness [android-offline-storage]" in result.output
+    assert "detectable" in result.output and "max_top1_drop 10 points" in result.output
+    assert "skipped never_found: no result store at" in result.output
+    assert not (home / "results.sqlite").exists()
+
+
+def test_json_report_holds_findings_checks_and_power(home: Path) -> None:
+    result = invoke(
+        "sets",
+        "lint",
+        "handbook.demo",
+        "--corpus",
+        str(EXAMPLES / "corpus"),
+        "--config",
+        CONFIG,
+        "--format",
+        "json",
+    )
+    assert result.exit_code == 0, result.output
+    report = json.loads(result.output)
+    assert report["set_id"] == "handbook.demo" and report["questions"] == 46
+    assert "form_honesty" in report["checks_run"] and "dead_labels" in report["checks_skipped"]
+    overall = [f for f in report["power"]["figures"] if f["scope"] == "overall"]
+    assert {f["metric"] for f in overall} == {"top1", "top3"}
+    assert all(0 < f["detectable_drop"] < 1 for f in overall)
+
+
+def test_dead_labels_exit_1(home: Path) -> None:
+    (home / "dead.yaml").write_text(DEAD_SET)
+    result = invoke(
+        "sets",
+        "lint",
+        "dead.yaml",
+        "--retriever",
+        "handbook_bm25",
+        "--config",
+        CONFIG,
+        "--format",
+        "markdown",
+    )
+    assert result.exit_code == 1, result.output
+    assert "| error | dead_labels | dead | account/removed-page.md |" in result.output
+
+
+@pytest.mark.parametrize(
+    ("args", "expected"),
+    [
+        (["handbook.demo", "--corpus", "no/such/corpus"], "--corpus no/such/corpus: no such file"),
+        (["absent.set"], "absent.set"),
+        (["handbook.demo", "--retriever", "nope"], "nope"),
+    ],
+)
+def test_bad_input_exits_2_naming_it(home: Path, args: list[str], expected: str) -> None:
+    result = invoke("sets", "lint", *args, "--config", CONFIG)
+    assert result.exit_code == 2, result.output
+    assert expected in result.output
+
+
+def test_an_unreachable_store_skips_never_found_with_the_password_masked(home: Path) -> None:
+    down = "postgresql://eval:Sup3r-Secr3t@127.0.0.1:1/results"
+    result = invoke("sets", "lint", "handbook.demo", "--config", CONFIG, "--db", down)
+    assert result.exit_code == 0, result.output
+    assert "skipped never_found:" in result.output
+    assert "Sup3r-Secr3t" not in result.output
