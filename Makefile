@@ -39,6 +39,7 @@ demo: install
 	@echo; echo "Now the same evaluation as an Airflow DAG run (dag.test(), in-process):"
 	@$(AIRFLOW_ENV) $(BIN)/airflow db migrate > .airflow/db-migrate.log 2>&1
 	@$(AIRFLOW_ENV) $(PY) -m retrieval_eval.airflow.testrun $(DEMO_DAG) --log .airflow/demo-dag.log
+	@cat examples/next-steps.txt
 
 # airflow standalone with this project's dags/ and plugins/ and the demo config (Ctrl-C stops it)
 airflow: install

@@ -1,0 +1,220 @@
+"""The README's console blocks run as written from a fresh clone, and make demo's next steps work.
+
+Conventions in README.md, on the line just before a console block:
+
+- ``<!-- not-run: REASON -->``: the block needs something a test machine does not have (an
+  Airflow deployment, a server, a large download); the reason is required and the list is short.
+- ``<!-- synopsis -->``: a usage synopsis (``[--option VALUE]``), not a command line; every
+  command and option it names must exist (checked against the click app).
+
+Every other console block is run by bash (``set -euo pipefail``), one process per block, in a
+temporary folder holding a copy of ``examples/`` (the repository is never touched), with the
+venv's ``bin`` first on ``PATH`` and a temporary ``RETRIEVAL_EVAL_HOME``. A comment line
+``#   TEXT`` (three spaces) is what the command above prints: it must appear in the output.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+import click
+import pytest
+
+from retrieval_eval.cli import cli
+
+ROOT = Path(__file__).resolve().parents[1]
+README = ROOT / "README.md"
+BIN = Path(sys.executable).parent
+MOST_NOT_RUN = 4  # make demo/test, the production steps, curl against Airflow, torch
+BLOCK = re.compile(
+    r"(?:<!-- (?P<kind>not-run|synopsis)(?::[ ]*(?P<reason>[^\n]*?))? -->\n)?"
+    r"```console\n(?P<body>.*?)```",
+    re.S,
+)
+
+
+def _blocks() -> list[tuple[str, str, str]]:
+    """(kind, reason, body) of every console block; kind 'run' when unmarked."""
+    text = README.read_text(encoding="utf-8")
+    found = [(m["kind"] or "run", m["reason"] or "", m["body"]) for m in BLOCK.finditer(text)]
+    assert len(found) == text.count("```console"), "a console block the pattern missed"
+    return found
+
+
+def _runnable() -> list[str]:
+    return [body for kind, _, body in _blocks() if kind == "run"]
+
+
+def test_skipped_blocks_are_few_and_each_says_why() -> None:
+    blocks = _blocks()
+    not_run = [reason for kind, reason, _ in blocks if kind == "not-run"]
+    assert all(len(reason) > 10 for reason in not_run), not_run
+    assert len(not_run) <= MOST_NOT_RUN
+    assert len(_runnable()) >= 1
+    for _, _, body in blocks:  # user examples never point at this machine's ../shared data
+        assert "../shared" not in body
+
+
+def _alternatives(line: str) -> list[str]:
+    return [part.strip() for part in line.removeprefix("retrieval-eval ").split(" | ")]
+
+
+def _resolve(group: click.Group, words: list[str]) -> tuple[click.Command, click.Group]:
+    """The command the words name, and the group the last name was found in."""
+    command: click.Command = group
+    parent = group
+    for word in words:
+        if not isinstance(command, click.Group) or word.startswith(("-", "[")):
+            break
+        names = word.split("|")
+        for name in names:
+            assert name in command.commands, f"{name!r} is not a command of {command.name!r}"
+        if len(names) > 1:
+            break
+        parent, command = command, command.commands[word]
+    return command, parent
+
+
+@pytest.mark.parametrize(
+    "body", [body for kind, _, body in _blocks() if kind == "synopsis"], ids=lambda b: b[:30]
+)
+def test_synopsis_blocks_name_real_commands_and_options(body: str) -> None:
+    assert isinstance(cli, click.Group)
+    lines: list[str] = []
+    for raw in body.splitlines():  # continuation lines (indented) belong to the line above
+        if raw.startswith(" ") and lines:
+            lines[-1] += " " + raw.strip()
+        else:
+            lines.append(raw.split("#")[0].strip())
+    for line in lines:
+        start: click.Group = cli
+        for i, alternative in enumerate(_alternatives(line)):
+            words = alternative.split()
+            # "sets list | validate": the next ones are sets' commands too; "db upgrade | db
+            # replay": each names its group again
+            known = isinstance(start, click.Group) and words[0] in start.commands
+            command, parent = _resolve(start if known else cli, words)
+            if i == 0:
+                start = parent
+            options = {o for p in command.params for o in getattr(p, "opts", [])}
+            for option in re.findall(r"--[a-z0-9-]+", alternative):
+                assert option in options, f"{line}: {command.name} has no {option}"
+
+
+@pytest.fixture
+def workdir(tmp_path: Path) -> Path:
+    """A folder with a copy of examples/, as in a fresh clone (nothing else of the repo)."""
+    shutil.copytree(ROOT / "examples", tmp_path / "examples")
+    return tmp_path
+
+
+def _environment(workdir: Path) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("RETRIEVAL_EVAL_")}
+    env.update(
+        PATH=f"{BIN}{os.pathsep}{env.get('PATH', '')}", RETRIEVAL_EVAL_HOME=str(workdir / "home")
+    )
+    return env
+
+
+def _bash(script: str, workdir: Path, **env: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        ["bash", "-c", "set -euo pipefail\n" + script],
+        cwd=workdir,
+        env={**_environment(workdir), **env},
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+
+
+@pytest.mark.parametrize("body", _runnable(), ids=lambda b: b.splitlines()[0][:40])
+def test_a_console_block_runs_as_written(workdir: Path, body: str) -> None:
+    done = _bash(body, workdir)
+    assert done.returncode == 0, done.stdout + done.stderr
+    printed = [line[4:] for line in body.splitlines() if line.startswith("#   ")]
+    for expected in printed:
+        assert expected in done.stdout, f"{expected!r} not printed:\n{done.stdout}"
+
+
+def _next_steps() -> list[str]:
+    return (ROOT / "examples" / "next-steps.txt").read_text(encoding="utf-8").splitlines()
+
+
+def test_make_demo_ends_with_the_next_steps() -> None:
+    makefile = (ROOT / "Makefile").read_text(encoding="utf-8")
+    recipe = makefile.split("\ndemo: install\n", 1)[1].split("\n\n", 1)[0]
+    assert recipe.splitlines()[-1].strip() == "@cat examples/next-steps.txt"
+    text = "\n".join(_next_steps())
+    for topic in ("history", "dashboard", "three lines"):
+        assert topic in text
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def test_the_next_steps_work_after_the_demo_run(workdir: Path) -> None:
+    (workdir / ".venv").symlink_to(BIN.parent)  # the next steps name .venv/bin/...
+    demo_db = "sqlite:///.retrieval_eval/demo.sqlite"
+    lines = _next_steps()
+    commands = [line.strip() for line in lines if line.strip().startswith(".venv/bin/")]
+    history, own_run = commands
+    assert " history handbook.demo handbook_bm25 " in history
+    start = next(i for i, line in enumerate(lines) if "as my_search.py" in line) + 1
+    end = next(i for i, line in enumerate(lines) if i > start and not line.startswith("    "))
+    python = [line[4:] for line in lines[start:end]]  # the function, as the file's lines
+    assert len(python) + 1 == 3, "three lines: the function and the run command"
+    (workdir / "my_search.py").write_text("\n".join(python) + "\n")
+    script = (
+        f"mkdir -p .retrieval_eval\nRETRIEVAL_EVAL_DB={demo_db} "
+        f"RETRIEVAL_EVAL_CONFIG=examples/retrieval_eval.yaml "
+        ".venv/bin/retrieval-eval run handbook.demo handbook_bm25 > /dev/null\n"
+        f"{history}\necho ===\n{own_run}\n"
+    )
+    done = _bash(script, workdir)
+    assert done.returncode == 0, done.stdout + done.stderr
+    listed, own = done.stdout.split("===\n")
+    assert "baseline" in listed and "handbook.demo × handbook_bm25" in listed
+    assert "Set handbook.demo  Retriever my_search:search  Questions 46" in own
+    assert "Verdict: BASELINE" in own
+
+
+def test_the_dashboard_of_the_next_steps_serves_the_demo_store(workdir: Path) -> None:
+    (workdir / ".venv").symlink_to(BIN.parent)
+    (line,) = [line.strip() for line in _next_steps() if "uvicorn.run(" in line]
+    port = _free_port()
+    assert "port=8000" in line
+    server = subprocess.Popen(
+        ["bash", "-c", "exec env " + line.replace("port=8000", f"host='127.0.0.1', port={port}")],
+        cwd=workdir,
+        env=_environment(workdir),
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                with urllib.request.urlopen(f"http://127.0.0.1:{port}/", timeout=5) as answer:
+                    page = answer.read().decode()
+                break
+            except OSError:
+                assert server.poll() is None, server.stderr.read() if server.stderr else ""
+                assert time.monotonic() < deadline, "the dashboard did not start"
+                time.sleep(0.2)
+        assert "retrieval-eval" in page
+        assert not (workdir / ".retrieval_eval").exists()  # the dashboard never creates a store
+    finally:
+        server.terminate()
+        server.wait(timeout=10)
