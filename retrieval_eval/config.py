@@ -3,7 +3,8 @@
 Relative paths inside a config resolve against the config file's folder, so a config works from
 any working directory. Lookup order for the file: ``--config``, ``$RETRIEVAL_EVAL_CONFIG``, then
 ``./retrieval_eval.yaml`` when present; with none, an empty config (sets and retrievers can still be
-given as paths). A config is at most 1 MiB; anchors and aliases may expand it to at most 100,000
+given as paths), and an unknown set or retriever name says where the file was looked for
+(:func:`lookup_note`). A config is at most 1 MiB; anchors and aliases may expand it to at most 100,000
 values, nested at most 50 levels (:mod:`retrieval_eval.limits`).
 
 .. code-block:: yaml

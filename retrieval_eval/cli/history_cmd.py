@@ -2,7 +2,8 @@
 (``compare`` is in :mod:`~retrieval_eval.cli.compare_cmd`).
 
 All take ``--db`` (and ``--config`` for the config's ``store:``). An unknown run id, or a
-(set, retriever) pair with no stored runs, exits 2 naming what is stored instead.
+(set, retriever) pair with no stored runs, exits 2 naming what is stored instead; so does a
+store that does not exist yet (the reading commands never create one; the first ``run`` does).
 """
 
 from __future__ import annotations

@@ -1,5 +1,10 @@
 """Dataset import and export: ``sets import-beir``, ``sets import-trec``, ``sets export-qrels``
 and ``export-run`` (a stored run as a TREC run file).
+
+An import ends by printing how to use the set: the ``sets:`` lines for the config in use (paths
+relative to it; a path YAML would misread is quoted), for a BEIR folder with a ``corpus.jsonl``
+a ``lexical`` retriever over it, and the exact ``run`` command. ``export-run`` only reads: with
+no store it exits 2 and creates none.
 """
 
 from __future__ import annotations
