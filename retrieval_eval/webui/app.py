@@ -5,7 +5,9 @@ Pages (relative to wherever the app is mounted, ``/retrieval-eval`` inside Airfl
 - ``/``: every (set, retriever) pair; JSON ``/api/overview``
 - ``/history?set=S&retriever=R[&dim=form|hard_class]``; JSON ``/api/history?set=S&retriever=R``
 - ``/runs/{id}``: one run; JSON ``/api/runs/{id}``
-- ``/compare?set=S&a=R1&b=R2``: two retrievers side by side; JSON ``/api/compare?...``
+- ``/compare?set=S&r=R1&r=R2[&r=R3...][&reference=R&alpha=0.05]``: the leaderboard of N
+  retrievers (``a=R1&b=R2`` as before; see :mod:`compare_view`); JSON ``/api/compare?...``
+
 
 Every route requires an authenticated Airflow user unless ``require_auth=False`` (local
 development only). Every stored string reaches the page through Jinja2's autoescaping or
@@ -33,7 +35,7 @@ from fastapi import Depends, FastAPI, Path, Query, Request, Response
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import HTMLResponse, JSONResponse, PlainTextResponse
 from jinja2 import Environment, PackageLoader, select_autoescape
-from pydantic import BaseModel
+from pydantic import BaseModel, StringConstraints
 from starlette.datastructures import MutableHeaders
 from starlette.exceptions import HTTPException
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
@@ -64,6 +66,7 @@ MAX_RUN_ID = 2**31 - 1
 RunId = Annotated[int, Path(ge=1, le=MAX_RUN_ID, description="a stored run's id")]
 # PostgreSQL cannot compare a string holding NUL: such a name is malformed, never just unknown
 NAME_PATTERN = "^[^\\x00]*$"
+Name = Annotated[str, StringConstraints(pattern=NAME_PATTERN)]  # one of a repeated parameter
 # what each JSON route answers with, by the name of its model in views (see _Dashboard.openapi)
 JSON_MODELS = {
     "/api/overview": "Overview",
@@ -327,28 +330,33 @@ def create_app(store_url: str | None = None, *, require_auth: bool = True) -> Fa
             request, "run.html", data=data, show=show, questions=pages.shown(data.questions, show)
         )
 
-    # -- side by side ------------------------------------------------------------------------
+    # -- N retrievers on one set -------------------------------------------------------------
 
     @app.get("/api/compare", responses=errors(400, 404, api=True))
-    def api_compare(
-        set: str = Query(..., pattern=NAME_PATTERN),
-        a: str | None = Query(None, pattern=NAME_PATTERN),
-        b: str | None = Query(None, pattern=NAME_PATTERN),
-    ) -> JSONResponse:
+    def api_compare(query: dict[str, Any] = Depends(_compare_query)) -> JSONResponse:
         _, views = _modules()
-        return api(views.compare(source.store(), set, a, b))
+        return api(views.compare(source.store(), **query))
 
     @app.get("/compare", response_class=HTMLResponse, responses=errors(400, 404, api=False))
-    def compare_page(
-        request: Request,
-        set: str = Query(..., pattern=NAME_PATTERN),
-        a: str | None = Query(None, pattern=NAME_PATTERN),
-        b: str | None = Query(None, pattern=NAME_PATTERN),
-    ) -> Any:
+    def compare_page(request: Request, query: dict[str, Any] = Depends(_compare_query)) -> Any:
         _, views = _modules()
-        return render(request, "compare.html", data=views.compare(source.store(), set, a, b))
+        return render(request, "compare.html", data=views.compare(source.store(), **query))
 
     return app
+
+
+def _compare_query(
+    set: str = Query(..., description="set identifier", pattern=NAME_PATTERN),
+    r: list[Name] = Query([], description="a retriever to compare (repeat for each)"),
+    a: str | None = Query(None, pattern=NAME_PATTERN, description="the first retriever (as r)"),
+    b: str | None = Query(None, pattern=NAME_PATTERN, description="the second retriever (as r)"),
+    reference: str | None = Query(None, pattern=NAME_PATTERN),
+    alpha: float = Query(0.05, gt=0, lt=1, description="significance level (Holm-corrected)"),
+) -> dict[str, Any]:
+    """The compare page's parameters (see :mod:`compare_view`); ``a``/``b`` come first."""
+    # the page's form sends an empty reference for "the best" and may send empty names
+    named = [name for name in (a, b, *r) if name]
+    return {"set_identifier": set, "named": named, "reference": reference or None, "alpha": alpha}
 
 
 def _login_url() -> str | None:

@@ -1,7 +1,7 @@
 """What each dashboard page shows, as plain data: the HTML pages and the JSON API render the same.
 
-Four views: the overview of every (set, retriever) pair, the history of one pair, one run, and two
-retrievers side by side on one set. Each function reads the store and returns a pydantic model;
+Four views: the overview of every (set, retriever) pair, the history of one pair, one run, and
+N retrievers on one set (:mod:`compare_view`). Each function reads the store and returns a pydantic model;
 ``model_dump(mode="json")`` of it is the JSON API's answer.
 
 Edge cases:
@@ -11,8 +11,7 @@ Edge cases:
 - A pair, run or retriever that is not stored raises UnknownNameError (the app answers 404).
 - Flipped questions are the ones the run's verdict recorded against its baseline when it was
   saved; a run saved without a comparison (first run, not comparable, invalid) has none.
-- Side by side compares questions by id; questions present in one run only are counted, not
-  listed, and a differing labels fingerprint is flagged (the two runs used other labels).
+- The compare view is :mod:`compare_view` (the leaderboard of N retrievers), re-exported here.
 """
 
 from __future__ import annotations
@@ -24,6 +23,7 @@ from pydantic import BaseModel, Field
 from retrieval_eval.errors import UnknownNameError
 from retrieval_eval.results import QuestionResult, SliceRates
 from retrieval_eval.store import Store, StoredRun
+from retrieval_eval.webui.compare_view import Comparison, compare
 from retrieval_eval.webui.queries import RunSummary, SliceSummary, recent, recent_by_pair
 
 
@@ -75,37 +75,6 @@ class RunView(BaseModel):
     baseline: RunSummary | None
     flips: Flips
     questions: list[QuestionResult]
-
-
-class Side(BaseModel):
-    top1_hit: bool
-    top3_hit: bool
-    first_hit_rank: int | None
-    retrieved: list[str]
-    error: str | None
-
-
-class Difference(BaseModel):
-    id: str
-    question: str
-    form: str
-    hard_class: str | None
-    expected_document_ids: list[str]
-    a: Side
-    b: Side
-
-
-class Comparison(BaseModel):
-    set: str
-    retrievers: list[str]  # every retriever stored for the set, for the chooser
-    a: RunSummary
-    b: RunSummary
-    same_labels: bool
-    shared_questions: int
-    only_in_a: int
-    only_in_b: int
-    counts: dict[str, int]  # top-1 outcome: both_hit, only_a, only_b, neither
-    differences: list[Difference]
 
 
 def _slices(slices: dict[str, SliceRates]) -> dict[str, SliceSummary]:
@@ -228,69 +197,6 @@ def _flips(stored: StoredRun, baseline: StoredRun | None) -> Flips:
         top1_to_hit=detail(verdict.flipped_to_hit),
         top3_to_miss=detail(verdict.top3_flipped_to_miss),
         top3_to_hit=detail(verdict.top3_flipped_to_hit),
-    )
-
-
-def _side(q: QuestionResult) -> Side:
-    return Side(
-        top1_hit=q.top1_hit,
-        top3_hit=q.top3_hit,
-        first_hit_rank=q.first_hit_rank,
-        retrieved=q.retrieved,
-        error=q.error,
-    )
-
-
-def _latest(store: Store, set_identifier: str, retriever: str) -> StoredRun:
-    found = store.history(set_identifier, retriever, limit=1)
-    if not found:
-        raise UnknownNameError(f"no stored runs for set {set_identifier!r} × {retriever!r}")
-    return found[0]
-
-
-def compare(
-    store: Store | None, set_identifier: str, a: str | None = None, b: str | None = None
-) -> Comparison:
-    """The latest runs of retrievers ``a`` and ``b`` on a set (defaults: the first two stored)."""
-    retrievers = store.retrievers_for(set_identifier) if store else []
-    if not retrievers:
-        raise UnknownNameError(f"no stored runs for set {set_identifier!r}")
-    a = a or retrievers[0]
-    b = b or (retrievers[1] if len(retrievers) > 1 else retrievers[0])
-    assert store is not None  # retrievers were found in it
-    run_a, run_b = _latest(store, set_identifier, a), _latest(store, set_identifier, b)
-    qa = {q.id: q for q in run_a.result.questions}
-    qb = {q.id: q for q in run_b.result.questions}
-    shared = [qid for qid in qa if qid in qb]
-    counts = {"both_hit": 0, "only_a": 0, "only_b": 0, "neither": 0}
-    differences = []
-    for qid in shared:
-        x, y = qa[qid], qb[qid]
-        key = {(True, True): "both_hit", (True, False): "only_a", (False, True): "only_b"}
-        counts[key.get((x.top1_hit, y.top1_hit), "neither")] += 1
-        if (x.top1_hit, x.top3_hit) != (y.top1_hit, y.top3_hit):
-            differences.append(
-                Difference(
-                    id=qid,
-                    question=x.question,
-                    form=x.form.value,
-                    hard_class=x.hard_class,
-                    expected_document_ids=x.expected_document_ids,
-                    a=_side(x),
-                    b=_side(y),
-                )
-            )
-    return Comparison(
-        set=set_identifier,
-        retrievers=retrievers,
-        a=summary_of(run_a),
-        b=summary_of(run_b),
-        same_labels=run_a.result.labels_fingerprint == run_b.result.labels_fingerprint,
-        shared_questions=len(shared),
-        only_in_a=len(qa) - len(shared),
-        only_in_b=sum(1 for qid in qb if qid not in qa),
-        counts=counts,
-        differences=differences,
     )
 
 

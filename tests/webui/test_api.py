@@ -143,28 +143,6 @@ def test_run_page_lists_questions_flips_and_slices(client: TestClient, filled: F
     assert misses.count("<tr data-question-id=") == expected
 
 
-def test_compare_lists_the_questions_where_two_retrievers_differ(
-    client: TestClient, filled: Filled
-) -> None:
-    data = client.get("/api/compare", params={"set": SET, "a": BM25, "b": TRUNCATED}).json()
-    with open_store(filled.url) as store:
-        a = store.history(SET, BM25, limit=1)[0]
-        b = store.history(SET, TRUNCATED, limit=1)[0]
-    assert (data["a"]["run_id"], data["b"]["run_id"]) == (a.id, b.id)
-    qb = {q.id: q for q in b.result.questions}
-    differ = [
-        q.id
-        for q in a.result.questions
-        if (q.top1_hit, q.top3_hit) != (qb[q.id].top1_hit, qb[q.id].top3_hit)
-    ]
-    assert [d["id"] for d in data["differences"]] == differ
-    assert differ  # keeping only the first result loses the top-3-only hits
-    assert data["same_labels"] is True
-    assert sum(data["counts"].values()) == data["shared_questions"] == a.result.question_count
-    html = client.get("/compare", params={"set": SET, "a": BM25, "b": TRUNCATED}).text
-    assert html.count("<tr data-question-id=") == len(differ)
-
-
 def test_unknown_things_are_404_and_bad_queries_400(client: TestClient) -> None:
     assert client.get("/api/runs/999999").status_code == 404
     assert client.get("/runs/999999").status_code == 404
