@@ -8,7 +8,6 @@ Pages (relative to wherever the app is mounted, ``/retrieval-eval`` inside Airfl
 - ``/compare?set=S&r=R1&r=R2[&r=R3...][&reference=R&alpha=0.05]``: the leaderboard of N
   retrievers (``a=R1&b=R2`` as before; see :mod:`compare_view`); JSON ``/api/compare?...``
 
-
 Every route requires an authenticated Airflow user unless ``require_auth=False`` (local
 development only). Every stored string reaches the page through Jinja2's autoescaping or
 :mod:`charts`' escaping, and a Content-Security-Policy without any script source backs that up.

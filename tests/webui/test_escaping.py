@@ -146,7 +146,7 @@ def dashboard(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Dashboard]:
 class Page:
     name: str
     path: str  # ``{current}`` and ``{base}`` stand for those runs' ids
-    params: dict[str, str]
+    params: dict[str, str | list[str]]
     fields: tuple[str, ...]  # the payloads this page must show
     status: int = 200
 
@@ -161,6 +161,8 @@ QUESTION_FIELDS = ("question_id", "question", "hard_class", "expected_id", "retr
 RUN_FIELDS = ("set", "retriever", "set_name", "corpus_revision", "labels_fingerprint")
 CURRENT_FIELDS = (*RUN_FIELDS, "run_key", *QUESTION_FIELDS, "error", "verdict_summary")
 COMPARE = {"set": P["set"], "a": P["retriever"], "b": OTHER}
+COMPARE_R = {"set": P["set"], "r": [OTHER, P["retriever"]], "reference": P["retriever"]}
+BOARD_FIELDS = ("set", "retriever", "labels_fingerprint")  # what a leaderboard entry names
 UNKNOWN_PAIR = {"set": P["set"], "retriever": "nobody"}
 PAGES = [
     Page("overview", "/", {}, ("set", "retriever")),
@@ -183,8 +185,11 @@ PAGES = [
     Page("run-json", "/api/runs/{current}", {}, (*CURRENT_FIELDS, "verdict_reason")),
     Page("baseline-run", "/runs/{base}", {}, (*RUN_FIELDS, *QUESTION_FIELDS)),
     Page("baseline-run-json", "/api/runs/{base}", {}, (*RUN_FIELDS, *QUESTION_FIELDS)),
-    Page("compare", "/compare", COMPARE, ("set", "retriever", *QUESTION_FIELDS)),
-    Page("compare-json", "/api/compare", COMPARE, (*SUMMARY_FIELDS, *QUESTION_FIELDS, "error")),
+    Page("compare", "/compare", COMPARE, ("set", "retriever", *QUESTION_FIELDS, "error")),
+    Page("compare-json", "/api/compare", COMPARE, (*BOARD_FIELDS, *QUESTION_FIELDS, "error")),
+    # the N-retriever form, the marked retriever named as the reference (in the form's select)
+    Page("compare-r", "/compare", COMPARE_R, ("set", "retriever", *QUESTION_FIELDS, "error")),
+    Page("compare-r-json", "/api/compare", COMPARE_R, (*BOARD_FIELDS, *QUESTION_FIELDS)),
     Page("not-found", "/history", UNKNOWN_PAIR, ("set",), status=404),
     Page("not-found-json", "/api/history", UNKNOWN_PAIR, ("set",), status=404),
 ]
