@@ -106,18 +106,23 @@ def classify(golden_set: GoldenQuestionSet, dead: Iterable[str], source: str) ->
     )
 
 
+def dead_labels_or_failure(golden_set: GoldenQuestionSet, retriever: Any) -> DeadLabels:
+    """:func:`find_dead_labels`, with a failing lookup recorded as ``checked=False`` (its error,
+    redacted, in ``source``) instead of raised: the check is advice and never fails a run."""
+    try:
+        return find_dead_labels(golden_set, retriever)
+    except Exception as exc:
+        from retrieval_eval.redaction import redact
+
+        return DeadLabels(
+            checked=False, source=redact(f"check failed: {type(exc).__name__}: {exc}")[:300]
+        )
+
+
 def attach_dead_labels(
     result: RunResult, golden_set: GoldenQuestionSet, retriever: Any
 ) -> RunResult:
     """``result`` with the check's answer as ``dead_labels`` (unchanged without the capability)."""
     if not can_check_labels(retriever):
         return result
-    try:
-        labels = find_dead_labels(golden_set, retriever)
-    except Exception as exc:  # the check is advice: a failing lookup never fails the run
-        from retrieval_eval.redaction import redact
-
-        labels = DeadLabels(
-            checked=False, source=redact(f"check failed: {type(exc).__name__}: {exc}")[:300]
-        )
-    return result.model_copy(update={"dead_labels": labels})
+    return result.model_copy(update={"dead_labels": dead_labels_or_failure(golden_set, retriever)})

@@ -169,6 +169,9 @@ class RunResult(BaseModel):
     metrics: dict[str, float | None] = Field(default_factory=dict)
     questions: list[QuestionResult]
     dead_labels: DeadLabels | None = None
+    # the DAG's lint task: its mode, finding counts by severity and the first findings (stored in
+    # the run's details, shown with the run); None when no lint ran
+    lint: dict[str, Any] | None = None
 
     def stale_targets(self) -> dict[str, list[str]]:
         """Stale questions (every target dead) -> their dead ids; empty when none or unchecked."""

@@ -1,7 +1,12 @@
 """The DAG factory: one DAG per configured (golden set, retriever) pair.
 
-load_golden_set → retrieve (mapped over batches) → score → persist → check_regression →
-one of alert_regression / alert_invalid_run / no_regression.
+load_golden_set → [lint] → retrieve (mapped over batches) → score → persist → check_regression →
+one of alert_regression / alert_invalid_run / no_regression, plus alert_labels when the verdict
+names dead labels (expected ids no longer in the index: their own alert, never a regression).
+
+``lint`` is there unless the config says ``lint: off``: it runs after ``load_golden_set`` (so
+the adapter cache is built) and before retrieval; its findings reach ``score`` (the run's
+``dead_labels`` and stored ``lint`` details). ``lint: fail`` fails the run there on any error.
 
 Building a DAG is cheap: nothing here loads a set, builds a retriever or opens the store; the
 tasks (:mod:`retrieval_eval.airflow.tasks`) do that at run time through
@@ -87,7 +92,10 @@ def _params() -> dict[str, Param]:
 
 
 def job_for(
-    evaluation: EvaluationSpec, config_path: str | None, options: AirflowOptions
+    evaluation: EvaluationSpec,
+    config_path: str | None,
+    options: AirflowOptions,
+    lint_mode: str = "off",
 ) -> dict[str, Any]:
     """What every task of the evaluation's DAG needs to know, as a small JSON-able dict."""
     return {
@@ -98,6 +106,7 @@ def job_for(
         "alerts": [a.model_dump(exclude_none=True) for a in evaluation.alerts],
         "store_connection_id": options.store_connection_id,
         "ui_base_url": options.ui_base_url,
+        "lint": lint_mode,
     }
 
 
@@ -121,13 +130,15 @@ def build_evaluation_dag(
     config_path: str | None = None,
     airflow_options: AirflowOptions | None = None,
     note: str | None = None,
+    lint_mode: str = "off",
 ) -> DAG:
     """Build the DAG for one evaluation; ``config_path`` is re-read by each task at run time.
 
     ``note`` is added to the DAG's documentation (the demo DAG says why it is there).
+    ``lint_mode`` (``off``, ``warn``, ``fail``: the config's ``lint.mode``) adds the lint task.
     """
     options = airflow_options or AirflowOptions()
-    job = job_for(evaluation, config_path, options)
+    job = job_for(evaluation, config_path, options, lint_mode)
     with DAG(
         dag_id=dag_id_for(evaluation.set, evaluation.retriever),
         schedule=schedule_for(evaluation),
@@ -141,12 +152,18 @@ def build_evaluation_dag(
         render_template_as_native_obj=True,
     ) as dag:
         # XComArgs stand in for the values at run time (typed Any for the checker)
-        batches: Any = tasks.retrieve.partial(job=job).expand(batch=tasks.load_golden_set(job=job))
-        result: Any = tasks.score(job=job, batch_results=batches)
+        planned: Any = tasks.load_golden_set(job=job)
+        batches: Any = tasks.retrieve.partial(job=job).expand(batch=planned)
+        lint: Any = None
+        if lint_mode != "off":
+            lint = tasks.lint(job=job)
+            planned >> lint >> batches
+        result: Any = tasks.score(job=job, batch_results=batches, lint_outcome=lint)
         recorded: Any = tasks.persist(job=job, result=result)
         tasks.check_regression(recorded=recorded) >> [
             tasks.alert_regression(job=job, result=result, recorded=recorded),
             tasks.alert_invalid_run(job=job, result=result, recorded=recorded),
+            tasks.alert_labels(job=job, result=result, recorded=recorded),
             tasks.no_regression(recorded=recorded),
         ]
     return dag
@@ -158,7 +175,11 @@ def build_dags(config: Config, *, note: str | None = None) -> dict[str, DAG]:
     config_path = str(config.path) if config.path else None
     for evaluation in config.evaluations:
         dag = build_evaluation_dag(
-            evaluation, config_path=config_path, airflow_options=config.airflow, note=note
+            evaluation,
+            config_path=config_path,
+            airflow_options=config.airflow,
+            note=note,
+            lint_mode=config.lint.mode,
         )
         if dag.dag_id in dags:
             raise ValueError(

@@ -22,6 +22,12 @@ MAX_MAP_LENGTH = 1024
 BRANCH_REGRESSION = "alert_regression"
 BRANCH_INVALID = "alert_invalid_run"
 BRANCH_OK = "no_regression"
+BRANCH_LABELS = "alert_labels"
+LINT_FINDINGS_KEPT = 50  # findings stored with the run; the counts cover all of them
+
+
+class LintFailed(InvalidInputError):
+    """``lint: fail`` and the lint task found errors: the DAG run fails at once."""
 
 
 def plan_batches(
@@ -46,6 +52,61 @@ def plan_batches(
         {"start": i, "stop": min(i + size, count), "fingerprint": golden.fingerprint}
         for i in range(0, count, size)
     ]
+
+
+def lint_set(
+    config_path: str | None, set_name: str, retriever_name: str, mode: str
+) -> dict[str, Any]:
+    """The lint task: dead labels (one ``existing_ids`` call) and, when the :mod:`retrieval_eval.lint`
+    package offers ``run_lint``, its other checks; JSON for the score task and the alert.
+
+    Returns ``{"mode", "dead_labels": DeadLabels JSON, "errors", "warnings", "findings": [...]}``
+    (at most :data:`LINT_FINDINGS_KEPT` findings). With ``mode == "fail"`` and any error (a dead
+    label is one) it raises :class:`LintFailed` instead, naming what was found. A lookup that
+    fails is recorded (``checked: false``) and is not an error: the evaluation goes on.
+    """
+    from retrieval_eval.labels import dead_labels_or_failure
+    from retrieval_eval.runner import opened_retriever, resolve_set
+
+    config = load_config(config_path)
+    golden = resolve_set(config, set_name)
+    with opened_retriever(config, retriever_name) as retriever:
+        labels = dead_labels_or_failure(golden, retriever)
+        findings = _lint_findings(golden, retriever, config, retriever_name)
+    errors = sum(1 for f in findings if f.get("severity") == "error")
+    if labels.dead_ids and not any(f.get("check") == "dead_labels" for f in findings):
+        errors += len(labels.stale_questions) + len(labels.partly_dead)
+    outcome = {
+        "mode": mode,
+        "dead_labels": labels.model_dump(),
+        "errors": errors,
+        "warnings": sum(1 for f in findings if f.get("severity") == "warning"),
+        "findings": findings[:LINT_FINDINGS_KEPT],
+    }
+    if mode == "fail" and errors:
+        raise LintFailed(
+            f"lint: fail, and the golden set {golden.identifier!r} has {errors} error finding"
+            f"{'s' if errors != 1 else ''}: {labels.summary()}"
+        )
+    return outcome
+
+
+def _lint_findings(
+    golden: Any, retriever: Any, config: Any, retriever_name: str
+) -> list[dict[str, Any]]:
+    """The lint package's findings for the set and retriever. No store: this runs before the
+    evaluation, and it must not depend on the store being up. A check that raises becomes one
+    warning finding: lint advises, it never keeps an evaluation from running."""
+    from retrieval_eval.lint import run_lint
+    from retrieval_eval.redaction import redact
+
+    thresholds = config.section_for(golden.identifier, retriever_name, "thresholds")
+    try:
+        report = run_lint(golden, retriever=retriever, options=config.lint, thresholds=thresholds)
+    except Exception as exc:
+        message = redact(f"lint could not run: {type(exc).__name__}: {exc}")[:300]
+        return [{"check": "lint", "severity": "warning", "message": message}]
+    return [f.model_dump(mode="json") for f in report.findings]
 
 
 def retrieve_batch(
@@ -89,8 +150,10 @@ def reduce_results(
     run_key: str,
     started_at: datetime | None = None,
     overrides: dict[str, Any] | None = None,
+    lint: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
-    """Aggregate every batch into one RunResult (as JSON)."""
+    """Aggregate every batch into one RunResult (as JSON); ``lint`` (the lint task's output)
+    gives the run its ``dead_labels`` and its stored ``lint`` findings."""
     from retrieval_eval.results import QuestionResult
     from retrieval_eval.runner import resolve_set, resolve_settings
     from retrieval_eval.scoring import summarise_set
@@ -113,6 +176,16 @@ def reduce_results(
         started_at=started_at,
         run_key=run_key,
     )
+    if lint:
+        from retrieval_eval.labels import DeadLabels
+
+        labels = lint.get("dead_labels")
+        result = result.model_copy(
+            update={
+                "dead_labels": DeadLabels.model_validate(labels) if labels else None,
+                "lint": {k: v for k, v in lint.items() if k != "dead_labels"},
+            }
+        )
     return result.model_dump(mode="json")
 
 
@@ -156,3 +229,12 @@ def choose_branch(recorded: dict[str, Any]) -> str:
     if state == "regression":
         return BRANCH_REGRESSION
     return BRANCH_OK
+
+
+def choose_branches(recorded: dict[str, Any]) -> list[str]:
+    """The verdict's branch, plus :data:`BRANCH_LABELS` when the verdict names dead ids: labels
+    that need attention alert on their own branch, never as (or instead of) a regression."""
+    branches = [choose_branch(recorded)]
+    if recorded["verdict"].get("dead_ids"):
+        branches.append(BRANCH_LABELS)
+    return branches

@@ -57,6 +57,21 @@ def load_golden_set(job: dict[str, Any]) -> list[dict[str, Any]]:
 
 
 @task
+def lint(job: dict[str, Any]) -> dict[str, Any]:
+    """Before retrieval: dead labels and the set's other lint findings (config ``lint:``).
+
+    ``warn`` records them (the run's details, the labels alert); ``fail`` fails the DAG run at
+    once, without retries, when any error is found.
+    """
+    from retrieval_eval.airflow import steps
+
+    with bad_input_fails_at_once():
+        outcome = steps.lint_set(job["config_path"], job["set"], job["retriever"], job["lint"])
+    print(f"lint: {outcome['errors']} errors, {outcome['warnings']} warnings")
+    return outcome
+
+
+@task
 def retrieve(job: dict[str, Any], batch: dict[str, Any]) -> dict[str, Any]:
     from retrieval_eval.airflow import steps
 
@@ -77,7 +92,11 @@ def retrieve(job: dict[str, Any], batch: dict[str, Any]) -> dict[str, Any]:
 
 
 @task
-def score(job: dict[str, Any], batch_results: list[dict[str, Any]]) -> dict[str, Any]:
+def score(
+    job: dict[str, Any],
+    batch_results: list[dict[str, Any]],
+    lint_outcome: dict[str, Any] | None = None,
+) -> dict[str, Any]:
     from retrieval_eval.airflow import steps
 
     dag_run = get_current_context()["dag_run"]
@@ -89,6 +108,7 @@ def score(job: dict[str, Any], batch_results: list[dict[str, Any]]) -> dict[str,
             list(batch_results),
             run_key=f"airflow:{dag_run.dag_id}:{dag_run.run_id}",
             started_at=getattr(dag_run, "start_date", None),
+            lint=lint_outcome,
         )
 
 
@@ -111,10 +131,10 @@ def persist(job: dict[str, Any], result: dict[str, Any]) -> dict[str, Any]:
 
 
 @task.branch
-def check_regression(recorded: dict[str, Any]) -> str:
+def check_regression(recorded: dict[str, Any]) -> list[str]:
     from retrieval_eval.airflow import steps
 
-    return steps.choose_branch(recorded)
+    return steps.choose_branches(recorded)
 
 
 def _alert(job: dict[str, Any], kind: str, result: dict[str, Any], recorded: dict[str, Any]) -> str:
@@ -144,6 +164,13 @@ def alert_invalid_run(job: dict[str, Any], result: dict[str, Any], recorded: dic
         f"the run is invalid: {result['error_count']} of {result['question_count']} "
         f"questions errored ({outcome})"
     )
+
+
+@task
+def alert_labels(job: dict[str, Any], result: dict[str, Any], recorded: dict[str, Any]) -> str:
+    """Labels need attention (expected ids no longer in the index): its own alert kind, sent
+    beside the verdict's branch, never as a regression."""
+    return _alert(job, "labels", result, recorded)
 
 
 @task

@@ -38,6 +38,7 @@ def result_row(result: RunResult, verdict: Verdict | None) -> dict[str, Any]:
         # the dead-label check (retrieval_eval.labels), or null: a baseline's stale questions
         # are left out of later comparisons with it
         "dead_labels": result.dead_labels.model_dump() if result.dead_labels else None,
+        "lint": result.lint,  # the DAG lint task's findings, or null
         # 95 % Wilson intervals, [low, high] or null, as in the JSON report: the dashboard can
         # draw a band without recomputing them (a run read back derives them from its counts)
         **result.intervals(),
@@ -171,6 +172,7 @@ def stored_run(
         metrics=details.get("metrics") or {},
         questions=[_question(q) for q in ordered],
         dead_labels=DeadLabels.model_validate(labels) if labels else None,
+        lint=details.get("lint"),
     )
     return StoredRun(
         id=row["id"],

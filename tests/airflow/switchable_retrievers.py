@@ -28,3 +28,21 @@ def switchable(question: str, limit: int) -> list[str]:
     if mode == "degraded":
         ranking = ["decoy/a.md", "decoy/b.md", "decoy/c.md", *ranking]
     return ranking[:limit]
+
+
+class Shrinking:
+    """The demo BM25 over an index that lost the documents listed in ``RE_DEAD_DOCS`` (comma
+    separated): they are neither returned nor known to ``existing_ids``, as after a rebuild that
+    dropped them. Its identifier is its import path (set when it is built), the same before and
+    after, so the runs compare."""
+
+    @staticmethod
+    def _dead() -> set[str]:
+        return {d for d in os.environ.get("RE_DEAD_DOCS", "").split(",") if d}
+
+    def retrieve(self, question: str, limit: int) -> list[str]:
+        dead = self._dead()
+        return [d for d in _bm25().retrieve(question, limit + len(dead)) if d not in dead][:limit]
+
+    def existing_ids(self, ids: list[str]) -> set[str]:
+        return _bm25().existing_ids(ids) - self._dead()

@@ -177,3 +177,67 @@ def test_a_run_alerts_once_per_channel_across_retries(
         # another DAG run alerts on its own
         send_alerts(specs, message, store=store, run_key="airflow:d:r2")
         assert len(server.requests) == 2
+
+
+LABELS_RESULT = {
+    **RESULT,
+    "dead_labels": {
+        "checked": True,
+        "source": "corpus",
+        "dead_ids": ["a.md", "b.md"],
+        "stale_questions": ["q1"],
+        "partly_dead": {"q2": ["b.md"]},
+    },
+    "lint": {"mode": "warn", "errors": 2, "warnings": 1, "findings": []},
+}
+LABELS_RECORDED = {
+    "run_id": 14,
+    "verdict": {
+        "state": "no_regression",
+        "baseline_run_id": 9,
+        "dead_ids": ["a.md", "b.md"],
+        "stale_questions": ["q1"],
+        "summary": "No regression against run 9 ...",
+    },
+}
+
+
+def test_labels_message_is_its_own_kind_not_a_regression() -> None:
+    message = build_message("labels", LABELS_RESULT, LABELS_RECORDED, "https://airflow.example")
+    text = message.text()
+    assert text.splitlines()[0] == "Retrieval eval labels need attention: handbook.demo × bm25"
+    assert "Labels need attention: 2 ids no longer in the index (corpus): a.md, b.md" in text
+    assert (
+        "1 question with no target left (stale labels, left out of the regression verdict): q1"
+        in text
+    )
+    assert "1 more lost some of their targets" in text
+    assert "Lint: 2 errors, 1 warnings" in text
+    assert "Top-1" not in text and "No regression against" not in text
+    assert "Run 14 (baseline run 9): https://airflow.example/runs/14" in text
+
+
+def test_a_labels_alert_and_a_regression_alert_are_each_sent_once(tmp_path: Path) -> None:
+    """Separate kinds: the labels marker never blocks the verdict's alert, nor the reverse."""
+    from retrieval_eval.store import open_store
+
+    specs = [{"type": "slack", "connection_id": "slack_l"}]
+    regression = build_message("regression", RESULT, RECORDED)
+    labels = build_message("labels", LABELS_RESULT, LABELS_RECORDED)
+    key = "airflow:d:labels"
+    with RecordingServer() as server, open_store(f"sqlite:///{tmp_path / 'r.sqlite'}") as store:
+        conn = {
+            "conn_type": "slackwebhook",
+            "password": "T1/B2/lbl",
+            "host": f"http://127.0.0.1:{server.port}",
+        }
+        with pytest.MonkeyPatch.context() as mp:
+            mp.setenv("AIRFLOW_CONN_SLACK_L", json.dumps(conn))
+            assert send_alerts(specs, labels, store=store, run_key=key) == (
+                "sent: slack:slack_l#labels"
+            )
+            assert send_alerts(specs, regression, store=store, run_key=key) == "sent: slack:slack_l"
+            assert "skipped" in send_alerts(specs, labels, store=store, run_key=key)
+            assert "skipped" in send_alerts(specs, regression, store=store, run_key=key)
+        assert len(server.requests) == 2
+        assert store.alert_state(key, "slack:slack_l#labels") == "sent"

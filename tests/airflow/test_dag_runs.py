@@ -8,12 +8,16 @@ real deployment in ``test_deployment.py``.
 
 The runs, in order: good (baseline), good (no_regression), degraded (regression, one alert),
 degraded with ``fail_on_regression`` (alert, then the run fails), broken retriever (invalid run,
-alert, run fails), and a bad golden set (``load_golden_set`` fails with every problem).
+alert, run fails), and a bad golden set (``load_golden_set`` fails with every problem). Then
+dead labels (another evaluation, its own Slack webhook): a baseline, the index losing two
+documents (the lint task finds them, the verdict leaves the stale questions out, a labels alert
+and no regression alert), and the same with ``lint: fail`` (the run fails at the lint task).
 """
 
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -25,6 +29,11 @@ pytestmark = pytest.mark.airflow
 DAG_ID = "retrieval_eval__handbook_demo__switchable_retrievers_switchable"
 BM25_DAG = "retrieval_eval__handbook_demo__handbook_bm25"
 WEBHOOK_SECRET = "T000/B000/xyzSECRET"
+LABELS_DAG = "retrieval_eval__handbook_demo__switchable_retrievers_Shrinking"
+LABELS_WEBHOOK = "T000/B000/labelsHOOK"
+DEAD_DOCS = ["billing/refunds.md", "billing/refunds-eu.md"]
+# every target among DEAD_DOCS (examples/golden/handbook.yaml)
+STALE = ["refund-annual-window", "refund-eu-monthly", "refund-outside-eu-monthly"]
 
 
 @pytest.fixture(scope="module")
@@ -58,6 +67,26 @@ def scenario(
         env = {"RETRIEVAL_EVAL_CONFIG": str(config), "RE_TEST_MODE": mode}
         return {"dag_id": DAG_ID, "conf": conf or {}, "env": env}
 
+    labels_store = f"sqlite:///{folder / 'labels.sqlite'}"
+
+    def labels_config(name: str, lint: str) -> Path:
+        return write_config(
+            folder / name,
+            store=labels_store,
+            retriever="switchable_retrievers:Shrinking",
+            alerts=[{"type": "slack", "connection_id": "slack_labels"}],
+            extra={"lint": lint},
+        )
+
+    def labels_step(config_file: Path, dead: list[str]) -> dict[str, Any]:
+        env = {"RETRIEVAL_EVAL_CONFIG": str(config_file), "RE_DEAD_DOCS": ",".join(dead)}
+        return {"dag_id": LABELS_DAG, "env": env}
+
+    warn, fail = (
+        labels_config("labels_warn.yaml", "warn"),
+        labels_config("labels_fail.yaml", "fail"),
+    )
+
     plan = [
         step("good"),
         step("good"),
@@ -65,6 +94,9 @@ def scenario(
         step("degraded", {"fail_on_regression": True}),
         step("broken"),
         {"dag_id": BM25_DAG, "env": {"RETRIEVAL_EVAL_CONFIG": str(bad_config)}},
+        labels_step(warn, []),
+        labels_step(warn, DEAD_DOCS),
+        labels_step(fail, DEAD_DOCS),
     ]
     with RecordingServer() as slack:
         connection = {
@@ -72,23 +104,31 @@ def scenario(
             "host": f"http://127.0.0.1:{slack.port}",
             "password": WEBHOOK_SECRET,
         }
-        env = {**airflow_env, "AIRFLOW_CONN_SLACK_TEST": json.dumps(connection)}
+        labels_connection = {**connection, "password": LABELS_WEBHOOK}
+        env = {
+            **airflow_env,
+            "AIRFLOW_CONN_SLACK_TEST": json.dumps(connection),
+            "AIRFLOW_CONN_SLACK_LABELS": json.dumps(labels_connection),
+        }
         outcomes, log = run_plan(env, plan, folder)
     names = ["first", "second", "degraded", "failing", "broken", "bad_set"]
+    names += ["labels_base", "labels_dead", "labels_fail"]
     assert len(outcomes) == len(names), log[-3000:]
     return {
         **dict(zip(names, outcomes, strict=True)),
         "log": log,
-        "slack": slack.requests,
+        "slack": [r for r in slack.requests if r["path"] == "/" + WEBHOOK_SECRET],
+        "labels_slack": [r for r in slack.requests if r["path"] == "/" + LABELS_WEBHOOK],
         "runs": _stored(store_url),
+        "labels_runs": _stored(labels_store, "switchable_retrievers:Shrinking"),
     }
 
 
-def _stored(store_url: str) -> list[Any]:
+def _stored(store_url: str, retriever: str = "switchable_retrievers:switchable") -> list[Any]:
     from retrieval_eval.store import open_store
 
     with open_store(store_url) as store:
-        return store.history("handbook.demo", "switchable_retrievers:switchable")
+        return store.history("handbook.demo", retriever)
 
 
 def test_first_runs_set_the_baseline_then_compare(scenario: dict[str, Any]) -> None:
@@ -158,3 +198,39 @@ def test_bad_golden_set_fails_load_task_with_the_validation_message(
     assert outcome["tasks"]["load_golden_set"] == "failed"  # not up_for_retry
     assert "question 'q1' (#1, line 3): field 'question'" in scenario["log"]
     assert "unknown form 'sideways'" in scenario["log"]
+
+
+def test_dead_labels_alert_on_their_own_branch_not_as_a_regression(
+    scenario: dict[str, Any],
+) -> None:
+    base, dead = scenario["labels_base"], scenario["labels_dead"]
+    assert base["state"] == "success", scenario["log"][-3000:]
+    assert base["tasks"]["lint"] == "success" and base["tasks"]["alert_labels"] == "skipped"
+    assert dead["state"] == "success", scenario["log"][-3000:]
+    assert dead["tasks"]["lint"] == "success"  # lint: warn records, the run goes on
+    assert dead["tasks"]["no_regression"] == "success"
+    assert dead["tasks"]["alert_labels"] == "success"
+    assert dead["tasks"]["alert_regression"] == "skipped"
+    stored = list(reversed(scenario["labels_runs"]))  # oldest first
+    assert [r.verdict_state for r in stored] == ["baseline", "no_regression"]
+    verdict = stored[1].verdict
+    assert verdict is not None and verdict.dead_ids == sorted(DEAD_DOCS)
+    assert verdict.stale_questions == STALE
+    # the stale questions miss now: counted as misses, the overall rate would have dropped
+    assert stored[1].result.top1_hits < stored[0].result.top1_hits
+    assert stored[1].result.lint is not None and stored[1].result.lint["errors"] >= len(STALE)
+    (posted,) = scenario["labels_slack"]  # one alert: the labels one, once
+    text = posted["body"]["text"]
+    assert text.startswith("Retrieval eval labels need attention")
+    assert "Labels need attention: 2 ids no longer in the index" in text
+    assert "regression" not in text.splitlines()[0].lower()
+    assert f"Run {stored[1].id}" in text
+
+
+def test_lint_fail_fails_the_run_before_retrieval(scenario: dict[str, Any]) -> None:
+    failed = scenario["labels_fail"]
+    assert failed["state"] == "failed"
+    assert failed["tasks"]["lint"] == "failed"  # at once, not up_for_retry
+    assert failed["tasks"]["score"] == "upstream_failed"
+    assert "labels need attention: 2 ids no longer in the index" in scenario["log"]
+    assert len(scenario["labels_runs"]) == 2  # nothing stored for the failed run

@@ -12,12 +12,14 @@ pytestmark = pytest.mark.airflow
 
 EXPECTED_TASKS = {
     "load_golden_set",
+    "lint",  # config lint: warn, the default
     "retrieve",
     "score",
     "persist",
     "check_regression",
     "alert_regression",
     "alert_invalid_run",
+    "alert_labels",
     "no_regression",
 }
 
@@ -60,12 +62,14 @@ def test_demo_dag_shape(monkeypatch: pytest.MonkeyPatch) -> None:
     assert [a.uri for a in timetable.asset_condition.objects] == [
         Asset("retrieval-index://handbook").uri
     ]
+    alerts = {"alert_regression", "alert_invalid_run", "alert_labels"}
     chain = {
-        "load_golden_set": {"retrieve"},
+        "load_golden_set": {"lint", "retrieve"},
+        "lint": {"retrieve", "score"},  # before retrieval; its findings go to score
         "retrieve": {"score"},
-        "score": {"persist", "alert_regression", "alert_invalid_run"},
-        "persist": {"check_regression", "alert_regression", "alert_invalid_run", "no_regression"},
-        "check_regression": {"alert_regression", "alert_invalid_run", "no_regression"},
+        "score": {"persist", *alerts},
+        "persist": {"check_regression", *alerts, "no_regression"},
+        "check_regression": {*alerts, "no_regression"},
     }
     for task_id, downstream in chain.items():
         assert dag.get_task(task_id).downstream_task_ids == downstream, task_id
@@ -187,3 +191,16 @@ def test_parsing_builds_no_retriever_and_touches_no_store(
     bag = _bag(monkeypatch, config)
     assert bag.import_errors == {}
     assert list(bag.dags) == ["retrieval_eval__some_set__r"]
+
+
+def test_lint_off_leaves_the_lint_task_out(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    config = write_config(
+        tmp_path / "c.yaml",
+        store="sqlite:///x.sqlite",
+        retriever="handbook_bm25",
+        extra={"lint": "off"},
+    )
+    bag = _bag(monkeypatch, config)
+    dag = bag.dags["retrieval_eval__handbook_demo__handbook_bm25"]
+    assert {t.task_id for t in dag.tasks} == EXPECTED_TASKS - {"lint"}
+    assert dag.get_task("load_golden_set").downstream_task_ids == {"retrieve"}

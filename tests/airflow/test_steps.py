@@ -83,3 +83,68 @@ def test_unreachable_store_spools_then_fails_the_task_for_a_retry(
         steps.persist_result(CONFIG, result, store_url="postgresql://u:hunter22@127.0.0.1:1/none")
     assert "hunter22" not in str(info.value)
     assert list((tmp_path / "spool").glob("*.json"))
+
+
+def _relabelled_config(tmp_path: Path, mode: str, removed: list[str]) -> str:
+    """The demo evaluation over a copy of the corpus without ``removed`` (an index rebuild that
+    dropped them), with ``lint: <mode>``."""
+    import shutil
+
+    corpus = tmp_path / "corpus"
+    shutil.copytree(EXAMPLES / "corpus", corpus)
+    for doc in removed:
+        (corpus / doc).unlink()
+    config = {
+        "sets": [str(EXAMPLES / "golden" / "handbook.yaml")],
+        "retrievers": {"bm25": {"type": "lexical", "corpus": str(corpus)}},
+        "lint": mode,
+    }
+    path = tmp_path / f"{mode}.yaml"
+    path.write_text(yaml.safe_dump(config))
+    return str(path)
+
+
+def test_lint_finds_dead_labels_and_fail_mode_stops_the_run(tmp_path: Path) -> None:
+    removed = ["billing/refunds.md", "billing/refunds-eu.md"]
+    warn = _relabelled_config(tmp_path, "warn", removed)
+    outcome = steps.lint_set(warn, "handbook.demo", "bm25", "warn")
+    labels = outcome["dead_labels"]
+    assert labels["checked"] and labels["dead_ids"] == sorted(removed)
+    from retrieval_eval.golden.loaders import load_golden_set
+
+    golden = load_golden_set(EXAMPLES / "golden" / "handbook.yaml")
+    stale = [
+        q.id
+        for q in golden.questions
+        if q.expected_document_ids and set(q.expected_document_ids) <= set(removed)
+    ]
+    assert stale and labels["stale_questions"] == stale
+    assert outcome["errors"] >= len(stale)
+    assert any(f["check"] == "dead_labels" for f in outcome["findings"])
+    with pytest.raises(steps.LintFailed, match=r"lint: fail.*labels need attention: 2 ids"):
+        steps.lint_set(warn, "handbook.demo", "bm25", "fail")
+    # a clean index passes in fail mode too
+    clean = _relabelled_config(tmp_path / "clean", "fail", [])
+    assert steps.lint_set(clean, "handbook.demo", "bm25", "fail")["dead_labels"]["dead_ids"] == []
+
+
+def test_lint_findings_reach_the_result_and_the_labels_branch(tmp_path: Path) -> None:
+    config = _relabelled_config(tmp_path, "warn", ["billing/refunds.md", "billing/refunds-eu.md"])
+    lint = steps.lint_set(config, "handbook.demo", "bm25", "warn")
+    (batch,) = steps.plan_batches(config, "handbook.demo", 1)
+    done = steps.retrieve_batch(config, "handbook.demo", "bm25", batch["fingerprint"], 0, 46)
+    result = steps.reduce_results(config, "handbook.demo", "bm25", [done], run_key="k", lint=lint)
+    assert result["dead_labels"] == lint["dead_labels"]
+    assert result["lint"]["errors"] == lint["errors"] and "dead_labels" not in result["lint"]
+    url = f"sqlite:///{tmp_path / 'r.sqlite'}"
+    recorded = steps.persist_result(config, result, store_url=url)
+    assert recorded["verdict"]["dead_ids"] == lint["dead_labels"]["dead_ids"]
+    from retrieval_eval.store import open_store
+
+    with open_store(url) as store:
+        (stored,) = store.history("handbook.demo", "bm25")
+    assert stored.result.lint is not None and stored.result.lint["errors"] == lint["errors"]
+    assert stored.result.dead_labels is not None
+    assert stored.result.dead_labels.stale_questions == lint["dead_labels"]["stale_questions"]
+    assert steps.choose_branches(recorded) == [steps.BRANCH_OK, steps.BRANCH_LABELS]
+    assert steps.choose_branches({"verdict": {"state": "regression"}}) == [steps.BRANCH_REGRESSION]

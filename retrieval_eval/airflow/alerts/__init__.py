@@ -47,6 +47,10 @@ def send_alerts(
     ``sending`` by a process that died mid-send is not retried either: a duplicate alert is worse
     than a missing one here, and the task log says so. Every channel is tried before any failure
     is raised.
+
+    The verdict's alerts (``regression``, ``invalid_run``) share one marker per channel: a run
+    has one verdict. A ``labels`` alert is a separate kind, claimed under ``<channel>#labels``, so
+    a run may send both once and neither blocks the other.
     """
     sent: list[str] = []
     skipped: list[str] = []
@@ -54,6 +58,8 @@ def send_alerts(
     for spec in specs:
         sender = sender_for(spec)
         channel = f"{sender.name}:{getattr(sender, 'connection_id', '')}"
+        if message.kind == "labels":
+            channel += "#labels"
         if store is not None and run_key and not store.claim_alert(run_key, channel, message.kind):
             state = store.alert_state(run_key, channel)
             why = "already sent" if state == "sent" else "an earlier try did not finish"

@@ -2,6 +2,11 @@
 
 Every line of it goes through :func:`retrieval_eval.redaction.redact`, and the senders register
 their channel's secrets (webhook paths, bearer tokens) before they send.
+
+Kinds: ``regression``, ``invalid_run`` (the verdict's alerts, at most one per run and channel)
+and ``labels`` (expected ids no longer in the index, :mod:`retrieval_eval.labels`): its own
+title and lines, "labels need attention: N ids no longer in the index", the stale questions left
+out of the verdict and the lint task's counts, and never a regression's rates.
 """
 
 from __future__ import annotations
@@ -34,15 +39,41 @@ class AlertMessage(BaseModel):
     flipped_to_miss: list[str] = Field(default_factory=list)
     summary: str = ""
     link: str | None = None
+    # kind "labels"
+    dead_ids: list[str] = Field(default_factory=list)
+    stale_questions: list[str] = Field(default_factory=list)
+    partly_dead: int = 0
+    labels_source: str = ""
+    lint_errors: int | None = None
+    lint_warnings: int | None = None
 
     @property
     def title(self) -> str:
+        if self.kind == "labels":
+            return f"Retrieval eval labels need attention: {self.set_identifier} × {self.retriever}"
         if self.kind == "invalid_run":
             return f"Retrieval eval could not be trusted: {self.set_identifier} × {self.retriever}"
         return f"Retrieval regression: {self.set_identifier} × {self.retriever}"
 
+    def _label_lines(self) -> list[str]:
+        n, stale = len(self.dead_ids), self.stale_questions
+        lines = [
+            f"Labels need attention: {n} id{'s' if n != 1 else ''} no longer in the index "
+            f"({self.labels_source}): {_shown(self.dead_ids)}",
+            f"{len(stale)} question{'s' if len(stale) != 1 else ''} with no target left (stale "
+            f"labels, left out of the regression verdict): {_shown(stale)}",
+        ]
+        if self.partly_dead:
+            lines.append(f"{self.partly_dead} more lost some of their targets (still judged)")
+        if self.lint_errors is not None:
+            lines.append(f"Lint: {self.lint_errors} errors, {self.lint_warnings or 0} warnings")
+        lines.append("Fix the golden set's labels or restore the documents; not a regression.")
+        return lines
+
     def lines(self) -> list[str]:
-        if self.kind == "invalid_run":
+        if self.kind == "labels":
+            lines = self._label_lines()
+        elif self.kind == "invalid_run":
             lines = [
                 f"{self.error_count} of {self.question_count} questions failed to retrieve; "
                 "the run is invalid and was not compared with its baseline.",
@@ -63,7 +94,7 @@ class AlertMessage(BaseModel):
                 lines.append(
                     f"Now missed at top-1: {shown}" + (f" (+{more} more)" if more > 0 else "")
                 )
-        if self.summary:
+        if self.summary and self.kind != "labels":
             lines.append(self.summary)
         if self.run_id is not None:
             ref = f"Run {self.run_id}"
@@ -74,6 +105,11 @@ class AlertMessage(BaseModel):
 
     def text(self) -> str:
         return "\n".join([self.title, *self.lines()])
+
+
+def _shown(ids: list[str]) -> str:
+    more = len(ids) - MAX_FLIPS_SHOWN
+    return (", ".join(ids[:MAX_FLIPS_SHOWN]) or "none") + (f" (+{more} more)" if more > 0 else "")
 
 
 def build_message(
@@ -87,6 +123,8 @@ def build_message(
     link = (
         f"{ui_base_url.rstrip('/')}/runs/{run_id}" if ui_base_url and run_id is not None else None
     )
+    labels = result.get("dead_labels") or {}
+    lint = result.get("lint") or {}
     return AlertMessage(
         kind=kind,
         set_identifier=result["set_identifier"],
@@ -103,6 +141,12 @@ def build_message(
         flipped_to_miss=list(verdict.get("flipped_to_miss") or []),
         summary=redact(verdict.get("summary") or ""),
         link=link,
+        dead_ids=list(verdict.get("dead_ids") or labels.get("dead_ids") or []),
+        stale_questions=list(verdict.get("stale_questions") or labels.get("stale_questions") or []),
+        partly_dead=len(labels.get("partly_dead") or {}),
+        labels_source=str(labels.get("source") or ""),
+        lint_errors=lint.get("errors"),
+        lint_warnings=lint.get("warnings"),
     )
 
 
