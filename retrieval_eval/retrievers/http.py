@@ -86,25 +86,15 @@ class HttpRetrievalError(RuntimeError):
     """A failed or malformed answer; its message never holds a secret."""
 
 
-def _jmespath(value: str) -> str:
-    try:
-        jmespath.compile(value)
-    except JMESPathError as exc:
-        raise ValueError(f"not a valid JMESPath expression: {exc}") from None
-    return value
-
-
-class HttpLookup(BaseModel):
-    """The optional existence lookup (dead labels); ``{ids}`` in its templates."""
+class _Request(BaseModel):
+    """What a search and a lookup request share: method, templates, the JMESPath to the ids."""
 
     model_config = ConfigDict(extra="forbid")
 
-    url: str | None = None
-    method: Literal["GET", "POST"] = "POST"
+    method: Literal["GET", "POST"] = "GET"
     params: dict[str, Any] | None = None
     body: Any = None
     ids: str
-    batch_size: int = Field(default=500, ge=1)
 
     @field_validator("method", mode="before")
     @classmethod
@@ -114,17 +104,23 @@ class HttpLookup(BaseModel):
     @field_validator("ids")
     @classmethod
     def _compiles(cls, value: str) -> str:
-        return _jmespath(value)
+        try:
+            jmespath.compile(value)
+        except JMESPathError as exc:
+            raise ValueError(f"not a valid JMESPath expression: {exc}") from None
+        return value
 
 
-class HttpOptions(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+class HttpLookup(_Request):
+    """The optional existence lookup (dead labels); ``{ids}`` in its templates."""
 
+    url: str | None = None
+    method: Literal["GET", "POST"] = "POST"
+    batch_size: int = Field(default=500, ge=1)
+
+
+class HttpOptions(_Request):
     url: str
-    method: Literal["GET", "POST"] = "GET"
-    params: dict[str, Any] | None = None
-    body: Any = None
-    ids: str
     headers: dict[str, str] = Field(default_factory=dict)
     headers_from_env: dict[str, str] = Field(default_factory=dict)
     connection_id: str | None = None
@@ -136,16 +132,6 @@ class HttpOptions(BaseModel):
     max_concurrency: int = Field(default=8, ge=1)
     verify_tls: bool = True
     lookup: HttpLookup | None = None
-
-    @field_validator("method", mode="before")
-    @classmethod
-    def _upper(cls, value: Any) -> Any:
-        return value.upper() if isinstance(value, str) else value
-
-    @field_validator("ids")
-    @classmethod
-    def _compiles(cls, value: str) -> str:
-        return _jmespath(value)
 
     @field_validator("url")
     @classmethod
