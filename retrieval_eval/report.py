@@ -26,6 +26,7 @@ if TYPE_CHECKING:
     from rich.console import Console
     from rich.table import Table
 
+    from retrieval_eval.lint.models import PowerReport
     from retrieval_eval.regression import Verdict
 
 FORMATS = ("text", "json", "markdown", "csv")
@@ -798,11 +799,14 @@ def render(
     *,
     verdict: Verdict | None = None,
     summary: bool = False,
+    power: PowerReport | None = None,
 ) -> str:
     """The report in ``fmt``; with ``verdict`` the verdict is part of it (text: the block after
     the report; Markdown: the badge and deltas in the headline, the details folded; JSON: the
     caller puts ``verdict.contract()`` in ``extra``). ``summary=True``: the headline alone
-    (JSON: :func:`headline_document`); CSV has no summary."""
+    (JSON: :func:`headline_document`); CSV has no summary. ``power``
+    (:func:`retrieval_eval.lint.power.run_power`): the smallest drop this set size detects,
+    next to the thresholds (text, Markdown: a last line; JSON: ``power``), not in a summary."""
     run_id = (extra or {}).get("run_id")
     if fmt == "csv":
         if summary:
@@ -814,11 +818,13 @@ def render(
                 json.dumps(headline_document(result, verdict, extra), indent=2, ensure_ascii=False)
                 + "\n"
             )
+        if power is not None:
+            extra = {**(extra or {}), "power": power.model_dump(mode="json")}
         return render_json(result, extra)
     if fmt == "markdown":
         if summary:
             return headline_markdown(result, verdict, run_id)
-        return render_markdown(result, verdict, run_id)
+        return render_markdown(result, verdict, run_id) + _power_line(power, markdown=True)
     if summary:
         return headline_text(result, verdict, run_id)
     text = render_text(result)
@@ -826,4 +832,13 @@ def render(
         from retrieval_eval.regression import render_verdict
 
         text += "\n" + render_verdict(verdict)
-    return text
+    return text + _power_line(power)
+
+
+def _power_line(power: PowerReport | None, *, markdown: bool = False) -> str:
+    if power is None:
+        return ""
+    from retrieval_eval.lint.render import power_summary
+
+    line = power_summary(power)
+    return f"\n{_md_escape(line)}\n" if markdown else f"{line}\n"

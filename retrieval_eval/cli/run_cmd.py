@@ -226,7 +226,14 @@ def run(
     }
     if spool_path is not None:
         extra["spool_path"] = str(spool_path)
-    text = render(result, fmt, extra=extra, verdict=verdict, summary=summary)
+    from retrieval_eval.lint.power import run_power
+
+    # the smallest drop this set size detects, next to the thresholds the verdict used
+    judged = config.section_for(result.set_identifier, retriever_name, "thresholds")
+    overrides = {"max_top1_drop": max_top1_drop, "max_top3_drop": max_top3_drop}
+    judged = judged.model_copy(update={k: v for k, v in overrides.items() if v is not None})
+    power = run_power(result, judged, config.lint)
+    text = render(result, fmt, extra=extra, verdict=verdict, summary=summary, power=power)
     if fmt in ("text", "markdown") and not summary and run_id is not None:
         gap = "\n" if fmt == "markdown" else ""  # Markdown: a paragraph after the last block
         text += f"{gap}Saved as run {run_id} in {_masked(store_url)}\n"

@@ -5,12 +5,37 @@ One module per check: :mod:`.dead` (dead labels), :mod:`.forms` (form honesty),
 labels), :mod:`.never_found`, :mod:`.power` (the smallest detectable drop). :mod:`.run` runs
 those the inputs allow; :mod:`.render` writes the report. Thresholds: ``lint:`` in the config
 (:class:`~retrieval_eval.config.LintOptions`).
+
+The names below are imported when first used: the run report imports :mod:`.power` alone, without
+the checks (numpy, the corpus reader).
 """
 
 from __future__ import annotations
 
-from retrieval_eval.config import LintOptions
-from retrieval_eval.lint.models import Finding, LintReport, PowerFigure, PowerReport
-from retrieval_eval.lint.run import run_lint
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from retrieval_eval.config import LintOptions
+    from retrieval_eval.lint.models import Finding, LintReport, PowerFigure, PowerReport
+    from retrieval_eval.lint.run import run_lint
+
+_EXPORTS = {
+    "LintOptions": "retrieval_eval.config",
+    "Finding": "retrieval_eval.lint.models",
+    "LintReport": "retrieval_eval.lint.models",
+    "PowerFigure": "retrieval_eval.lint.models",
+    "PowerReport": "retrieval_eval.lint.models",
+    "run_lint": "retrieval_eval.lint.run",
+}
 
 __all__ = ["Finding", "LintOptions", "LintReport", "PowerFigure", "PowerReport", "run_lint"]
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value

@@ -34,10 +34,11 @@ import math
 from statistics import NormalDist
 from typing import TYPE_CHECKING
 
-from retrieval_eval.lint.models import PowerFigure
+from retrieval_eval.lint.models import PowerFigure, PowerReport
 
 if TYPE_CHECKING:
     from retrieval_eval.config import LintOptions, Thresholds
+    from retrieval_eval.results import RunResult
 
 _Z = NormalDist()
 
@@ -133,3 +134,20 @@ def figures(
                 )
             )
     return out
+
+
+def run_power(
+    result: RunResult, thresholds: Thresholds, options: LintOptions | None = None
+) -> PowerReport:
+    """The overall figures for a run: its question count and its own top-1/top-3 rates."""
+    from retrieval_eval.config import LintOptions
+
+    options = options or LintOptions()
+    rates = {("overall", "top1"): result.top1_hit_rate, ("overall", "top3"): result.top3_hit_rate}
+    return PowerReport(
+        alpha=options.alpha,
+        power=options.power,
+        churn=options.churn,
+        rates_from="this run",
+        figures=figures({"overall": result.question_count}, rates, thresholds, options),
+    )

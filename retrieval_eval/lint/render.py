@@ -44,8 +44,18 @@ def figure_line(figure: PowerFigure) -> str:
     """``top1: threshold 10.0 pts, detectable 23.2 pts at 46 questions (155 needed)``."""
     verdict = "ok" if not figure.threshold_too_small else f"{figure.questions_needed} needed"
     return (
-        f"{figure.metric}: threshold {pts(figure.threshold)}, detectable "
+        f"{figure.metric.replace('top', 'top-')}: threshold {pts(figure.threshold)}, detectable "
         f"{pts(figure.detectable_drop)} at {figure.questions} questions ({verdict})"
+    )
+
+
+def power_summary(power: PowerReport) -> str:
+    """One line for the run report: each overall figure next to its threshold."""
+    overall = [f for f in power.figures if f.scope == "overall"]
+    return (
+        "Power: "
+        + "; ".join(figure_line(f) for f in overall)
+        + f" (McNemar, alpha {power.alpha}, power {power.power}, churn {power.churn})"
     )
 
 

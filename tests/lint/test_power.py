@@ -51,3 +51,33 @@ def test_no_drop_is_detectable_beyond_the_rate_and_churn_needs_misses() -> None:
     assert detectable_drop(300, rate=0.99) < detectable_drop(300, rate=0.5)  # type: ignore[operator]
     with pytest.raises(ValueError, match="positive"):
         questions_needed(0.0)
+
+
+def test_the_run_report_shows_the_detectable_drop_next_to_the_thresholds() -> None:
+    import json
+
+    from lint.sets import golden, question
+    from retrieval_eval.config import Thresholds
+    from retrieval_eval.lint.power import run_power
+    from retrieval_eval.report import render
+    from retrieval_eval.results import RunSettings
+    from retrieval_eval.retrievers.base import FunctionRetriever
+    from retrieval_eval.scoring import evaluate
+
+    big = golden(*(question(f"q{i}", f"question {i}?", "match", f"d{i}.md") for i in range(46)))
+
+    def three_in_four(question: str, limit: int) -> list[str]:
+        number = int(question.split()[1].rstrip("?"))
+        return [f"d{number}.md"] if number % 4 else []  # a 75 % hit rate
+
+    result = evaluate(big, FunctionRetriever(three_in_four), RunSettings())
+    power = run_power(result, Thresholds(max_top1_drop=0.1, max_top3_drop=0.3))
+    drop = detectable_drop(46, rate=result.top1_hit_rate)
+    assert drop is not None
+    line = f"top-1: threshold 10.0 pts, detectable {drop * 100:.1f} pts at 46 questions"
+    assert line in render(result, "text", power=power)
+    assert line in render(result, "markdown", power=power)
+    assert "top-3: threshold 30.0 pts" in render(result, "text", power=power)
+    assert "Power:" not in render(result, "text")
+    figures = json.loads(render(result, "json", power=power))["power"]["figures"]
+    assert [f["threshold"] for f in figures] == [0.1, 0.3]
