@@ -24,6 +24,7 @@ from retrieval_eval.errors import UnknownNameError
 from retrieval_eval.results import QuestionResult, SliceRates
 from retrieval_eval.store import Store, StoredRun
 from retrieval_eval.webui.compare_view import Comparison, compare
+from retrieval_eval.webui.power_view import power_of
 from retrieval_eval.webui.queries import RunSummary, SliceSummary, recent, recent_by_pair
 
 
@@ -75,6 +76,9 @@ class RunView(BaseModel):
     baseline: RunSummary | None
     flips: Flips
     questions: list[QuestionResult]
+    # the smallest drop this run's set size detects, by the thresholds (webui/power_view.py)
+    power: dict[str, Any] | None = None
+    power_summary: str | None = None
 
 
 def _slices(slices: dict[str, SliceRates]) -> dict[str, SliceSummary]:
@@ -156,6 +160,7 @@ def run_view(store: Store | None, run_id: int) -> RunView:
             baseline = store.get_run(stored.baseline_run_id)
         except UnknownNameError:  # pruned since; the recorded verdict still names the flips
             baseline = None
+    power, power_line = power_of(stored)
     return RunView(
         run=summary_of(stored),
         run_key=stored.result.run_key,
@@ -165,6 +170,8 @@ def run_view(store: Store | None, run_id: int) -> RunView:
         baseline=summary_of(baseline) if baseline else None,
         flips=_flips(stored, baseline),
         questions=stored.result.questions,
+        power=power,
+        power_summary=power_line,
     )
 
 
