@@ -270,7 +270,9 @@ def _without_stale(current: RunResult, old: RunResult) -> tuple[RunResult, RunRe
     stale = set(current.stale_targets()) | set(old.stale_targets())
     if not stale:
         return current, old, []
-    return _kept(current, stale), _kept(old, stale), sorted(stale)
+    # in the set's order (the current run's, then any only the baseline has)
+    order = [q.id for q in (*current.questions, *old.questions) if q.id in stale]
+    return _kept(current, stale), _kept(old, stale), list(dict.fromkeys(order))
 
 
 def _kept(result: RunResult, left_out: set[str]) -> RunResult:
