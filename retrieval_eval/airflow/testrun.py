@@ -89,18 +89,15 @@ def main(argv: list[str] | None = None) -> int:
     if args.log:
         with _output_to(args.log):
             outcome = run(args.dag_id, json.loads(args.run_conf))
-        branch = next(
-            (
-                t
-                for t in ("alert_regression", "alert_invalid_run", "no_regression")
-                if outcome["tasks"].get(t) not in (None, "skipped")
-            ),
-            "none",
+        branch = " + ".join(
+            t
+            for t in ("alert_regression", "alert_invalid_run", "no_regression", "alert_labels")
+            if outcome["tasks"].get(t) not in (None, "skipped")
         )
         mapped = sum(1 for t in outcome["tasks"] if t.startswith("retrieve["))
         print(
             f"DAG {args.dag_id}: run {outcome['state']}; {mapped} retrieve batches; "
-            f"branch taken: {branch} (Airflow log: {args.log})"
+            f"branch taken: {branch or 'none'} (Airflow log: {args.log})"
         )
     else:
         outcome = run(args.dag_id, json.loads(args.run_conf))
