@@ -198,10 +198,7 @@ class HttpRetriever:
             register_secret(secret)
         self._url = base_url.rstrip("/") + options.url if base_url else options.url
         register_url(self._url)  # its password and secret query values (?api_key=...)
-        url = urllib3.util.parse_url(self._url)
-        # errors name the endpoint without credentials or query string
-        port = f":{url.port}" if url.port else ""
-        self._where = f"{options.method} {url.scheme}://{url.host}{port}{url.path or ''}"
+        self._where = _endpoint(options.method, self._url)
         self._ids = jmespath.compile(options.ids)
         self._lookup_ids = None
         if options.lookup is not None:
@@ -210,6 +207,7 @@ class HttpRetriever:
             path = options.lookup.url or options.url
             self._lookup_url = base_url.rstrip("/") + path if path.startswith("/") else path
             register_url(self._lookup_url)
+            self._lookup_where = _endpoint(options.lookup.method, self._lookup_url)
             self.existing_ids = self._existing_ids
             self.existing_ids_source = "http lookup"
         params, body = options.params, options.body
@@ -271,10 +269,9 @@ class HttpRetriever:
 
     def _retrieve(self, question: str, limit: int) -> list[str]:
         opts = self.options
-        response = self._send(
-            opts.method, self._request_url(question, limit), fill(self._body, question, limit)
-        )
-        return self._parse(response, self._ids, opts.ids)[:limit]
+        url, body = self._request_url(question, limit), fill(self._body, question, limit)
+        response = self._send(opts.method, url, body, self._where)
+        return self._parse(response, self._ids, opts.ids, self._where)[:limit]
 
     def _existing_ids(self, ids: Iterable[str]) -> set[str]:
         """Ask the ``lookup`` endpoint which ``ids`` exist, ``batch_size`` ids per request."""
@@ -289,17 +286,18 @@ class HttpRetriever:
                 params = fill_ids(lookup.params, batch)
                 if params:
                     url += ("&" if "?" in url else "?") + urlencode(params, doseq=True)
-                response = self._send(lookup.method, url, fill_ids(lookup.body, batch))
-                found.update(self._parse(response, self._lookup_ids, lookup.ids))
+                where = self._lookup_where
+                response = self._send(lookup.method, url, fill_ids(lookup.body, batch), where)
+                found.update(self._parse(response, self._lookup_ids, lookup.ids, where))
         except HttpRetrievalError:
             raise
         except Exception as exc:
             raise HttpRetrievalError(
-                redact(f"{self._where}: {type(exc).__name__}: {exc}")
+                redact(f"{self._lookup_where}: {type(exc).__name__}: {exc}")
             ) from None
         return found & set(asked)
 
-    def _send(self, method: str, url: str, body: Any) -> urllib3.BaseHTTPResponse:
+    def _send(self, method: str, url: str, body: Any, where: str) -> urllib3.BaseHTTPResponse:
         """One request with the adapter's retries: a < 400 response, else HttpRetrievalError."""
         opts = self.options
         attempts = opts.retries + 1
@@ -320,7 +318,7 @@ class HttpRetriever:
                     return response
                 if status < 500:
                     raise HttpRetrievalError(
-                        f"{self._where}: HTTP {status} (client error, not retried): "
+                        f"{where}: HTTP {status} (client error, not retried): "
                         f"{self._snippet(response)}"
                     )
                 problem = f"HTTP {status}: {self._snippet(response)}"
@@ -336,7 +334,7 @@ class HttpRetriever:
                 )
                 time.sleep(delay)
         raise HttpRetrievalError(
-            f"{self._where}: {problem} (after {attempts} attempt{'s' if attempts > 1 else ''})"
+            f"{where}: {problem} (after {attempts} attempt{'s' if attempts > 1 else ''})"
         )
 
     def _request_url(self, question: str, limit: int) -> str:
@@ -349,31 +347,31 @@ class HttpRetriever:
         return url
 
     def _parse(
-        self, response: urllib3.BaseHTTPResponse, compiled: Any, expression: str
+        self, response: urllib3.BaseHTTPResponse, compiled: Any, expression: str, where: str
     ) -> list[str]:
         status = response.status
         try:
             data = response.json()
         except ValueError:
             raise HttpRetrievalError(
-                f"{self._where}: HTTP {status}: the response is not JSON: {self._snippet(response)}"
+                f"{where}: HTTP {status}: the response is not JSON: {self._snippet(response)}"
             ) from None
         found = compiled.search(data)
         if found is None:
             raise HttpRetrievalError(
-                f"{self._where}: HTTP {status}: ids expression {expression!r} matched nothing "
+                f"{where}: HTTP {status}: ids expression {expression!r} matched nothing "
                 f"in the response: {self._snippet(response)}"
             )
         if not isinstance(found, list):
             raise HttpRetrievalError(
-                f"{self._where}: HTTP {status}: ids expression {expression!r} gave a "
+                f"{where}: HTTP {status}: ids expression {expression!r} gave a "
                 f"{type(found).__name__}, expected a list of document ids"
             )
         ids = []
         for index, value in enumerate(found):
             if isinstance(value, bool) or not isinstance(value, str | int):
                 raise HttpRetrievalError(
-                    f"{self._where}: HTTP {status}: ids expression {expression!r} gave "
+                    f"{where}: HTTP {status}: ids expression {expression!r} gave "
                     f"{type(value).__name__} at position {index}, expected a document id string"
                 )
             ids.append(str(value))
@@ -388,6 +386,13 @@ class HttpRetriever:
 
     def __repr__(self) -> str:
         return f"HttpRetriever({self.identifier!r}, {self._where!r})"
+
+
+def _endpoint(method: str, full_url: str) -> str:
+    """What errors name: method and URL without credentials or query string."""
+    url = urllib3.util.parse_url(full_url)
+    port = f":{url.port}" if url.port else ""
+    return f"{method} {url.scheme}://{url.host}{port}{url.path or ''}"
 
 
 def _connection_headers(conn: Any, opts: HttpOptions) -> dict[str, str]:
