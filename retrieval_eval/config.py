@@ -30,13 +30,10 @@ from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
-import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from retrieval_eval.errors import ConfigError, GoldenSetError
 from retrieval_eval.limits import MAX_CONFIG_FILE_BYTES, shorten, too_large
-from retrieval_eval.yaml_input import describe as describe_yaml_error
-from retrieval_eval.yaml_input import load_config_yaml
 
 if TYPE_CHECKING:
     # imported where used: the DAG file reads configs at parse time, and these pull in the set
@@ -293,6 +290,12 @@ def load_config(path: str | Path | None = None) -> Config:
     except (OSError, UnicodeDecodeError) as exc:
         reason = "not UTF-8 text" if isinstance(exc, UnicodeDecodeError) else exc.strerror
         raise ConfigError(f"{found}: cannot read the config file: {reason}") from None
+    # PyYAML only when there is a config file to read (~10 ms of every command without one)
+    import yaml
+
+    from retrieval_eval.yaml_input import describe as describe_yaml_error
+    from retrieval_eval.yaml_input import load_config_yaml
+
     try:
         # libyaml when present: the DAG file reads the config at every parse
         data = load_config_yaml(text) or {}

@@ -29,9 +29,8 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, Field
 
-from retrieval_eval.golden.models import GoldenQuestionSet
-
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # annotations only: a stored run's results need no set models
+    from retrieval_eval.golden.models import GoldenQuestionSet
     from retrieval_eval.results import RunResult
 
 

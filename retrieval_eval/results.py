@@ -33,7 +33,7 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, Field
 
-from retrieval_eval.golden.models import QuestionForm
+from retrieval_eval.golden.forms import QuestionForm
 from retrieval_eval.intervals import Interval, rate_interval, wilson
 from retrieval_eval.labels import DeadLabels
 

@@ -1,17 +1,24 @@
-"""Golden question sets: models, file loaders, fingerprint and registry."""
+"""Golden question sets: models, file loaders, fingerprint and registry.
 
-from retrieval_eval.golden.fingerprint import labels_fingerprint
-from retrieval_eval.golden.loaders import dump_golden_set, load_golden_set, validate_set_data
-from retrieval_eval.golden.models import GoldenQuestion, GoldenQuestionSet, QuestionForm
-from retrieval_eval.golden.registry import GoldenSetRegistry
+The names below are imported when first used (:mod:`retrieval_eval.lazy`): importing one module
+of the package (``results`` needs ``golden.forms``) then costs no set models, loaders, YAML
+parser nor registry (~20 ms of ``show``).
+"""
 
-__all__ = [
-    "GoldenQuestion",
-    "GoldenQuestionSet",
-    "GoldenSetRegistry",
-    "QuestionForm",
-    "dump_golden_set",
-    "labels_fingerprint",
-    "load_golden_set",
-    "validate_set_data",
-]
+from __future__ import annotations
+
+from retrieval_eval.lazy import lazy_exports
+
+_EXPORTS = {
+    "GoldenQuestion": "retrieval_eval.golden.models",
+    "GoldenQuestionSet": "retrieval_eval.golden.models",
+    "QuestionForm": "retrieval_eval.golden.forms",
+    "GoldenSetRegistry": "retrieval_eval.golden.registry",
+    "dump_golden_set": "retrieval_eval.golden.loaders",
+    "labels_fingerprint": "retrieval_eval.golden.fingerprint",
+    "load_golden_set": "retrieval_eval.golden.loaders",
+    "validate_set_data": "retrieval_eval.golden.loaders",
+}
+
+__all__ = sorted(_EXPORTS)
+__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS, globals())

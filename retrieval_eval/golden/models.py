@@ -8,12 +8,12 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from enum import StrEnum
 from functools import cached_property
 from typing import Any, Self
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
+from retrieval_eval.golden.forms import QuestionForm
 from retrieval_eval.limits import quote
 
 IDENTIFIER_PATTERN = r"^[a-z0-9_]+(\.[a-z0-9_]+)*$"
@@ -27,26 +27,6 @@ def _control_character(text: str) -> str | None:
     """The first control character in ``text``, quoted, or None."""
     found = _CONTROL_RE.search(text)
     return quote(found.group()) if found else None
-
-
-class QuestionForm(StrEnum):
-    """How a question relates to its target's wording.
-
-    ``match`` shares vocabulary with its target; ``gap`` is an everyday rewording with little
-    overlap. Parsed case-insensitively (``"GAP"`` is ``gap``).
-    """
-
-    MATCH = "match"
-    GAP = "gap"
-
-    @classmethod
-    def _missing_(cls, value: object) -> QuestionForm | None:
-        if isinstance(value, str):
-            lowered = value.strip().lower()
-            for member in cls:
-                if member.value == lowered:
-                    return member
-        return None
 
 
 _FORMS: dict[str, QuestionForm] = {form.value: form for form in QuestionForm}

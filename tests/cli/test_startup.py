@@ -35,6 +35,7 @@ HEAVY = {
     "psycopg", "jmespath", *(f"retrieval_eval.retrievers.{name}" for name in ADAPTERS),
 }  # fmt: skip
 STORE = {"sqlite3", "sqlalchemy", "alembic", "psycopg"}
+SET_MODULES = {"retrieval_eval.golden.models", "retrieval_eval.golden.loaders"}
 
 WRAPPER = """
 import json, sys
@@ -159,6 +160,16 @@ def test_run_no_save_without_a_store_never_loads_the_store(work: Path) -> None:
     assert not (work / "home").exists()  # and no empty store was created on the way
 
 
+def test_a_run_on_a_jsonl_set_without_a_config_loads_no_yaml(work: Path) -> None:
+    rows = [{"id": "q1", "question": "first", "form": "match", "expected_document_ids": ["a"]}]
+    (work / "two.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    args = ("run", "two.jsonl", "startup_retrievers:always_a", "--no-save", "--format", "json")
+    assert loaded(work, *args, watch={"yaml"})[:2] == (0, [])
+    # a YAML set or a config file does load it, as the watch above would notice
+    yaml_set = ("run", "two.yaml", "startup_retrievers:always_a", "--no-save", "--format", "json")
+    assert loaded(work, *yaml_set, watch={"yaml"})[:2] == (0, ["yaml"])
+
+
 def test_run_no_save_without_a_store_judges_the_run_as_a_first_run(
     work: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -220,8 +231,9 @@ def test_history_and_show_load_neither_pandas_nor_sqlalchemy_nor_an_adapter(
         cli, ["run", "two.yaml", "startup_retrievers:always_a", "--db", db, "--format", "json"]
     )
     run_id = str(json.loads(saved.stdout)["run_id"])
-    # a SQLite store at head is read with sqlite3 (retrieval_eval.store.reader)
-    watch = HEAVY | {"rich", "retrieval_eval.config"}
+    # a SQLite store at head is read with sqlite3 (retrieval_eval.store.reader); a stored run
+    # needs no YAML parser, set loader nor set models (~20 ms of show)
+    watch = HEAVY | {"rich", "retrieval_eval.config", "yaml", *SET_MODULES}
     for args in (
         ("history", "cli.two", "startup_retrievers:always_a", "--format", "json"),
         ("show", run_id, "--format", "json"),
