@@ -4,7 +4,8 @@ Pages (relative to wherever the app is mounted, ``/retrieval-eval`` inside Airfl
 
 - ``/``: every (set, retriever) pair; JSON ``/api/overview``
 - ``/history?set=S&retriever=R[&dim=form|hard_class]``; JSON ``/api/history?set=S&retriever=R``
-- ``/runs/{id}``: one run; JSON ``/api/runs/{id}``
+- ``/runs/{id}[?show=&form=&hard_class=&page=]``: one run, its questions filtered and paged
+  (see :mod:`listing`); JSON ``/api/runs/{id}`` with the same parameters
 - ``/compare?set=S&r=R1&r=R2[&r=R3...][&reference=R&alpha=0.05]``: the leaderboard of N
   retrievers (``a=R1&b=R2`` as before; see :mod:`compare_view`); JSON ``/api/compare?...``
 
@@ -312,22 +313,18 @@ def create_app(store_url: str | None = None, *, require_auth: bool = True) -> Fa
 
     # -- one run -----------------------------------------------------------------------------
 
-    @app.get("/api/runs/{run_id}", responses=errors(404, api=True))
-    def api_run(run_id: RunId) -> JSONResponse:
+    @app.get("/api/runs/{run_id}", responses=errors(400, 404, api=True))
+    def api_run(run_id: RunId, listed: dict[str, Any] = Depends(_run_listing)) -> JSONResponse:
         _, views = _modules()
-        return api(views.run_view(source.store(), run_id))
+        return api(views.run_view(source.store(), run_id, views.ListQuery(**listed)))
 
     @app.get("/runs/{run_id}", response_class=HTMLResponse, responses=errors(400, 404, api=False))
     def run_page(
-        request: Request,
-        run_id: RunId,
-        show: str = Query("all", pattern="^(all|misses|errors)$"),
+        request: Request, run_id: RunId, listed: dict[str, Any] = Depends(_run_listing)
     ) -> Any:
-        pages, views = _modules()
-        data = views.run_view(source.store(), run_id)
-        return render(
-            request, "run.html", data=data, show=show, questions=pages.shown(data.questions, show)
-        )
+        _, views = _modules()
+        data = views.run_view(source.store(), run_id, views.ListQuery(**listed))
+        return render(request, "run.html", data=data)
 
     # -- N retrievers on one set -------------------------------------------------------------
 
@@ -342,6 +339,23 @@ def create_app(store_url: str | None = None, *, require_auth: bool = True) -> Fa
         return render(request, "compare.html", data=views.compare(source.store(), **query))
 
     return app
+
+
+# the run page's filters as the schema states them (listing.SHOW and QuestionForm, which a test
+# compares with these: importing them here would slow every Airflow process); "" is "any"
+SHOW_PATTERN = "^(all|misses|top1_misses|hits|errors|flipped)$"
+FORM_PATTERN = "^(|match|gap)$"
+
+
+def _run_listing(
+    show: str = Query("all", pattern=SHOW_PATTERN),
+    form: str | None = Query(None, pattern=FORM_PATTERN),
+    hard_class: str | None = Query(None, pattern=NAME_PATTERN),
+    page: int = Query(1, ge=1, le=MAX_RUN_ID),
+) -> dict[str, Any]:
+    """The run page's list parameters (checked against the run by :mod:`listing`)."""
+    # the filter form's "any" sends an empty value: no filter
+    return {"show": show, "form": form or None, "hard_class": hard_class or None, "page": page}
 
 
 def _compare_query(

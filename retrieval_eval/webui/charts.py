@@ -1,7 +1,25 @@
-"""Server-side SVG charts: a line chart and a sparkline, hand-written, no script, no web fonts.
+"""Server-side SVG line charts over runs, hand-written, no script, no web fonts.
 
-Both return :class:`markupsafe.Markup`, so templates embed them as they are; every piece of text
-that goes into the SVG (series names, x labels, tooltips) is escaped here.
+:func:`line_chart` returns :class:`markupsafe.Markup`, so templates embed it as it is; every
+piece of text that goes into the SVG (series names, x labels, tooltips) is escaped here. The
+overview's sparklines are in :mod:`sparkline` (with their scale), the x axis in
+:mod:`chart_axis`, colours, marker shapes and legend samples in :mod:`chart_marks`.
+
+What a line chart shows, and why:
+
+- Each series has its own colour, dash pattern and marker shape (circle, square, triangle,
+  diamond, ...), so two series with equal values stay apart even in grey print or for a
+  colour-blind reader, and the legend shows all three.
+- Points of different series that would land on the same pixel (equal values at a run) are
+  spread vertically by :data:`SPREAD` pixels each, centred on the true value, so a line never
+  hides another. The shift is at most a few pixels (well under one grid step); tooltips give the
+  true values.
+- A series may carry a band (its 95 % interval per run): a translucent area behind its line.
+- Runs are marked above the plot: regressions (red ▼ and a red column), accepted baselines
+  (blue ◆ and a dotted line) and invalid runs (grey ✕; their points are drawn hollow). Each kind
+  present gets a legend entry.
+- X labels may hold two lines (the run id over its date); they never repeat and never overlap
+  (see :mod:`chart_axis`).
 
 Edge cases:
 
@@ -11,6 +29,9 @@ Edge cases:
 - Points are spaced evenly by run, not by time: nightly runs with a missed night stay readable.
 - Rate charts use a fixed 0–100 % axis so two charts can be compared by eye; other charts (latency)
   scale from 0 to a rounded-up maximum.
+- Sparklines do NOT use 0–100 %: their axis spans the values' range widened to at least 20
+  points, so a collapse from 80 % to 60 % spans the whole sparkline while a wobble of half a
+  point stays a flat line (see :mod:`sparkline`).
 """
 
 from __future__ import annotations
@@ -21,27 +42,45 @@ from dataclasses import dataclass, field
 
 from markupsafe import Markup, escape
 
-# Colour-blind-safe palette (Okabe–Ito), enough for the slices of a typical golden set.
-PALETTE = ["#0072B2", "#E69F00", "#009E73", "#CC79A7", "#56B4E9", "#D55E00", "#000000", "#F0E442"]
-REGRESSION_COLOUR = "#C62828"
+from retrieval_eval.webui.chart_axis import unique_labels, x_labels
+from retrieval_eval.webui.chart_marks import (
+    BASELINE_COLOUR,
+    DASHES,
+    INVALID_COLOUR,
+    MARKERS,
+    PALETTE,
+    REGRESSION_COLOUR,
+    LegendEntry,
+    legend_entry,
+    marker_path,
+    segments,
+)
+
+SPREAD = 3.0  # pixels between coincident points of different series
 
 Scale = Callable[[int], float]  # x position of run i
 FloatScale = Callable[[float], float]  # y position of a value
+Band = Sequence[tuple[float, float] | None]
 
 
 @dataclass
 class Series:
-    """One line: a name for the legend, one value per x position (``None`` = no value)."""
+    """One line: a name for the legend, one value per x position (``None`` = no value).
+
+    ``band`` is an optional (low, high) per position, drawn as a translucent area; ``dashed``
+    forces a dash on a series whose position would draw it solid (the first).
+    """
 
     name: str
     values: Sequence[float | None]
     colour: str = ""
     dashed: bool = False
+    band: Band | None = None
 
 
 @dataclass
 class LineChart:
-    """A chart over runs: ``x_labels`` name each position (e.g. the run date)."""
+    """A chart over runs: ``x_labels`` name each position (e.g. ``"#12\\n11-30 16:24"``)."""
 
     title: str
     x_labels: Sequence[str]
@@ -50,13 +89,16 @@ class LineChart:
     unit: str = ""
     marks: Sequence[int] = field(default_factory=list)  # x positions to flag (regressions)
     mark_label: str = "regression"
+    baselines: Sequence[int] = field(default_factory=list)  # accepted baselines
+    invalid: Sequence[int] = field(default_factory=list)  # invalid runs
     width: int = 720
-    height: int = 260
+    height: int = 270
+    css_class: str = "chart"  # "chart-narrow" for the copy drawn for phones
 
 
-_PAD_LEFT, _PAD_RIGHT, _PAD_TOP, _PAD_BOTTOM = 52, 20, 34, 30
-_LEGEND_ROW = 18
-_CHAR_W = 6.2  # average glyph width of the 11 px system font, for the legend layout
+_PAD_LEFT, _PAD_RIGHT, _PAD_TOP, _PAD_BOTTOM = 52, 20, 40, 40
+_LEGEND_ROW = 20
+_CHAR_W = 6.6  # average glyph width of the 12 px system font, for the layout
 
 
 def _fmt(value: float, percent: bool, unit: str) -> str:
@@ -76,40 +118,48 @@ def _nice_ceiling(value: float) -> float:
     return 10 * power
 
 
-def _segments(points: list[tuple[float, float] | None]) -> list[list[tuple[float, float]]]:
-    """Split a point list at gaps, so a missing value breaks the line."""
-    runs: list[list[tuple[float, float]]] = [[]]
-    for point in points:
-        if point is None:
-            if runs[-1]:
-                runs.append([])
-        else:
-            runs[-1].append(point)
-    return [run for run in runs if run]
+def _legend_entries(chart: LineChart) -> list[LegendEntry]:
+    """The legend: each series, then the interval band and each kind of run mark present."""
+    entries = [
+        LegendEntry("series", s.name, _colour(chart.series, i), _dash(s, i), MARKERS[i % 6])
+        for i, s in enumerate(chart.series)
+    ]
+    count = len(chart.x_labels)
+    if any(s.band for s in chart.series):
+        entries.append(LegendEntry("band", "95 % interval", PALETTE[0]))
+    if any(0 <= i < count for i in chart.marks):
+        entries.append(LegendEntry("regression", chart.mark_label))
+    if any(0 <= i < count for i in chart.baselines):
+        entries.append(LegendEntry("baseline", "accepted baseline"))
+    if any(0 <= i < count for i in chart.invalid):
+        entries.append(LegendEntry("invalid", "invalid run (hollow points)"))
+    return entries
 
 
-def _legend_rows(series: list[Series], width: int) -> list[list[tuple[int, float]]]:
-    """Legend entries (series index, x offset) per row, wrapped to the chart's width."""
+def _legend_rows(entries: list[LegendEntry], width: int) -> list[list[tuple[int, float]]]:
+    """Legend entries (entry index, x offset) per row, wrapped to the chart's width."""
     rows: list[list[tuple[int, float]]] = [[]]
     x = float(_PAD_LEFT)
-    for index, item in enumerate(series):
-        entry = 18 + _CHAR_W * len(item.name) + 14
-        if rows[-1] and x + entry > width - _PAD_RIGHT:
+    for index, entry in enumerate(entries):
+        room = 30 + _CHAR_W * len(entry.text) + 16
+        if rows[-1] and x + room > width - _PAD_RIGHT:
             rows.append([])
             x = float(_PAD_LEFT)
         rows[-1].append((index, x))
-        x += entry
+        x += room
     return rows
 
 
 def line_chart(chart: LineChart) -> Markup:
     """Render ``chart`` as a responsive inline SVG (it scales to its container's width)."""
-    legend = _legend_rows(chart.series, chart.width)
+    entries = _legend_entries(chart)
+    legend = _legend_rows(entries, chart.width)
     w, h = chart.width, chart.height + _LEGEND_ROW * len(legend)
     plot_w = w - _PAD_LEFT - _PAD_RIGHT
     plot_h = chart.height - _PAD_TOP - _PAD_BOTTOM
     plot_bottom = _PAD_TOP + plot_h
     count = len(chart.x_labels)
+    labels = unique_labels(chart.x_labels)
     values = [v for s in chart.series for v in s.values if v is not None]
     top = 1.0 if chart.percent else _nice_ceiling(max(values, default=0.0))
 
@@ -121,11 +171,11 @@ def line_chart(chart: LineChart) -> Markup:
 
     title = escape(chart.title)
     parts = [
-        f'<svg class="chart" viewBox="0 0 {w} {h}" width="100%" role="img" '
+        f'<svg class="{chart.css_class}" viewBox="0 0 {w} {h}" width="100%" role="img" '
         f'aria-label="{title}" xmlns="http://www.w3.org/2000/svg" '
-        'font-family="system-ui, sans-serif" font-size="11">',
+        'font-family="system-ui, sans-serif" font-size="12">',
         f"<title>{title}</title>",
-        f'<text x="{_PAD_LEFT}" y="17" font-size="13" font-weight="600">{title}</text>',
+        f'<text x="{_PAD_LEFT}" y="18" font-size="14" font-weight="600">{title}</text>',
     ]
     for tick in range(5):  # horizontal grid lines and y labels at 0, 25, 50, 75, 100 % of top
         value = top * tick / 4
@@ -140,45 +190,47 @@ def line_chart(chart: LineChart) -> Markup:
         )
     if chart.unit and not chart.percent:
         parts.append(
-            f'<text x="{_PAD_LEFT - 6}" y="{_PAD_TOP - 10}" text-anchor="end" fill="#555">'
+            f'<text x="{_PAD_LEFT - 6}" y="{_PAD_TOP - 14}" text-anchor="end" fill="#555">'
             f"{escape(chart.unit)}</text>"
         )
-    for i in chart.marks:  # regressions: a red band behind the points
-        if 0 <= i < count:
-            x = x_at(i)
-            parts.append(
-                f'<rect class="mark" x="{x - 5:.1f}" y="{_PAD_TOP}" width="10" height="{plot_h}" '
-                f'fill="{REGRESSION_COLOUR}" fill-opacity="0.15">'
-                f"<title>{escape(chart.mark_label)}: {escape(chart.x_labels[i])}</title></rect>"
-            )
-            parts.append(
-                f'<text x="{x:.1f}" y="{_PAD_TOP - 3}" text-anchor="middle" '
-                f'fill="{REGRESSION_COLOUR}" font-weight="700">▼</text>'
-            )
-    parts.extend(_x_labels(chart.x_labels, x_at, plot_bottom + 16))
+    parts.extend(_run_marks(chart, labels, x_at, plot_h))
+    parts.extend(x_labels(labels, x_at, plot_bottom + 16, plot_w))
     if not values:
         parts.append(
             f'<text x="{w / 2:.0f}" y="{_PAD_TOP + plot_h / 2:.0f}" text-anchor="middle" '
             'fill="#777">no data</text>'
         )
+    offsets = _spread(chart.series, y_at)
     for index, series in enumerate(chart.series):
-        parts.extend(_series(series, _colour(chart.series, index), x_at, y_at, chart))
+        if series.band:
+            parts.extend(_band(series.band, _colour(chart.series, index), x_at, y_at))
+    invalid = {i for i in chart.invalid if 0 <= i < count}
+    for index, series in enumerate(chart.series):
+        style = _Style(_colour(chart.series, index), _dash(series, index), MARKERS[index % 6])
+        parts.extend(_series(series, style, x_at, y_at, offsets[index], labels, invalid, chart))
+    parts.append('<g class="legend">')
     for row_number, row in enumerate(legend):
-        y = plot_bottom + 40 + row_number * _LEGEND_ROW
+        y = plot_bottom + 50 + row_number * _LEGEND_ROW
         for index, x in row:
-            item = chart.series[index]
-            dash = ' stroke-dasharray="4 3"' if item.dashed else ""
-            parts.append(
-                f'<line x1="{x:.0f}" x2="{x + 14:.0f}" y1="{y - 4}" y2="{y - 4}" '
-                f'stroke="{_colour(chart.series, index)}" stroke-width="3"{dash}/>'
-                f'<text x="{x + 18:.0f}" y="{y}">{escape(item.name)}</text>'
-            )
-    parts.append("</svg>")
+            parts.append(legend_entry(entries[index], x, y))
+    parts.append("</g></svg>")
     return Markup("".join(parts))
+
+
+@dataclass
+class _Style:
+    colour: str
+    dash: str
+    marker: str
 
 
 def _colour(series: list[Series], index: int) -> str:
     return series[index].colour or PALETTE[index % len(PALETTE)]
+
+
+def _dash(series: Series, index: int) -> str:
+    dash = DASHES[index % len(DASHES)]
+    return dash or ("7 4" if series.dashed else "")
 
 
 def _tick(value: float, percent: bool) -> str:
@@ -187,100 +239,118 @@ def _tick(value: float, percent: bool) -> str:
     return f"{value:,.2f}".rstrip("0").rstrip(".")
 
 
-def _x_labels(labels: Sequence[str], x_at: Scale, y: float) -> list[str]:
-    """At most about eight labels, always the first and the last, so they never overlap.
+def _spread(series: list[Series], y_at: FloatScale) -> list[list[float]]:
+    """Per series and position, the pixel shift that keeps coincident points apart."""
+    count = max((len(s.values) for s in series), default=0)
+    offsets = [[0.0] * count for _ in series]
+    for i in range(count):
+        at: dict[int, list[int]] = {}
+        for index, s in enumerate(series):
+            value = s.values[i] if i < len(s.values) else None
+            if value is not None:
+                at.setdefault(round(y_at(value)), []).append(index)
+        for group in at.values():
+            for rank, index in enumerate(group):
+                offsets[index][i] = (rank - (len(group) - 1) / 2) * SPREAD
+    return offsets
 
-    The end labels are anchored inwards so they are not clipped at the chart's edges.
-    """
-    count = len(labels)
-    if not count:
-        return []
-    step = max(1, math.ceil(count / 8))
-    shown = list(range(0, count, step))
-    if shown[-1] != count - 1:
-        # the newest run is always labelled; it replaces a neighbour that would collide with it
-        if len(shown) > 1 and count - 1 - shown[-1] < step / 2:
-            shown.pop()
-        shown.append(count - 1)
+
+def _plain(label: str) -> str:
+    return label.replace("\n", " ")
+
+
+def _run_marks(chart: LineChart, labels: Sequence[str], x_at: Scale, plot_h: float) -> list[str]:
+    """Regressions, accepted baselines and invalid runs, above the plot and behind the lines."""
     out = []
-    for i in shown:
-        anchor = "middle"
-        if count > 1 and i == 0:
-            anchor = "start"
-        elif count > 1 and i == count - 1:
-            anchor = "end"
+    count = len(labels)
+    glyph_y = _PAD_TOP - 5
+    kinds = (set(chart.marks), set(chart.baselines), set(chart.invalid))
+
+    def glyph_x(i: int, kind: int) -> float:
+        """Glyphs of one run side by side (a regression accepted as the baseline has two)."""
+        present = [k for k in range(3) if i in kinds[k]]
+        return x_at(i) + (present.index(kind) - (len(present) - 1) / 2) * 12
+
+    for i in (i for i in chart.marks if 0 <= i < count):
+        x = x_at(i)
         out.append(
-            f'<text x="{x_at(i):.1f}" y="{y:.1f}" text-anchor="{anchor}" '
-            f'fill="#555">{escape(labels[i])}</text>'
+            f'<rect class="mark" x="{x - 5:.1f}" y="{_PAD_TOP}" width="10" height="{plot_h}" '
+            f'fill="{REGRESSION_COLOUR}" fill-opacity="0.15">'
+            f"<title>{escape(chart.mark_label)}: {escape(_plain(labels[i]))}</title></rect>"
+            f'<text class="mark-regression" x="{glyph_x(i, 0):.1f}" y="{glyph_y}" '
+            'text-anchor="middle" '
+            f'fill="{REGRESSION_COLOUR}" font-weight="700">▼</text>'
+        )
+    for i in (i for i in chart.baselines if 0 <= i < count):
+        x = x_at(i)
+        out.append(
+            f'<line class="mark-baseline" x1="{x:.1f}" x2="{x:.1f}" y1="{_PAD_TOP}" '
+            f'y2="{_PAD_TOP + plot_h}" stroke="{BASELINE_COLOUR}" stroke-dasharray="1 3">'
+            f"<title>accepted baseline: {escape(_plain(labels[i]))}</title></line>"
+            f'<path d="{marker_path("diamond", glyph_x(i, 1), glyph_y - 4, 5)}" '
+            f'fill="{BASELINE_COLOUR}"/>'
+        )
+    for i in (i for i in chart.invalid if 0 <= i < count):
+        out.append(
+            f'<path class="mark-invalid" d="{marker_path("cross", glyph_x(i, 2), glyph_y - 4, 5)}" '
+            f'stroke="{INVALID_COLOUR}" stroke-width="2" fill="none">'
+            f"<title>invalid run: {escape(_plain(labels[i]))}</title></path>"
+        )
+    return out
+
+
+def _band(band: Band, colour: str, x_at: Scale, y_at: FloatScale) -> list[str]:
+    """The translucent area between each run's low and high, broken where a run has none."""
+    out = []
+    lows = [None if b is None else (x_at(i), y_at(b[0])) for i, b in enumerate(band)]
+    highs = [None if b is None else (x_at(i), y_at(b[1])) for i, b in enumerate(band)]
+    for low, high in zip(segments(lows), segments(highs), strict=True):
+        if len(low) == 1:  # one run: a short bar
+            (x, y0), (_, y1) = low[0], high[0]
+            low, high = [(x - 3, y0), (x + 3, y0)], [(x - 3, y1), (x + 3, y1)]
+        coords = " ".join(f"{x:.1f},{y:.1f}" for x, y in [*high, *reversed(low)])
+        out.append(
+            f'<polygon class="band" points="{coords}" fill="{colour}" fill-opacity="0.14" '
+            'stroke="none"/>'
         )
     return out
 
 
 def _series(
-    series: Series, colour: str, x_at: Scale, y_at: FloatScale, chart: LineChart
+    series: Series,
+    style: _Style,
+    x_at: Scale,
+    y_at: FloatScale,
+    offsets: Sequence[float],
+    labels: Sequence[str],
+    invalid: set[int],
+    chart: LineChart,
 ) -> list[str]:
-    points = [None if v is None else (x_at(i), y_at(v)) for i, v in enumerate(series.values)]
-    dash = ' stroke-dasharray="6 4"' if series.dashed else ""
+    def at(i: int, v: float) -> tuple[float, float]:
+        return x_at(i), y_at(v) + (offsets[i] if i < len(offsets) else 0.0)
+
+    points = [None if v is None else at(i, v) for i, v in enumerate(series.values)]
+    dash = f' stroke-dasharray="{style.dash}"' if style.dash else ""
     out = []
-    for run in _segments(points):
+    for run in segments(points):
         if len(run) > 1:
             coords = " ".join(f"{x:.1f},{y:.1f}" for x, y in run)
             out.append(
-                f'<polyline points="{coords}" fill="none" stroke="{colour}" '
+                f'<polyline points="{coords}" fill="none" stroke="{style.colour}" '
                 f'stroke-width="2"{dash}/>'
             )
     name = escape(series.name)
     for i, value in enumerate(series.values):
         if value is None:
             continue
-        label = escape(chart.x_labels[i]) if i < len(chart.x_labels) else ""
+        x, y = at(i, value)
+        label = escape(_plain(labels[i])) if i < len(labels) else ""
+        hollow = i in invalid
+        fill = "#fff" if hollow else style.colour
+        note = " (invalid run)" if hollow else ""
         out.append(
-            f'<circle cx="{x_at(i):.1f}" cy="{y_at(value):.1f}" r="3" fill="{colour}">'
-            f"<title>{name} {label}: {_fmt(value, chart.percent, chart.unit)}</title></circle>"
+            f'<path class="point" d="{marker_path(style.marker, x, y, 3.6)}" fill="{fill}" '
+            f'stroke="{style.colour}" stroke-width="1.5">'
+            f"<title>{name} {label}{note}: {_fmt(value, chart.percent, chart.unit)}</title></path>"
         )
     return out
-
-
-def sparkline(
-    values: Sequence[float | None],
-    *,
-    width: int = 110,
-    height: int = 26,
-    label: str = "recent runs",
-    marks: Sequence[int] = (),
-) -> Markup:
-    """A small 0–100 % trend line of rates, oldest left; the last point is dotted, marks in red."""
-    present = [(i, v) for i, v in enumerate(values) if v is not None]
-    parts = [
-        f'<svg class="spark" viewBox="0 0 {width} {height}" width="{width}" height="{height}" '
-        f'role="img" aria-label="{escape(label)}" xmlns="http://www.w3.org/2000/svg">',
-        f"<title>{escape(label)}: "
-        + escape(", ".join(f"{v * 100:.0f}%" for _, v in present) or "no data")
-        + "</title>",
-    ]
-    count = len(values)
-
-    def x_at(i: int) -> float:
-        return 2 + (width - 4) * (0.5 if count <= 1 else i / (count - 1))
-
-    def y_at(v: float) -> float:
-        return 2 + (height - 4) * (1 - min(max(v, 0.0), 1.0))
-
-    points = [None if v is None else (x_at(i), y_at(v)) for i, v in enumerate(values)]
-    for run in _segments(points):
-        if len(run) > 1:
-            coords = " ".join(f"{x:.1f},{y:.1f}" for x, y in run)
-            parts.append(
-                f'<polyline points="{coords}" fill="none" stroke="{PALETTE[0]}" stroke-width="1.5"/>'
-            )
-    for i in marks:
-        if 0 <= i < count and values[i] is not None:
-            parts.append(
-                f'<circle cx="{x_at(i):.1f}" cy="{y_at(values[i] or 0):.1f}" r="2.5" '
-                f'fill="{REGRESSION_COLOUR}"/>'
-            )
-    if present:
-        i, v = present[-1]
-        parts.append(f'<circle cx="{x_at(i):.1f}" cy="{y_at(v):.1f}" r="2" fill="{PALETTE[0]}"/>')
-    parts.append("</svg>")
-    return Markup("".join(parts))

@@ -11,17 +11,19 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Sequence
+from dataclasses import replace
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, TypedDict
 
 from markupsafe import Markup
 
-from retrieval_eval.results import QuestionResult
-from retrieval_eval.webui.charts import LineChart, Series, line_chart, sparkline
+from retrieval_eval.webui.charts import LineChart, Series, line_chart
 from retrieval_eval.webui.queries import RunSummary, SliceSummary
+from retrieval_eval.webui.sparkline import sparkline
 from retrieval_eval.webui.views import History, Overview
 
 MISSING = "–"
+NARROW_WIDTH, NARROW_HEIGHT = 380, 250  # the phone copy of each chart (see history_charts)
 STATES = {
     "baseline": "baseline",
     "no_regression": "no regression",
@@ -61,7 +63,7 @@ def overview_rows(data: Overview) -> list[dict[str, Any]]:
     previous = None
     per_set = Counter(pair.set for pair in data.pairs)
     for pair in data.pairs:
-        marks = [i for i, run in enumerate(pair.recent) if run.is_regression]
+        kinds = _run_kinds(pair.recent)
         rows.append(
             {
                 "pair": pair,
@@ -70,7 +72,7 @@ def overview_rows(data: Overview) -> list[dict[str, Any]]:
                 "spark": sparkline(
                     [run.top1_hit_rate for run in pair.recent],
                     label=f"top-1 over the last {len(pair.recent)} runs",
-                    marks=marks,
+                    **kinds,
                 ),
             }
         )
@@ -78,8 +80,28 @@ def overview_rows(data: Overview) -> list[dict[str, Any]]:
     return rows
 
 
-def _x_labels(runs: Sequence[RunSummary]) -> list[str]:
-    return [short_date(run.run_date) for run in runs]
+class RunKinds(TypedDict):
+    marks: list[int]  # regressions
+    baselines: list[int]  # accepted baselines
+    invalid: list[int]
+
+
+def _run_kinds(runs: Sequence[RunSummary]) -> RunKinds:
+    """The positions of the regressions, accepted baselines and invalid runs among ``runs``."""
+    return RunKinds(
+        marks=[i for i, run in enumerate(runs) if run.is_regression],
+        baselines=[i for i, run in enumerate(runs) if run.accepted_baseline],
+        invalid=[i for i, run in enumerate(runs) if run.status != "valid"],
+    )
+
+
+def x_labels(runs: Sequence[RunSummary]) -> list[str]:
+    """Tick labels naming each run: its id over its date (ids never repeat, dates may)."""
+    return [f"#{run.run_id}\n{short_date(run.run_date)}" for run in runs]
+
+
+def _ci(run: RunSummary, metric: str) -> tuple[float, float] | None:
+    return run.top1_hit_rate_ci if metric == "top1" else run.top3_hit_rate_ci
 
 
 def _slices(run: RunSummary, dim: str) -> dict[str, SliceSummary]:
@@ -92,6 +114,10 @@ def _slice_name(latest: RunSummary, dim: str, value: str) -> str:
     return f"{value} ({found.questions})" if found is not None else value
 
 
+def _rate(run: RunSummary, metric: str) -> float | None:
+    return run.top1_hit_rate if metric == "top1" else run.top3_hit_rate
+
+
 def _slice_rate(run: RunSummary, dim: str, value: str, metric: str) -> float | None:
     found = _slices(run, dim).get(value)
     if found is None:
@@ -102,17 +128,23 @@ def _slice_rate(run: RunSummary, dim: str, value: str, metric: str) -> float | N
 def history_charts(data: History, dim: str) -> list[Markup]:
     """The charts of the history page: rates (overall or per slice) and latency."""
     runs = data.runs
-    labels = _x_labels(runs)
-    marks = [i for i, run in enumerate(runs) if run.is_regression]
+    labels = x_labels(runs)
+    kinds = _run_kinds(runs)
     charts: list[Markup] = []
 
     def chart(title: str, series: list[Series], **options: Any) -> Markup:
-        return line_chart(LineChart(title, labels, series, marks=marks, **options))
+        """The chart twice: for wide screens, and narrower (fewer ticks, wrapped legend) for
+        phones, where the wide one would shrink its text below reading size; CSS shows one."""
+        wide = LineChart(title, labels, series, **kinds, **options)
+        narrow = replace(wide, css_class="chart-narrow", width=NARROW_WIDTH, height=NARROW_HEIGHT)
+        return line_chart(wide) + line_chart(narrow)
 
     if dim == "overall":
-        top1 = Series("top-1", [run.top1_hit_rate for run in runs])
-        top3 = Series("top-3", [run.top3_hit_rate for run in runs], dashed=True)
-        charts.append(chart("Hit rate", [top1, top3]))
+        rates = [
+            Series(name, [_rate(run, metric) for run in runs], band=[_ci(r, metric) for r in runs])
+            for name, metric in (("top-1", "top1"), ("top-3", "top3"))
+        ]
+        charts.append(chart("Hit rate (band: 95 % interval)", rates))
     else:
         values: list[str] = []
         for run in runs:
@@ -130,15 +162,6 @@ def history_charts(data: History, dim: str) -> list[Markup]:
             ]
             charts.append(chart(f"{title} hit rate by {name}", series))
     p50 = Series("p50", [run.latency_p50_ms for run in runs])
-    p95 = Series("p95", [run.latency_p95_ms for run in runs], dashed=True)
+    p95 = Series("p95", [run.latency_p95_ms for run in runs])
     charts.append(chart("Latency per question", [p50, p95], percent=False, unit="ms"))
     return charts
-
-
-def shown(questions: list[QuestionResult], show: str) -> list[QuestionResult]:
-    """The run page's filter: all questions, top-3 misses, or errored questions."""
-    if show == "misses":
-        return [q for q in questions if not q.top3_hit]
-    if show == "errors":
-        return [q for q in questions if q.error]
-    return questions

@@ -5,7 +5,8 @@ what regression detection needs; the overview and the history charts need only t
 figures of many runs, so they read those here (SELECT only, through the store's engine). A run's
 questions are read only for the run and side-by-side pages, through ``Store.get_run``.
 
-Edge cases: only rows of this tool's grader are read; ``top3_hits`` comes from the row's details
+Edge cases: only rows of this tool's grader are read; the 95 % intervals come from the row's
+details and are recomputed (Wilson) from the counts for rows that have none; ``top3_hits`` comes from the row's details
 and falls back to rate × count for rows written by other tools; SQLite hands datetimes back
 without a zone, so naive values are taken as UTC (as the store does).
 """
@@ -19,6 +20,7 @@ from typing import Any
 from pydantic import BaseModel, Field
 from sqlalchemy import Select, func, select
 
+from retrieval_eval.intervals import wilson
 from retrieval_eval.store import Store
 from retrieval_eval.store.engine import unavailable_as_error
 from retrieval_eval.store.rows import utc
@@ -73,6 +75,9 @@ class RunSummary(BaseModel):
     top3_hit_rate: float | None
     top1_delta: float | None = None
     top3_delta: float | None = None
+    # 95 % Wilson intervals (low, high); None for a run without questions
+    top1_hit_rate_ci: tuple[float, float] | None = None
+    top3_hit_rate_ci: tuple[float, float] | None = None
     error_count: int
     latency_p50_ms: float | None
     latency_p95_ms: float | None
@@ -81,6 +86,14 @@ class RunSummary(BaseModel):
     verdict_summary: str = ""
     by_form: dict[str, SliceSummary] = Field(default_factory=dict)
     by_hard_class: dict[str, SliceSummary] = Field(default_factory=dict)
+
+
+def interval(stored: Any, hits: int, count: int) -> tuple[float, float] | None:
+    """The stored ``[low, high]`` pair, else the Wilson interval of ``hits`` out of ``count``
+    (rows written before intervals were stored, or by other tools)."""
+    if isinstance(stored, list | tuple) and len(stored) == 2:
+        return float(stored[0]), float(stored[1])
+    return wilson(hits, count) if 0 <= hits <= count else None
 
 
 def _summary(row: Any) -> RunSummary:
@@ -108,6 +121,8 @@ def _summary(row: Any) -> RunSummary:
         top3_hit_rate=top3_rate,
         top1_delta=verdict.get("top1_delta"),
         top3_delta=verdict.get("top3_delta"),
+        top1_hit_rate_ci=interval(details.get("top1_hit_rate_ci"), int(row["passed_count"]), count),
+        top3_hit_rate_ci=interval(details.get("top3_hit_rate_ci"), int(top3_hits), count),
         error_count=int(row["error_count"]),
         latency_p50_ms=row["latency_p50_ms"],
         latency_p95_ms=row["latency_p95_ms"],

@@ -24,6 +24,7 @@ from retrieval_eval.errors import UnknownNameError
 from retrieval_eval.results import QuestionResult, SliceRates
 from retrieval_eval.store import Store, StoredRun
 from retrieval_eval.webui.compare_view import Comparison, compare
+from retrieval_eval.webui.listing import Listing, ListQuery, list_questions
 from retrieval_eval.webui.power_view import power_of
 from retrieval_eval.webui.queries import RunSummary, SliceSummary, recent, recent_by_pair
 
@@ -53,6 +54,8 @@ class Flip(BaseModel):
     hard_class: str | None
     first_hit_rank: int | None
     baseline_first_hit_rank: int | None = None
+    expected_document_ids: list[str] = Field(default_factory=list)
+    retrieved: list[str] = Field(default_factory=list)
 
 
 class Flips(BaseModel):
@@ -75,7 +78,8 @@ class RunView(BaseModel):
     verdict: dict[str, Any] | None
     baseline: RunSummary | None
     flips: Flips
-    questions: list[QuestionResult]
+    questions: list[QuestionResult]  # the listing's page (see :mod:`listing`)
+    listing: Listing
     # the smallest drop this run's set size detects, by the thresholds (webui/power_view.py)
     power: dict[str, Any] | None = None
     power_summary: str | None = None
@@ -111,6 +115,8 @@ def summary_of(stored: StoredRun) -> RunSummary:
         top3_hit_rate=r.top3_hit_rate,
         top1_delta=verdict.top1_delta if verdict else None,
         top3_delta=verdict.top3_delta if verdict else None,
+        top1_hit_rate_ci=r.top1_hit_rate_ci,
+        top3_hit_rate_ci=r.top3_hit_rate_ci,
         error_count=r.error_count,
         latency_p50_ms=r.latency_ms.p50,
         latency_p95_ms=r.latency_ms.p95,
@@ -152,7 +158,8 @@ def _get(store: Store | None, run_id: int) -> StoredRun:
     return store.get_run(run_id)
 
 
-def run_view(store: Store | None, run_id: int) -> RunView:
+def run_view(store: Store | None, run_id: int, query: ListQuery | None = None) -> RunView:
+    """One run, its baseline and flips, and the page of its questions ``query`` asks for."""
     stored = _get(store, run_id)
     baseline: StoredRun | None = None
     if stored.baseline_run_id is not None and store is not None:
@@ -160,7 +167,15 @@ def run_view(store: Store | None, run_id: int) -> RunView:
             baseline = store.get_run(stored.baseline_run_id)
         except UnknownNameError:  # pruned since; the recorded verdict still names the flips
             baseline = None
+    flips = _flips(stored, baseline)
     power, power_line = power_of(stored)
+    questions, listing = list_questions(
+        run_id,
+        stored.result.questions,
+        query or ListQuery(),
+        _unique([f.id for f in (*flips.top1_to_miss, *flips.top3_to_miss)]),
+        _unique([f.id for f in (*flips.top1_to_hit, *flips.top3_to_hit)]),
+    )
     return RunView(
         run=summary_of(stored),
         run_key=stored.result.run_key,
@@ -168,11 +183,16 @@ def run_view(store: Store | None, run_id: int) -> RunView:
         settings=stored.result.settings.model_dump(mode="json"),
         verdict=stored.verdict.model_dump(mode="json") if stored.verdict else None,
         baseline=summary_of(baseline) if baseline else None,
-        flips=_flips(stored, baseline),
-        questions=stored.result.questions,
+        flips=flips,
+        questions=questions,
+        listing=listing,
         power=power,
         power_summary=power_line,
     )
+
+
+def _unique(ids: list[str]) -> list[str]:
+    return list(dict.fromkeys(ids))
 
 
 def _flips(stored: StoredRun, baseline: StoredRun | None) -> Flips:
@@ -195,6 +215,8 @@ def _flips(stored: StoredRun, baseline: StoredRun | None) -> Flips:
                     hard_class=q.hard_class if q else None,
                     first_hit_rank=q.first_hit_rank if q else None,
                     baseline_first_hit_rank=old.first_hit_rank if old else None,
+                    expected_document_ids=q.expected_document_ids if q else [],
+                    retrieved=q.retrieved if q else [],
                 )
             )
         return out
@@ -210,6 +232,7 @@ def _flips(stored: StoredRun, baseline: StoredRun | None) -> Flips:
 __all__ = [
     "Comparison",
     "History",
+    "ListQuery",
     "Overview",
     "RunView",
     "compare",

@@ -1,7 +1,8 @@
 """Dashboard test plumbing: stores filled by real runs, real Airflow JWTs, a real HTTP server.
 
 - ``filled``: a store on SQLite and on PostgreSQL (own schema, dropped afterwards) holding real
-  evaluations of the demo recorded through ``record_run`` (see ``fill.py``), built once per backend.
+  evaluations of the demo recorded through ``record_run`` (see ``fill.py``), built once per backend;
+  ``busy_sqlite``: long runs with regressions, an accepted baseline and an invalid run (``busy.py``).
 - ``mint_token``: signs JWTs with Airflow's own auth manager (the simple auth manager) in this
   process, against the session's throwaway AIRFLOW_HOME (tests/conftest.py); Airflow checks every
   token's id against its ``revoked_token`` table, so the metadata DB is migrated first when needed.
@@ -15,12 +16,15 @@ import subprocess
 import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from fastapi.testclient import TestClient
 from store.builders import pg_schema
 
 from retrieval_eval.webui.app import create_app
+from webui.browsing import CHROMIUM_ARGS, chromium_path
+from webui.busy import Busy, fill_busy
 from webui.fill import Filled, fill
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -35,6 +39,12 @@ def filled_sqlite(tmp_path_factory: pytest.TempPathFactory) -> Filled:
     """A SQLite store of real runs, for the tests that need one backend only."""
     path = tmp_path_factory.mktemp("webui_store") / "results.sqlite"
     return fill(f"sqlite:///{path}", CONFIG)
+
+
+@pytest.fixture(scope="session")
+def busy_sqlite(tmp_path_factory: pytest.TempPathFactory) -> Busy:
+    """A SQLite store of long runs with every kind of run mark (see ``busy.py``)."""
+    return fill_busy(f"sqlite:///{tmp_path_factory.mktemp('busy_store') / 'results.sqlite'}")
 
 
 @pytest.fixture(scope="session", params=["sqlite", "postgresql"])
@@ -99,3 +109,17 @@ def client(filled: Filled, token: str) -> Iterator[TestClient]:
     with TestClient(app, headers={"Authorization": f"Bearer {token}"}) as test_client:
         yield test_client
     app.state.store_source.close()
+
+
+@pytest.fixture
+def browser() -> Iterator[Any]:
+    """Headless Chromium (skipped where it is absent, see ``browsing.py``)."""
+    executable = chromium_path()
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as playwright:
+        launched = playwright.chromium.launch(executable_path=executable, args=CHROMIUM_ARGS)
+        try:
+            yield launched
+        finally:
+            launched.close()

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
+from typing import Any
 
 import pytest
 from fastapi.testclient import TestClient
@@ -91,13 +92,18 @@ def test_history_page_draws_charts_with_the_regression_marked(
     charts = html.count('<svg class="chart"')
     assert charts == (2 if dim == "overall" else 3)  # rates (1 or top-1 + top-3) and latency
     # one red band per regressed run in every chart
-    assert html.count('class="mark"') == charts * len(filled.regression_ids)
+    # each chart is drawn twice, for wide screens and for phones (CSS shows one)
+    assert html.count('<svg class="chart-narrow"') == charts
+    assert html.count('class="mark"') == 2 * charts * len(filled.regression_ids)
     with open_store(filled.url) as store:
         latest = store.history(SET, BM25, limit=1)[0]
     assert f'id="latest-top1">{_pct(latest.result.top1_hit_rate)}<' in html
     if dim == "hard_class":
         for value, rates in latest.result.by_hard_class.items():
             assert f"{value} ({rates.questions})" in html  # legend entry with its size
+
+
+_FLIP_KEYS = (("top1_to_miss", "top3_to_miss"), ("top1_to_hit", "top3_to_hit"))
 
 
 def test_run_view_matches_the_stored_run_and_its_flips(client: TestClient, filled: Filled) -> None:
@@ -110,8 +116,23 @@ def test_run_view_matches_the_stored_run_and_its_flips(client: TestClient, fille
     assert data["run"]["top3_hit_rate"] == pytest.approx(stored.result.top3_hit_rate)
     assert data["run"]["verdict_state"] == "regression"
     assert data["baseline"]["run_id"] == baseline.id
-    assert [q["id"] for q in data["questions"]] == [q.id for q in stored.result.questions]
-    for shown, q in zip(data["questions"], stored.result.questions, strict=True):
+    # every question once (the demo fits one page), the flipped and missed ones listed first
+    assert sorted(q["id"] for q in data["questions"]) == sorted(
+        q.id for q in stored.result.questions
+    )
+    assert data["listing"]["pages"] == 1
+    flipped = [{f["id"] for k in keys for f in data["flips"][k]} for keys in _FLIP_KEYS]
+
+    def group(q: dict[str, Any]) -> int:
+        if q["id"] in flipped[0] or q["id"] in flipped[1]:
+            return 0 if q["id"] in flipped[0] else 1
+        return 2 if not q["top3_hit"] else 3 if not q["top1_hit"] else 4
+
+    groups = [group(q) for q in data["questions"]]
+    assert groups == sorted(groups) and groups[0] == 0
+    by_id = {q.id: q for q in stored.result.questions}
+    for shown in data["questions"]:
+        q = by_id[shown["id"]]
         assert (shown["top1_hit"], shown["first_hit_rank"], shown["retrieved"]) == (
             q.top1_hit,
             q.first_hit_rank,

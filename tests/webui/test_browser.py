@@ -1,18 +1,14 @@
 """A real browser: headless Chromium opens the dashboard served by uvicorn on 127.0.0.1.
 
 Skips with a reason where Debian's ``chromium`` is absent, and fails instead when
-``RETRIEVAL_EVAL_REQUIRE_BROWSER=1`` (set by ``.ci/run``). Screenshots go to ``test-artifacts/``.
+``RETRIEVAL_EVAL_REQUIRE_BROWSER=1`` (set by ``.ci/run``); see ``browsing.py`` and the ``browser``
+fixture in ``conftest.py``. Screenshots go to ``test-artifacts/``.
 The browser signs in the way the Airflow UI does: a ``_token`` cookie holding an Airflow JWT.
 """
 
 from __future__ import annotations
 
 import json
-import os
-import shutil
-import socket
-import threading
-import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -21,45 +17,20 @@ import pytest
 
 from retrieval_eval.store import open_store
 from retrieval_eval.webui.app import create_app
+from webui.browsing import serve
 from webui.fill import BM25, MARKUP, SET, Filled
 
 pytestmark = pytest.mark.browser
 
 ROOT = Path(__file__).resolve().parents[2]
 ARTIFACTS = ROOT / "test-artifacts"
-CHROMIUM = os.environ.get("RETRIEVAL_EVAL_CHROMIUM", "/usr/bin/chromium")
-CHROMIUM_ARGS = [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--no-first-run",
-]
-
-
-def _chromium() -> str:
-    path = CHROMIUM if Path(CHROMIUM).is_file() else shutil.which("chromium")
-    if not path:
-        reason = f"headless Chromium not found at {CHROMIUM} (apt-get install chromium)"
-        if os.environ.get("RETRIEVAL_EVAL_REQUIRE_BROWSER", "") not in ("", "0"):
-            pytest.fail(reason + " — RETRIEVAL_EVAL_REQUIRE_BROWSER is set, so this is a failure")
-        pytest.skip(reason)
-    return path
-
-
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 @pytest.fixture
 def served(filled_sqlite: Filled) -> Iterator[str]:
     """The dashboard alone (auth required) behind uvicorn on a free local port, in a thread."""
     app = create_app(filled_sqlite.url)
-    yield from _serve(app)
+    yield from serve(app)
     app.state.store_source.close()
 
 
@@ -73,42 +44,8 @@ def airflow_served(
 
     from retrieval_eval.webui.plugin import RetrievalEvalPlugin
 
-    yield from _serve(airflow_app())
+    yield from serve(airflow_app())
     RetrievalEvalPlugin.fastapi_apps[0]["app"].state.store_source.close()
-
-
-def _serve(app: Any) -> Iterator[str]:
-    import uvicorn
-
-    port = _free_port()
-    server = uvicorn.Server(
-        uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning", lifespan="off")
-    )
-    thread = threading.Thread(target=server.run, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 60
-    while not server.started:
-        if not thread.is_alive() or time.monotonic() > deadline:
-            pytest.fail("uvicorn did not start")
-        time.sleep(0.05)
-    try:
-        yield f"http://127.0.0.1:{port}"
-    finally:
-        server.should_exit = True
-        thread.join(timeout=10)
-
-
-@pytest.fixture
-def browser() -> Iterator[Any]:
-    executable = _chromium()
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as playwright:
-        launched = playwright.chromium.launch(executable_path=executable, args=CHROMIUM_ARGS)
-        try:
-            yield launched
-        finally:
-            launched.close()
 
 
 def _signed_in(browser: Any, base: str, token: str, width: int = 1280) -> Any:

@@ -54,6 +54,7 @@ PAYLOADS = {
     "error": _script("error"),
     "verdict_summary": _attribute("verdict_summary"),
     "verdict_reason": _script("verdict_reason"),
+    "filter": _script("filter"),  # never stored: a query parameter echoed in an error
 }
 P = PAYLOADS
 OTHER = "plain_retriever"  # the retriever compared with (no markup: the other side is enough)
@@ -85,7 +86,10 @@ def _questions(
         _question(
             P["question_id"], P["question"], P["expected_id"], marked, hard_class=P["hard_class"]
         ),
-        _question("q-plain", "a plain question", P["expected_id"], plain),
+        # the same hard class: a filter on it keeps two questions (page links, see below)
+        _question(
+            "q-plain", "a plain question", P["expected_id"], plain, hard_class=P["hard_class"]
+        ),
         _question("q-error", "a question that errored", "doc-e", errored or [], error=error),
     ]
 
@@ -164,6 +168,10 @@ COMPARE = {"set": P["set"], "a": P["retriever"], "b": OTHER}
 COMPARE_R = {"set": P["set"], "r": [OTHER, P["retriever"]], "reference": P["retriever"]}
 BOARD_FIELDS = ("set", "retriever", "labels_fingerprint")  # what a leaderboard entry names
 UNKNOWN_PAIR = {"set": P["set"], "retriever": "nobody"}
+# the run page's filters, echoed back in the filter form, the count line and the page links
+FILTERED = {"show": "misses", "hard_class": P["hard_class"]}
+FILTERED_FIELDS = (*RUN_FIELDS, "question_id", "question", "hard_class", "expected_id")
+NO_SUCH = {"hard_class": P["filter"]}  # echoed in the 404's message
 PAGES = [
     Page("overview", "/", {}, ("set", "retriever")),
     Page("overview-json", "/api/overview", {}, SUMMARY_FIELDS),
@@ -190,6 +198,10 @@ PAGES = [
     # the N-retriever form, the marked retriever named as the reference (in the form's select)
     Page("compare-r", "/compare", COMPARE_R, ("set", "retriever", *QUESTION_FIELDS, "error")),
     Page("compare-r-json", "/api/compare", COMPARE_R, (*BOARD_FIELDS, *QUESTION_FIELDS)),
+    Page("run-filtered", "/runs/{current}", FILTERED, FILTERED_FIELDS),
+    Page("run-filtered-json", "/api/runs/{current}", FILTERED, FILTERED_FIELDS),
+    Page("run-no-such-filter", "/runs/{current}", NO_SUCH, ("filter",), status=404),
+    Page("run-no-such-filter-json", "/api/runs/{current}", NO_SUCH, ("filter",), status=404),
     Page("not-found", "/history", UNKNOWN_PAIR, ("set",), status=404),
     Page("not-found-json", "/api/history", UNKNOWN_PAIR, ("set",), status=404),
 ]
@@ -250,3 +262,25 @@ def test_every_route_of_the_app_is_checked(tmp_path: Path) -> None:
         page.path.replace("{current}", "{run_id}").replace("{base}", "{run_id}") for page in PAGES
     }
     assert routes == checked
+
+
+def test_page_links_carry_the_filters_escaped(
+    dashboard: Dashboard, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """One question a page, so the two questions of the marked hard class need page links."""
+    monkeypatch.setattr("retrieval_eval.webui.listing.PER_PAGE", 1)
+    path = f"/runs/{dashboard.ids['current']}"
+    response = dashboard.client.get(path, params={"hard_class": P["hard_class"]})
+    assert response.status_code == 200
+    text = response.text
+    pager = text[text.index('<nav class="pager"') :]
+    pager = pager[: pager.index("</nav>")]
+    assert 'rel="next"' in pager
+    # the link's query string holds the URL-encoded value, then HTML-escaped in the attribute
+    assert "hard_class=%22%27%3E%3Cimg" in pager
+    assert P["hard_class"] not in text and "<img" not in text.lower()
+    # following the link shows page 2 with the filter kept
+    link = pager[pager.index('rel="next" href="') + len('rel="next" href="') :]
+    link = link[: link.index('"')].replace("&amp;", "&")
+    second = dashboard.client.get(link)
+    assert second.status_code == 200 and "page 2 of 2" in second.text
