@@ -40,6 +40,24 @@ def test_mcnemar_exact_survives_large_counts() -> None:
         mcnemar_exact(-1, 2)
 
 
+@pytest.mark.parametrize("n", [1, 2, 7, 40, 301])
+def test_mcnemar_exact_is_the_binomial_tail_summed_afresh(n: int) -> None:
+    from fractions import Fraction
+    from math import comb
+
+    for b in range(n + 1):
+        tail = Fraction(sum(comb(n, i) for i in range(min(b, n - b) + 1)), 2**n)
+        assert mcnemar_exact(b, n - b) == float(min(Fraction(1), 2 * tail))
+
+
+@pytest.mark.parametrize(("b", "c"), [(4700, 5300), (5000, 5000), (9000, 1000), (3, 12000)])
+def test_mcnemar_exact_matches_statsmodels_on_large_counts(b: int, c: int) -> None:
+    from statsmodels.stats.contingency_tables import mcnemar
+
+    expected = mcnemar([[0, b], [c, 0]], exact=True).pvalue
+    assert mcnemar_exact(b, c) == pytest.approx(expected, rel=1e-9, abs=1e-300)
+
+
 # -- thresholds ------------------------------------------------------------------------------
 
 
