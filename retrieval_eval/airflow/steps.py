@@ -84,9 +84,13 @@ def lint_set(
         "findings": findings[:LINT_FINDINGS_KEPT],
     }
     if mode == "fail" and errors:
+        from collections import Counter
+
+        checks = Counter(f.get("check") for f in findings if f.get("severity") == "error")
+        by_check = ", ".join(f"{check}: {n}" for check, n in sorted(checks.items()))
         raise LintFailed(
             f"lint: fail, and the golden set {golden.identifier!r} has {errors} error finding"
-            f"{'s' if errors != 1 else ''}: {labels.summary()}"
+            f"{'s' if errors != 1 else ''} ({by_check or 'dead_labels'}); {labels.summary()}"
         )
     return outcome
 

@@ -121,7 +121,8 @@ def test_lint_finds_dead_labels_and_fail_mode_stops_the_run(tmp_path: Path) -> N
     assert stale and labels["stale_questions"] == stale
     assert outcome["errors"] >= len(stale)
     assert any(f["check"] == "dead_labels" for f in outcome["findings"])
-    with pytest.raises(steps.LintFailed, match=r"lint: fail.*labels need attention: 2 ids"):
+    pattern = r"lint: fail.* 3 error findings \(dead_labels: 3\); labels need attention: 2 ids"
+    with pytest.raises(steps.LintFailed, match=pattern):
         steps.lint_set(warn, "handbook.demo", "bm25", "fail")
     # a clean index passes in fail mode too
     clean = _relabelled_config(tmp_path / "clean", "fail", [])
