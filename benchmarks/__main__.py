@@ -1,6 +1,6 @@
 """``python -m benchmarks [NAME ...]`` (``make bench``): every benchmark, one table of ratios.
 
-Names: scoring, harness, concurrency, airflow, memory, parse, deployment, cli (default: all, in that order). A benchmark
+Names: scoring, harness, concurrency, airflow, memory, parse, deployment, cli, lint (default: all, in that order). A benchmark
 that cannot run (missing data, an exception) gets a row saying so; the others still run. Exit
 code 1 only when a benchmark broke; a missed target is a figure (the table says MISSED).
 """
@@ -22,6 +22,7 @@ BENCHMARKS = {
     "parse": "benchmarks.dag_parse",
     "deployment": "benchmarks.airflow_deployment",
     "cli": "benchmarks.cli_startup",
+    "lint": "benchmarks.lint",
 }
 
 

@@ -24,7 +24,6 @@ from retrieval_eval.config import LintOptions
 from retrieval_eval.golden.models import GoldenQuestionSet
 from retrieval_eval.lint.minhash import LshIndex, ShingleSets, jaccard
 from retrieval_eval.lint.models import Finding
-from retrieval_eval.lint.text import shingle_words
 from retrieval_eval.retrievers.corpus import Document
 
 CHECK = "label_completeness"
@@ -34,7 +33,7 @@ def near_duplicates(
     documents: Sequence[Document], targets: set[str], threshold: float
 ) -> dict[str, dict[str, float]]:
     """For each target in the corpus: the other documents at least ``threshold`` similar."""
-    shingles = ShingleSets([shingle_words(doc.content) for doc in documents], 3)
+    shingles = ShingleSets.from_texts([doc.content for doc in documents], 3)
     index = LshIndex(shingles)
     found: dict[str, dict[str, float]] = {}
     for i, doc in enumerate(documents):

@@ -46,7 +46,9 @@ def check_duplicates(golden_set: GoldenQuestionSet, options: LintOptions) -> lis
                     details={"similarity": 1.0},
                 )
             )
-    grams = ShingleSets([normalised(q.question) for q in questions], 3)  # character 3-grams
+    grams = ShingleSets.from_tokens(
+        [normalised(q.question) for q in questions], 3
+    )  # character 3-grams
     index = LshIndex(grams)
     for left, right in sorted(index.candidates()):
         if left in group_of and group_of.get(right) == group_of[left]:

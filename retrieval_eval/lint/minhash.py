@@ -1,19 +1,20 @@
 """MinHash signatures and LSH banding: near-duplicate candidates without comparing every pair.
 
-A text is a list of tokens (a document's words; a question's characters) and its shingles are
-the token ``n``-grams, each a 64-bit hash: Python's ``hash()`` of the tokens (at C speed through
-``map``; salted per process, which is fine because signatures are compared within one lint run
-and never stored) combined with fixed odd multipliers. A text shorter than ``n`` tokens is
+A text is a list of tokens (a document's words, hashed by :mod:`.wordhash`; a question's
+characters, by Python's ``hash()``, salted per process, which is fine because signatures are
+compared within one lint run and never stored) and its shingles are the token ``n``-grams, each
+a 64-bit hash combining its tokens' hashes with a fixed odd multiplier. A text shorter than ``n`` tokens is
 padded to one shingle; an empty text has none and is nobody's near duplicate. All texts are
 hashed in one pass over their concatenation, shingles crossing a boundary dropped.
 
-Each text gets ``PERMUTATIONS`` (60) minimum hashes under random multiply-shift hashes
+Each text gets ``PERMUTATIONS`` (48) minimum hashes under random multiply-shift hashes
 ``(a*x + b) >> 32`` in wrapping 64-bit arithmetic (``a`` odd) from a fixed seed; the fraction of
 equal minima estimates the Jaccard similarity.
 
-Banding: the minima are cut into ``BANDS`` = 20 bands of ``ROWS`` = 3; two texts are
-*candidates* when any band is equal. The chance of that is ``1 - (1 - J**3)**20``: ~1.0 at
-J = 0.8 (a miss once in 1.7 million pairs), 0.93 at 0.5, 0.42 at 0.3, 0.15 at 0.2. So every
+Banding: the minima are cut into ``BANDS`` = 16 bands of ``ROWS`` = 3; two texts are
+*candidates* when any band is equal. The chance of that is ``1 - (1 - J**3)**16``: ~1.0 at
+J = 0.8 (a miss once in 100,000 pairs; at 0.85, once in 4 million), 0.88 at 0.5, 0.36 at 0.3,
+0.12 at 0.2. So every
 pair at the lint thresholds (0.8) is found, and each candidate is checked with its exact
 Jaccard similarity (:func:`jaccard` over the distinct shingles): the estimate never decides a
 finding.
@@ -31,12 +32,12 @@ from itertools import chain
 
 import numpy as np
 
-PERMUTATIONS = 60
-BANDS = 20
+PERMUTATIONS = 48
+BANDS = 16
 ROWS = PERMUTATIONS // BANDS
 _SEED = 20261130
 _MIX = np.uint64(0x9E3779B97F4A7C15)
-_PAD = "\x00"  # pads a text shorter than n tokens; never a token of real text
+_PAD = np.uint64(0x5BD1E9955BD1E995)  # the token that pads a text shorter than n tokens
 _BLOCK = 4096  # shingles per numpy pass (see ShingleSets.signatures)
 _MAX = np.iinfo(np.uint64).max
 
@@ -55,26 +56,43 @@ _A, _B, _BAND_MIX = _parameters()
 class ShingleSets:
     """The ``n``-gram shingles of many token lists, hashed in one pass."""
 
-    def __init__(self, token_lists: Sequence[Sequence[str]], n: int) -> None:
-        padded = [
-            list(tokens) + [_PAD] * (n - len(tokens)) if 0 < len(tokens) < n else tokens
-            for tokens in token_lists
-        ]
-        lengths = np.fromiter(map(len, padded), dtype=np.int64, count=len(padded))
-        flat = list(chain.from_iterable(padded))
-        hashed = np.fromiter(map(hash, flat), dtype=np.int64, count=len(flat)).view(np.uint64)
-        starts = max(len(flat) - n + 1, 0)
+    def __init__(self, hashed: np.ndarray, lengths: np.ndarray, n: int) -> None:
+        """From every token's hash in text order and each text's token count; see
+        :meth:`from_tokens` and :meth:`from_texts`."""
+        short = (lengths > 0) & (lengths < n)
+        if short.any():  # pad each short text to one shingle
+            pads = np.where(short, n - lengths, 0)
+            shift = np.concatenate(([0], np.cumsum(pads)[:-1]))
+            padded = np.full(len(hashed) + int(pads.sum()), _PAD, dtype=np.uint64)
+            padded[np.arange(len(hashed)) + np.repeat(shift, lengths)] = hashed
+            hashed, lengths = padded, lengths + pads
+        starts = max(len(hashed) - n + 1, 0)
         combined = np.zeros(starts, dtype=np.uint64)
         with np.errstate(over="ignore"):
             for offset in range(n):
                 combined = combined * _MIX + hashed[offset : offset + starts]
-        owner = np.repeat(np.arange(len(padded)), lengths)[:starts]
+        owner = np.repeat(np.arange(len(lengths)), lengths)[:starts]
         ends = np.repeat(np.cumsum(lengths), lengths)[:starts]
         valid = np.arange(starts) + n <= ends
         self._hashes = combined[valid]
-        self.counts = np.bincount(owner[valid], minlength=len(padded))
+        self.counts = np.bincount(owner[valid], minlength=len(lengths))
         self._offsets = np.concatenate(([0], np.cumsum(self.counts)[:-1])).astype(np.int64)
         self._distinct: dict[int, np.ndarray] = {}
+
+    @classmethod
+    def from_tokens(cls, token_lists: Sequence[Sequence[str]], n: int) -> ShingleSets:
+        """Token lists (a question's characters), hashed with Python's ``hash()``."""
+        flat = list(chain.from_iterable(token_lists))
+        hashed = np.fromiter(map(hash, flat), dtype=np.int64, count=len(flat)).view(np.uint64)
+        lengths = np.fromiter(map(len, token_lists), dtype=np.int64, count=len(token_lists))
+        return cls(hashed, lengths, n)
+
+    @classmethod
+    def from_texts(cls, texts: Sequence[str], n: int) -> ShingleSets:
+        """Texts split into lower-cased whitespace-separated words (:mod:`.wordhash`)."""
+        from retrieval_eval.lint.wordhash import word_hashes
+
+        return cls(*word_hashes(texts), n)
 
     def __len__(self) -> int:
         return len(self.counts)

@@ -11,7 +11,7 @@
 - **Word 3-shingles** of the lower-cased whitespace-separated words (documents: long texts, where
   word order matters and character n-grams would make any two English pages look alike; split
   at whitespace only, since a punctuation mark changes a word in both copies of a copied page
-  alike). A text of fewer than three words is one shingle (:mod:`.minhash`).
+  alike). A text of fewer than three words is one shingle (:mod:`.minhash`, :mod:`.wordhash`).
 
 The stop-word list is small on purpose: function words and question words only, so a domain
 word ("plan", "account") always counts.
@@ -189,10 +189,5 @@ def _stemmer() -> Any:
 
 def content_words(text: str) -> set[str]:
     """The stemmed content words of ``text`` (see the module docstring)."""
-    kept = [t for t in tokens(text) if len(t) > 1 and t not in STOP_WORDS]
+    kept = [t for t in set(tokens(text)) if len(t) > 1 and t not in STOP_WORDS]
     return set(_stemmer().stemWords(kept)) if kept else set()
-
-
-def shingle_words(text: str) -> list[str]:
-    """Lower-cased whitespace-separated words (at C speed: documents are long and many)."""
-    return text.lower().split()

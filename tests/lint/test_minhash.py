@@ -19,7 +19,7 @@ def _texts(count: int, length: int, seed: int) -> list[list[str]]:
 def test_signature_agreement_estimates_the_exact_jaccard() -> None:
     base = _texts(1, 300, seed=1)[0]
     edited = base[:200] + _texts(1, 100, seed=2)[0]  # a third replaced
-    sets = ShingleSets([base, edited], 3)
+    sets = ShingleSets.from_tokens([base, edited], 3)
     exact = jaccard(sets.shingles(0), sets.shingles(1))
     sigs = sets.signatures()
     estimate = float(np.mean(sigs[0] == sigs[1]))
@@ -36,7 +36,7 @@ def test_every_planted_near_duplicate_is_a_candidate_and_unrelated_texts_rarely_
             copy[i] = f"changed{k}"
         texts.append(copy)
         planted.append((k, 400 + k))
-    sets = ShingleSets(texts, 3)
+    sets = ShingleSets.from_tokens(texts, 3)
     pairs = set(LshIndex(sets).candidates())
     for pair in planted:
         assert jaccard(sets.shingles(pair[0]), sets.shingles(pair[1])) >= 0.8
@@ -46,7 +46,7 @@ def test_every_planted_near_duplicate_is_a_candidate_and_unrelated_texts_rarely_
 
 
 def test_short_and_empty_texts() -> None:
-    sets = ShingleSets([["a", "b"], ["a", "b"], [], ["c"]], 3)
+    sets = ShingleSets.from_tokens([["a", "b"], ["a", "b"], [], ["c"]], 3)
     assert list(sets.counts) == [1, 1, 0, 1]  # padded to one shingle; the empty text has none
     index = LshIndex(sets)
     assert index.query(0) == {1}
@@ -56,7 +56,15 @@ def test_short_and_empty_texts() -> None:
 
 
 def test_shingles_do_not_cross_text_boundaries() -> None:
-    together = ShingleSets([["a", "b", "c"], ["d", "e", "f"]], 3)
+    together = ShingleSets.from_tokens([["a", "b", "c"], ["d", "e", "f"]], 3)
     assert list(together.counts) == [1, 1]
-    alone = ShingleSets([["a", "b", "c"]], 3)
+    alone = ShingleSets.from_tokens([["a", "b", "c"]], 3)
     assert np.array_equal(together.shingles(0), alone.shingles(0))
+
+
+def test_documents_hashed_from_their_bytes_shingle_like_their_words() -> None:
+    texts = ["The quick brown fox", "the  QUICK\nbrown fox", "", "Ünïcode wörds here too", "a b"]
+    from_bytes = ShingleSets.from_texts(texts, 3)
+    assert list(from_bytes.counts) == [2, 2, 0, 2, 1]
+    assert np.array_equal(from_bytes.shingles(0), from_bytes.shingles(1))  # case and spacing
+    assert jaccard(from_bytes.shingles(0), from_bytes.shingles(3)) == 0.0
