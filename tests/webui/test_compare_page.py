@@ -27,9 +27,8 @@ HAND = "demo.set"
 PATTERNS = {"best": "111111111100", "middle": "111111100033", "worst": "110000000000"}
 
 
-@pytest.fixture
-def board(tmp_path: Path) -> Iterator[TestClient]:
-    url = f"sqlite:///{tmp_path / 'results.sqlite'}"
+def save_board(url: str) -> None:
+    """The runs of PATTERNS on HAND, and one run of a retriever alone on "single.set"."""
     with open_store(url) as store:
         for name, marks in PATTERNS.items():
             qs = [question(f"q{i:03d}", c == "1", c in "13") for i, c in enumerate(marks)]
@@ -37,6 +36,12 @@ def board(tmp_path: Path) -> Iterator[TestClient]:
             store.save(run, detect_regression(run, None, Thresholds()))
         alone = make_run([question("q000", True)], retriever="alone", set_identifier="single.set")
         store.save(alone, detect_regression(alone, None, Thresholds()))
+
+
+@pytest.fixture
+def board(tmp_path: Path) -> Iterator[TestClient]:
+    url = f"sqlite:///{tmp_path / 'results.sqlite'}"
+    save_board(url)
     app = create_app(url, require_auth=False)
     with TestClient(app) as client:
         client.url = url  # type: ignore[attr-defined]
