@@ -120,7 +120,7 @@ def test_csv_has_one_row_per_retriever(db: str) -> None:
     assert float(rows[1]["top1_hit_rate"]) == pytest.approx(7 / 12)
 
 
-def test_csv_cells_never_start_a_formula(tmp_path: Path, db: str) -> None:
+def test_csv_cells_never_start_a_formula(db: str) -> None:
     save(db, "=HYPERLINK(1)", "100000000000")
     text = compare(db, SET, "best", "=HYPERLINK(1)", "--format", "csv").stdout
     rows = list(csv.DictReader(io.StringIO(text)))
@@ -218,3 +218,12 @@ def test_compare_loads_neither_pandas_nor_sqlalchemy_nor_rich(db: str, tmp_path:
     for fmt in ("text", "json", "markdown", "csv"):
         args = ("compare", SET, "best", "middle", "worst", "--format", fmt, "--db", db)
         assert loaded(tmp_path, *args, watch=watch)[:2] == (0, []), fmt
+
+
+def test_markdown_keeps_stored_names_inert(db: str) -> None:
+    """A retriever name with HTML and a pipe neither renders on GitHub nor breaks a table."""
+    name = "<b>x|y</b>"
+    save(db, name, "100000000000")
+    text = compare(db, SET, "best", name, "--format", "markdown").stdout
+    assert "<b>" not in text
+    assert "| &lt;b&gt;x\\|y&lt;/b&gt; | 12 |" in text
