@@ -5,6 +5,10 @@ the templates so the formatting rules are plain, testable functions.
 
 Formats: rates as percentages with one decimal (``81.2%``), deltas in points (``+1.2 pts``),
 ``–`` for a missing value; dates in UTC.
+
+History charts draw each rate with its 95 % Wilson band: the run's stored interval overall, and
+per slice the interval of the slice's hits out of its questions when the chart has at most
+:data:`MAX_BANDS` slices (more overlapping bands would hide the lines they belong to).
 """
 
 from __future__ import annotations
@@ -17,12 +21,14 @@ from typing import Any, TypedDict
 
 from markupsafe import Markup
 
+from retrieval_eval.intervals import wilson
 from retrieval_eval.webui.charts import LineChart, Series, line_chart
 from retrieval_eval.webui.queries import RunSummary, SliceSummary
 from retrieval_eval.webui.sparkline import sparkline
 from retrieval_eval.webui.views import History, Overview
 
 MISSING = "–"
+MAX_BANDS = 2  # slices on one chart that still get their interval band (3 made a muddle)
 NARROW_WIDTH, NARROW_HEIGHT = 380, 250  # the phone copy of each chart (see history_charts)
 STATES = {
     "baseline": "baseline",
@@ -114,6 +120,14 @@ def _slice_name(latest: RunSummary, dim: str, value: str) -> str:
     return f"{value} ({found.questions})" if found is not None else value
 
 
+def _slice_ci(run: RunSummary, dim: str, value: str, metric: str) -> tuple[float, float] | None:
+    """The slice's Wilson interval from its rate and size (the store keeps rates, not hits)."""
+    rate, found = _slice_rate(run, dim, value, metric), _slices(run, dim).get(value)
+    if rate is None or found is None or found.questions <= 0:
+        return None
+    return wilson(round(rate * found.questions), found.questions)
+
+
 def _rate(run: RunSummary, metric: str) -> float | None:
     return run.top1_hit_rate if metric == "top1" else run.top3_hit_rate
 
@@ -157,6 +171,9 @@ def history_charts(data: History, dim: str) -> list[Markup]:
                 Series(
                     _slice_name(runs[-1], dim, value),
                     [_slice_rate(run, dim, value, metric) for run in runs],
+                    band=[_slice_ci(run, dim, value, metric) for run in runs]
+                    if len(values) <= MAX_BANDS
+                    else None,
                 )
                 for value in values
             ]

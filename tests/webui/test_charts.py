@@ -10,10 +10,13 @@ import xml.etree.ElementTree as ET
 
 import pytest
 
+from retrieval_eval.store import open_store
 from retrieval_eval.webui import pages
 from retrieval_eval.webui.chart_axis import CHAR_W, tick_positions, unique_labels
 from retrieval_eval.webui.charts import SPREAD, LineChart, Series, line_chart
 from retrieval_eval.webui.sparkline import SPARK_MIN_SPAN, spark_range, sparkline
+from retrieval_eval.webui.views import History, history
+from webui.busy import BM25, SET, Busy
 
 SVG = "{http://www.w3.org/2000/svg}"
 
@@ -242,3 +245,24 @@ def test_number_formats() -> None:
     assert pages.ms(1234.56) == "1,234.6 ms"
     assert pages.state_label(None) == "not checked"
     assert pages.state_label("no_regression") == "no regression"
+
+
+def test_history_charts_draw_interval_bands_overall_and_for_few_slices(busy_sqlite: Busy) -> None:
+    with open_store(busy_sqlite.url) as store:
+        data = history(store, SET, BM25, 60)
+    latest = data.runs[-1]
+    assert latest.top1_hit_rate_ci is not None  # read from the stored details
+    low, high = latest.top1_hit_rate_ci
+    assert low < (latest.top1_hit_rate or 0) < high
+
+    assert bands_of(data, "overall") == [2, 0]  # top-1 and top-3 in one piece each; latency none
+    assert bands_of(data, "form") == [2, 2, 0]  # two forms, on the top-1 and the top-3 chart
+    assert bands_of(data, "hard_class") == [0, 0, 0]  # three classes: more than MAX_BANDS
+
+
+def bands_of(data: History, dim: str) -> list[int]:
+    """Band polygons per chart, counted in its wide copy (each chart is drawn wide, then narrow)."""
+    return [
+        str(c).split('<svg class="chart-narrow"')[0].count('class="band"')
+        for c in pages.history_charts(data, dim)
+    ]
