@@ -22,7 +22,6 @@ import csv
 import io
 import json
 import re
-from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -132,20 +131,22 @@ def validate_set_data(
     questions: list[GoldenQuestion] = []
     seen: dict[str, int] = {}
     for index, raw in enumerate(raw_questions):
-        # where() names the question in a problem: told only when there is one
-        where = partial(_where, source, raw, index, lines)
+        # _where() names the question in a problem: formatted only when there is one
         if not isinstance(raw, dict):
-            problems.append(f"{where()}: expected a mapping of question fields")
+            where = _where(source, raw, index, lines)
+            problems.append(f"{where}: expected a mapping of question fields")
             continue
         try:
             question = GoldenQuestion.model_validate(raw)
         except ValidationError as exc:
-            problems.extend(f"{where()}: {_describe(err)}" for err in exc.errors())
+            where = _where(source, raw, index, lines)
+            problems.extend(f"{where}: {_describe(err)}" for err in exc.errors())
             continue
         if question.id in seen:
             problems.append(
-                f"{where()}: duplicate question id {quote(question.id)} (first at question "
-                f"#{seen[question.id] + 1}); give each question its own id"
+                f"{_where(source, raw, index, lines)}: duplicate question id "
+                f"{quote(question.id)} (first at question #{seen[question.id] + 1}); give each "
+                "question its own id"
             )
             continue
         seen[question.id] = index

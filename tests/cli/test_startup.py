@@ -308,3 +308,30 @@ def test_any_other_url_is_left_to_the_store_layer(
 ) -> None:
     monkeypatch.chdir(tmp_path)
     assert plain_sqlite_file(db, Config()) is None
+
+
+def test_a_run_leaves_the_garbage_collector_as_it_found_it(
+    work: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """During the run the loaded objects are frozen and no full collection runs (run_cmd's
+    _collector_skips_the_loaded); afterwards the process's collector is as before."""
+    import gc
+
+    monkeypatch.chdir(work)
+    monkeypatch.setattr(sys, "path", list(sys.path))
+    monkeypatch.delitem(sys.modules, "startup_retrievers", raising=False)
+    monkeypatch.setenv("RETRIEVAL_EVAL_HOME", str(work / "home"))
+    seen: list[tuple[int, int]] = []
+
+    def watching(question: str, limit: int) -> list[str]:
+        seen.append((gc.get_freeze_count(), gc.get_threshold()[2]))
+        return ["a"]
+
+    monkeypatch.setitem(sys.modules, "watching_retrievers", type(sys)("watching_retrievers"))
+    sys.modules["watching_retrievers"].watching = watching  # type: ignore[attr-defined]
+    before = (gc.get_freeze_count(), gc.get_threshold(), gc.isenabled())
+    args = ["run", "two.yaml", "watching_retrievers:watching", "--no-save", "--format", "json"]
+    result = CliRunner().invoke(cli, args)
+    assert result.exit_code == 0, result.output
+    assert seen and all(frozen > 0 and full > 10**6 for frozen, full in seen)
+    assert (gc.get_freeze_count(), gc.get_threshold(), gc.isenabled()) == before
