@@ -250,3 +250,21 @@ def test_summarise_gives_what_grouping_the_frame_with_pandas_gives(seed: int) ->
     for chosen in (questions, questions[:1], [q for q in questions if q.error], []):
         result = run(chosen, max_error_rate=1)
         assert _figures(result) == _pandas_figures(result)
+
+
+def test_trusted_results_share_one_set_of_set_fields_that_copies_never_touch() -> None:
+    from retrieval_eval.golden.models import GoldenQuestion
+    from retrieval_eval.scoring import judge_many
+
+    every = set(QuestionResult.model_fields)
+    questions = [
+        GoldenQuestion(id=f"t{i}", question="x", form="gap", expected_document_ids=("d",))
+        for i in range(2)
+    ]
+    first, second = judge_many(questions, [["d"], ["e"]])  # built by QuestionResult.trusted
+    assert first.model_fields_set == second.model_fields_set == every
+    first.latency_ms = 2.0  # pydantic adds the name, which is there already
+    copy = first.model_copy(update={"error": "boom"})
+    copy.error = "again"
+    assert copy.model_fields_set == every and copy.model_fields_set is not first.model_fields_set
+    assert first.model_fields_set == second.model_fields_set == every
