@@ -459,7 +459,9 @@ def where_line(result: RunResult, verdict: Verdict | None, run_id: object) -> st
     if run_id is not None:
         where += f", run {run_id}"
     if verdict is not None and verdict.baseline_run_id is not None:
-        where += f" vs baseline run {verdict.baseline_run_id}"
+        # an invalid run is never compared (older stored ones may still carry an id)
+        if verdict.state != "invalid_run":
+            where += f" vs baseline run {verdict.baseline_run_id}"
     return where
 
 
@@ -509,6 +511,18 @@ def headline_text(result: RunResult, verdict: Verdict | None = None, run_id: obj
         lines.append(line)
     lines += outcome_lines(result, verdict)
     return "\n".join(lines) + "\n"
+
+
+def headline_line(result: RunResult, verdict: Verdict | None = None, run_id: object = None) -> str:
+    """The headline in one line, for a terminal when the report went to a file (``--output``):
+    state, what was run, top-1 and top-3 with their intervals (and deltas when compared),
+    errors."""
+    state = "NO VERDICT" if verdict is None else verdict.state.upper().replace("_", " ")
+    rates = []
+    for label, rate, interval, delta, _delta_ci in headline_rows(result, verdict):
+        rates.append(f"{label} {rate} {interval}" + (f" Δ {delta}" if delta != "–" else ""))
+    errors = f"errors {result.error_count}/{result.question_count}"
+    return f"{state}  {where_line(result, verdict, run_id)}: {', '.join(rates)}; {errors}"
 
 
 def headline_document(

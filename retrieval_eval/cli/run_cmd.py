@@ -243,7 +243,11 @@ def run(
             step_summary, render(result, "markdown", extra, verdict=verdict, summary=True)
         )
     if output:
+        from retrieval_eval.report import headline_line
+
         Path(output).write_text(text, encoding="utf-8")
+        # the terminal still says how the run went; stdout stays empty (the report is the file)
+        click.echo(headline_line(result, verdict, run_id), err=True)
         click.echo(f"report written to {output}", err=True)
     else:
         click.echo(text, nl=False)
