@@ -458,10 +458,10 @@ def where_line(result: RunResult, verdict: Verdict | None, run_id: object) -> st
     where = f"{result.set_identifier} × {result.retriever}"
     if run_id is not None:
         where += f", run {run_id}"
-    if verdict is not None and verdict.baseline_run_id is not None:
-        # an invalid run is never compared (older stored ones may still carry an id)
-        if verdict.state != "invalid_run":
-            where += f" vs baseline run {verdict.baseline_run_id}"
+    # an invalid run is never compared (older stored ones may still carry an id)
+    compared = verdict is not None and verdict.state != "invalid_run"
+    if compared and verdict is not None and verdict.baseline_run_id is not None:
+        where += f" vs baseline run {verdict.baseline_run_id}"
     return where
 
 
