@@ -11,49 +11,63 @@ warning listing its candidate labels, each with the target it resembles and the 
 Nearly identical pages may still differ in the one fact the question asks about (a regional
 variant of a policy): a candidate is for review, not a label to add blindly.
 
-Cost: signing is linear in the corpus; lookups are one per distinct target; no pair of
-documents is compared unless LSH puts them in one bucket (sub-quadratic, see
-``benchmarks/lint.py``). Targets missing from the corpus are skipped (dead labels reports them).
+Cost: signing is linear in the corpus (and cached by its content when it comes from a path,
+:mod:`.signature_cache`); lookups are one per distinct target; no pair of documents is compared
+unless LSH puts them in one bucket (sub-quadratic, see ``benchmarks/lint.py``). Targets missing from the corpus are skipped (dead labels reports them).
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from pathlib import Path
 
 from retrieval_eval.config import LintOptions
 from retrieval_eval.golden.models import GoldenQuestionSet
 from retrieval_eval.lint.minhash import LshIndex, ShingleSets, jaccard
 from retrieval_eval.lint.models import Finding
+from retrieval_eval.lint.signature_cache import SHINGLE_WORDS, corpus_signatures
 from retrieval_eval.retrievers.corpus import Document
 
 CHECK = "label_completeness"
 
 
 def near_duplicates(
-    documents: Sequence[Document], targets: set[str], threshold: float
+    documents: Sequence[Document],
+    targets: set[str],
+    threshold: float,
+    corpus: Path | None = None,
 ) -> dict[str, dict[str, float]]:
-    """For each target in the corpus: the other documents at least ``threshold`` similar."""
-    shingles = ShingleSets.from_texts([doc.content for doc in documents], 3)
-    index = LshIndex(shingles)
+    """For each target in the corpus: the other documents at least ``threshold`` similar.
+
+    ``corpus``: the path the documents were read from, so their signatures can be cached
+    (:mod:`.signature_cache`). Only the targets and their candidates are shingled again, for
+    the exact similarity.
+    """
+    index = LshIndex(*corpus_signatures(documents, corpus))
+    looked_up = {i: index.query(i) for i, doc in enumerate(documents) if doc.id in targets}
+    needed = sorted(set(looked_up).union(*looked_up.values()))
+    row = {k: position for position, k in enumerate(needed)}
+    shingles = ShingleSets.from_texts([documents[k].content for k in needed], SHINGLE_WORDS)
     found: dict[str, dict[str, float]] = {}
-    for i, doc in enumerate(documents):
-        if doc.id not in targets:
-            continue
+    for i, candidates in looked_up.items():
         similar = {}
-        for j in index.query(i):
-            if documents[j].id != doc.id:
-                similarity = jaccard(shingles.shingles(i), shingles.shingles(j))
+        for j in candidates:
+            if documents[j].id != documents[i].id:
+                similarity = jaccard(shingles.shingles(row[i]), shingles.shingles(row[j]))
                 if similarity >= threshold:
                     similar[documents[j].id] = round(similarity, 4)
-        found[doc.id] = similar
+        found[documents[i].id] = similar
     return found
 
 
 def check_completeness(
-    golden_set: GoldenQuestionSet, documents: Sequence[Document], options: LintOptions
+    golden_set: GoldenQuestionSet,
+    documents: Sequence[Document],
+    options: LintOptions,
+    corpus: Path | None = None,
 ) -> list[Finding]:
     targets = {d for q in golden_set.questions for d in q.expected_document_ids}
-    similar = near_duplicates(documents, targets, options.document_similarity)
+    similar = near_duplicates(documents, targets, options.document_similarity, corpus)
     findings = []
     for question in golden_set.questions:
         labelled = set(question.expected_document_ids)

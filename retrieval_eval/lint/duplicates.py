@@ -49,7 +49,7 @@ def check_duplicates(golden_set: GoldenQuestionSet, options: LintOptions) -> lis
     grams = ShingleSets.from_tokens(
         [normalised(q.question) for q in questions], 3
     )  # character 3-grams
-    index = LshIndex(grams)
+    index = LshIndex(grams.signatures(), grams.counts)
     for left, right in sorted(index.candidates()):
         if left in group_of and group_of.get(right) == group_of[left]:
             continue  # already reported as a duplicate

@@ -35,7 +35,7 @@ import numpy as np
 PERMUTATIONS = 48
 BANDS = 16
 ROWS = PERMUTATIONS // BANDS
-_SEED = 20261130
+SEED = 20261130
 _MIX = np.uint64(0x9E3779B97F4A7C15)
 _PAD = np.uint64(0x5BD1E9955BD1E995)  # the token that pads a text shorter than n tokens
 _BLOCK = 4096  # shingles per numpy pass (see ShingleSets.signatures)
@@ -43,7 +43,7 @@ _MAX = np.iinfo(np.uint64).max
 
 
 def _parameters() -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    rng = np.random.default_rng(_SEED)
+    rng = np.random.default_rng(SEED)
     a = rng.integers(0, 2**63, size=PERMUTATIONS, dtype=np.uint64) * np.uint64(2) + np.uint64(1)
     b = rng.integers(0, 2**63, size=PERMUTATIONS, dtype=np.uint64)
     band = rng.integers(0, 2**63, size=ROWS, dtype=np.uint64) * np.uint64(2) + np.uint64(1)
@@ -138,21 +138,21 @@ def jaccard(left: np.ndarray, right: np.ndarray) -> float:
 
 
 class LshIndex:
-    """The texts of ``sets`` bucketed by band; only buckets of two or more are kept."""
+    """Texts bucketed by band of their signatures (``counts[i] == 0``: an empty text, left out);
+    only buckets of two or more are kept."""
 
-    def __init__(self, sets: ShingleSets) -> None:
-        sigs = sets.signatures()
+    def __init__(self, sigs: np.ndarray, counts: np.ndarray) -> None:
         with np.errstate(over="ignore"):
             self._keys = (sigs.reshape(len(sigs), BANDS, ROWS) * _BAND_MIX).sum(axis=2)
-        present = np.flatnonzero(sets.counts > 0)
+        present = np.flatnonzero(counts > 0)
         self._present = set(present.tolist())
         self._buckets: list[dict[int, list[int]]] = []
         for band in range(BANDS):
             keys = self._keys[present, band]
-            _, inverse, counts = np.unique(keys, return_inverse=True, return_counts=True)
-            shared: dict[int, list[int]] = {}
-            shared_mask = counts[inverse] > 1
+            _, inverse, sizes = np.unique(keys, return_inverse=True, return_counts=True)
+            shared_mask = sizes[inverse] > 1
             members, member_keys = present[shared_mask].tolist(), keys[shared_mask].tolist()
+            shared: dict[int, list[int]] = {}
             for i, key in zip(members, member_keys, strict=True):
                 shared.setdefault(key, []).append(i)
             self._buckets.append(shared)

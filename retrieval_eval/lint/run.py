@@ -79,7 +79,9 @@ def run_lint(
     else:
         texts = {doc.id: doc.content for doc in documents}
         ran(forms.CHECK, forms.check_forms(golden_set, texts, options))
-        ran(completeness.CHECK, completeness.check_completeness(golden_set, documents, options))
+        path = corpus if isinstance(corpus, Path) else None
+        found = completeness.check_completeness(golden_set, documents, options, path)
+        ran(completeness.CHECK, found)
 
     ran(duplicates.CHECK, duplicates.check_duplicates(golden_set, options))
 

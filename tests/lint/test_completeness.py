@@ -1,10 +1,15 @@
 from __future__ import annotations
 
 import random
+from pathlib import Path
+
+import pytest
 
 from lint.sets import document, golden, question
 from retrieval_eval.config import LintOptions
 from retrieval_eval.lint.completeness import check_completeness
+from retrieval_eval.lint.signature_cache import KIND
+from retrieval_eval.retrievers.corpus import read_corpus
 
 
 def _page(seed: int, words: int = 200) -> str:
@@ -71,3 +76,27 @@ def test_targets_missing_from_the_corpus_are_skipped() -> None:
     docs = [document("a.md", _page(3)), document("b.md", _page(3))]
     found = check_completeness(golden(question("q", "x?", "match", "gone.md")), docs, LintOptions())
     assert found == []
+
+
+def test_signatures_of_a_corpus_path_are_cached_and_give_the_same_findings(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    folder = tmp_path / "corpus"
+    folder.mkdir()
+    original = _page(5)
+    (folder / "a.md").write_text(original)
+    (folder / "b.md").write_text(" ".join(original.split()[:195] + ["edited"] * 5))
+    (folder / "c.md").write_text(_page(6))
+    docs = read_corpus(folder)
+    lint_set = golden(question("q", "x?", "match", "a.md"))
+    monkeypatch.setenv("RETRIEVAL_EVAL_CACHE", str(tmp_path / "cache"))
+    first = check_completeness(lint_set, docs, LintOptions(), folder)
+    entries = list((tmp_path / "cache" / KIND).iterdir())
+    assert len(entries) == 1 and (entries[0] / "signatures.npy").is_file()
+    again = check_completeness(lint_set, docs, LintOptions(), folder)  # from the cache
+    uncached = check_completeness(lint_set, docs, LintOptions())
+    assert first == again == uncached
+    assert [f.doc_ids for f in first] == [["b.md"]]
+    (folder / "c.md").write_text(_page(7))  # an edited corpus is a new entry
+    check_completeness(lint_set, read_corpus(folder), LintOptions(), folder)
+    assert len(list((tmp_path / "cache" / KIND).iterdir())) == 2

@@ -37,7 +37,7 @@ def test_every_planted_near_duplicate_is_a_candidate_and_unrelated_texts_rarely_
         texts.append(copy)
         planted.append((k, 400 + k))
     sets = ShingleSets.from_tokens(texts, 3)
-    pairs = set(LshIndex(sets).candidates())
+    pairs = set(LshIndex(sets.signatures(), sets.counts).candidates())
     for pair in planted:
         assert jaccard(sets.shingles(pair[0]), sets.shingles(pair[1])) >= 0.8
         assert pair in pairs
@@ -48,7 +48,7 @@ def test_every_planted_near_duplicate_is_a_candidate_and_unrelated_texts_rarely_
 def test_short_and_empty_texts() -> None:
     sets = ShingleSets.from_tokens([["a", "b"], ["a", "b"], [], ["c"]], 3)
     assert list(sets.counts) == [1, 1, 0, 1]  # padded to one shingle; the empty text has none
-    index = LshIndex(sets)
+    index = LshIndex(sets.signatures(), sets.counts)
     assert index.query(0) == {1}
     assert index.query(2) == set()
     assert jaccard(sets.shingles(0), sets.shingles(1)) == 1.0
