@@ -170,7 +170,9 @@ def test_unknown_retriever_lists_configured_ids_and_adapter_types() -> None:
     with pytest.raises(UnknownNameError) as info:
         registry.build("bm25_smal")
     message = str(info.value)
-    assert message.startswith("unknown retriever 'bm25_smal'; configured: bm25_small, bm25_big")
+    assert message.startswith(
+        "unknown retriever 'bm25_smal' (did you mean 'bm25_small'?); configured: bm25_small, bm25_big"
+    )
     assert "adapter types available" in message and "lexical" in message
     assert "module:attribute" in message
 
