@@ -99,3 +99,33 @@ def test_an_unreachable_store_skips_never_found_with_the_password_masked(home: P
     assert result.exit_code == 0, result.output
     assert "skipped never_found:" in result.output
     assert "Sup3r-Secr3t" not in result.output
+
+
+def test_a_postgresql_store_is_read_never_created_and_its_runs_feed_never_found(
+    home: Path, pg_url: str
+) -> None:
+    import psycopg
+    from sqlalchemy.engine import make_url
+    from store.builders import pg_schema
+
+    with pg_schema(pg_url) as url:
+        args = ("sets", "lint", "handbook.demo", "--config", CONFIG, "--db", url)
+        empty = invoke(*args)
+        assert empty.exit_code == 0, empty.output
+        assert "skipped never_found: the result store" in empty.output
+        schema = str(make_url(url).query["options"]).removeprefix("-csearch_path=")
+        with psycopg.connect(pg_url) as conn:
+            found = conn.execute(
+                "select count(*) from information_schema.schemata where schema_name = %s", (schema,)
+            ).fetchone()
+            tables = conn.execute(
+                "select count(*) from information_schema.tables where table_schema = %s",
+                (schema,),
+            ).fetchone()
+        assert (found, tables) == ((1,), (0,))  # the schema is there, lint created nothing in it
+        saved = invoke("run", "handbook.demo", "handbook_bm25", "--config", CONFIG, "--db", url)
+        assert saved.exit_code == 0, saved.output
+        linted = invoke(*args)
+    assert linted.exit_code == 0, linted.output
+    assert "WARNING never_found [postmortem-timing]: no stored run hit it at top 3" in linted.output
+    assert "handbook_bm25: " in linted.output
