@@ -93,6 +93,14 @@ def test_bad_input_exits_2_naming_it(home: Path, args: list[str], expected: str)
     assert expected in result.output
 
 
+def test_a_malformed_corpus_exits_2_naming_the_file_and_line(home: Path) -> None:
+    corpus = home / "corpus.jsonl"
+    corpus.write_text('{"_id": "a", "text": "fine"}\nnot json\n')
+    result = invoke("sets", "lint", "handbook.demo", "--corpus", str(corpus), "--config", CONFIG)
+    assert result.exit_code == 2, result.output
+    assert f"{corpus}: line 2: expected a JSON object" in result.output
+
+
 def test_an_unreachable_store_skips_never_found_with_the_password_masked(home: Path) -> None:
     down = "postgresql://eval:Sup3r-Secr3t@127.0.0.1:1/results"
     result = invoke("sets", "lint", "handbook.demo", "--config", CONFIG, "--db", down)
