@@ -123,6 +123,7 @@ def _records(records: list[Any], level: int) -> str | None:
 _PLAIN = frozenset({str, int, float, bool, type(None), list, dict})
 _DEPTH = 254
 _LEAST_FIXED = 1e-4  # from here up (and 0) the two agree on every float
+_WRAPPED_START, _WRAPPED_END = '{\n  "questions": ', "\n}"
 _PROBE: list[Any] = [
     0.1,
     -0.0,
@@ -186,7 +187,7 @@ def _orjson_indent() -> Callable[[Any], bytes] | None:
     def dumps(value: Any) -> bytes:
         return orjson.dumps(value, option=options)
 
-    probe = [{"k": _PROBE, "e": {}}]
+    probe = {"questions": [{"k": _PROBE, "e": {}}]}  # as _orjson_records wraps the records
     if dumps(probe).decode() != json.dumps(probe, indent=2, ensure_ascii=False):
         return None  # an orjson that formats differently: never trusted
     return dumps
@@ -200,8 +201,8 @@ def _orjson_records(records: list[Any]) -> str | None:
     if dumps is None or not _written_alike(records):
         return None
     try:
-        text = dumps(records).decode()
+        # inside a one-key object the list is laid out at level 1, as the report nests it
+        text = dumps({"questions": records}).decode()
     except TypeError:  # orjson.JSONEncodeError: a lone surrogate, an integer past 64 bits
         return None
-    # JSON text holds no raw line break inside a string: every line moves one level in
-    return text.replace("\n", "\n  ")
+    return text[len(_WRAPPED_START) : -len(_WRAPPED_END)]
