@@ -587,9 +587,13 @@ def _folded(summary: str, body: list[str]) -> list[str]:
 
 
 def render_markdown(
-    result: RunResult, verdict: Verdict | None = None, run_id: object = None
+    result: RunResult,
+    verdict: Verdict | None = None,
+    run_id: object = None,
+    power: PowerReport | None = None,
 ) -> str:
-    lines = [headline_markdown(result, verdict, run_id)]
+    # the power line belongs with the headline: a pull-request reader sees it without unfolding
+    lines = [headline_markdown(result, verdict, run_id) + _power_line(power, markdown=True)]
     for title, column, slices in (
         ("By form", "form", result.by_form),
         ("By hard class", "hard class", result.by_hard_class),
@@ -734,7 +738,8 @@ def render(
     caller puts ``verdict.contract()`` in ``extra``). ``summary=True``: the headline alone
     (JSON: :func:`headline_document`); CSV has no summary. ``power``
     (:func:`retrieval_eval.lint.power.run_power`): the smallest drop this set size detects,
-    next to the thresholds (text, Markdown: a last line; JSON: ``power``), not in a summary."""
+    next to the thresholds (text: a last line; Markdown: under the headline, before the folded
+    tables; JSON: ``power``), not in a summary."""
     run_id = (extra or {}).get("run_id")
     if fmt == "csv":
         if summary:
@@ -752,7 +757,7 @@ def render(
     if fmt == "markdown":
         if summary:
             return headline_markdown(result, verdict, run_id)
-        return render_markdown(result, verdict, run_id) + _power_line(power, markdown=True)
+        return render_markdown(result, verdict, run_id, power)
     if summary:
         return headline_text(result, verdict, run_id)
     text = render_text(result)
