@@ -148,3 +148,13 @@ def test_a_cycle_is_never_walked_forever() -> None:
     assert _orjson_records([{"loop": looped}]) is None
     with pytest.raises(ValueError, match="Circular reference"):
         indented_json(report([{"loop": looped}]))
+
+
+def test_a_list_held_twice_is_written_twice_and_a_doubled_cycle_is_left_to_json() -> None:
+    shared = [1.5, "x"]
+    document = report([{"a": shared, "b": shared}])  # no cycle: both write it twice
+    assert _orjson_records(document["questions"]) is not None or _orjson_indent() is None
+    assert indented_json(document) == json.dumps(document, indent=2, ensure_ascii=False)
+    doubled: list[Any] = []
+    doubled += [doubled, doubled]  # walked by levels, it doubles at each one: a bounded walk
+    assert _orjson_records([{"loop": doubled}]) is None
