@@ -72,7 +72,7 @@ def lint_set(
     golden = resolve_set(config, set_name)
     with opened_retriever(config, retriever_name) as retriever:
         labels = dead_labels_or_failure(golden, retriever)
-        findings = _lint_findings(golden, retriever, config, retriever_name)
+        findings = _lint_findings(golden, retriever, config, retriever_name, labels)
     errors = sum(1 for f in findings if f.get("severity") == "error")
     if labels.dead_ids and not any(f.get("check") == "dead_labels" for f in findings):
         errors += len(labels.stale_questions) + len(labels.partly_dead)
@@ -96,17 +96,24 @@ def lint_set(
 
 
 def _lint_findings(
-    golden: Any, retriever: Any, config: Any, retriever_name: str
+    golden: Any, retriever: Any, config: Any, retriever_name: str, labels: Any
 ) -> list[dict[str, Any]]:
     """The lint package's findings for the set and retriever. No store: this runs before the
     evaluation, and it must not depend on the store being up. A check that raises becomes one
-    warning finding: lint advises, it never keeps an evaluation from running."""
+    warning finding: lint advises, it never keeps an evaluation from running. ``labels`` (the
+    dead-label check already made) is reused, so the adapter's ``existing_ids`` is asked once."""
     from retrieval_eval.lint import run_lint
     from retrieval_eval.redaction import redact
 
     thresholds = config.section_for(golden.identifier, retriever_name, "thresholds")
     try:
-        report = run_lint(golden, retriever=retriever, options=config.lint, thresholds=thresholds)
+        report = run_lint(
+            golden,
+            retriever=retriever,
+            options=config.lint,
+            thresholds=thresholds,
+            dead_labels=labels,
+        )
     except Exception as exc:
         message = redact(f"lint could not run: {type(exc).__name__}: {exc}")[:300]
         return [{"check": "lint", "severity": "warning", "message": message}]

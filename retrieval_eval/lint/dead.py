@@ -3,23 +3,31 @@
 One error per stale question (every target gone: no retriever can answer it) and one per
 partly dead question (a target gone, others left); the dead ids are in ``doc_ids``. A retriever
 without ``existing_ids`` makes the check skipped, with the reason, not clean.
+
+A caller that already asked the retriever (the DAG's lint task checks dead labels for the run
+itself) passes that answer as ``found``: the retriever is then not asked again.
 """
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from retrieval_eval.golden.models import GoldenQuestionSet
 from retrieval_eval.lint.models import Finding
 
+if TYPE_CHECKING:
+    from retrieval_eval.labels import DeadLabels
+
 CHECK = "dead_labels"
 
 
-def check_dead_labels(golden_set: GoldenQuestionSet, retriever: Any) -> list[Finding] | str:
-    """The findings, or the reason the retriever cannot be checked."""
+def check_dead_labels(
+    golden_set: GoldenQuestionSet, retriever: Any, found: DeadLabels | None = None
+) -> list[Finding] | str:
+    """The findings, or the reason the retriever cannot be checked (``found``: see above)."""
     from retrieval_eval.labels import find_dead_labels
 
-    dead = find_dead_labels(golden_set, retriever)
+    dead = found if found is not None else find_dead_labels(golden_set, retriever)
     if not dead.checked:
         return f"retriever {getattr(retriever, 'identifier', '?')!r}: {dead.source}"
     by_id = {q.id: q for q in golden_set.questions}

@@ -10,6 +10,9 @@ Inputs and what they enable:
   rates for the power figures (the newest run of ``retriever`` when it has one, else the newest
   of any retriever; ``result``, a run just made, wins over both);
 - always: duplicate questions, identical targets, power (without rates when nothing is stored).
+
+``dead_labels``: the retriever's dead-label check already made by the caller (the DAG's lint
+task makes it for the run); given, the retriever's ``existing_ids`` is not asked a second time.
 """
 
 from __future__ import annotations
@@ -26,6 +29,7 @@ from retrieval_eval.lint.models import Finding, LintReport, PowerReport
 from retrieval_eval.retrievers.corpus import Document, read_corpus
 
 if TYPE_CHECKING:
+    from retrieval_eval.labels import DeadLabels
     from retrieval_eval.results import RunResult
     from retrieval_eval.store.models import StoredRun
 
@@ -52,6 +56,7 @@ def run_lint(
     options: LintOptions | None = None,
     thresholds: Thresholds | None = None,
     result: RunResult | None = None,
+    dead_labels: DeadLabels | None = None,
 ) -> LintReport:
     options = options or LintOptions()
     thresholds = thresholds or Thresholds()
@@ -64,7 +69,7 @@ def run_lint(
     if retriever is None:
         report.checks_skipped[dead.CHECK] = "no retriever: give --retriever R"
     else:
-        outcome = dead.check_dead_labels(golden_set, retriever)
+        outcome = dead.check_dead_labels(golden_set, retriever, dead_labels)
         if isinstance(outcome, str):
             report.checks_skipped[dead.CHECK] = outcome
         else:
