@@ -121,6 +121,7 @@ def _row_summary(row: dict[str, Any]) -> dict[str, Any]:
     from datetime import UTC
 
     from retrieval_eval.intervals import wilson
+    from retrieval_eval.store.names import compared_baseline
 
     run_date = row["run_date"]
     run_date = run_date.replace(tzinfo=UTC) if run_date.tzinfo is None else run_date.astimezone(UTC)
@@ -143,7 +144,8 @@ def _row_summary(row: dict[str, Any]) -> dict[str, Any]:
         "verdict_state": row["verdict_state"],
         "is_regression": row["is_regression"],
         "accepted_baseline": row["accepted_baseline"],
-        "baseline_run_id": row["baseline_run_id"],
+        # an invalid run was never compared, even if stored before it stopped naming a baseline
+        "baseline_run_id": compared_baseline(row["status"], row["baseline_run_id"]),
         "labels_fingerprint": row["labels_fingerprint"] or "",
     }
 

@@ -26,3 +26,9 @@ def no_store_file(path: object) -> str:
 def storable_run_id(run_id: int) -> bool:
     """Whether ``run_id`` could name a stored run at all (ids run from 1 to MAX_RUN_ID)."""
     return 1 <= run_id <= MAX_RUN_ID
+
+
+def compared_baseline(status: str, baseline_run_id: int | None) -> int | None:
+    """The baseline run a stored run was compared with, as every read reports it: None for an
+    invalid run, which is never compared (rows stored before that rule still carry an id)."""
+    return baseline_run_id if status == "valid" else None

@@ -2,6 +2,8 @@
 
 Edge cases: datetimes are stored in UTC; SQLite hands them back without a zone, so a naive value
 read back is taken as UTC. Slices and questions keep their order through a ``position`` column.
+An invalid run read back names no baseline (neither the run nor its verdict), even when it was
+stored before invalid runs stopped naming one (:func:`~retrieval_eval.store.names.compared_baseline`).
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ from retrieval_eval.labels import DeadLabels
 from retrieval_eval.regression import Verdict
 from retrieval_eval.results import Latency, QuestionResult, RunResult, RunSettings, SliceRates
 from retrieval_eval.store.models import StoredRun
-from retrieval_eval.store.names import GRADER
+from retrieval_eval.store.names import GRADER, compared_baseline
 
 DIMENSIONS = ("form", "hard_class")
 
@@ -147,6 +149,9 @@ def stored_run(
     """Rebuild a StoredRun from its eval_result row and its question and slice rows."""
     details = row["details"] or {}
     verdict = details.get("verdict")
+    baseline_run_id = compared_baseline(row["status"], row["baseline_run_id"])
+    if verdict and row["status"] != "valid":  # never compared: its verdict names no baseline
+        verdict = {**verdict, "baseline_run_id": None}
     labels = details.get("dead_labels")  # absent from runs stored before the check existed
     ordered = sorted(questions, key=lambda r: r["position"])
     result = RunResult(
@@ -183,7 +188,7 @@ def stored_run(
         accepted_baseline=row["accepted_baseline"],
         run_date=utc(row["run_date"]),
         created_at=utc(row["created_at"]),
-        baseline_run_id=row["baseline_run_id"],
+        baseline_run_id=baseline_run_id,
         verdict=Verdict.model_validate(verdict) if verdict else None,
         result=result,
     )

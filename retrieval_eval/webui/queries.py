@@ -8,7 +8,8 @@ questions are read only for the run and side-by-side pages, through ``Store.get_
 Edge cases: only rows of this tool's grader are read; the 95 % intervals come from the row's
 details and are recomputed (Wilson) from the counts for rows that have none; ``top3_hits`` comes from the row's details
 and falls back to rate × count for rows written by other tools; SQLite hands datetimes back
-without a zone, so naive values are taken as UTC (as the store does).
+without a zone, so naive values are taken as UTC (as the store does); an invalid run names no
+baseline, even one stored before invalid runs stopped naming one (as the store reads it).
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from sqlalchemy import Select, func, select
 from retrieval_eval.intervals import wilson
 from retrieval_eval.store import Store
 from retrieval_eval.store.engine import unavailable_as_error
+from retrieval_eval.store.names import compared_baseline
 from retrieval_eval.store.rows import utc
 from retrieval_eval.store.schema import GRADER, eval_result, eval_result_slice
 
@@ -113,7 +115,7 @@ def _summary(row: Any) -> RunSummary:
         verdict_state=row["verdict_state"],
         is_regression=bool(row["is_regression"]),
         accepted_baseline=bool(row["accepted_baseline"]),
-        baseline_run_id=row["baseline_run_id"],
+        baseline_run_id=compared_baseline(row["status"], row["baseline_run_id"]),
         question_count=count,
         top1_hits=int(row["passed_count"]),
         top3_hits=int(top3_hits),

@@ -1,0 +1,78 @@
+"""An invalid run stored before "invalid runs name no baseline" still carries a baseline id in its
+row and verdict; every read ignores it (the Store, the SQLite reader, ``history --format json``
+from either, the dashboard's summaries), while a compared run keeps naming its baseline."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from retrieval_eval.cli import cli, history_cmd
+from retrieval_eval.regression import Verdict
+from retrieval_eval.store import open_store
+from retrieval_eval.store.reader import open_reader
+from retrieval_eval.webui.queries import recent
+from store.builders import hits, make_run
+
+
+def _fill(path: Path) -> dict[str, int]:
+    with open_store(f"sqlite:///{path}") as store:
+        base = store.save(make_run(hits(3, 3), day=0))
+        compared = store.save(
+            make_run(hits(3, 3), day=1),
+            Verdict(state="no_regression", baseline_run_id=base, summary="fine"),
+        )
+        # written the old way: an invalid run's verdict (and so its row) naming a baseline
+        old = Verdict(state="invalid_run", baseline_run_id=base, summary="Run invalid")
+        invalid = store.save(make_run(hits(0, 3, error="boom"), day=2), old)
+    return {"base": base, "compared": compared, "invalid": invalid}
+
+
+def test_the_row_really_carries_the_old_baseline_id(tmp_path: Path) -> None:
+    import sqlite3
+
+    path = tmp_path / "results.sqlite"
+    ids = _fill(path)
+    with sqlite3.connect(path) as connection:
+        (stored,) = connection.execute(
+            "SELECT baseline_run_id FROM eval_result WHERE id = ?", (ids["invalid"],)
+        ).fetchone()
+    assert stored == ids["base"]
+
+
+def test_store_and_reader_read_no_baseline_for_the_invalid_run(tmp_path: Path) -> None:
+    path = tmp_path / "results.sqlite"
+    ids = _fill(path)
+    reader = open_reader(path)
+    assert reader is not None
+    with reader, open_store(f"sqlite:///{path}") as store:
+        for source in (store, reader):
+            invalid = source.get_run(ids["invalid"])
+            assert invalid.status == "invalid" and invalid.baseline_run_id is None
+            assert invalid.verdict is not None and invalid.verdict.baseline_run_id is None
+            compared = source.get_run(ids["compared"])
+            assert compared.baseline_run_id == ids["base"]
+            assert compared.verdict is not None and compared.verdict.baseline_run_id == ids["base"]
+        by_id = {run.run_id: run for run in recent(store, "demo.set", "bm25", 10)}
+    assert by_id[ids["invalid"]].baseline_run_id is None
+    assert by_id[ids["compared"]].baseline_run_id == ids["base"]
+
+
+@pytest.mark.parametrize("through", ["reader", "store"])
+def test_history_json_names_no_baseline_for_the_invalid_run(
+    tmp_path: Path, through: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = tmp_path / "results.sqlite"
+    ids = _fill(path)
+    url = f"sqlite:///{path}"
+    if through == "store":  # what history does for a store the reader cannot serve (PostgreSQL)
+        monkeypatch.setattr(history_cmd, "_open_to_read", lambda db, config: open_store(url))
+    out = CliRunner().invoke(cli, ["history", "demo.set", "bm25", "--db", url, "--format", "json"])
+    assert out.exit_code == 0, out.output
+    by_id = {run["id"]: run for run in json.loads(out.output)}
+    assert by_id[ids["invalid"]]["status"] == "invalid"
+    assert by_id[ids["invalid"]]["baseline_run_id"] is None
+    assert by_id[ids["compared"]]["baseline_run_id"] == ids["base"]
