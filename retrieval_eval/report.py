@@ -651,6 +651,11 @@ def render_csv(result: RunResult) -> str:
     Lists of ids are joined by ``|``; hits are 1 or 0; an empty cell is a missing value (no
     rank, no latency, a metric the question does not count in). Text cells that start with
     ``=``, ``+``, ``-``, ``@``, a tab or a carriage return get a leading ``'``.
+
+    The last two columns (after every older one, so readers by position keep working) mark stale
+    labels (:meth:`RunResult.stale_targets`): ``stale_label`` is 1 for a question whose every
+    target is gone from the index, else 0, and empty when the run's labels were not checked;
+    ``dead_ids`` names a stale question's dead targets (as the JSON contract's ``dead_ids``).
     """
     import csv
 
@@ -674,8 +679,12 @@ def render_csv(result: RunResult) -> str:
             *columns,
             "latency_ms",
             "error",
+            "stale_label",
+            "dead_ids",
         ]
     )
+    checked = result.dead_labels is not None and result.dead_labels.checked
+    stale = result.stale_targets()
     for i, q in enumerate(result.questions):
         writer.writerow(
             [
@@ -691,6 +700,8 @@ def render_csv(result: RunResult) -> str:
                 *(_number(column[i]) for column in metric_values),
                 _number(q.latency_ms),
                 _text_cell(q.error),
+                int(q.id in stale) if checked else "",
+                _text_cell("|".join(stale.get(q.id, []))),
             ]
         )
     return buffer.getvalue()

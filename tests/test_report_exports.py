@@ -175,7 +175,7 @@ def test_csv_has_one_row_per_question_with_every_metric() -> None:
         "id", "question", "form", "hard_class", "expected_document_ids", "retrieved",
         "top1_hit", "top3_hit", "first_hit_rank", "hit_rate@1", "hit_rate@2", "hit_rate@3",
         "recall@1", "recall@2", "recall@3", "mrr", "ndcg@1", "ndcg@2", "ndcg@3", "latency_ms",
-        "error",
+        "error", "stale_label", "dead_ids",
     ]  # fmt: skip
     assert len(rows) == 3
     expected = per_question(run.questions, run.settings.cutoffs)
@@ -192,6 +192,50 @@ def test_csv_has_one_row_per_question_with_every_metric() -> None:
     assert (first["top1_hit"], first["top3_hit"], first["first_hit_rank"]) == ("0", "1", "2")
     assert (first["latency_ms"], second["latency_ms"], second["first_hit_rank"]) == ("1.5", "", "")
     assert second["expected_document_ids"] == "" and second["error"] == ""
+    # no dead-label check ran: stale_label is unknown (empty), not 0
+    assert [(row["stale_label"], row["dead_ids"]) for row in rows] == [("", "")] * 3
+
+
+def _two_target_question(qid: str, targets: list[str]) -> QuestionResult:
+    return QuestionResult(
+        id=qid,
+        question=f"question {qid}?",
+        form=QuestionForm.MATCH,
+        expected_document_ids=targets,
+        top1_hit=False,
+        top3_hit=False,
+        retrieved=["other"],
+    )
+
+
+def test_csv_marks_stale_labels_in_two_last_columns() -> None:
+    """A stale question (every target dead) reads 1 and names its dead ids; a partly dead one
+    (a target survives) is judged as usual, so it reads 0, as does a clean one."""
+    from retrieval_eval.labels import DeadLabels
+
+    questions = [
+        _two_target_question("stale", ["-gone", "gone-2"]),  # "-gone" would start a formula
+        _two_target_question("partly", ["gone-3", "alive"]),
+        _two_target_question("clean", ["alive"]),
+    ]
+    labels = DeadLabels(
+        checked=True,
+        source="corpus",
+        dead_ids=["-gone", "gone-2", "gone-3"],
+        stale_questions=["stale"],
+        partly_dead={"partly": ["gone-3"]},
+    )
+    run = make_run(questions).model_copy(update={"dead_labels": labels})
+    plain = list(csv.reader(io.StringIO(render_csv(make_run(questions)), newline="")))
+    marked = list(csv.reader(io.StringIO(render_csv(run), newline="")))
+    # the older columns are unchanged, in the same order; the new two come last
+    assert [row[:-2] for row in marked] == [row[:-2] for row in plain]
+    assert marked[0][-2:] == ["stale_label", "dead_ids"]
+    assert [row[-2:] for row in marked[1:]] == [["1", "'-gone|gone-2"], ["0", ""], ["0", ""]]
+    # a check that could not run (no capability, a failed lookup) marks nothing as known
+    unchecked = run.model_copy(update={"dead_labels": DeadLabels(checked=False, source="x")})
+    rows = list(csv.DictReader(io.StringIO(render_csv(unchecked), newline="")))
+    assert {(row["stale_label"], row["dead_ids"]) for row in rows} == {("", "")}
 
 
 def test_csv_cells_that_would_run_as_formulas_start_with_a_quote() -> None:
