@@ -6,8 +6,7 @@ The public verbs and types are re-exported here (as ranx does) and imported lazi
 
 from __future__ import annotations
 
-import importlib
-from typing import Any
+from retrieval_eval.lazy import lazy_exports
 
 __version__ = "0.1.0"
 
@@ -56,14 +55,4 @@ _EXPORTS = {
 __all__ = sorted(_EXPORTS)
 
 
-def __getattr__(name: str) -> Any:
-    module = _EXPORTS.get(name)
-    if module is None:
-        raise AttributeError(f"module 'retrieval_eval' has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted([*globals(), *__all__])
+__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS, globals())

@@ -12,8 +12,9 @@ the checks (numpy, the corpus reader).
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from retrieval_eval.lazy import lazy_exports
 
 if TYPE_CHECKING:
     from retrieval_eval.config import LintOptions
@@ -32,10 +33,4 @@ _EXPORTS = {
 __all__ = ["Finding", "LintOptions", "LintReport", "PowerFigure", "PowerReport", "run_lint"]
 
 
-def __getattr__(name: str) -> Any:
-    module = _EXPORTS.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
+__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS, globals())
