@@ -343,7 +343,7 @@ def create_app(store_url: str | None = None, *, require_auth: bool = True) -> Fa
 
 # the run page's filters as the schema states them (listing.SHOW and QuestionForm, which a test
 # compares with these: importing them here would slow every Airflow process); "" is "any"
-SHOW_PATTERN = "^(all|misses|top1_misses|hits|errors|flipped)$"
+SHOW_PATTERN = "^(all|misses|top1_misses|hits|errors|flipped|stale)$"
 FORM_PATTERN = "^(|match|gap)$"
 
 

@@ -4,13 +4,20 @@ The run page and its JSON twin (``/runs/{id}`` and ``/api/runs/{id}``) take the 
 parameters, so a filtered page is a link anyone can share and works without JavaScript:
 
 - ``show``: ``all`` (default), ``misses`` (top-3 misses), ``top1_misses``, ``hits`` (top-1
-  hits), ``errors`` (the retriever failed) or ``flipped`` (changed outcome against the baseline);
+  hits), ``errors`` (the retriever failed), ``flipped`` (changed outcome against the baseline)
+  or ``stale`` (stale labels: every target gone from the index, see :mod:`retrieval_eval.labels`);
 - ``form`` and ``hard_class``: one value each, among those the run's questions have;
 - ``page``: 1-based, :data:`PER_PAGE` questions a page.
 
 Order: questions that flipped to a miss against the baseline, then those that flipped to a hit,
-then the other top-3 misses, then the other top-1 misses (hit at rank 2 or 3), then the hits;
-within each group the set's order. A reader looking for what went wrong finds it on page one.
+then the other top-3 misses, then the stale labels, then the other top-1 misses (hit at rank 2 or
+3), then the hits; within each group the set's order. A reader looking for what went wrong finds
+it on page one, and a miss nobody could have avoided is not among the retrieval misses.
+
+Each listed question is a :class:`ListedQuestion`: a stale label (the stored run's dead-label
+check found every target gone) carries ``stale_label`` and its ``dead_ids``, so neither the page
+nor its JSON twin shows it as an ordinary miss. It still counts in the run's figures and in the
+``misses`` filter (it is a miss there too), as in every report.
 
 Edge cases: a malformed value (``show`` or ``form`` not among the choices, a page that is not a
 whole number from 1) is a 400 from the app's parameter checks (and InvalidInputError here, for
@@ -18,7 +25,8 @@ callers other than the app). A well-formed value that names nothing in this run,
 class none of its questions has or a page past the last, is UnknownNameError: a 404 naming the
 parameter and the run's values, as an unknown run or retriever is. A filter that matches nothing
 is one empty page, not an error.
-A run without flips (first run, invalid, not comparable) orders misses first.
+A run without flips (first run, invalid, not comparable) orders misses first. A run whose labels
+were not checked (or were checked clean) has no stale labels: ``show=stale`` is an empty page.
 """
 
 from __future__ import annotations
@@ -39,7 +47,15 @@ SHOW = {
     "hits": "top-1 hits",
     "errors": "errors",
     "flipped": "flipped",
+    "stale": "stale labels",
 }
+
+
+class ListedQuestion(QuestionResult):
+    """A question as the run page lists it; a stale label says so and names its dead ids."""
+
+    stale_label: bool = False
+    dead_ids: list[str] = Field(default_factory=list)
 
 
 class ListQuery(BaseModel):
@@ -64,6 +80,7 @@ class Listing(BaseModel):
     total: int  # questions in the run
     forms: list[str]  # the choices, in the set's order
     hard_classes: list[str]
+    stale_count: int = 0  # stale-label questions in the run (the filter is offered when any)
     flipped_to_miss: list[str] = Field(default_factory=list)  # question ids
     flipped_to_hit: list[str] = Field(default_factory=list)
 
@@ -116,7 +133,7 @@ def _check(query: ListQuery, run_id: int, forms: list[str], classes: list[str]) 
             )
 
 
-def _keeps(q: QuestionResult, show: str, flipped: set[str]) -> bool:
+def _keeps(q: QuestionResult, show: str, flipped: set[str], stale: dict[str, list[str]]) -> bool:
     return {
         "all": True,
         "misses": not q.top3_hit,
@@ -124,6 +141,7 @@ def _keeps(q: QuestionResult, show: str, flipped: set[str]) -> bool:
         "hits": q.top1_hit,
         "errors": bool(q.error),
         "flipped": q.id in flipped,
+        "stale": q.id in stale,
     }[show]
 
 
@@ -133,8 +151,13 @@ def list_questions(
     query: ListQuery,
     flipped_to_miss: list[str],
     flipped_to_hit: list[str],
-) -> tuple[list[QuestionResult], Listing]:
-    """The questions of ``query``'s page, in the order above, and the listing that drew it."""
+    stale: dict[str, list[str]] | None = None,
+) -> tuple[list[ListedQuestion], Listing]:
+    """The questions of ``query``'s page, in the order above, and the listing that drew it.
+
+    ``stale``: the run's stale labels, question id -> dead ids (:meth:`RunResult.stale_targets`).
+    """
+    stale = stale or {}
     forms, classes = _choices(questions)
     _check(query, run_id, forms, classes)
     to_miss, to_hit = set(flipped_to_miss), set(flipped_to_hit)
@@ -144,12 +167,14 @@ def list_questions(
             return 0
         if q.id in to_hit:
             return 1
-        return 2 if not q.top3_hit else 3 if not q.top1_hit else 4
+        if q.id in stale:
+            return 3
+        return 2 if not q.top3_hit else 4 if not q.top1_hit else 5
 
     kept = [
         q
         for q in questions
-        if _keeps(q, query.show, to_miss | to_hit)
+        if _keeps(q, query.show, to_miss | to_hit, stale)
         and query.form in (None, q.form.value)
         and query.hard_class in (None, q.hard_class)
     ]
@@ -172,7 +197,12 @@ def list_questions(
         total=len(questions),
         forms=forms,
         hard_classes=classes,
+        stale_count=len(stale),
         flipped_to_miss=flipped_to_miss,
         flipped_to_hit=flipped_to_hit,
     )
-    return kept[start : start + PER_PAGE], listing
+    shown = [
+        ListedQuestion(**dict(q), stale_label=q.id in stale, dead_ids=stale.get(q.id, []))
+        for q in kept[start : start + PER_PAGE]
+    ]
+    return shown, listing

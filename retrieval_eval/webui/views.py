@@ -12,6 +12,9 @@ Edge cases:
 - Flipped questions are the ones the run's verdict recorded against its baseline when it was
   saved; a run saved without a comparison (first run, not comparable, invalid) has none.
 - The compare view is :mod:`compare_view` (the leaderboard of N retrievers), re-exported here.
+- A run whose dead-label check found dead ids carries its one-line summary in ``labels_summary``
+  ("labels need attention: N ids no longer in the index ..."), and its stale questions are
+  marked in the listing (:mod:`listing`); a run unchecked, or checked clean, has neither.
 """
 
 from __future__ import annotations
@@ -21,10 +24,10 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 from retrieval_eval.errors import UnknownNameError
-from retrieval_eval.results import QuestionResult, SliceRates
+from retrieval_eval.results import SliceRates
 from retrieval_eval.store import Store, StoredRun
 from retrieval_eval.webui.compare_view import Comparison, compare
-from retrieval_eval.webui.listing import Listing, ListQuery, list_questions
+from retrieval_eval.webui.listing import ListedQuestion, Listing, ListQuery, list_questions
 from retrieval_eval.webui.power_view import power_of
 from retrieval_eval.webui.queries import RunSummary, SliceSummary, recent, recent_by_pair
 
@@ -78,11 +81,13 @@ class RunView(BaseModel):
     verdict: dict[str, Any] | None
     baseline: RunSummary | None
     flips: Flips
-    questions: list[QuestionResult]  # the listing's page (see :mod:`listing`)
+    questions: list[ListedQuestion]  # the listing's page (see :mod:`listing`)
     listing: Listing
     # the smallest drop this run's set size detects, by the thresholds (webui/power_view.py)
     power: dict[str, Any] | None = None
     power_summary: str | None = None
+    # the dead-label check's line when it found dead ids (retrieval_eval.labels), else None
+    labels_summary: str | None = None
 
 
 def _slices(slices: dict[str, SliceRates]) -> dict[str, SliceSummary]:
@@ -175,7 +180,9 @@ def run_view(store: Store | None, run_id: int, query: ListQuery | None = None) -
         query or ListQuery(),
         _unique([f.id for f in (*flips.top1_to_miss, *flips.top3_to_miss)]),
         _unique([f.id for f in (*flips.top1_to_hit, *flips.top3_to_hit)]),
+        stored.result.stale_targets(),
     )
+    labels = stored.result.dead_labels
     return RunView(
         run=summary_of(stored),
         run_key=stored.result.run_key,
@@ -188,6 +195,7 @@ def run_view(store: Store | None, run_id: int, query: ListQuery | None = None) -
         listing=listing,
         power=power,
         power_summary=power_line,
+        labels_summary=labels.summary() if labels is not None and labels.found else None,
     )
 
 

@@ -1,6 +1,7 @@
 """Every stored string is inert on every dashboard page and verbatim in every JSON answer.
 
-One store holds a run with flips, an errored question and slices, plus its baseline and a second
+One store holds a run with flips, an errored question, a stale label (its only target gone from
+the index, as the run's dead-label check recorded) and slices, plus its baseline and a second
 retriever to compare with, and EVERY stored string in it carries markup: a payload of its own per
 field (the field's name is inside it), so a failure names the field that leaked. Each page, HTML
 or JSON, lists the fields it shows. An HTML page must show each of them in its escaped form only
@@ -24,6 +25,7 @@ from store.builders import make_run
 
 from retrieval_eval.config import Thresholds
 from retrieval_eval.golden.models import QuestionForm
+from retrieval_eval.labels import DeadLabels
 from retrieval_eval.regression import detect_regression
 from retrieval_eval.results import QuestionResult
 from retrieval_eval.store import open_store
@@ -52,6 +54,8 @@ PAYLOADS = {
     "expected_id": _script("expected_id"),
     "retrieved_id": _attribute("retrieved_id"),
     "error": _script("error"),
+    "dead_id": _script("dead_id"),  # the stale question's only target, gone from the index
+    "labels_source": _attribute("labels_source"),  # how the check looked ids up (its summary)
     "verdict_summary": _attribute("verdict_summary"),
     "verdict_reason": _script("verdict_reason"),
     "filter": _script("filter"),  # never stored: a query parameter echoed in an error
@@ -80,7 +84,8 @@ def _question(
 def _questions(
     marked: list[str], plain: list[str], errored: list[str] | None
 ) -> list[QuestionResult]:
-    """The three questions of every run: the marked one, a plain one and one that may error."""
+    """The four questions of every run: the marked one, a plain one, one that may error and one
+    whose target is gone (a stale label in the run whose check found it)."""
     error = P["error"] if errored is None else None
     return [
         _question(
@@ -91,6 +96,7 @@ def _questions(
             "q-plain", "a plain question", P["expected_id"], plain, hard_class=P["hard_class"]
         ),
         _question("q-error", "a question that errored", "doc-e", errored or [], error=error),
+        _question("q-stale", "a question whose target is gone", P["dead_id"], []),
     ]
 
 
@@ -126,6 +132,13 @@ def dashboard(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Dashboard]:
         run_key=P["run_key"],
         **common,
     )
+    dead = DeadLabels(
+        checked=True,
+        source=P["labels_source"],
+        dead_ids=[P["dead_id"]],
+        stale_questions=["q-stale"],
+    )
+    current = current.model_copy(update={"dead_labels": dead})
     other = make_run(
         _questions([P["expected_id"]], ["doc-x"], ["doc-e"]), retriever=OTHER, day=1, **common
     )
@@ -135,6 +148,7 @@ def dashboard(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Dashboard]:
         # the flips table and the errored row must be on the run page for the test to mean much
         assert verdict.state == "regression"
         assert verdict.flipped_to_miss == [P["question_id"], "q-error"]
+        assert verdict.stale_questions == ["q-stale"] and verdict.dead_ids == [P["dead_id"]]
         verdict = verdict.model_copy(
             update={"summary": P["verdict_summary"], "reasons": [P["verdict_reason"]]}
         )
@@ -163,7 +177,15 @@ PAIR = {"set": P["set"], "retriever": P["retriever"]}
 SUMMARY_FIELDS = ("set", "retriever", "labels_fingerprint", "corpus_revision", "verdict_summary")
 QUESTION_FIELDS = ("question_id", "question", "hard_class", "expected_id", "retrieved_id")
 RUN_FIELDS = ("set", "retriever", "set_name", "corpus_revision", "labels_fingerprint")
-CURRENT_FIELDS = (*RUN_FIELDS, "run_key", *QUESTION_FIELDS, "error", "verdict_summary")
+STALE_FIELDS = ("dead_id", "labels_source")  # the stale marker's dead id and the labels line
+CURRENT_FIELDS = (
+    *RUN_FIELDS,
+    "run_key",
+    *QUESTION_FIELDS,
+    "error",
+    "verdict_summary",
+    *STALE_FIELDS,
+)
 COMPARE = {"set": P["set"], "a": P["retriever"], "b": OTHER}
 COMPARE_R = {"set": P["set"], "r": [OTHER, P["retriever"]], "reference": P["retriever"]}
 BOARD_FIELDS = ("set", "retriever", "labels_fingerprint")  # what a leaderboard entry names
@@ -191,6 +213,13 @@ PAGES = [
         (*RUN_FIELDS, "question_id", "question", "error"),
     ),
     Page("run-json", "/api/runs/{current}", {}, (*CURRENT_FIELDS, "verdict_reason")),
+    Page("run-stale-only", "/runs/{current}", {"show": "stale"}, (*RUN_FIELDS, *STALE_FIELDS)),
+    Page(
+        "run-stale-only-json",
+        "/api/runs/{current}",
+        {"show": "stale"},
+        (*RUN_FIELDS, *STALE_FIELDS),
+    ),
     Page("baseline-run", "/runs/{base}", {}, (*RUN_FIELDS, *QUESTION_FIELDS)),
     Page("baseline-run-json", "/api/runs/{base}", {}, (*RUN_FIELDS, *QUESTION_FIELDS)),
     Page("compare", "/compare", COMPARE, ("set", "retriever", *QUESTION_FIELDS, "error")),

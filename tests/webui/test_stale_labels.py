@@ -1,0 +1,185 @@
+"""Stale labels on the run page and its JSON twin (issue 14): a question whose every target is gone
+from the index is marked "stale label" with its dead ids, not shown as an ordinary miss; the page
+carries the check's "labels need attention" line; ``show=stale`` lists exactly those questions.
+
+The store is a real SQLite file: a baseline where every question is answered, then a run after
+an "index rebuild" that lost four documents (three questions lose every target, one loses one of
+its two), judged and saved as ``record_run`` does; and a run with no check, for the absent cases.
+The pages are read through the app (Starlette's test client) and, at phone width, in headless
+Chromium.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+from fastapi.testclient import TestClient
+from store.builders import hits, make_run
+
+from retrieval_eval.config import Thresholds
+from retrieval_eval.labels import DeadLabels
+from retrieval_eval.recording import Recorded, record_run
+from retrieval_eval.results import QuestionResult, RunResult
+from retrieval_eval.webui.app import create_app
+from webui.browsing import serve
+
+QUESTIONS = 30
+STALE = ["q004", "q011", "q017"]  # every target gone
+PARTLY = "q020"  # two targets, one gone: judged as usual, never marked stale
+MISSED = "q025"  # an ordinary miss in both runs
+
+
+def _questions(*, after_rebuild: bool) -> list[QuestionResult]:
+    questions = []
+    for q in hits(QUESTIONS, QUESTIONS):
+        expected = [*q.expected_document_ids, f"{q.expected_document_ids[0]}-b"]
+        gone = after_rebuild and q.id in STALE
+        missed = q.id == MISSED
+        questions.append(
+            q.model_copy(
+                update={
+                    "expected_document_ids": expected
+                    if q.id == PARTLY
+                    else q.expected_document_ids,
+                    "top1_hit": not (gone or missed),
+                    "top3_hit": not (gone or missed),
+                    "first_hit_rank": None if gone or missed else 1,
+                    "retrieved": ["other"] if gone or missed else q.retrieved,
+                }
+            )
+        )
+    return questions
+
+
+def _dead() -> DeadLabels:
+    return DeadLabels(
+        checked=True,
+        source="lexical corpus",
+        dead_ids=sorted([*(f"doc-{q}" for q in STALE), f"doc-{PARTLY}-b"]),
+        stale_questions=STALE,
+        partly_dead={PARTLY: [f"doc-{PARTLY}-b"]},
+    )
+
+
+@dataclass
+class Stored:
+    client: TestClient
+    app: Any
+    baseline: int
+    stale: int
+    unchecked: int
+
+
+@pytest.fixture(scope="module")
+def stored(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stored]:
+    url = f"sqlite:///{tmp_path_factory.mktemp('stale') / 'results.sqlite'}"
+    thresholds = Thresholds()
+
+    def record(result: RunResult) -> Recorded:
+        recorded = record_run(result, store_url=url, thresholds=thresholds)
+        assert recorded.run_id is not None
+        return recorded
+
+    baseline = record(make_run(_questions(after_rebuild=False)))
+    rebuilt = make_run(_questions(after_rebuild=True), day=1)
+    stale = record(rebuilt.model_copy(update={"dead_labels": _dead()}))
+    # three of 30 questions lost: a 10-point drop, explained entirely by dead labels
+    assert stale.verdict.state == "no_regression" and stale.verdict.stale_questions == STALE
+    unchecked = record(make_run(_questions(after_rebuild=False), retriever="other"))
+    app = create_app(url, require_auth=False)
+    with TestClient(app) as client:
+        assert baseline.run_id and stale.run_id and unchecked.run_id
+        yield Stored(client, app, baseline.run_id, stale.run_id, unchecked.run_id)
+    app.state.store_source.close()
+
+
+def _rows(html: str) -> dict[str, str]:
+    """Question id -> its table row's HTML."""
+    return dict(re.findall(r'<tr data-question-id="([^"]+)"[^>]*>(.*?)</tr>', html, flags=re.S))
+
+
+def test_stale_questions_carry_their_dead_ids_in_the_json(stored: Stored) -> None:
+    data = stored.client.get(f"/api/runs/{stored.stale}").json()
+    by_id = {q["id"]: q for q in data["questions"]}
+    assert len(by_id) == QUESTIONS
+    marked = {qid: q["dead_ids"] for qid, q in by_id.items() if q["stale_label"]}
+    assert marked == {qid: [f"doc-{qid}"] for qid in STALE}
+    # a partly dead question and an ordinary miss are not stale, and name no dead id
+    for qid in (PARTLY, MISSED):
+        assert by_id[qid]["stale_label"] is False and by_id[qid]["dead_ids"] == []
+    assert data["listing"]["stale_count"] == len(STALE)
+    assert data["labels_summary"].startswith("labels need attention: 4 ids no longer in the index")
+    assert "3 stale questions, 1 partly dead; lexical corpus" in data["labels_summary"]
+    # order: the ordinary miss, then the stale labels, then the hits
+    order = [q["id"] for q in data["questions"]]
+    assert order[: 1 + len(STALE)] == [MISSED, *STALE]
+
+
+def test_the_run_page_marks_stale_labels_apart_from_misses(stored: Stored) -> None:
+    html = stored.client.get(f"/runs/{stored.stale}").text
+    line = re.search(r'<p class="summary state-labels" id="labels">(.*?)</p>', html, flags=re.S)
+    assert line is not None
+    assert "labels need attention: 4 ids no longer in the index" in line.group(1)
+    assert "show=stale" in line.group(1)
+    rows = _rows(html)
+    for qid in STALE:
+        row = rows[qid]
+        assert "stale label</span>" in row and '<span class="stale">stale</span>' in row
+        assert f'<s class="dead" title="no longer in the index">doc-{qid}</s>' in row
+        assert "not in the index" in row
+        assert '<span class="no">miss</span>' not in row and "not retrieved" not in row
+    for qid in (MISSED, PARTLY):
+        assert "stale label" not in rows[qid] and "not in the index" not in rows[qid]
+    assert '<span class="no">miss</span>' in rows[MISSED]
+    # the filter offers the stale labels
+    assert '<option value="stale">stale labels</option>' in html
+
+
+def test_show_stale_lists_exactly_the_stale_labels(stored: Stored) -> None:
+    data = stored.client.get(f"/api/runs/{stored.stale}", params={"show": "stale"}).json()
+    assert [q["id"] for q in data["questions"]] == STALE
+    assert data["listing"]["matching"] == len(STALE) and data["listing"]["show"] == "stale"
+    html = stored.client.get(f"/runs/{stored.stale}", params={"show": "stale"}).text
+    assert list(_rows(html)) == STALE
+    assert "(3 of 30 questions" in html and "<strong>stale labels</strong>" in html
+    # misses still include them: they are misses in the run's figures
+    misses = stored.client.get(f"/api/runs/{stored.stale}", params={"show": "misses"}).json()
+    assert {q["id"] for q in misses["questions"]} == {MISSED, *STALE}
+
+
+def test_a_run_without_dead_labels_shows_no_marker(stored: Stored) -> None:
+    for run_id in (stored.baseline, stored.unchecked):
+        data = stored.client.get(f"/api/runs/{run_id}").json()
+        assert data["labels_summary"] is None and data["listing"]["stale_count"] == 0
+        assert not any(q["stale_label"] for q in data["questions"])
+        html = stored.client.get(f"/runs/{run_id}").text
+        assert 'id="labels"' not in html and "stale label" not in html
+        assert '<option value="stale">' not in html
+        # the filter is well formed, and matches nothing: one empty page, not an error
+        empty = stored.client.get(f"/api/runs/{run_id}", params={"show": "stale"})
+        assert empty.status_code == 200 and empty.json()["questions"] == []
+    bad = stored.client.get(f"/api/runs/{stored.stale}", params={"show": "stale-ish"})
+    assert bad.status_code == 400
+
+
+@pytest.mark.browser
+def test_the_stale_marker_reads_at_phone_width(
+    stored: Stored, browser: Any, tmp_path: Path
+) -> None:
+    for base in serve(stored.app):
+        context = browser.new_context(viewport={"width": 390, "height": 844})
+        try:
+            page = context.new_page()
+            assert page.goto(f"{base}/runs/{stored.stale}?show=stale").status == 200
+            scroll = page.evaluate("() => [document.scrollingElement.scrollWidth, innerWidth]")
+            assert scroll[0] <= scroll[1], f"the stale page scrolls sideways: {scroll}"
+            for selector in ("#labels", "tr.stale .badge.state-stale", "tr.stale .ids .dead"):
+                assert page.locator(selector).first.is_visible(), selector
+            page.screenshot(path=str(tmp_path / "run-stale-phone.png"), full_page=True)
+        finally:
+            context.close()
