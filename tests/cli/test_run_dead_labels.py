@@ -88,3 +88,20 @@ def test_a_failing_lookup_is_recorded_and_the_run_goes_on(work: Path) -> None:
     assert data["dead_labels"]["checked"] is False
     assert "lookup down" in data["dead_labels"]["source"]
     assert data["regression"]["dead_ids"] == []
+
+
+def test_csv_from_run_and_show_marks_the_stale_label(work: Path) -> None:
+    import csv
+    import io
+
+    run_json()
+    (work / "index.txt").write_text("a c other")  # the rebuild lost b
+    ran = CliRunner().invoke(cli, ["run", "dead.yaml", "dead_label_index:Index", "--format", "csv"])
+    assert ran.exit_code == 0, ran.output
+    rows = list(csv.DictReader(io.StringIO(ran.stdout, newline="")))
+    marks = {row["id"]: (row["stale_label"], row["dead_ids"]) for row in rows}
+    # q3 is partly dead (c survives): judged as usual, not stale
+    assert marks == {"q1": ("0", ""), "q2": ("1", "b"), "q3": ("0", "")}
+    shown = CliRunner().invoke(cli, ["show", "2", "--format", "csv"])
+    assert shown.exit_code == 0, shown.output
+    assert shown.stdout == ran.stdout  # the stored run reads back with its check
