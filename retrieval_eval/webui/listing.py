@@ -12,7 +12,7 @@ parameters, so a filtered page is a link anyone can share and works without Java
 Order: questions that flipped to a miss against the baseline, then those that flipped to a hit,
 then the other top-3 misses, then the stale labels, then the other top-1 misses (hit at rank 2 or
 3), then the hits; within each group the set's order. A reader looking for what went wrong finds
-it on page one, and a miss nobody could have avoided is not among the retrieval misses.
+it on page one, and a miss no retriever could have avoided sorts after the retrieval misses.
 
 Each listed question is a :class:`ListedQuestion`: a stale label (the stored run's dead-label
 check found every target gone) carries ``stale_label`` and its ``dead_ids``, so neither the page
