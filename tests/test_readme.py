@@ -5,7 +5,8 @@ Conventions in README.md, on the line just before a console block:
 - ``<!-- not-run: REASON -->``: the block needs something a test machine does not have (an
   Airflow deployment, a server, a large download); the reason is required and the list is short.
 - ``<!-- synopsis -->``: a usage synopsis (``[--option VALUE]``), not a command line; every
-  command and option it names must exist (checked against the click app).
+  command and option it names must exist (checked against the click app), and a command shown
+  with options lists all of them, ``--format`` with exactly its choices (across the synopses).
 
 Every other console block is run by bash (``set -euo pipefail``), one process per block, in a
 temporary folder holding a copy of ``examples/`` (the repository is never touched), with the
@@ -83,18 +84,23 @@ def _resolve(group: click.Group, words: list[str]) -> tuple[click.Command, click
     return command, parent
 
 
-@pytest.mark.parametrize(
-    "body", [body for kind, _, body in _blocks() if kind == "synopsis"], ids=lambda b: b[:30]
-)
-def test_synopsis_blocks_name_real_commands_and_options(body: str) -> None:
-    assert isinstance(cli, click.Group)
+def _synopsis_lines(body: str) -> list[str]:
+    """A synopsis block's lines, continuation lines (indented) joined to the line above."""
     lines: list[str] = []
-    for raw in body.splitlines():  # continuation lines (indented) belong to the line above
+    for raw in body.splitlines():
+        text = raw.split("#")[0].strip()
         if raw.startswith(" ") and lines:
-            lines[-1] += " " + raw.strip()
+            lines[-1] += " " + text
         else:
-            lines.append(raw.split("#")[0].strip())
-    for line in lines:
+            lines.append(text)
+    return lines
+
+
+def _described(body: str) -> list[tuple[click.Command, str]]:
+    """(command, its text) for every alternative of every line of a synopsis block."""
+    assert isinstance(cli, click.Group)
+    found = []
+    for line in _synopsis_lines(body):
         start: click.Group = cli
         for i, alternative in enumerate(_alternatives(line)):
             words = alternative.split()
@@ -104,9 +110,59 @@ def test_synopsis_blocks_name_real_commands_and_options(body: str) -> None:
             command, parent = _resolve(start if known else cli, words)
             if i == 0:
                 start = parent
-            options = {o for p in command.params for o in getattr(p, "opts", [])}
-            for option in re.findall(r"--[a-z0-9-]+", alternative):
-                assert option in options, f"{line}: {command.name} has no {option}"
+            found.append((command, alternative))
+    return found
+
+
+def _options(command: click.Command) -> dict[str, click.Parameter]:
+    return {o: p for p in command.params for o in getattr(p, "opts", []) if o.startswith("--")}
+
+
+_SYNOPSES = [body for kind, _, body in _blocks() if kind == "synopsis"]
+
+
+@pytest.mark.parametrize("body", _SYNOPSES, ids=lambda b: b[:30])
+def test_synopsis_blocks_name_real_commands_and_options(body: str) -> None:
+    for command, text in _described(body):
+        options = _options(command)
+        for option in re.findall(r"--[a-z0-9-]+", text):
+            assert option in options, f"{text}: {command.name} has no {option}"
+
+
+def test_a_command_with_a_synopsis_lists_every_option_and_choice() -> None:
+    """A command shown with options in some synopsis shows all of them (across the README's
+    synopses), and a ``--format a|b|c`` lists exactly the command's choices."""
+    shown: dict[int, tuple[click.Command, str]] = {}
+    for body in _SYNOPSES:
+        for command, text in _described(body):
+            if "--" in text:
+                previous = shown.get(id(command), (command, ""))[1]
+                shown[id(command)] = (command, previous + " " + text)
+    assert len(shown) >= 8
+    for command, text in shown.values():
+        listed = set(re.findall(r"--[a-z0-9-]+", text))
+        for option, param in _options(command).items():
+            assert option in listed, f"{command.name}: {option} is missing from its synopsis"
+            if isinstance(param.type, click.Choice):
+                for written in re.findall(rf"{option} ([a-z0-9|]+)", text):
+                    assert set(written.split("|")) == set(param.type.choices), (
+                        f"{command.name} {option}: {written} != {param.type.choices}"
+                    )
+
+
+def test_the_lint_walk_through_quotes_the_refund_pages_similarity() -> None:
+    """The README's "EU and general refund pages" figure is their exact word-3-shingle Jaccard."""
+    from retrieval_eval.lint.minhash import ShingleSets, jaccard
+    from retrieval_eval.lint.signature_cache import SHINGLE_WORDS
+    from retrieval_eval.retrievers.corpus import read_corpus
+
+    documents = {d.id: d.content for d in read_corpus(ROOT / "examples" / "corpus")}
+    pages = [documents["billing/refunds.md"], documents["billing/refunds-eu.md"]]
+    shingles = ShingleSets.from_texts(pages, SHINGLE_WORDS)
+    similarity = jaccard(shingles.shingles(0), shingles.shingles(1))
+    text = " ".join(README.read_text(encoding="utf-8").split())
+    assert f"refund pages ({similarity * 100:.1f} % alike" in text
+    assert f"as {similarity * 100:.0f} % with `document_similarity: 0.5`" in text
 
 
 @pytest.fixture
