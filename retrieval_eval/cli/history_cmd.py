@@ -108,6 +108,8 @@ def _summary(run: StoredRun) -> dict[str, Any]:
         "accepted_baseline": run.accepted_baseline,
         "baseline_run_id": run.baseline_run_id,
         "labels_fingerprint": r.labels_fingerprint,
+        # expected ids the run found gone from the index (0: none, or not checked)
+        "dead_label_count": len(r.dead_labels.dead_ids) if r.dead_labels else 0,
     }
 
 
@@ -147,6 +149,7 @@ def _row_summary(row: dict[str, Any]) -> dict[str, Any]:
         # an invalid run was never compared, even if stored before it stopped naming a baseline
         "baseline_run_id": compared_baseline(row["status"], row["baseline_run_id"]),
         "labels_fingerprint": row["labels_fingerprint"] or "",
+        "dead_label_count": len((details.get("dead_labels") or {}).get("dead_ids") or []),
     }
 
 
@@ -203,6 +206,8 @@ def history(
             verdict = f"{verdict} (invalid)"
         if run["accepted_baseline"]:
             verdict += " (accepted)"
+        if run["dead_label_count"]:  # its rates count questions no retriever can answer
+            verdict += f" (labels: {run['dead_label_count']} dead ids)"
         table.add_row(
             str(run["id"]),
             datetime.fromisoformat(run["run_date"]).strftime("%Y-%m-%d %H:%M"),
@@ -217,6 +222,13 @@ def history(
             else str(run["baseline_run_id"]),
         )
     click.echo(_table_text(table), nl=False)
+    dead = [str(run["id"]) for run in runs if run["dead_label_count"]]
+    if dead:
+        click.echo(
+            f"labels need attention: run{'s' if len(dead) != 1 else ''} {', '.join(dead)} "
+            "found expected ids no longer in the index; their stale questions are left out of "
+            "the comparison (retrieval-eval show RUN_ID lists them)."
+        )
 
 
 @cli.command("show")
