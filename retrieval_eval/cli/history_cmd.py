@@ -28,6 +28,7 @@ from retrieval_eval.cli.options import (
 if TYPE_CHECKING:
     from rich.table import Table
 
+    from retrieval_eval.config import Config
     from retrieval_eval.store import Store, StoredRun
     from retrieval_eval.store.reader import SqliteReader
 
@@ -48,13 +49,18 @@ def _open_to_read(db: str | None, config_path: str | None) -> Store | SqliteRead
     missing SQLite file or a database without the tables is NoStoreError (exit 2, naming it and
     how to create one), another revision StoreSchemaError.
     """
-    from retrieval_eval.cli.db_cmd import plain_sqlite_file
-
     config = None
     if not db:
         from retrieval_eval.config import load_config
 
         config = load_config(config_path)
+    return open_to_read(db, config)
+
+
+def open_to_read(db: str | None, config: Config | None) -> Store | SqliteReader:
+    """:func:`_open_to_read` with the config loaded (``sets lint`` opens the store this way)."""
+    from retrieval_eval.cli.db_cmd import plain_sqlite_file
+
     path = plain_sqlite_file(db, config)
     if path is not None:
         from retrieval_eval.store.reader import open_reader

@@ -103,37 +103,12 @@ def _corpus(path: str | None) -> Path | None:
 
 
 def _read_only_store(db: str | None, config: Config) -> tuple[Any, str | None]:
-    """A reader of the store, or None and why; never creates a file, schema or table."""
-    from retrieval_eval.cli.db_cmd import plain_sqlite_file
-    from retrieval_eval.errors import StoreUnavailableError
+    """A reader of the store, or None and why; never creates a file, schema or table. Opened
+    like ``history`` opens it, so the reasons read the same (no store yet, another revision)."""
+    from retrieval_eval.cli.history_cmd import open_to_read
+    from retrieval_eval.errors import NoStoreError, StoreUnavailableError
 
-    path = plain_sqlite_file(db, config)
-    if path is not None:
-        if not path.is_file():
-            return None, f"no result store at {path} (no runs stored yet)"
-        from retrieval_eval.store.reader import open_reader
-
-        reader = open_reader(path)
-        if reader is None:
-            return None, (
-                f"the result store {path} is not at this version's schema: run "
-                "`retrieval-eval db upgrade`"
-            )
-        return reader, None
-    from retrieval_eval.store import Store, mask_url, resolve_store_url
-    from retrieval_eval.store.names import HEAD
-
-    url = resolve_store_url(db, config)
-    store = Store(url)
     try:
-        revision = store.revision()
-    except StoreUnavailableError as exc:
-        store.close()
+        return open_to_read(db, config), None
+    except (NoStoreError, StoreUnavailableError) as exc:
         return None, str(exc)
-    if revision != HEAD:
-        store.close()
-        return None, (
-            f"the result store {mask_url(url)} is not at this version's schema ({revision!r}): "
-            "run `retrieval-eval db upgrade`"
-        )
-    return store, None

@@ -2,7 +2,9 @@
 
 One error per stale question (every target gone: no retriever can answer it) and one per
 partly dead question (a target gone, others left); the dead ids are in ``doc_ids``. A retriever
-without ``existing_ids`` makes the check skipped, with the reason, not clean.
+without ``existing_ids`` makes the check skipped, with the reason, not clean; so does a lookup
+that fails (an HTTP ``lookup`` endpoint down): skipped with the redacted error, never a crash, and
+the exit code is then the other findings'.
 
 A caller that already asked the retriever (the DAG's lint task checks dead labels for the run
 itself) passes that answer as ``found``: the retriever is then not asked again.
@@ -25,9 +27,9 @@ def check_dead_labels(
     golden_set: GoldenQuestionSet, retriever: Any, found: DeadLabels | None = None
 ) -> list[Finding] | str:
     """The findings, or the reason the retriever cannot be checked (``found``: see above)."""
-    from retrieval_eval.labels import find_dead_labels
+    from retrieval_eval.labels import dead_labels_or_failure
 
-    dead = found if found is not None else find_dead_labels(golden_set, retriever)
+    dead = found if found is not None else dead_labels_or_failure(golden_set, retriever)
     if not dead.checked:
         return f"retriever {getattr(retriever, 'identifier', '?')!r}: {dead.source}"
     by_id = {q.id: q for q in golden_set.questions}

@@ -5,11 +5,21 @@ Inputs and what they enable:
 - ``retriever``: dead labels (when it can look ids up), and its corpus (lexical, dense, or a
   chunked adapter around one) when no ``corpus`` is given;
 - ``corpus`` (a path, as the lexical adapter reads it, or documents): form honesty, label
-  completeness;
+  completeness. A folder holding a ``corpus.jsonl`` is a BEIR collection: its ``corpus.jsonl``
+  is read (not the folder's ``.md`` files, such as a ``SOURCE.md``);
 - ``store`` (read-only: anything with ``retrievers_for`` and ``history``): never found, and the
   rates for the power figures (the newest run of ``retriever`` when it has one, else the newest
   of any retriever; ``result``, a run just made, wins over both);
 - always: duplicate questions, identical targets, power (without rates when nothing is stored).
+
+**A corpus that is not the set's** (the wrong folder: ids come out as ``corpus/billing/x.md``
+where the set says ``billing/x.md``) would make both text checks pass vacuously. So when fewer
+than half (``MIN_TARGETS_IN_CORPUS``) of the set's distinct target ids are in the corpus, the
+text checks do not run: a ``corpus`` given by the caller raises :class:`CorpusMismatchError`
+(exit 2: the path, how many targets were found, an id from each side and the fix); a corpus taken
+from the retriever skips them with that reason. Half, not "any": a set whose labels partly rotted
+is still linted (dead labels reports the rest), while a corpus sharing a stray id or two with the
+set is still the wrong one.
 
 ``dead_labels``: the retriever's dead-label check already made by the caller (the DAG's lint
 task makes it for the run); given, the retriever's ``existing_ids`` is not asked a second time.
@@ -20,9 +30,10 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from retrieval_eval.config import LintOptions, Thresholds
+from retrieval_eval.errors import ConfigError
 from retrieval_eval.golden.models import GoldenQuestionSet
 from retrieval_eval.lint import completeness, dead, duplicates, forms, never_found, power
 from retrieval_eval.lint.models import Finding, LintReport, PowerReport
@@ -35,6 +46,11 @@ if TYPE_CHECKING:
 
 NO_CORPUS = "no corpus: give --corpus PATH, or --retriever R whose adapter has one"
 POWER = "power"
+MIN_TARGETS_IN_CORPUS = 0.5
+
+
+class CorpusMismatchError(ConfigError):
+    """The corpus given holds too few of the set's target ids to lint against (exit 2)."""
 
 
 def corpus_path(retriever: Any) -> Path | None:
@@ -45,6 +61,39 @@ def corpus_path(retriever: Any) -> Path | None:
             return path
         retriever = getattr(retriever, "inner", None)
     return None
+
+
+def beir_corpus_file(path: Path) -> Path:
+    """A BEIR folder's ``corpus.jsonl``; any other path as given."""
+    jsonl = path / "corpus.jsonl"
+    return jsonl if path.is_dir() and jsonl.is_file() else path
+
+
+def corpus_mismatch(
+    golden_set: GoldenQuestionSet, documents: Sequence[Document], path: Path | None
+) -> str | None:
+    """Why the corpus is not the set's (too few of its target ids in it), or None."""
+    targets = sorted({d for q in golden_set.questions for d in q.expected_document_ids})
+    ids = {doc.id for doc in documents}
+    found = sum(1 for t in targets if t in ids)
+    if not targets or found >= MIN_TARGETS_IN_CORPUS * len(targets):
+        return None
+    name = f"corpus {path}" if path is not None else "the corpus given"
+    target = next(t for t in targets if t not in ids)
+    # a corpus id ending in the target's id shows the folder the set's ids are relative to
+    same = sorted(i for i in ids if i.endswith("/" + target))
+    example = same[0] if same else min(ids)
+    if same and path is not None and path.is_dir():
+        fix = f"give the folder the ids are relative to, --corpus {path / example[: -len(target)]}"
+    else:
+        fix = (
+            "give the corpus the set was labelled against (a BEIR folder or its corpus.jsonl, or "
+            "the folder its ids are relative to)"
+        )
+    return (
+        f"{name}: {found} of the {len(targets)} target ids of {golden_set.identifier} are in it "
+        f"(at least half must be; a target: {target!r}; a corpus id: {example!r}): {fix}"
+    )
 
 
 def run_lint(
@@ -75,16 +124,20 @@ def run_lint(
         else:
             ran(dead.CHECK, outcome)
 
+    given = corpus is not None
     if corpus is None and retriever is not None:
         corpus = corpus_path(retriever)
-    documents = read_corpus(corpus) if isinstance(corpus, Path) else corpus
-    if documents is None:
+    path = beir_corpus_file(corpus) if isinstance(corpus, Path) else None
+    documents = read_corpus(path) if path is not None else cast("Sequence[Document] | None", corpus)
+    mismatch = None if documents is None else corpus_mismatch(golden_set, documents, path)
+    if mismatch and given:
+        raise CorpusMismatchError(mismatch)
+    if documents is None or mismatch:
         for check in (forms.CHECK, completeness.CHECK):
-            report.checks_skipped[check] = NO_CORPUS
+            report.checks_skipped[check] = mismatch or NO_CORPUS
     else:
         texts = {doc.id: doc.content for doc in documents}
         ran(forms.CHECK, forms.check_forms(golden_set, texts, options))
-        path = corpus if isinstance(corpus, Path) else None
         found = completeness.check_completeness(golden_set, documents, options, path)
         ran(completeness.CHECK, found)
 

@@ -137,3 +137,56 @@ def test_a_postgresql_store_is_read_never_created_and_its_runs_feed_never_found(
     assert linted.exit_code == 0, linted.output
     assert "WARNING never_found [postmortem-timing]: no stored run hit it at top 3" in linted.output
     assert "handbook_bm25: " in linted.output
+
+
+def test_a_corpus_holding_none_of_the_targets_exits_2_naming_the_right_folder(home: Path) -> None:
+    # the examples folder itself: its ids come out as corpus/account/..., the set says account/...
+    result = invoke("sets", "lint", "handbook.demo", "--corpus", str(EXAMPLES), "--config", CONFIG)
+    assert result.exit_code == 2, result.output
+    assert f"corpus {EXAMPLES}: 0 of the 32 target ids of handbook.demo are in it" in result.output
+    assert "a corpus id: 'corpus/account/" in result.output
+    assert f"--corpus {EXAMPLES / 'corpus'}" in result.output
+    assert "checks run" not in result.output
+
+
+def test_a_beir_folder_is_linted_against_its_corpus_jsonl(home: Path) -> None:
+    beir = EXAMPLES / "beir-mini"
+    imported = invoke("sets", "import-beir", str(beir), "-o", str(home / "mini.yaml"))
+    assert imported.exit_code == 0, imported.output
+    result = invoke(
+        "sets", "lint", str(home / "mini.yaml"), "--corpus", str(beir), "--format", "json"
+    )
+    assert result.exit_code == 0, result.output
+    report = json.loads(result.output)
+    assert {"form_honesty", "label_completeness"} <= set(report["checks_run"])
+
+
+def test_an_unreachable_lookup_skips_dead_labels_with_the_reason(home: Path) -> None:
+    (home / "rc.yaml").write_text(
+        f"sets: [{EXAMPLES / 'golden' / 'handbook.yaml'}]\n"
+        "retrievers:\n"
+        "  htl: {type: http, url: 'http://127.0.0.1:9/search', ids: ids, retries: 0,\n"
+        "        headers: {Authorization: 'Bearer hunter2-secret'},\n"
+        "        lookup: {body: {ids: '{ids}'}, ids: found}}\n"
+    )
+    result = invoke("sets", "lint", "handbook.demo", "--retriever", "htl", "--config", "rc.yaml")
+    assert result.exit_code == 0, result.output  # warnings only: the skipped check is no error
+    assert "skipped dead_labels: retriever 'htl': check failed: HttpRetrievalError" in result.output
+    assert "127.0.0.1:9" in result.output and "hunter2" not in result.output
+
+
+def test_an_empty_postgresql_schema_skips_never_found_as_history_words_it(
+    home: Path, pg_url: str
+) -> None:
+    from store.builders import pg_schema
+
+    from retrieval_eval.store import Store
+
+    with pg_schema(pg_url) as url:
+        result = invoke("sets", "lint", "handbook.demo", "--config", CONFIG, "--db", url)
+        assert result.exit_code == 0, result.output
+        assert "skipped never_found: the result store at" in result.output
+        assert "holds no retrieval-eval tables yet" in result.output
+        assert "None" not in result.output
+        with Store(url) as store:
+            assert store.revision() is None  # nothing was created

@@ -96,3 +96,13 @@ def test_a_threshold_below_the_detectable_drop_warns_with_the_set_size_needed() 
     assert "max_top1_drop 5 points" in warnings[0].message
     assert f"{questions_needed(0.05)} questions are needed" in warnings[0].message
     assert warnings[0].details["questions_needed"] == questions_needed(0.05) > 300
+
+
+def test_a_corpus_with_fewer_than_half_the_targets_is_refused_not_linted() -> None:
+    from retrieval_eval.lint.run import CorpusMismatchError
+
+    # one of three targets: under half, so both text checks would pass vacuously
+    with pytest.raises(CorpusMismatchError, match="1 of the 3 target ids of"):
+        run_lint(SET, corpus=[DOCS[0], document("x.md", "Other.")])
+    report = run_lint(SET, corpus=DOCS)  # two of three: linted, the missing one is dead labels'
+    assert "form_honesty" in report.checks_run
