@@ -39,7 +39,25 @@ secret meant to stay secret should be longer anyway. Matching is exact and case-
 (percent-escapes aside).
 
 Secrets live for the process (a CLI run, an Airflow task): registering is idempotent and
-thread-safe, and :func:`redact` costs nothing while nothing is registered.
+thread-safe.
+
+Unregistered secrets, by their shape: a retriever's exception may quote a credential the tool
+never read (its own database URL, an API key in a request URL). After the registered values,
+:func:`redact` masks (:func:`mask_credentials`)
+
+- a URL's userinfo password: ``postgresql://u:***@h/db`` (the user stays; a URL without a
+  password, ``postgresql://eval@db/r``, is left alone);
+- the value of a secret-named query parameter after ``?`` or ``&`` (the names above):
+  ``?api_key=***&q=refund``; and bare ``name=value`` or ``"name": "value"`` for names that are
+  unmistakably secret (``password``, ``passwd``, ``pwd``, ``secret``, ``token``, ``api_key``,
+  ``access_key``, ``credential`` and names ending so, such as ``client_secret``);
+- an ``Authorization`` header's value, keeping its scheme (``Authorization: Bearer ***``), and a
+  ``Bearer`` token anywhere (8+ token characters holding a digit: ``Bearer authentication
+  required`` stays readable), and ``Basic`` credentials that decode to ``user:password``.
+
+Ordinary texts stay intact: ``key=value pairs``, ``sort_key=title``, ``?q=refund&limit=12``,
+``port=8080``, a URL with a port and no password. The masking is idempotent (``***`` masked
+again reads ``***``).
 """
 
 from __future__ import annotations
@@ -65,12 +83,55 @@ _registered: frozenset[str] = frozenset()
 _pattern: re.Pattern[str] | None = None
 
 
+# a URL's userinfo password: scheme://user:PASSWORD@ (userinfo never holds / ? # or spaces)
+_URL_PASSWORD = re.compile(r"([A-Za-z][A-Za-z0-9+.-]*://[^\s:/?#@]*:)[^\s/?#@]+@")
+# a query parameter after ? or & (its name judged by SECRET_QUERY_NAME)
+_QUERY_PARAMETER = re.compile(r"([?&]([^\s=&#?]+)=)([^\s&#\"'<>]+)")
+# bare name=value or "name": "value" for unmistakably secret names
+_BARE_NAME = (
+    r"[A-Za-z0-9_.-]*(?:pass(?:word|wd)|pwd|secret|token|api[_-]?key|access[_-]?key|credentials?)"
+)
+_BARE_ASSIGNMENT = re.compile(
+    rf"(?<![A-Za-z0-9_.-])((?:{_BARE_NAME})=)([^\s&#\"'<>,;)]+)"
+    rf"|([\"']{_BARE_NAME}[\"']\s*:\s*[\"'])([^\"']+)",
+    re.IGNORECASE,
+)
+_AUTHORIZATION = re.compile(
+    r"(Authorization[\"']?\s*[:=]\s*[\"']?(?:(?:Bearer|Basic|Token|Digest|ApiKey)\s+)?)"
+    r"([^\s\"',;]+)",
+    re.IGNORECASE,
+)
+_BEARER = re.compile(r"(\bBearer\s+)([A-Za-z0-9._~+/=-]*[0-9][A-Za-z0-9._~+/=-]*)")
+_BASIC = re.compile(r"(\bBasic\s+)([A-Za-z0-9+/_-]{6,}={0,2})")
+
+
 def redact(text: str) -> str:
-    """``text`` with every registered secret, in every registered form, replaced by ``***``."""
-    pattern = _pattern
-    if pattern is None or not text:
+    """``text`` with every registered secret, in every registered form, replaced by ``***``,
+    then every credential-shaped value (:func:`mask_credentials`)."""
+    if not text:
         return text
-    return pattern.sub(MASK, text)
+    pattern = _pattern
+    if pattern is not None:
+        text = pattern.sub(MASK, text)
+    return mask_credentials(text)
+
+
+def mask_credentials(text: str) -> str:
+    """``text`` with credentials recognised by their shape masked: URL passwords, secret query
+    and ``name=value`` values, ``Authorization``/``Bearer``/``Basic`` credentials."""
+    text = _URL_PASSWORD.sub(rf"\1{MASK}@", text)
+    text = _QUERY_PARAMETER.sub(
+        lambda m: m[1] + MASK if SECRET_QUERY_NAME.search(m[2]) else m[0], text
+    )
+    text = _BARE_ASSIGNMENT.sub(lambda m: (m[1] or m[3]) + MASK, text)
+    text = _AUTHORIZATION.sub(rf"\1{MASK}", text)
+    text = _BEARER.sub(rf"\1{MASK}", text)
+    return _BASIC.sub(lambda m: m[1] + MASK if _is_basic_pair(m[2]) else m[0], text)
+
+
+def _is_basic_pair(token: str) -> bool:
+    decoded = _b64decode(token.replace("-", "+").replace("_", "/"))
+    return decoded is not None and ":" in decoded and decoded.isprintable()
 
 
 def quote_body(body: str, limit: int = BODY_QUOTE_CHARS) -> str:
@@ -163,11 +224,10 @@ class RedactingFilter(logging.Filter):
     logs request URLs, query tokens included, at debug level)."""
 
     def filter(self, record: logging.LogRecord) -> bool:
-        if _pattern is not None:
-            message = record.getMessage()
-            masked = redact(message)
-            if masked != message:
-                record.msg, record.args = masked, None
+        message = record.getMessage()
+        masked = redact(message)
+        if masked != message:
+            record.msg, record.args = masked, None
         return True
 
 
