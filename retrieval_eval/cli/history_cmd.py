@@ -307,8 +307,11 @@ def report(run_id: int, html_path: str, db: str | None, config_path: str | None)
     The file loads nothing from anywhere (inline CSS and SVG, no script): attach it to a
     ticket, mail it, open it offline.
     """
+    from retrieval_eval.cli.output_file import check_writable, output_errors
     from retrieval_eval.html_report import render_html
 
+    if html_path != "-":
+        check_writable(html_path, "--html")
     with _open_to_read(db, config_path) as store:
         run = store.get_run(run_id)
     page = render_html(run)
@@ -317,7 +320,8 @@ def report(run_id: int, html_path: str, db: str | None, config_path: str | None)
         return
     from pathlib import Path
 
-    Path(html_path).write_text(page, encoding="utf-8")
+    with output_errors(html_path, "--html"):
+        Path(html_path).write_text(page, encoding="utf-8")
     click.echo(f"report for run {run_id} written to {html_path}", err=True)
 
 

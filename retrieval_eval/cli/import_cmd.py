@@ -80,7 +80,10 @@ def _import_and_write(build: Any, *args: Any, **options: Any) -> None:
     path = Path(output or f"{golden_set.identifier}.yaml")
     if path.exists() and not force:
         raise InvalidInputError(f"{path} already exists; pass --force to overwrite it")
-    dump_golden_set(golden_set, path)
+    from retrieval_eval.cli.output_file import output_errors
+
+    with output_errors(str(path), "--output"):
+        dump_golden_set(golden_set, path)
     targets = sum(len(q.expected_document_ids) for q in golden_set.questions)
     click.echo(
         f"wrote {path}: set {golden_set.identifier!r}, {len(golden_set.questions)} questions, "
@@ -187,6 +190,7 @@ def export_qrels_cmd(
     set_name: str, output: str | None, topics: str | None, config_path: str | None
 ) -> None:
     """Write a golden set as TREC qrels (no-result questions have no lines)."""
+    from retrieval_eval.cli.output_file import output_errors
     from retrieval_eval.config import load_config
     from retrieval_eval.golden.exporters import qrels_lines, topics_lines, write_lines
     from retrieval_eval.runner import resolve_set
@@ -196,7 +200,8 @@ def export_qrels_cmd(
     skipped = sum(1 for q in golden_set.questions if q.is_no_result)
     note = f" ({skipped} no-result question(s) have no qrels)" if skipped else ""
     if topics:
-        write_lines(topics_lines(golden_set), topics)
+        with output_errors(topics, "--topics"):
+            write_lines(topics_lines(golden_set), topics)
         click.echo(f"wrote {topics}: {len(golden_set.questions)} topics", err=output is None)
     _emit(lines, output, f"qrels lines{note}")
 
@@ -240,5 +245,8 @@ def _emit(lines: list[str], output: str | None, what: str) -> None:
             click.echo(line)
         click.echo(f"{len(lines)} {what}", err=True)
     else:
-        write_lines(lines, output)
+        from retrieval_eval.cli.output_file import output_errors
+
+        with output_errors(output, "--output"):
+            write_lines(lines, output)
         click.echo(f"wrote {output}: {len(lines)} {what}")

@@ -181,6 +181,10 @@ def run(
         max_concurrency=max_concurrency,
     )
     check_retriever_name(config, retriever_name)
+    if output:
+        from retrieval_eval.cli.output_file import check_writable
+
+        check_writable(output, "--output")  # before the run: a typo costs no evaluation
     # --no-save with no store file has nothing to compare with: SQLAlchemy is never loaded
     storeless = no_save and baseline_run_id is None and absent_store_file(db, config) is not None
     store_url = None if storeless else _store_url(db, config)
@@ -243,11 +247,13 @@ def run(
             step_summary, render(result, "markdown", extra, verdict=verdict, summary=True)
         )
     if output:
+        from retrieval_eval.cli.output_file import output_errors
         from retrieval_eval.report import headline_line
 
-        Path(output).write_text(text, encoding="utf-8")
         # the terminal still says how the run went; stdout stays empty (the report is the file)
         click.echo(headline_line(result, verdict, run_id), err=True)
+        with output_errors(output, "--output", _kept(run_id, store_url, fmt)):
+            Path(output).write_text(text, encoding="utf-8")
         click.echo(f"report written to {output}", err=True)
     else:
         click.echo(text, nl=False)
@@ -263,6 +269,16 @@ def run(
         )
     if verdict.is_regression and fail_on_regression:
         raise RegressionDetected(verdict.summary)
+
+
+def _kept(run_id: int | None, store_url: str | None, fmt: str) -> str:
+    """What a failed ``--output`` write leaves: the saved run, and how to see its report."""
+    if run_id is None:
+        return "; the run was not saved (the headline above is its outcome)"
+    return (
+        f"; the run is saved as run {run_id} in {_masked(store_url)}: "
+        f"`retrieval-eval show {run_id} --format {fmt} > FILE` writes its report again"
+    )
 
 
 def _append_step_summary(path: str, markdown: str) -> None:

@@ -1,0 +1,75 @@
+"""Output paths that cannot be written (``run --output``, ``report --html``, the exports): exit 2
+naming the option, the path and the fix, never a traceback; ``run`` checks before evaluating and,
+when the write still fails afterwards, keeps the saved run and names it."""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+
+import pytest
+from helpers import EXAMPLES
+
+from cli.test_cli_core import invoke, isolate_env
+
+CONFIG = str(EXAMPLES / "retrieval_eval.yaml")
+RUN = ("run", "handbook.demo", "handbook_bm25", "--config", CONFIG)
+
+
+@pytest.fixture
+def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    isolate_env(monkeypatch, tmp_path)
+    monkeypatch.chdir(tmp_path)
+    return tmp_path
+
+
+def _stored_runs(home: Path) -> list[int]:
+    with sqlite3.connect(home / "results.sqlite") as conn:
+        return [row[0] for row in conn.execute("SELECT id FROM eval_result")]
+
+
+def test_run_into_a_missing_folder_fails_before_evaluating(home: Path) -> None:
+    target = home / "missing" / "report.md"
+    result = invoke(*RUN, "--output", str(target))
+    assert result.exit_code == 2, result.output
+    assert f"--output {target}: cannot write it (the folder {target.parent} does not exist)" in (
+        result.stderr
+    )
+    assert "Traceback" not in result.output
+    assert not (home / "results.sqlite").exists()  # nothing ran, so nothing was stored
+
+
+@pytest.mark.skipif(not Path("/dev/full").exists(), reason="needs /dev/full")
+def test_a_write_failing_after_the_run_keeps_the_run_and_names_it(home: Path) -> None:
+    result = invoke(*RUN, "--output", "/dev/full")
+    assert result.exit_code == 2, result.output
+    assert "handbook.demo × handbook_bm25, run 1: top-1" in result.stderr  # the headline
+    assert "--output /dev/full: cannot write it (No space left on device)" in result.stderr
+    assert "the run is saved as run 1 in sqlite:///" in result.stderr
+    assert "`retrieval-eval show 1 --format text > FILE`" in result.stderr
+    assert _stored_runs(home) == [1]
+
+
+def test_report_html_into_a_missing_folder_exits_2(home: Path) -> None:
+    assert invoke(*RUN).exit_code == 0
+    target = home / "missing" / "x.html"
+    result = invoke("report", "1", "--html", str(target))
+    assert result.exit_code == 2, result.output
+    assert f"--html {target}: cannot write it" in result.stderr
+    assert "give a path in an existing folder you can write to" in result.stderr
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ("sets", "export-qrels", "handbook.demo", "--config", CONFIG, "-o"),
+        ("sets", "import-beir", str(EXAMPLES / "beir-mini"), "-o"),
+    ],
+    ids=["export-qrels", "import-beir"],
+)
+def test_a_file_in_the_way_of_an_export_folder_exits_2(home: Path, args: tuple[str, ...]) -> None:
+    (home / "afile").write_text("x")
+    target = home / "afile" / "out.tsv"
+    result = invoke(*args, str(target))
+    assert result.exit_code == 2, result.output
+    assert f"--output {target}: cannot write it" in result.stderr
