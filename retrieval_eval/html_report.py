@@ -56,6 +56,13 @@ details { margin: .4rem 0; }
 summary { cursor: pointer; font-weight: 600; padding: .2rem 0; }
 pre { background: #f6f8fa; padding: .75rem; overflow-x: auto; }
 svg text { font: 11px system-ui, sans-serif; fill: var(--fg); }
+/* a phone: the chart shrinks to the page (its viewBox keeps the proportions), each table
+   scrolls sideways inside its own wrapper, long words break: the page never scrolls sideways */
+svg { max-width: 100%; height: auto; display: block; }
+.scroll { overflow-x: auto; max-width: 100%; }
+p, summary, h1 { overflow-wrap: anywhere; }
+pre { white-space: pre-wrap; overflow-wrap: anywhere; }
+@media (max-width: 600px) { body { margin: 1rem auto; padding: 0 .6rem; } }
 """
 
 _ROW_H = 22  # chart row height
@@ -76,7 +83,10 @@ def _cells(values: list[str], numeric: set[int] | None = None, tag: str = "td") 
 
 def _table(header: list[str], rows: list[list[str]], numeric: set[int]) -> str:
     body = "".join(f"<tr>{_cells(row, numeric)}</tr>" for row in rows)
-    return f"<table><thead><tr>{_cells(header, numeric, 'th')}</tr></thead><tbody>{body}</tbody></table>"
+    head = _cells(header, numeric, "th")
+    # the wrapper scrolls a table wider than the screen, so the page itself never does
+    table = f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
+    return f'<div class="scroll">{table}</div>'
 
 
 def _folded(title: str, body: str) -> str:

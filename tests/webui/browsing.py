@@ -14,6 +14,7 @@ import socket
 import threading
 import time
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -39,6 +40,20 @@ def chromium_path() -> str:
             pytest.fail(reason + " — RETRIEVAL_EVAL_REQUIRE_BROWSER is set, so this is a failure")
         pytest.skip(reason)
     return path
+
+
+@contextmanager
+def launched_chromium() -> Iterator[Any]:
+    """Headless Chromium launched by playwright (the test is skipped where it is absent)."""
+    executable = chromium_path()
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as playwright:
+        launched = playwright.chromium.launch(executable_path=executable, args=CHROMIUM_ARGS)
+        try:
+            yield launched
+        finally:
+            launched.close()
 
 
 def free_port() -> int:

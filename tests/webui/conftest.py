@@ -23,7 +23,7 @@ from fastapi.testclient import TestClient
 from store.builders import pg_schema
 
 from retrieval_eval.webui.app import create_app
-from webui.browsing import CHROMIUM_ARGS, chromium_path
+from webui.browsing import launched_chromium
 from webui.busy import Busy, fill_busy
 from webui.fill import Filled, fill
 
@@ -114,12 +114,5 @@ def client(filled: Filled, token: str) -> Iterator[TestClient]:
 @pytest.fixture
 def browser() -> Iterator[Any]:
     """Headless Chromium (skipped where it is absent, see ``browsing.py``)."""
-    executable = chromium_path()
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as playwright:
-        launched = playwright.chromium.launch(executable_path=executable, args=CHROMIUM_ARGS)
-        try:
-            yield launched
-        finally:
-            launched.close()
+    with launched_chromium() as launched:
+        yield launched
