@@ -4,7 +4,8 @@
   retriever against the reference (shared questions, top-1 change with its paired interval,
   McNemar p, Holm-corrected p, ``*`` when significant), the legend, any warnings, and the
   questions where they disagree on top-1, one column per retriever. Plain aligned columns.
-- markdown: the same tables as GitHub tables; the disagreements in a collapsed ``<details>``.
+- markdown: the same tables as GitHub tables; the disagreements in a collapsed ``<details>``;
+  names and ids through :func:`~retrieval_eval.markdown_text.md_text` (shown, never rendered).
 - csv: one row per retriever (RFC 4180), the rates, intervals and comparison flattened into
   columns; text cells that a spreadsheet would run as a formula get a leading ``'``.
 - json: the model, ``model_dump(mode="json")``; its keys do not depend on the data.
@@ -23,13 +24,13 @@ from textwrap import wrap
 
 from retrieval_eval.intervals import ci, pct
 from retrieval_eval.leaderboard import Entry, Leaderboard, Outcome
+from retrieval_eval.markdown_text import md_row, md_text
 from retrieval_eval.regression import interval_pts
-from retrieval_eval.report import _md_row, _number, _text_cell, ms
+from retrieval_eval.report import _number, _text_cell, ms
 
 FORMATS = ("text", "json", "markdown", "csv")
 MARKER = "*"
 WIDTH = 100  # the legend's lines; the tables are as wide as their cells
-MARKDOWN_MARKER = "\\*"  # a lone * would open emphasis
 
 BOARD_COLUMNS = ("#", "retriever", "run", "date (UTC)", "questions", "top-1 [95% CI]")
 BOARD_RIGHT = {0, 2, 4, 7, 8, 9, 10, 11}  # the numbers but rates with intervals and dates
@@ -151,12 +152,12 @@ def _text(board: Leaderboard) -> str:
 
 
 def _markdown(board: Leaderboard) -> str:
-    lines = [f"### {_md_text(_title(board))}", ""]
+    lines = [f"### {md_text(_title(board))}", ""]
     lines += [*_md_table(*_board_rows(board), right=BOARD_RIGHT), ""]
-    lines += [f"**Against {_md_text(board.reference)} on top-1**", ""]
+    lines += [f"**Against {md_text(board.reference)} on top-1**", ""]
     lines += [*_md_table(*_versus_rows(board), right={1, 4, 5}), ""]
-    lines += [_md_text(_legend(board)).replace(MARKER, MARKDOWN_MARKER, 1), ""]
-    lines += [f"> warning: {_md_text(w)}" for w in board.warnings]
+    lines += [md_text(_legend(board)), ""]  # its MARKER too: a lone * would open emphasis
+    lines += [f"> warning: {md_text(w)}" for w in board.warnings]
     if board.warnings:
         lines.append("")
     count = len(board.differences)
@@ -258,15 +259,7 @@ def _aligned(headers: Sequence[str], rows: list[list[str]], right: set[int]) -> 
     return [line(headers), *(line(row) for row in rows)]
 
 
-def _md_text(text: str) -> str:
-    """Stored text inside Markdown: no HTML (GitHub would render a tag) and no table breaks."""
-    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
-
-
 def _md_table(headers: Sequence[str], rows: list[list[str]], right: set[int]) -> list[str]:
     rule = ["---:" if i in right else "---" for i in range(len(headers))]
-    cells = [
-        [MARKDOWN_MARKER if cell == MARKER else _md_text(cell) for cell in row]
-        for row in [list(headers), *rows]
-    ]
-    return [_md_row(cells[0]), "| " + " | ".join(rule) + " |", *(_md_row(r) for r in cells[1:])]
+    # md_row escapes every cell, the MARKER too ("\\*": a lone * would open emphasis)
+    return [md_row(list(headers)), "| " + " | ".join(rule) + " |", *map(md_row, rows)]

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 from retrieval_eval.intervals import Interval, ci, pct
 from retrieval_eval.json_text import indented_json
+from retrieval_eval.markdown_text import md_fence, md_row, md_text
 from retrieval_eval.results import QuestionResult, RunResult, SliceRates, as_pair, paused_gc
 
 if TYPE_CHECKING:
@@ -533,7 +534,7 @@ def headline_markdown(
 ) -> str:
     """The Markdown headline: badge, rates with intervals and deltas, flips, errors."""
     lines = [
-        f"**{badge(verdict)}** · {_md_escape(where_line(result, verdict, run_id))}",
+        f"**{badge(verdict)}** · {md_text(where_line(result, verdict, run_id))}",
         "",
         *_labels_markdown(result, verdict),
         "| | hit rate | 95% CI | Δ vs baseline | 95% CI of Δ (paired) |",
@@ -542,13 +543,13 @@ def headline_markdown(
         "",
     ]
     for line in outcome_lines(result, verdict):
-        lines += [_md_escape(line), ""]
+        lines += [md_text(line), ""]
     return "\n".join(lines)
 
 
 def _labels_markdown(result: RunResult, verdict: Verdict | None) -> list[str]:
     line = labels_line(result, verdict)
-    return [] if line is None else [f"⚠️ **{_md_escape(line)}**", ""]
+    return [] if line is None else [f"⚠️ **{md_text(line)}**", ""]
 
 
 def headline_text(result: RunResult, verdict: Verdict | None = None, run_id: object = None) -> str:
@@ -659,14 +660,6 @@ def _dead_ids(result: RunResult, verdict: Verdict | None) -> list[str]:
 # -- Markdown: the headline, then the tables folded ------------------------------------------
 
 
-def _md_escape(text: str) -> str:
-    return text.replace("|", "\\|").replace("\n", " ")
-
-
-def _md_row(cells: list[str]) -> str:
-    return "| " + " | ".join(map(_md_escape, cells)) + " |"
-
-
 def _folded(summary: str, body: list[str]) -> list[str]:
     """A collapsed block; the blank lines let GitHub render the Markdown inside it."""
     return [f"<details><summary>{summary}</summary>", "", *body, "", "</details>", ""]
@@ -690,7 +683,7 @@ def render_markdown(
             f"| {column} | questions | top-1 | 95% CI | top-3 | 95% CI |",
             "|---|---:|---:|---:|---:|---:|",
         ]
-        table += [_md_row(slice_cells(v, s)) for v, s in slices.items()]
+        table += [md_row(slice_cells(v, s)) for v, s in slices.items()]
         lines += _folded(title, table)
     if result.metrics:
         intervals = result.metrics_ci
@@ -705,12 +698,12 @@ def render_markdown(
         "|---|---|---|---|---|---:|---:|---|",
     ]
     stale = result.stale_targets()
-    table += [_md_row(question_cells(q, stale.get(q.id))) for q in result.questions]
+    table += [md_row(question_cells(q, stale.get(q.id))) for q in result.questions]
     lines += _folded(f"Per question ({result.question_count})", table)
     if verdict is not None:
         from retrieval_eval.regression import render_verdict
 
-        lines += _folded("Verdict details", ["```", render_verdict(verdict).rstrip("\n"), "```"])
+        lines += _folded("Verdict details", md_fence(render_verdict(verdict).rstrip("\n")))
     return "\n".join(lines)
 
 
@@ -871,4 +864,4 @@ def _power_line(power: PowerReport | None, *, markdown: bool = False) -> str:
     from retrieval_eval.lint.render import power_summary
 
     line = power_summary(power)
-    return f"\n{_md_escape(line)}\n" if markdown else f"{line}\n"
+    return f"\n{md_text(line)}\n" if markdown else f"{line}\n"

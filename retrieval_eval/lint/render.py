@@ -2,7 +2,8 @@
 
 Text and Markdown list the findings errors first, then the power figures next to the
 thresholds they are compared with. Stored and user strings (question ids, texts) are printed
-as they are: no markup is interpreted (the text format uses no rich).
+as they are: no markup is interpreted (the text format uses no rich); in Markdown they go
+through :func:`retrieval_eval.markdown_text.md_text`, so they are shown, never rendered.
 """
 
 from __future__ import annotations
@@ -10,6 +11,7 @@ from __future__ import annotations
 import json
 
 from retrieval_eval.lint.models import SEVERITIES, Finding, LintReport, PowerFigure, PowerReport
+from retrieval_eval.markdown_text import md_text
 
 _ORDER = {severity: rank for rank, severity in enumerate(SEVERITIES)}
 
@@ -81,15 +83,11 @@ def render_text(report: LintReport) -> str:
     return "\n".join(lines) + "\n"
 
 
-def _cell(text: str) -> str:
-    return text.replace("|", "\\|").replace("\n", " ")
-
-
 def render_markdown(report: LintReport) -> str:
-    lines = [f"## {_cell(headline(report))}", ""]
-    lines.append(f"Checks run: {', '.join(report.checks_run) or 'none'}.")
+    lines = [f"## {md_text(headline(report))}", ""]
+    lines.append(f"Checks run: {md_text(', '.join(report.checks_run) or 'none')}.")
     for check, reason in report.checks_skipped.items():
-        lines.append(f"Skipped **{check}**: {_cell(reason)}.")
+        lines.append(f"Skipped **{md_text(check)}**: {md_text(reason)}.")
     if report.findings:
         lines += [
             "",
@@ -98,20 +96,20 @@ def render_markdown(report: LintReport) -> str:
         ]
         for f in _sorted(report):
             lines.append(
-                f"| {f.severity} | {f.check} | {_cell(', '.join(f.question_ids))} | "
-                f"{_cell(', '.join(f.doc_ids))} | {_cell(f.message)} |"
+                f"| {f.severity} | {md_text(f.check)} | {md_text(', '.join(f.question_ids))} | "
+                f"{md_text(', '.join(f.doc_ids))} | {md_text(f.message)} |"
             )
     if report.power is not None:
         lines += [
             "",
-            f"Power: {_cell(power_method(report.power))}.",
+            f"Power: {md_text(power_method(report.power))}.",
             "",
             "| scope | metric | questions | rate | threshold | detectable drop | questions needed |",
             "|---|---|---|---|---|---|---|",
         ]
         for g in report.power.figures:
             lines.append(
-                f"| {_cell(g.scope)} | {g.metric} | {g.questions} | {_rate(g.rate)} | "
+                f"| {md_text(g.scope)} | {g.metric} | {g.questions} | {_rate(g.rate)} | "
                 f"{pts(g.threshold)} | {pts(g.detectable_drop)} | {g.questions_needed} |"
             )
     return "\n".join(lines) + "\n"
