@@ -23,7 +23,8 @@ Edge cases:
 
 - Fewer than two runs is an error (a leaderboard of one compares nothing); so is the same run
   twice, a run of another set (``--runs``), and a retriever named twice or without a stored run
-  on the set (the error names the set and the retriever and lists the retrievers that have runs).
+  on the set (the error names the set and the retriever and lists the retrievers that have runs,
+  or the sets that have runs when this set has none, with the closest names: "did you mean").
 - Two runs of the same retriever (``--runs``) are entries named ``retriever (run ID)``.
 - Runs under different labels fingerprints (the golden set was edited between them) are compared
   anyway, with a warning in ``warnings``: differences may come from the labels.
@@ -65,6 +66,8 @@ class RunSource(Protocol):
     def get_run(self, run_id: int) -> StoredRun: ...
 
     def retrievers_for(self, set_identifier: str) -> list[str]: ...
+
+    def stored_pairs(self) -> list[tuple[str, str]]: ...
 
 
 class Versus(BaseModel):
@@ -161,12 +164,36 @@ def latest_run(source: RunSource, set_identifier: str, retriever: str) -> Stored
     """The retriever's latest stored run on the set; an error naming what is stored if none."""
     found = source.history(set_identifier, retriever, limit=1)
     if not found:
-        known = source.retrievers_for(set_identifier)
-        raise UnknownNameError(
-            f"no stored runs for set {set_identifier!r} and retriever {retriever!r} in "
-            f"{source.display_url}; retrievers with runs on this set: {', '.join(known) or 'none'}"
-        )
+        raise UnknownNameError(no_runs_message(source, set_identifier, retriever))
     return found[0]
+
+
+def no_runs_message(source: RunSource, set_identifier: str, retriever: str) -> str:
+    """Why (set, retriever) has no runs: the sets with runs when the set has none (a typo in
+    the set), else the set's retrievers; with the closest names ("did you mean"). One query."""
+    from retrieval_eval.suggest import did_you_mean
+
+    pairs = source.stored_pairs()
+    head = (
+        f"no stored runs for set {set_identifier!r} and retriever {retriever!r} in "
+        f"{source.display_url}"
+    )
+    sets = sorted({name for name, _ in pairs})
+    if set_identifier not in sets:
+        listed = _listed(sets)
+        return f"{head}; sets with runs: {listed}{did_you_mean(set_identifier, sets)}"
+    known = [name for set_name, name in pairs if set_name == set_identifier]
+    return f"{head}; retrievers with runs on this set: {_listed(known)}" + did_you_mean(
+        retriever, known
+    )
+
+
+def _listed(names: Sequence[str], most: int = 20) -> str:
+    """Names for a message: at most ``most``, then how many more."""
+    if not names:
+        return "none"
+    more = f" and {len(names) - most} more" if len(names) > most else ""
+    return ", ".join(names[:most]) + more
 
 
 def runs_by_id(source: RunSource, run_ids: Sequence[int]) -> list[StoredRun]:

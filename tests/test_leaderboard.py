@@ -144,6 +144,20 @@ def test_a_retriever_without_runs_names_set_retriever_and_the_stored_ones(store:
     assert message.endswith("retrievers with runs on this set: bm25, dense")
 
 
+def test_a_near_miss_name_gets_the_closest_stored_one(store: Store) -> None:
+    save(store, pattern("10"), "bm25_chunks")
+    save(store, pattern("11"), "bm25_whole")
+    with pytest.raises(UnknownNameError) as caught:
+        latest_runs(store, SET, ["bm25_chunks", "bm25_wole"])
+    assert str(caught.value).endswith(
+        "retrievers with runs on this set: bm25_chunks, bm25_whole (did you mean 'bm25_whole'?)"
+    )
+    with pytest.raises(UnknownNameError) as caught:
+        latest_runs(store, "demo.sett", ["bm25_chunks", "bm25_whole"])
+    # the set is the typo: the sets with runs are named, not "no retrievers"
+    assert str(caught.value).endswith(f"sets with runs: {SET} (did you mean '{SET}'?)")
+
+
 def test_different_labels_warn_and_compare_anyway(store: Store) -> None:
     save(store, pattern("11"), "a", fingerprint="fp-1")
     save(store, pattern("10"), "b", fingerprint="fp-2")

@@ -103,6 +103,16 @@ class SqliteReader:
             )
             return [row[0] for row in cursor.fetchall()]
 
+    def stored_pairs(self) -> list[tuple[str, str]]:
+        """Every (set, retriever) with stored runs (as :meth:`Store.stored_pairs`)."""
+        with self._transaction() as cursor:
+            cursor.execute(
+                "SELECT DISTINCT set_identifier, model_id FROM eval_result WHERE grader = ? "
+                "ORDER BY set_identifier, model_id",
+                (GRADER,),
+            )
+            return [(row[0], row[1]) for row in cursor.fetchall()]
+
     @contextmanager
     def _transaction(self) -> Iterator[sqlite3.Cursor]:
         """One read transaction; sqlite3 errors become StoreUnavailableError (exit 3)."""

@@ -431,6 +431,17 @@ class Store:
             ).scalars()
             return list(rows)
 
+    def stored_pairs(self) -> list[tuple[str, str]]:
+        """Every (set, retriever) with stored runs, sorted: one query, for "did you mean"."""
+        with self._guard(), self.engine.connect() as conn:
+            rows = conn.execute(
+                select(eval_result.c.set_identifier, eval_result.c.model_id)
+                .where(eval_result.c.grader == GRADER)
+                .distinct()
+                .order_by(eval_result.c.set_identifier, eval_result.c.model_id)
+            )
+            return [(row[0], row[1]) for row in rows]
+
     # -- helpers --------------------------------------------------------------------------
 
     @staticmethod

@@ -105,6 +105,11 @@ def test_the_reader_reads_what_the_store_reads(store: Store, store_url: str) -> 
             ]
         )
         assert opened.retrievers_for("nothing.here") == []
+        assert (
+            opened.stored_pairs()
+            == store.stored_pairs()
+            == [("demo.set", "bm25"), ("demo.set", "dense"), ("other.set", "bm25")]
+        )
         assert opened.display_url == store.display_url
         with pytest.raises(UnknownNameError, match=r"no stored run with id 999 in "):
             opened.get_run(999)
