@@ -3,7 +3,8 @@
 
 All take ``--db`` (and ``--config`` for the config's ``store:``). An unknown run id, or a
 (set, retriever) pair with no stored runs, exits 2 naming what is stored instead; so does a
-store that does not exist yet (the reading commands never create one; the first ``run`` does).
+store that does not exist yet (no command here creates one, not even ``prune`` and ``baseline
+accept``, which write to an existing store; the first ``run`` does).
 """
 
 from __future__ import annotations
@@ -35,10 +36,13 @@ if TYPE_CHECKING:
 TEXT_JSON = click.Choice(["text", "json"])
 
 
-def _open(db: str | None, config_path: str | None) -> Store:
-    from retrieval_eval.store import open_store
+def _open_existing(db: str | None, config_path: str | None) -> Store:
+    """The store for a command that changes stored runs (prune, baseline accept): it must
+    exist already, as for the reading commands (a missing SQLite file or a database without the
+    tables is NoStoreError, exit 2, and nothing is created), but it can be written."""
+    from retrieval_eval.store.store import open_store_to_read
 
-    return open_store(store_url_for(db, config_path))
+    return open_store_to_read(store_url_for(db, config_path))
 
 
 def _open_to_read(db: str | None, config_path: str | None) -> Store | SqliteReader:
@@ -342,7 +346,7 @@ def prune(older_than: int, db: str | None, config_path: str | None) -> None:
 
     if older_than < 0:
         raise InvalidInputError(f"--older-than must be zero or more days, got {older_than}")
-    with _open(db, config_path) as store:
+    with _open_existing(db, config_path) as store:
         count = store.prune(older_than)
         click.echo(
             f"pruned {count} run(s) older than {older_than} day(s) from {store.display_url} "
@@ -360,12 +364,28 @@ def baseline() -> None:
 @db_option
 @config_option
 def accept(run_id: int, db: str | None, config_path: str | None) -> None:
-    """Accept RUN_ID (a regression, say) as the baseline for its set and retriever."""
-    with _open(db, config_path) as store:
+    """Accept RUN_ID (a regression, say) as the baseline for its set and retriever.
+
+    A run compares with the newest valid run of its key that is not a regression or was
+    accepted: accepting an older run while a newer good one exists changes nothing for the next
+    run, and the message says so, with the ``--baseline`` that compares with it anyway."""
+    with _open_existing(db, config_path) as store:
         store.accept_baseline(run_id)
-        run = store.get_run(run_id)
+        result = store.get_run(run_id).result
+        effective = store.find_baseline(
+            result.set_identifier, result.retriever, result.labels_fingerprint
+        )
+    pair = f"{result.set_identifier} × {result.retriever}"
+    if effective is None or effective.id == run_id:
+        click.echo(
+            f"run {run_id} accepted as baseline for {pair}; later runs with the same labels "
+            "compare against it until a newer run without a regression follows"
+        )
+        return
     click.echo(
-        f"run {run_id} accepted as baseline for {run.result.set_identifier} × "
-        f"{run.result.retriever}; later runs with the same labels compare against it until a "
-        "newer run without a regression follows"
+        f"run {run_id} accepted for {pair}, but the next run will be compared with run "
+        f"{effective.id}: a run compares with the newest valid run that is not a regression "
+        f"(or was accepted), and run {effective.id} is newer. To compare with run {run_id}, "
+        f"pin it: `retrieval-eval run {result.set_identifier} {result.retriever} "
+        f"--baseline {run_id}`."
     )
