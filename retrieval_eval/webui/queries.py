@@ -6,7 +6,8 @@ figures of many runs, so they read those here (SELECT only, through the store's 
 questions are read only for the run and side-by-side pages, through ``Store.get_run``.
 
 Edge cases: only rows of this tool's grader are read; the 95 % intervals come from the row's
-details and are recomputed (Wilson) from the counts for rows that have none; ``top3_hits`` comes from the row's details
+details and are recomputed (Wilson) from the counts for rows that have none (a slice's always
+come from its row's hit counts); ``top3_hits`` comes from the row's details
 and falls back to rate × count for rows written by other tools; SQLite hands datetimes back
 without a zone, so naive values are taken as UTC (as the store does); an invalid run names no
 baseline, even one stored before invalid runs stopped naming one (as the store reads it).
@@ -56,6 +57,9 @@ class SliceSummary(BaseModel):
     questions: int
     top1_hit_rate: float | None
     top3_hit_rate: float | None
+    # 95 % Wilson intervals (low, high) of the slice's hits; None for an empty slice
+    top1_hit_rate_ci: tuple[float, float] | None = None
+    top3_hit_rate_ci: tuple[float, float] | None = None
 
 
 class RunSummary(BaseModel):
@@ -151,10 +155,13 @@ def _read(store: Store, query: Select[Any], *, with_slices: bool) -> list[RunSum
             for run in runs:
                 for row in found[run.run_id]:
                     target = run.by_form if row["dimension"] == "form" else run.by_hard_class
+                    count = int(row["question_count"])
                     target[row["value"]] = SliceSummary(
-                        questions=row["question_count"],
+                        questions=count,
                         top1_hit_rate=row["top1_rate"],
                         top3_hit_rate=row["top3_rate"],
+                        top1_hit_rate_ci=interval(None, int(row["top1_hits"]), count),
+                        top3_hit_rate_ci=interval(None, int(row["top3_hits"]), count),
                     )
     return runs
 

@@ -93,7 +93,11 @@ class RunView(BaseModel):
 def _slices(slices: dict[str, SliceRates]) -> dict[str, SliceSummary]:
     return {
         k: SliceSummary(
-            questions=s.questions, top1_hit_rate=s.top1_hit_rate, top3_hit_rate=s.top3_hit_rate
+            questions=s.questions,
+            top1_hit_rate=s.top1_hit_rate,
+            top3_hit_rate=s.top3_hit_rate,
+            top1_hit_rate_ci=s.top1_hit_rate_ci,
+            top3_hit_rate_ci=s.top3_hit_rate_ci,
         )
         for k, s in slices.items()
     }

@@ -15,6 +15,7 @@ from typing import Any
 
 import pytest
 
+from retrieval_eval.intervals import wilson
 from retrieval_eval.store import open_store
 from retrieval_eval.webui.app import create_app
 from webui.browsing import serve
@@ -24,6 +25,11 @@ pytestmark = pytest.mark.browser
 
 ROOT = Path(__file__).resolve().parents[2]
 ARTIFACTS = ROOT / "test-artifacts"
+
+
+def _with_interval(rate: str, hits: int, count: int) -> str:
+    low, high = wilson(hits, count) or (0.0, 0.0)
+    return f"{rate} [{low * 100:.1f}%, {high * 100:.1f}%]"
 
 
 @pytest.fixture
@@ -64,8 +70,10 @@ def test_overview_and_history_in_headless_chromium(
     ARTIFACTS.mkdir(exist_ok=True)
     with open_store(filled.url) as store:
         latest = store.history(SET, BM25, limit=1)[0]
-    top1 = f"{(latest.result.top1_hit_rate or 0) * 100:.1f}%"
-    top3 = f"{(latest.result.top3_hit_rate or 0) * 100:.1f}%"
+    result = latest.result
+    top1 = f"{(result.top1_hit_rate or 0) * 100:.1f}%"
+    top3 = f"{(result.top3_hit_rate or 0) * 100:.1f}%"
+    count = result.question_count
 
     anonymous = browser.new_page()
     assert anonymous.goto(served + "/").status == 401
@@ -73,8 +81,9 @@ def test_overview_and_history_in_headless_chromium(
     page = _signed_in(browser, served, mint_token(username="browser"))
     assert page.goto(served + "/").status == 200
     row = page.locator(f'tr[data-retriever="{BM25}"]')
-    assert row.locator("td.top1").inner_text() == top1
-    assert row.locator("td.top3").inner_text() == top3
+    # each rate with its 95 % interval (computed here with wilson)
+    assert row.locator("td.top1").inner_text() == _with_interval(top1, result.top1_hits, count)
+    assert row.locator("td.top3").inner_text() == _with_interval(top3, result.top3_hits, count)
     assert row.locator("svg.spark").count() == 1
     # the stored markup is shown as text, never parsed into elements
     markup_row = page.locator("table.overview tbody tr").first
@@ -142,5 +151,7 @@ def test_dashboard_is_in_the_airflow_navigation_after_login(
     row.wait_for()
     with open_store(filled_sqlite.url) as store:
         latest = store.history(SET, BM25, limit=1)[0]
-    assert row.locator("td.top1").inner_text() == f"{(latest.result.top1_hit_rate or 0) * 100:.1f}%"
+    top1 = f"{(latest.result.top1_hit_rate or 0) * 100:.1f}%"
+    shown = _with_interval(top1, latest.result.top1_hits, latest.result.question_count)
+    assert row.locator("td.top1").inner_text() == shown
     page.screenshot(path=str(ARTIFACTS / "dashboard-in-airflow.png"))
