@@ -724,17 +724,26 @@ def _number(value: float | None) -> str:
     return "" if value is None or value != value else float.__repr__(float(value))
 
 
+def _ids_cell(ids: list[str]) -> str:
+    """A list of ids as one CSV cell: a JSON array (``json.loads`` reads it back)."""
+    return _text_cell(json.dumps(list(ids), ensure_ascii=False))
+
+
 def render_csv(result: RunResult) -> str:
     """One row per question with every per-question figure (RFC 4180, written by :mod:`csv`).
 
-    Lists of ids are joined by ``|``; hits are 1 or 0; an empty cell is a missing value (no
-    rank, no latency, a metric the question does not count in). Text cells that start with
-    ``=``, ``+``, ``-``, ``@``, a tab or a carriage return get a leading ``'``.
+    A list of ids is one cell holding a JSON array (``["a|b", "c"]``): an id may hold ``|``,
+    ``,``, quotes or a newline, so no separator could be told apart from the ids; ``csv.reader``
+    then ``json.loads`` give the ids back exactly. Hits are 1 or 0; an empty cell is a missing
+    value (no rank, no latency, a metric the question does not count in). Text cells that start
+    with ``=``, ``+``, ``-``, ``@``, a tab or a carriage return get a leading ``'`` (a JSON
+    array starts with ``[``, so it never does).
 
     The last two columns (after every older one, so readers by position keep working) mark stale
     labels (:meth:`RunResult.stale_targets`): ``stale_label`` is 1 for a question whose every
     target is gone from the index, else 0, and empty when the run's labels were not checked;
-    ``dead_ids`` names a stale question's dead targets (as the JSON contract's ``dead_ids``).
+    ``dead_ids`` names a stale question's dead targets (as the JSON contract's ``dead_ids``), a
+    JSON array (``[]`` for the others), empty when the labels were not checked.
     """
     import csv
 
@@ -771,8 +780,8 @@ def render_csv(result: RunResult) -> str:
                 _text_cell(q.question),
                 q.form.value,
                 _text_cell(q.hard_class),
-                _text_cell("|".join(q.expected_document_ids)),
-                _text_cell("|".join(q.retrieved)),
+                _ids_cell(q.expected_document_ids),
+                _ids_cell(q.retrieved),
                 int(q.top1_hit),
                 int(q.top3_hit),
                 "" if q.first_hit_rank is None else q.first_hit_rank,
@@ -780,7 +789,7 @@ def render_csv(result: RunResult) -> str:
                 _number(q.latency_ms),
                 _text_cell(q.error),
                 int(q.id in stale) if checked else "",
-                _text_cell("|".join(stale.get(q.id, []))),
+                _ids_cell(stale.get(q.id, [])) if checked else "",
             ]
         )
     return buffer.getvalue()

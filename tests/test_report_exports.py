@@ -187,11 +187,11 @@ def test_csv_has_one_row_per_question_with_every_metric() -> None:
                 assert float(row[name]) == value
     first, second, _ = rows
     assert first["question"] == 'comma, "quotes"\nand a newline'  # quoted, read back whole
-    assert first["expected_document_ids"] == "'-d1|d2"
-    assert first["retrieved"] == "x|-d1|d2"
+    assert first["expected_document_ids"] == '["-d1", "d2"]'  # starts with [: no formula
+    assert first["retrieved"] == '["x", "-d1", "d2"]'
     assert (first["top1_hit"], first["top3_hit"], first["first_hit_rank"]) == ("0", "1", "2")
     assert (first["latency_ms"], second["latency_ms"], second["first_hit_rank"]) == ("1.5", "", "")
-    assert second["expected_document_ids"] == "" and second["error"] == ""
+    assert second["expected_document_ids"] == "[]" and second["error"] == ""
     # no dead-label check ran: stale_label is unknown (empty), not 0
     assert [(row["stale_label"], row["dead_ids"]) for row in rows] == [("", "")] * 3
 
@@ -231,7 +231,11 @@ def test_csv_marks_stale_labels_in_two_last_columns() -> None:
     # the older columns are unchanged, in the same order; the new two come last
     assert [row[:-2] for row in marked] == [row[:-2] for row in plain]
     assert marked[0][-2:] == ["stale_label", "dead_ids"]
-    assert [row[-2:] for row in marked[1:]] == [["1", "'-gone|gone-2"], ["0", ""], ["0", ""]]
+    assert [row[-2:] for row in marked[1:]] == [
+        ["1", '["-gone", "gone-2"]'],
+        ["0", "[]"],
+        ["0", "[]"],
+    ]
     # a check that could not run (no capability, a failed lookup) marks nothing as known
     unchecked = run.model_copy(update={"dead_labels": DeadLabels(checked=False, source="x")})
     rows = list(csv.DictReader(io.StringIO(render_csv(unchecked), newline="")))
@@ -359,3 +363,26 @@ def test_html_of_a_run_without_verdict_or_questions() -> None:
     parser.feed(page)
     assert "➖ no verdict" in "".join(parser.text)
     assert "no questions" in page
+
+
+AWKWARD_IDS = ["a|b", "c,d", 'say "hi"', "line\nbreak", "'quoted'", "[not, a list]", "-neg", "é|ü"]
+
+
+def test_csv_list_cells_read_back_to_the_exact_ids() -> None:
+    """Ids may hold ``|``, ``,``, quotes and newlines: a list cell is a JSON array, so
+    ``csv.reader`` then ``json.loads`` give back every id, even the awkward ones."""
+    from retrieval_eval.labels import DeadLabels
+
+    stale = _two_target_question("stale", AWKWARD_IDS[:4])
+    stale = stale.model_copy(update={"retrieved": AWKWARD_IDS[4:]})
+    labels = DeadLabels(
+        checked=True, source="corpus", dead_ids=AWKWARD_IDS[:4], stale_questions=["stale"]
+    )
+    run = make_run([stale, _two_target_question("clean", ["x|y"])])
+    run = run.model_copy(update={"dead_labels": labels})
+    rows = list(csv.DictReader(io.StringIO(render_csv(run), newline="")))
+    assert json.loads(rows[0]["expected_document_ids"]) == AWKWARD_IDS[:4]
+    assert json.loads(rows[0]["retrieved"]) == AWKWARD_IDS[4:]
+    assert sorted(json.loads(rows[0]["dead_ids"])) == sorted(AWKWARD_IDS[:4])
+    assert json.loads(rows[1]["expected_document_ids"]) == ["x|y"]  # one id, not two
+    assert json.loads(rows[1]["dead_ids"]) == []
