@@ -28,6 +28,9 @@ Edge cases:
 - Two runs of the same retriever (``--runs``) are entries named ``retriever (run ID)``.
 - Runs under different labels fingerprints (the golden set was edited between them) are compared
   anyway, with a warning in ``warnings``: differences may come from the labels.
+- An invalid run (too many retriever errors; ``--runs`` can name one, and a retriever's latest
+  run may be one) is ranked like any other, but its entry says ``valid: False`` (every format
+  marks it) and a warning names it.
 - A question missing from some runs is left out of the comparisons of those runs (each pair uses
   the questions both have; ``shared_questions`` says how many), and a warning says so.
 - Ties in rate keep the name order, so the board is the same whichever order the runs came in.
@@ -100,6 +103,7 @@ class Entry(BaseModel):
     ndcg: float | None
     ndcg_metric: str | None  # which nDCG: "ndcg@3" (the run's deepest cutoff)
     error_count: int
+    valid: bool  # False: too many retriever errors; ranked, but marked in every format
     latency_p50_ms: float | None
     latency_p95_ms: float | None
     is_reference: bool
@@ -322,6 +326,7 @@ def _entry(name: str, run: StoredRun, versus: Versus | None) -> Entry:
         ndcg=r.metrics.get(deepest) if deepest else None,
         ndcg_metric=deepest,
         error_count=r.error_count,
+        valid=run.status == "valid",
         latency_p50_ms=r.latency_ms.p50,
         latency_p95_ms=r.latency_ms.p95,
         is_reference=versus is None,
@@ -333,9 +338,16 @@ def _warnings(ranked: list[tuple[str, StoredRun]]) -> list[str]:
     warnings = []
     by_fingerprint: dict[str, list[str]] = {}
     for name, run in ranked:
-        by_fingerprint.setdefault(run.result.labels_fingerprint, []).append(
-            f"{name} (run {run.id})"
-        )
+        # a name already "retriever (run ID)" (several runs of one retriever) names its run
+        named = name if name != run.result.retriever else f"{name} (run {run.id})"
+        by_fingerprint.setdefault(run.result.labels_fingerprint, []).append(named)
+        if run.status != "valid":
+            r = run.result
+            warnings.append(
+                f"{named} is an invalid run ({r.error_count} of {r.question_count} questions "
+                "errored): its rates say more about the errors than the retrieval; compare a "
+                "valid run of it"
+            )
     if len(by_fingerprint) > 1:
         groups = "; ".join(", ".join(group) for group in by_fingerprint.values())
         warnings.append(

@@ -10,6 +10,9 @@
   columns; text cells that a spreadsheet would run as a formula get a leading ``'``.
 - json: the model, ``model_dump(mode="json")``; its keys do not depend on the data.
 
+An invalid run's entry reads ``name (invalid run)`` in text and Markdown, ``valid`` 0 in CSV and
+``"valid": false`` in JSON; the warnings name it too.
+
 A question's outcome reads ``top-1/top-3`` (``hit/miss``), with the rank of the first expected
 document when one was found, ``error`` when retrieval failed and ``absent`` when the run lacks
 the question.
@@ -30,6 +33,7 @@ from retrieval_eval.report import _number, _text_cell, ms
 
 FORMATS = ("text", "json", "markdown", "csv")
 MARKER = "*"
+INVALID = "(invalid run)"  # after the name of an invalid run's entry, in text and Markdown
 WIDTH = 100  # the legend's lines; the tables are as wide as their cells
 
 BOARD_COLUMNS = ("#", "retriever", "run", "date (UTC)", "questions", "top-1 [95% CI]")
@@ -40,7 +44,7 @@ CSV_COLUMNS = (
     "top1_ci_low", "top1_ci_high", "top3_hit_rate", "top3_ci_low", "top3_ci_high", "mrr",
     "ndcg_metric", "ndcg", "error_count", "latency_p50_ms", "latency_p95_ms", "is_reference",
     "shared_questions", "top1_only_this", "top1_only_reference", "top1_delta",
-    "top1_delta_ci_low", "top1_delta_ci_high", "p_value", "p_holm", "significant",
+    "top1_delta_ci_low", "top1_delta_ci_high", "p_value", "p_holm", "significant", "valid",
 )  # fmt: skip
 
 
@@ -73,7 +77,7 @@ def _board_rows(board: Leaderboard) -> tuple[list[str], list[list[str]]]:
         rows.append(
             [
                 str(rank),
-                e.name,
+                e.name if e.valid else f"{e.name} {INVALID}",
                 str(e.run_id),
                 f"{e.run_date:%Y-%m-%d %H:%M}",
                 str(e.question_count),
@@ -219,6 +223,7 @@ def _csv_row(rank: int, e: Entry) -> list[object]:
         _number(v.p_value if v else None),
         _number(v.p_holm if v else None),
         "" if v is None else int(v.significant),
+        int(e.valid),
     ]
 
 

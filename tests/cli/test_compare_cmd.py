@@ -32,7 +32,7 @@ ENTRY_KEYS = {
     "name", "retriever", "run_id", "run_date", "labels_fingerprint", "question_count",
     "top1_hits", "top3_hits", "top1_hit_rate", "top3_hit_rate", "top1_hit_rate_ci",
     "top3_hit_rate_ci", "mrr", "ndcg", "ndcg_metric", "error_count", "latency_p50_ms",
-    "latency_p95_ms", "is_reference", "versus",
+    "latency_p95_ms", "is_reference", "versus", "valid",
 }  # fmt: skip
 VERSUS_KEYS = {
     "shared_questions", "top1_only_this", "top1_only_reference", "top1_delta", "top1_delta_ci",
@@ -227,3 +227,36 @@ def test_markdown_keeps_stored_names_inert(db: str) -> None:
     text = compare(db, SET, "best", name, "--format", "markdown").stdout
     assert "<b>" not in text
     assert "| &lt;b&gt;x\\|y&lt;/b&gt; | 12 |" in text
+
+
+def test_an_invalid_run_is_marked_in_every_format_and_warned_about(db: str) -> None:
+    errored = [question(f"q{i:03d}", False, error="timeout") for i in range(6)]
+    run = make_run(errored + pattern("111111")[6:] + pattern("000000111111")[6:], day=1)
+    with open_store(db) as store:
+        invalid = store.save(run.model_copy(update={"retriever": "broken"}))
+        assert store.get_run(invalid).status == "invalid"
+    runs = ("--runs", f"1,{invalid}")
+    text = compare(db, *runs)
+    assert text.exit_code == 0, text.output
+    assert "broken (invalid run)" in text.stdout
+    assert f"warning: broken (run {invalid}) is an invalid run (6 of 12 questions errored)" in (
+        text.stderr
+    )
+    assert "broken (invalid run)" in compare(db, *runs, "--format", "markdown").stdout
+    rows = {
+        r["name"]: r
+        for r in csv.DictReader(io.StringIO(compare(db, *runs, "--format", "csv").stdout))
+    }
+    assert rows["broken"]["valid"] == "0" and rows["best"]["valid"] == "1"
+    data = json.loads(compare(db, *runs, "--format", "json").stdout)
+    assert {e["name"]: e["valid"] for e in data["entries"]} == {"best": True, "broken": False}
+    assert any("invalid run" in w for w in data["warnings"])
+    assert "(invalid run)" not in compare(db, SET, "best", "worst").stdout  # valid runs: no mark
+
+
+def test_mixed_labels_name_each_run_once(db: str) -> None:
+    later = save(db, "best", "111111111100", fingerprint="fp-2", day=1)
+    result = compare(db, "--runs", f"1,{later}")
+    assert result.exit_code == 0, result.output
+    assert f"best (run 1); best (run {later})" in result.stderr
+    assert "(run 1) (run 1)" not in result.output
