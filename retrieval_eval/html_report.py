@@ -10,6 +10,10 @@ piece of text from the run (ids, questions, class names, errors, names) goes thr
 The content is the Markdown report's: the headline (verdict, top-1/top-3 with 95 % intervals,
 deltas with their paired interval, flips), a chart of the hit rates by form and hard class with
 their intervals as whiskers, and the tables folded in ``<details>``.
+
+It reads on a phone: the page never scrolls sideways (a table wider than the screen scrolls
+inside its own wrapper, long words break), and below 600 px the chart is swapped (CSS only) for
+a narrow copy with each label above its bar, drawn at its own size rather than shrunk to half.
 """
 
 from __future__ import annotations
@@ -62,12 +66,15 @@ svg { max-width: 100%; height: auto; display: block; }
 .scroll { overflow-x: auto; max-width: 100%; }
 p, summary, h1 { overflow-wrap: anywhere; }
 pre { white-space: pre-wrap; overflow-wrap: anywhere; }
-@media (max-width: 600px) { body { margin: 1rem auto; padding: 0 .6rem; } }
+.chart-narrow { display: none; }
+@media (max-width: 600px) { body { margin: 1rem auto; padding: 0 .6rem; }
+  .chart-wide { display: none; } .chart-narrow { display: block; } }
 """
 
 _ROW_H = 22  # chart row height
 _LABEL_W = 190  # chart label column
 _PLOT_W = 420  # chart plot width (0-100 %)
+_NARROW_PLOT_W = 296  # the phone copy's plot width: the whole chart is 345 px
 
 
 def _e(value: object) -> str:
@@ -93,23 +100,30 @@ def _folded(title: str, body: str) -> str:
     return f"<details><summary>{_e(title)}</summary>{body}</details>"
 
 
-def _chart(result: RunResult) -> str:
+def _chart(result: RunResult, narrow: bool = False) -> str:
     """Horizontal bars of the top-1 and top-3 rates, overall and per slice, with 95 % Wilson
-    intervals as whiskers (inline SVG, no script)."""
+    intervals as whiskers (inline SVG, no script).
+
+    ``narrow``: the phone copy (CSS shows one of the two), each label on its own line above its
+    bar, 345 px wide, so it is drawn at full size where the wide one would shrink to half."""
     rows: list[tuple[str, SliceRates | RunResult]] = [("all questions", result)]
     rows += [(f"form: {v}", s) for v, s in result.by_form.items()]
     rows += [(f"class: {v}", s) for v, s in result.by_hard_class.items()]
-    height = _ROW_H * (2 * len(rows)) + 30
-    width = _LABEL_W + _PLOT_W + 120
+    x0, plot_w, row_h = (4, _NARROW_PLOT_W, _ROW_H + 14) if narrow else (_LABEL_W, _PLOT_W, _ROW_H)
+    height = row_h * (2 * len(rows)) + 30
+    width = x0 + plot_w + (45 if narrow else 120)
+    css = "chart-narrow" if narrow else "chart-wide"
     parts = [
-        f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
-        f'viewBox="0 0 {width} {height}" role="img" aria-label="hit rates with 95% intervals">'
+        f'<svg xmlns="http://www.w3.org/2000/svg" class="{css}" width="{width}" '
+        f'height="{height}" viewBox="0 0 {width} {height}" role="img" '
+        'aria-label="hit rates with 95% intervals">'
     ]
     for tick in range(0, 101, 25):
-        x = _LABEL_W + _PLOT_W * tick / 100
+        x = x0 + plot_w * tick / 100
+        anchor = "start" if narrow and tick == 0 else "middle"
         parts.append(
             f'<line x1="{x:.1f}" y1="4" x2="{x:.1f}" y2="{height - 22}" stroke="#d1d9e0"/>'
-            f'<text x="{x:.1f}" y="{height - 8}" text-anchor="middle">{tick}%</text>'
+            f'<text x="{x:.1f}" y="{height - 8}" text-anchor="{anchor}">{tick}%</text>'
         )
     y = 6
     for label, s in rows:
@@ -117,12 +131,14 @@ def _chart(result: RunResult) -> str:
             ("top-1", s.top1_hit_rate, s.top1_hit_rate_ci, "var(--bar)"),
             ("top-3", s.top3_hit_rate, s.top3_hit_rate_ci, "var(--bar3)"),
         ):
-            parts.append(
-                f'<text x="{_LABEL_W - 8}" y="{y + 14}" text-anchor="end">'
-                f"{_e(_clip(label))} · {metric}</text>"
-            )
-            parts.append(_bar(y, rate, interval, colour, f"{label} {metric}"))
-            y += _ROW_H
+            text = f"{_e(_clip(label))} · {metric}"
+            if narrow:
+                parts.append(f'<text x="{x0}" y="{y + 11}">{text}</text>')
+            else:
+                parts.append(f'<text x="{x0 - 8}" y="{y + 14}" text-anchor="end">{text}</text>')
+            bar_y = y + row_h - _ROW_H
+            parts.append(_bar(x0, plot_w, bar_y, rate, interval, colour, f"{label} {metric}"))
+            y += row_h
     parts.append("</svg>")
     return "".join(parts)
 
@@ -131,25 +147,32 @@ def _clip(label: str, limit: int = 30) -> str:
     return label if len(label) <= limit else label[: limit - 1] + "…"
 
 
-def _bar(y: int, rate: float | None, interval: Interval | None, colour: str, name: str) -> str:
+def _bar(
+    x0: int,
+    plot_w: int,
+    y: int,
+    rate: float | None,
+    interval: Interval | None,
+    colour: str,
+    name: str,
+) -> str:
     if rate is None:
-        return f'<text x="{_LABEL_W + 4}" y="{y + 14}" class="muted">no questions</text>'
-    x0 = _LABEL_W
-    width = _PLOT_W * rate
+        return f'<text x="{x0 + 4}" y="{y + 14}" class="muted">no questions</text>'
+    width = plot_w * rate
     title = f"{name}: {pct(rate)} {ci(interval)}"
     out = (
         f'<g><title>{_e(title)}</title><rect x="{x0}" y="{y + 4}" width="{width:.1f}" '
         f'height="{_ROW_H - 8}" fill="{colour}" opacity="0.8"/>'
     )
     if interval is not None:
-        lo, hi = (x0 + _PLOT_W * bound for bound in interval)
+        lo, hi = (x0 + plot_w * bound for bound in interval)
         mid = y + _ROW_H / 2
         out += (
             f'<line x1="{lo:.1f}" y1="{mid}" x2="{hi:.1f}" y2="{mid}" stroke="#1f2328"/>'
             f'<line x1="{lo:.1f}" y1="{mid - 5}" x2="{lo:.1f}" y2="{mid + 5}" stroke="#1f2328"/>'
             f'<line x1="{hi:.1f}" y1="{mid - 5}" x2="{hi:.1f}" y2="{mid + 5}" stroke="#1f2328"/>'
         )
-    text_x = x0 + _PLOT_W + 6
+    text_x = x0 + plot_w + 6
     return out + f'<text x="{text_x}" y="{y + 14}">{_e(pct(rate))}</text></g>'
 
 
@@ -172,6 +195,7 @@ def render_html(run: StoredRun) -> str:
         *(f"<p>{_e(line)}</p>" for line in outcome_lines(result, verdict)),
         "<h2>Hit rates with 95% intervals</h2>",
         _chart(result),
+        _chart(result, narrow=True),
     ]
     for name, column, slices in (
         ("By form", "form", result.by_form),
