@@ -190,3 +190,16 @@ def test_an_empty_postgresql_schema_skips_never_found_as_history_words_it(
         assert "None" not in result.output
         with Store(url) as store:
             assert store.revision() is None  # nothing was created
+
+
+def test_a_retrievers_corpus_that_is_not_the_sets_skips_the_text_checks(home: Path) -> None:
+    corpus = EXAMPLES / "beir-mini" / "corpus.jsonl"
+    (home / "rc.yaml").write_text(
+        f"sets: [{EXAMPLES / 'golden' / 'handbook.yaml'}]\n"
+        f"retrievers:\n  mini: {{type: lexical, corpus: {corpus}}}\n"
+    )
+    result = invoke("sets", "lint", "handbook.demo", "--retriever", "mini", "--config", "rc.yaml")
+    assert result.exit_code == 1, result.output  # every target is a dead label in that index
+    reason = f"corpus {corpus}: 0 of the 32 target ids of handbook.demo are in it"
+    assert f"skipped form_honesty: {reason}" in result.output
+    assert f"skipped label_completeness: {reason}" in result.output
