@@ -26,6 +26,7 @@ from retrieval_eval.report import (
     badge,
     ci,
     headline_rows,
+    labels_line,
     metric_ci,
     metric_value,
     outcome_lines,
@@ -37,6 +38,8 @@ from retrieval_eval.report import (
 
 if TYPE_CHECKING:
     from retrieval_eval.intervals import Interval
+    from retrieval_eval.lint.models import PowerReport
+    from retrieval_eval.regression import Verdict
     from retrieval_eval.results import RunResult, SliceRates
     from retrieval_eval.store.models import StoredRun
 
@@ -176,8 +179,30 @@ def _bar(
     return out + f'<text x="{text_x}" y="{y + 14}">{_e(pct(rate))}</text></g>'
 
 
-def render_html(run: StoredRun) -> str:
-    """The whole page for a stored run."""
+def _extra_lines(
+    result: RunResult,
+    verdict: Verdict | None,
+    power: PowerReport | None,
+    power_source: str | None,
+) -> list[str]:
+    """The dead-labels line (as the headline's) and the power line, when there are any."""
+    lines = []
+    labels = labels_line(result, verdict)
+    if labels is not None:
+        lines.append(f'<p class="labels">⚠️ {_e(labels)}</p>')
+    if power is not None:
+        from retrieval_eval.lint.render import power_summary
+
+        lines.append(f'<p class="power">{_e(power_summary(power, power_source))}</p>')
+    return lines
+
+
+def render_html(
+    run: StoredRun, power: PowerReport | None = None, power_source: str | None = None
+) -> str:
+    """The whole page for a stored run; ``power`` (:func:`retrieval_eval.lint.power.run_power`)
+    adds the smallest drop the set detects next to the thresholds, under the headline, with
+    where those thresholds came from (``power_source``)."""
     from retrieval_eval.regression import render_verdict
 
     result, verdict = run.result, run.verdict
@@ -193,6 +218,7 @@ def render_html(run: StoredRun) -> str:
         f"{_e(where_line(result, verdict, run.id))}</p>",
         headline,
         *(f"<p>{_e(line)}</p>" for line in outcome_lines(result, verdict)),
+        *_extra_lines(result, verdict, power, power_source),
         "<h2>Hit rates with 95% intervals</h2>",
         _chart(result),
         _chart(result, narrow=True),

@@ -670,9 +670,11 @@ def render_markdown(
     verdict: Verdict | None = None,
     run_id: object = None,
     power: PowerReport | None = None,
+    power_source: str | None = None,
 ) -> str:
     # the power line belongs with the headline: a pull-request reader sees it without unfolding
-    lines = [headline_markdown(result, verdict, run_id) + _power_line(power, markdown=True)]
+    power_line = _power_line(power, markdown=True, source=power_source)
+    lines = [headline_markdown(result, verdict, run_id) + power_line]
     for title, column, slices in (
         ("By form", "form", result.by_form),
         ("By hard class", "hard class", result.by_hard_class),
@@ -831,6 +833,7 @@ def render(
     verdict: Verdict | None = None,
     summary: bool = False,
     power: PowerReport | None = None,
+    power_source: str | None = None,
 ) -> str:
     """The report in ``fmt``; with ``verdict`` the verdict is part of it (text: the block after
     the report; Markdown: the badge and deltas in the headline, the details folded; JSON: the
@@ -838,7 +841,8 @@ def render(
     (JSON: :func:`headline_document`); CSV has no summary. ``power``
     (:func:`retrieval_eval.lint.power.run_power`): the smallest drop this set size detects,
     next to the thresholds (text: a last line; Markdown: under the headline, before the folded
-    tables; JSON: ``power``), not in a summary."""
+    tables; JSON: ``power``), not in a summary; ``power_source``: where its thresholds came from
+    (``show``: a config file or the defaults), said on that line (JSON: ``power_thresholds_from``)."""
     run_id = (extra or {}).get("run_id")
     if fmt == "csv":
         if summary:
@@ -852,11 +856,13 @@ def render(
             )
         if power is not None:
             extra = {**(extra or {}), "power": power.model_dump(mode="json")}
+            if power_source is not None:
+                extra["power_thresholds_from"] = power_source
         return render_json(result, extra)
     if fmt == "markdown":
         if summary:
             return headline_markdown(result, verdict, run_id)
-        return render_markdown(result, verdict, run_id, power)
+        return render_markdown(result, verdict, run_id, power, power_source)
     if summary:
         return headline_text(result, verdict, run_id)
     text = render_text(result)
@@ -864,13 +870,15 @@ def render(
         from retrieval_eval.regression import render_verdict
 
         text += "\n" + render_verdict(verdict)
-    return text + _power_line(power)
+    return text + _power_line(power, source=power_source)
 
 
-def _power_line(power: PowerReport | None, *, markdown: bool = False) -> str:
+def _power_line(
+    power: PowerReport | None, *, markdown: bool = False, source: str | None = None
+) -> str:
     if power is None:
         return ""
     from retrieval_eval.lint.render import power_summary
 
-    line = power_summary(power)
+    line = power_summary(power, source)
     return f"\n{md_text(line)}\n" if markdown else f"{line}\n"

@@ -30,6 +30,7 @@ if TYPE_CHECKING:
     from rich.table import Table
 
     from retrieval_eval.config import Config
+    from retrieval_eval.lint.models import PowerReport
     from retrieval_eval.store import Store, StoredRun
     from retrieval_eval.store.reader import SqliteReader
 
@@ -241,6 +242,53 @@ def history(
         )
 
 
+# retrieval_eval.config's defaults (Thresholds, LintOptions) for a stored run shown without a
+# config file: importing the config module would cost show ~12 ms (tests/cli/test_startup.py
+# keeps it out); tests/cli/test_show_power.py checks these are the config's defaults
+DEFAULT_POWER_SETTINGS = {
+    "max_top1_drop": 0.10,
+    "max_top3_drop": 0.10,
+    "alpha": 0.05,
+    "power": 0.8,
+    "churn": 0.05,
+}
+
+
+def config_file_found(config_path: str | None) -> bool:
+    """Whether :func:`retrieval_eval.config.find_config` finds a file (``--config``,
+    ``$RETRIEVAL_EVAL_CONFIG``, ``./retrieval_eval.yaml``), told without importing it."""
+    import os
+    from pathlib import Path
+
+    return bool(
+        config_path
+        or os.environ.get("RETRIEVAL_EVAL_CONFIG")
+        or (Path.cwd() / "retrieval_eval.yaml").is_file()
+    )
+
+
+def stored_power(run: StoredRun, config_path: str | None) -> tuple[PowerReport, str]:
+    """The smallest drop the stored run's set size detects (:func:`~retrieval_eval.lint.power.
+    run_power`, from its question count and rates), next to the thresholds of the config found
+    for its set and retriever, else the defaults; and which of the two it used."""
+    from retrieval_eval.lint.power import run_power
+
+    result = run.result
+    if config_file_found(config_path):
+        from retrieval_eval.config import load_config
+
+        config = load_config(config_path)
+        spec = config.evaluation(result.set_identifier, result.retriever)
+        own = spec is not None and spec.thresholds is not None
+        thresholds = config.section_for(result.set_identifier, result.retriever, "thresholds")
+        where = f"{config.source} (this set and retriever's evaluation)" if own else config.source
+        return run_power(result, thresholds, config.lint), where
+    from types import SimpleNamespace
+
+    defaults: Any = SimpleNamespace(**DEFAULT_POWER_SETTINGS)
+    return run_power(result, defaults, defaults), "defaults (no config file found)"
+
+
 @cli.command("show")
 @click.argument("run_id", type=RUN_ID, metavar="RUN_ID")
 @report_format_option
@@ -282,7 +330,16 @@ def show(
         "created_at": run.created_at.isoformat(),
         "regression": run.verdict.contract() if run.verdict else None,
     }
-    text = render(run.result, fmt, extra=extra, verdict=run.verdict, summary=summary)
+    power, source = (None, None) if summary or fmt == "csv" else stored_power(run, config_path)
+    text = render(
+        run.result,
+        fmt,
+        extra=extra,
+        verdict=run.verdict,
+        summary=summary,
+        power=power,
+        power_source=source,
+    )
     if fmt in ("text", "markdown") and not summary:
         head = f"Run {run.id} ({run.status}), saved {run.created_at:%Y-%m-%d %H:%M} UTC"
         if run.accepted_baseline:
@@ -318,7 +375,7 @@ def report(run_id: int, html_path: str, db: str | None, config_path: str | None)
         check_writable(html_path, "--html")
     with _open_to_read(db, config_path) as store:
         run = store.get_run(run_id)
-    page = render_html(run)
+    page = render_html(run, *stored_power(run, config_path))
     if html_path == "-":
         click.echo(page, nl=False)
         return

@@ -140,9 +140,10 @@ def run_power(
     result: RunResult, thresholds: Thresholds, options: LintOptions | None = None
 ) -> PowerReport:
     """The overall figures for a run: its question count and its own top-1/top-3 rates."""
-    from retrieval_eval.config import LintOptions
+    if options is None:  # imported only then: `show` passes its own and skips the config module
+        from retrieval_eval.config import LintOptions
 
-    options = options or LintOptions()
+        options = LintOptions()
     rates = {("overall", "top1"): result.top1_hit_rate, ("overall", "top3"): result.top3_hit_rate}
     return PowerReport(
         alpha=options.alpha,

@@ -51,13 +51,15 @@ def figure_line(figure: PowerFigure) -> str:
     )
 
 
-def power_summary(power: PowerReport) -> str:
-    """One line for the run report: each overall figure next to its threshold."""
+def power_summary(power: PowerReport, thresholds_from: str | None = None) -> str:
+    """One line for the run report: each overall figure next to its threshold; with
+    ``thresholds_from``, where those thresholds came from (``show`` of a stored run)."""
     overall = [f for f in power.figures if f.scope == "overall"]
+    source = "" if thresholds_from is None else f"; thresholds: {thresholds_from}"
     return (
         "Power: "
         + "; ".join(figure_line(f) for f in overall)
-        + f" (McNemar, alpha {power.alpha}, power {power.power}, churn {power.churn})"
+        + f" (McNemar, alpha {power.alpha}, power {power.power}, churn {power.churn}{source})"
     )
 
 
