@@ -25,13 +25,22 @@ values, nested at most 50 levels (:mod:`retrieval_eval.limits`).
 
 from __future__ import annotations
 
-import os
 from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
+# the lookup and the defaults live apart so a command can use them without these models
+from retrieval_eval.config_lookup import (
+    MAX_TOP1_DROP,
+    MAX_TOP3_DROP,
+    POWER,
+    POWER_ALPHA,
+    POWER_CHURN,
+    find_config,
+    lookup_note,
+)
 from retrieval_eval.errors import ConfigError, GoldenSetError
 from retrieval_eval.limits import MAX_CONFIG_FILE_BYTES, shorten, too_large
 
@@ -41,9 +50,6 @@ if TYPE_CHECKING:
     from retrieval_eval.golden.registry import GoldenSetRegistry
     from retrieval_eval.results import RunSettings
     from retrieval_eval.retrievers.registry import RetrieverRegistry
-
-CONFIG_ENV = "RETRIEVAL_EVAL_CONFIG"
-DEFAULT_CONFIG_NAME = "retrieval_eval.yaml"
 
 
 class SetSource(BaseModel):
@@ -70,8 +76,8 @@ class Thresholds(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    max_top1_drop: float = Field(default=0.10, ge=0, le=1)
-    max_top3_drop: float = Field(default=0.10, ge=0, le=1)
+    max_top1_drop: float = Field(default=MAX_TOP1_DROP, ge=0, le=1)
+    max_top3_drop: float = Field(default=MAX_TOP3_DROP, ge=0, le=1)
     min_slice_questions: int = Field(default=5, ge=1)
     max_latency_p95_increase: float | None = Field(default=None, ge=0)
 
@@ -123,9 +129,9 @@ class LintOptions(BaseModel):
     document_similarity: float = Field(default=0.8, gt=0, le=1)
     # power: McNemar at alpha (two-sided) with this power; churn = share of questions assumed to
     # flip miss -> hit while a drop of d flips d + churn hit -> miss
-    alpha: float = Field(default=0.05, gt=0, lt=1)
-    power: float = Field(default=0.8, gt=0, lt=1)
-    churn: float = Field(default=0.05, ge=0, le=0.5)
+    alpha: float = Field(default=POWER_ALPHA, gt=0, lt=1)
+    power: float = Field(default=POWER, gt=0, lt=1)
+    churn: float = Field(default=POWER_CHURN, ge=0, le=0.5)
 
     @model_validator(mode="before")
     @classmethod
@@ -252,27 +258,6 @@ class Config(BaseModel):
         spec = self.evaluation(set_identifier, retriever)
         own = getattr(spec, name) if spec is not None else None
         return own if own is not None else getattr(self, name)
-
-
-def find_config(explicit: str | Path | None = None) -> Path | None:
-    """The config path by lookup order, or None when there is none."""
-    if explicit:
-        return Path(explicit)
-    env = os.environ.get(CONFIG_ENV)
-    if env:
-        return Path(env)
-    default = Path.cwd() / DEFAULT_CONFIG_NAME
-    return default if default.is_file() else None
-
-
-def lookup_note() -> str:
-    """Where :func:`find_config` looked when it found nothing (for "unknown name" errors)."""
-    env = "set but empty" if CONFIG_ENV in os.environ else "not set"
-    default = Path.cwd() / DEFAULT_CONFIG_NAME
-    return (
-        f"no config file found (looked for --config: not given, ${CONFIG_ENV}: {env}, "
-        f"{default}: no such file); give --config FILE or set ${CONFIG_ENV}"
-    )
 
 
 def load_config(path: str | Path | None = None) -> Config:

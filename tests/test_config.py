@@ -7,7 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from retrieval_eval.config import CONFIG_ENV, Config, find_config, load_config
+from retrieval_eval.config import Config, load_config
+from retrieval_eval.config_lookup import CONFIG_ENV, find_config
 from retrieval_eval.errors import ConfigError
 from retrieval_eval.runner import resolve_retriever, resolve_set, resolve_settings
 

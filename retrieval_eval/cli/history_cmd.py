@@ -242,39 +242,15 @@ def history(
         )
 
 
-# retrieval_eval.config's defaults (Thresholds, LintOptions) for a stored run shown without a
-# config file: importing the config module would cost show ~12 ms (tests/cli/test_startup.py
-# keeps it out); tests/cli/test_show_power.py checks these are the config's defaults
-DEFAULT_POWER_SETTINGS = {
-    "max_top1_drop": 0.10,
-    "max_top3_drop": 0.10,
-    "alpha": 0.05,
-    "power": 0.8,
-    "churn": 0.05,
-}
-
-
-def config_file_found(config_path: str | None) -> bool:
-    """Whether :func:`retrieval_eval.config.find_config` finds a file (``--config``,
-    ``$RETRIEVAL_EVAL_CONFIG``, ``./retrieval_eval.yaml``), told without importing it."""
-    import os
-    from pathlib import Path
-
-    return bool(
-        config_path
-        or os.environ.get("RETRIEVAL_EVAL_CONFIG")
-        or (Path.cwd() / "retrieval_eval.yaml").is_file()
-    )
-
-
 def stored_power(run: StoredRun, config_path: str | None) -> tuple[PowerReport, str]:
     """The smallest drop the stored run's set size detects (:func:`~retrieval_eval.lint.power.
     run_power`, from its question count and rates), next to the thresholds of the config found
     for its set and retriever, else the defaults; and which of the two it used."""
+    from retrieval_eval import config_lookup as defaults
     from retrieval_eval.lint.power import run_power
 
     result = run.result
-    if config_file_found(config_path):
+    if defaults.find_config(config_path) is not None:
         from retrieval_eval.config import load_config
 
         config = load_config(config_path)
@@ -285,8 +261,14 @@ def stored_power(run: StoredRun, config_path: str | None) -> tuple[PowerReport, 
         return run_power(result, thresholds, config.lint), where
     from types import SimpleNamespace
 
-    defaults: Any = SimpleNamespace(**DEFAULT_POWER_SETTINGS)
-    return run_power(result, defaults, defaults), "defaults (no config file found)"
+    settings: Any = SimpleNamespace(
+        max_top1_drop=defaults.MAX_TOP1_DROP,
+        max_top3_drop=defaults.MAX_TOP3_DROP,
+        alpha=defaults.POWER_ALPHA,
+        power=defaults.POWER,
+        churn=defaults.POWER_CHURN,
+    )
+    return run_power(result, settings, settings), "defaults (no config file found)"
 
 
 @cli.command("show")

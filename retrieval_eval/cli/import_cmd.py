@@ -104,7 +104,7 @@ def _how_to_use(identifier: str, path: Path, corpus: Path | None) -> str:
     import os
     import re
 
-    from retrieval_eval.config import DEFAULT_CONFIG_NAME, find_config
+    from retrieval_eval.config_lookup import DEFAULT_CONFIG_NAME, find_config
 
     config = find_config() or Path(DEFAULT_CONFIG_NAME)
     base = config.resolve().parent

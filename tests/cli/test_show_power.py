@@ -16,8 +16,7 @@ from click.testing import CliRunner
 from store.builders import hits, make_run
 
 from retrieval_eval.cli import cli
-from retrieval_eval.cli.history_cmd import DEFAULT_POWER_SETTINGS, config_file_found
-from retrieval_eval.config import LintOptions, Thresholds, find_config
+from retrieval_eval.config import LintOptions, Thresholds
 from retrieval_eval.lint.power import run_power
 from retrieval_eval.lint.render import figure_line
 from retrieval_eval.regression import detect_regression
@@ -87,35 +86,3 @@ def test_report_html_carries_the_power_line(stored: tuple[str, Path]) -> None:
     assert '<p class="power">Power: ' in page
     for figure in expected_lines(Thresholds()):
         assert figure in page
-
-
-def test_the_light_defaults_are_the_configs() -> None:
-    thresholds, options = Thresholds(), LintOptions()
-    assert {
-        "max_top1_drop": thresholds.max_top1_drop,
-        "max_top3_drop": thresholds.max_top3_drop,
-        "alpha": options.alpha,
-        "power": options.power,
-        "churn": options.churn,
-    } == DEFAULT_POWER_SETTINGS
-
-
-@pytest.mark.parametrize(
-    ("explicit", "env", "default_file"),
-    [(None, None, False), (None, None, True), ("x.yaml", None, False), (None, "e.yaml", False)],
-)
-def test_the_light_config_lookup_agrees_with_find_config(
-    tmp_path: Path,
-    monkeypatch: pytest.MonkeyPatch,
-    explicit: str | None,
-    env: str | None,
-    default_file: bool,
-) -> None:
-    monkeypatch.chdir(tmp_path)
-    if env is None:
-        monkeypatch.delenv("RETRIEVAL_EVAL_CONFIG", raising=False)
-    else:
-        monkeypatch.setenv("RETRIEVAL_EVAL_CONFIG", env)
-    if default_file:
-        (tmp_path / "retrieval_eval.yaml").write_text("{}\n")
-    assert config_file_found(explicit) == (find_config(explicit) is not None)
