@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 
 import pytest
@@ -241,3 +242,89 @@ def test_a_labels_alert_and_a_regression_alert_are_each_sent_once(tmp_path: Path
             assert "skipped" in send_alerts(specs, regression, store=store, run_key=key)
         assert len(server.requests) == 2
         assert store.alert_state(key, "slack:slack_l#labels") == "sent"
+
+
+def test_regression_alert_with_stale_labels_reads_over_the_compared_questions(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The demo handbook, baseline on the full corpus, then a worse build of a copy missing two
+    target documents (QA's case): the questions left stale are out of the verdict, so the alert's before → after
+    must be the verdict's rates over the questions compared (as the CLI headline prints them),
+    not the overall rate minus a delta over fewer questions, with the overall rate beside."""
+    from click.testing import CliRunner
+
+    from retrieval_eval.airflow.alerts.slack import SlackAlertSender
+    from retrieval_eval.airflow.alerts.webhook import WebhookAlertSender
+    from retrieval_eval.cli import cli
+    from retrieval_eval.intervals import pct
+    from retrieval_eval.report import compared_count, judged_rates
+    from retrieval_eval.store import open_store
+
+    examples = Path(__file__).resolve().parents[2] / "examples"
+    for part in ("corpus", "golden", "retrieval_eval.yaml"):
+        copy = shutil.copytree if (examples / part).is_dir() else shutil.copy
+        copy(examples / part, tmp_path / part)
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("RETRIEVAL_EVAL_CONFIG", raising=False)
+    monkeypatch.setenv("RETRIEVAL_EVAL_HOME", str(tmp_path / "home"))
+    url = "sqlite:///s.sqlite"
+    args = ["run", "handbook.demo", "handbook_bm25", "--db", url, "--config", "retrieval_eval.yaml"]
+    assert CliRunner().invoke(cli, args).exit_code == 0  # the baseline
+    for gone in ("api/rate-limits-legacy-v1.md", "support/contact.md"):
+        (tmp_path / "corpus" / gone).unlink()
+    # and a worse index build (15-word chunks, no overlap), so the compared questions regress
+    config = tmp_path / "retrieval_eval.yaml"
+    text = config.read_text("utf-8")
+    assert "chunk_size: 120" in text and "chunk_overlap: 20" in text
+    text = text.replace("chunk_size: 120", "chunk_size: 15")
+    config.write_text(text.replace("chunk_overlap: 20", "chunk_overlap: 0"), "utf-8")
+    assert CliRunner().invoke(cli, args).exit_code == 0
+    with open_store(url) as store:
+        (stored,) = store.latest_runs()
+    result, verdict = stored.result, stored.verdict
+    assert verdict is not None and verdict.state == "regression" and verdict.stale_questions
+    n = compared_count(result, verdict)
+    assert n is not None and n < result.question_count
+
+    message = build_message(
+        "regression",
+        result.model_dump(mode="json"),
+        {"run_id": stored.id, "verdict": verdict.model_dump(mode="json")},
+    )
+    lines = message.lines()
+    for label, key in (("Top-1", "top1"), ("Top-3", "top3")):
+        overall = pct(getattr(result, f"{key}_hit_rate"))
+        expected = (
+            f"{label}: {judged_rates(result, verdict, key)} "
+            f"(this run: {overall} over all {result.question_count})"
+        )
+        assert expected in lines, lines
+    slack_text = SlackAlertSender().blocks(message)[1]["text"]["text"]
+    assert f"on the {n} questions compared" in slack_text
+    payload = WebhookAlertSender().payload(message)
+    assert payload["compared_questions"] == n
+    for key in ("top1", "top3"):
+        before, after = payload[f"{key}_before"], payload[f"{key}_after"]
+        assert (before, after) == (
+            getattr(verdict, f"{key}_baseline"),
+            getattr(verdict, f"{key}_current"),
+        )
+        # both sides over the same questions: their difference is the verdict's delta
+        assert after - before == pytest.approx(getattr(verdict, f"{key}_delta"))
+        assert payload[f"{key}_overall"] == getattr(result, f"{key}_hit_rate")
+
+
+def test_without_stale_questions_the_alert_has_no_compared_note() -> None:
+    text = build_message("regression", RESULT, RECORDED).text()
+    assert "questions compared" not in text and "this run:" not in text
+
+
+def test_an_old_verdict_without_compared_rates_leaves_the_before_side_unknown() -> None:
+    """A verdict stored before it carried compared rates, with stale questions left out: rate − Δ
+    would mix question sets, so before is n/a rather than wrong."""
+    verdict = {**RECORDED["verdict"], "stale_questions": ["q1", "q2"]}
+    message = build_message("regression", RESULT, {**RECORDED, "verdict": verdict})
+    assert message.top1_before is None and message.compared_questions == 38
+    assert "Top-1: – → – on the 38 questions compared (this run: 50.0% over all 40)" in (
+        message.lines()
+    )

@@ -7,6 +7,16 @@ Kinds: ``regression``, ``invalid_run`` (the verdict's alerts, at most one per ru
 and ``labels`` (expected ids no longer in the index, :mod:`retrieval_eval.labels`): its own
 title and lines, "labels need attention: N ids no longer in the index", the stale questions left
 out of the verdict and the lint task's counts, and never a regression's rates.
+
+A regression's before → after are the verdict's rates over the questions it compared
+(``top1_baseline``/``top1_current``, as the CLI headline and ``report --html`` print them), so
+both sides cover the same questions. When stale-label questions were left out, those are fewer
+than the run's: the line says "on the N questions compared" and adds the run's overall rate
+(``Top-1: 64.3% → 50.0% on the 42 questions compared (this run: 45.7% over all 46)``); the
+webhook's JSON carries the same as ``top1_before``/``top1_after``, ``compared_questions`` and
+``top1_overall``. A verdict stored before it had those rates falls back to ``rate − Δ``, which
+is only the same set of questions when nothing was left out, so with stale questions and no
+compared rates the before side is left unknown rather than mixed.
 """
 
 from __future__ import annotations
@@ -33,6 +43,11 @@ class AlertMessage(BaseModel):
     top1_after: float | None = None
     top3_before: float | None = None
     top3_after: float | None = None
+    # set when stale questions were left out: before/after cover only these many questions,
+    # and the run's own rates over all ``question_count`` are the *_overall ones
+    compared_questions: int | None = None
+    top1_overall: float | None = None
+    top3_overall: float | None = None
     error_count: int = 0
     question_count: int = 0
     slice_regressions: list[dict[str, Any]] = Field(default_factory=list)
@@ -80,8 +95,8 @@ class AlertMessage(BaseModel):
             ]
         else:
             lines = [
-                f"Top-1: {pct(self.top1_before)} → {pct(self.top1_after)}",
-                f"Top-3: {pct(self.top3_before)} → {pct(self.top3_after)}",
+                self._rate_line("Top-1", self.top1_before, self.top1_after, self.top1_overall),
+                self._rate_line("Top-3", self.top3_before, self.top3_after, self.top3_overall),
             ]
             for s in self.slice_regressions:
                 lines.append(
@@ -103,6 +118,18 @@ class AlertMessage(BaseModel):
             lines.append(ref + (f": {self.link}" if self.link else ""))
         return [redact(line) for line in lines]
 
+    def _rate_line(
+        self, label: str, before: float | None, after: float | None, overall: float | None
+    ) -> str:
+        line = f"{label}: {pct(before)} → {pct(after)}"
+        n = self.compared_questions
+        if n is None:
+            return line
+        return (
+            f"{line} on the {n} question{'s' if n != 1 else ''} compared "
+            f"(this run: {pct(overall)} over all {self.question_count})"
+        )
+
     def text(self) -> str:
         return "\n".join([self.title, *self.lines()])
 
@@ -118,8 +145,9 @@ def build_message(
     """Build the message from a RunResult JSON and a Recorded JSON (the persist task's output)."""
     verdict = recorded.get("verdict") or {}
     run_id = recorded.get("run_id")
-    top1, top3 = result.get("top1_hit_rate"), result.get("top3_hit_rate")
-    d1, d3 = verdict.get("top1_delta"), verdict.get("top3_delta")
+    compared = _compared_questions(result, verdict)
+    before1, after1 = _before_after(result, verdict, "top1", compared is not None)
+    before3, after3 = _before_after(result, verdict, "top3", compared is not None)
     link = (
         f"{ui_base_url.rstrip('/')}/runs/{run_id}" if ui_base_url and run_id is not None else None
     )
@@ -131,10 +159,13 @@ def build_message(
         retriever=result["retriever"],
         run_id=run_id,
         baseline_run_id=verdict.get("baseline_run_id"),
-        top1_after=top1,
-        top3_after=top3,
-        top1_before=None if top1 is None or d1 is None else top1 - d1,
-        top3_before=None if top3 is None or d3 is None else top3 - d3,
+        top1_before=before1,
+        top1_after=after1,
+        top3_before=before3,
+        top3_after=after3,
+        compared_questions=compared,
+        top1_overall=None if compared is None else result.get("top1_hit_rate"),
+        top3_overall=None if compared is None else result.get("top3_hit_rate"),
         error_count=result.get("error_count", 0),
         question_count=result.get("question_count", 0),
         slice_regressions=list(verdict.get("slice_regressions") or []),
@@ -148,6 +179,32 @@ def build_message(
         lint_errors=lint.get("errors"),
         lint_warnings=lint.get("warnings"),
     )
+
+
+def _compared_questions(result: dict[str, Any], verdict: dict[str, Any]) -> int | None:
+    """How many of the run's questions the verdict compared when it left stale ones out, else
+    None (as :func:`retrieval_eval.report.compared_count`, over the JSON forms)."""
+    stale = set(verdict.get("stale_questions") or [])
+    if not stale or verdict.get("state") not in ("regression", "no_regression"):
+        return None
+    questions = result.get("questions")
+    if questions:
+        return sum(q.get("id") not in stale for q in questions)
+    return max(int(result.get("question_count") or 0) - len(stale), 0)
+
+
+def _before_after(
+    result: dict[str, Any], verdict: dict[str, Any], key: str, left_out: bool
+) -> tuple[float | None, float | None]:
+    """The baseline and current rates over the same questions: the verdict's compared rates,
+    else (a verdict stored without them) ``rate − Δ`` when no question was left out."""
+    before, after = verdict.get(f"{key}_baseline"), verdict.get(f"{key}_current")
+    if before is not None and after is not None:
+        return before, after
+    rate, delta = result.get(f"{key}_hit_rate"), verdict.get(f"{key}_delta")
+    if left_out:
+        return None, after
+    return (None if rate is None or delta is None else rate - delta), rate
 
 
 def redacted(value: Any) -> Any:
