@@ -9,6 +9,8 @@ set's other stored retrievers (in name order) are added: none named shows the wh
 named shows it next to every other. A set without stored runs, a retriever without runs on it
 and an unknown reference are 404 (UnknownNameError); a set with a single stored retriever is
 a 400 (InvalidInputError: a comparison needs two). α outside (0, 1) is refused by the route.
+An invalid run (too many retriever errors) is ranked like any other, as the CLI does, but its
+row says so (an "invalid run" badge and a red row marker) and its JSON entry has ``valid: false``.
 """
 
 from __future__ import annotations

@@ -16,7 +16,9 @@ it on page one, and a miss no retriever could have avoided sorts after the retri
 
 Each listed question is a :class:`ListedQuestion`: a stale label (the stored run's dead-label
 check found every target gone) carries ``stale_label`` and its ``dead_ids``, so neither the page
-nor its JSON twin shows it as an ordinary miss. It still counts in the run's figures and in the
+nor its JSON twin shows it as an ordinary miss. A partly dead question (some targets gone, some
+left) is judged as usual and not a stale label, but its ``dead_ids`` name the gone ones too, so
+the page flags each "no longer in the index" rather than "not retrieved". It still counts in the run's figures and in the
 ``misses`` filter (it is a miss there too), as in every report.
 
 Edge cases: a malformed value (``show`` or ``form`` not among the choices, a page that is not a
@@ -32,6 +34,7 @@ were not checked (or were checked clean) has no stale labels: ``show=stale`` is 
 from __future__ import annotations
 
 import math
+from collections.abc import Collection
 from typing import Any
 
 from pydantic import BaseModel, Field
@@ -152,12 +155,15 @@ def list_questions(
     flipped_to_miss: list[str],
     flipped_to_hit: list[str],
     stale: dict[str, list[str]] | None = None,
+    dead: Collection[str] = (),
 ) -> tuple[list[ListedQuestion], Listing]:
     """The questions of ``query``'s page, in the order above, and the listing that drew it.
 
-    ``stale``: the run's stale labels, question id -> dead ids (:meth:`RunResult.stale_targets`).
+    ``stale``: the run's stale labels, question id -> dead ids (:meth:`RunResult.stale_targets`);
+    ``dead``: every dead id the run's check found (stale and partly dead questions alike).
     """
     stale = stale or {}
+    gone = set(dead)
     forms, classes = _choices(questions)
     _check(query, run_id, forms, classes)
     to_miss, to_hit = set(flipped_to_miss), set(flipped_to_hit)
@@ -202,7 +208,11 @@ def list_questions(
         flipped_to_hit=flipped_to_hit,
     )
     shown = [
-        ListedQuestion(**dict(q), stale_label=q.id in stale, dead_ids=stale.get(q.id, []))
+        ListedQuestion(
+            **dict(q),
+            stale_label=q.id in stale,
+            dead_ids=stale.get(q.id) or [d for d in q.expected_document_ids if d in gone],
+        )
         for q in kept[start : start + PER_PAGE]
     ]
     return shown, listing

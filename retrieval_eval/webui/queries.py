@@ -81,6 +81,12 @@ class RunSummary(BaseModel):
     top3_hit_rate: float | None
     top1_delta: float | None = None
     top3_delta: float | None = None
+    # set only when stale labels were left out: the deltas are over these questions and rates
+    compared_questions: int | None = None
+    top1_baseline: float | None = None
+    top1_current: float | None = None
+    top3_baseline: float | None = None
+    top3_current: float | None = None
     # 95 % Wilson intervals (low, high); None for a run without questions
     top1_hit_rate_ci: tuple[float, float] | None = None
     top3_hit_rate_ci: tuple[float, float] | None = None
@@ -135,7 +141,24 @@ def _summary(row: Any) -> RunSummary:
         labels_fingerprint=row["labels_fingerprint"],
         corpus_revision=row["corpus_revision"],
         verdict_summary=str(verdict.get("summary") or ""),
+        **compared_rates(verdict, count),
     )
+
+
+_COMPARED = ("regression", "no_regression")
+
+
+def compared_rates(verdict: dict[str, Any], question_count: int) -> dict[str, Any]:
+    """The compared-question fields of a summary from its verdict's JSON (see the module
+    docstring): empty when the verdict compared every question, or compared nothing."""
+    stale = verdict.get("stale_questions") or []
+    if verdict.get("state") not in _COMPARED or not stale:
+        return {}
+    return {
+        "compared_questions": question_count - len(stale),
+        **{k: verdict.get(k) for k in ("top1_baseline", "top1_current", "top3_baseline")},
+        "top3_current": verdict.get("top3_current"),
+    }
 
 
 def _read(store: Store, query: Select[Any], *, with_slices: bool) -> list[RunSummary]:

@@ -14,7 +14,11 @@ Edge cases:
 - The compare view is :mod:`compare_view` (the leaderboard of N retrievers), re-exported here.
 - A run whose dead-label check found dead ids carries its one-line summary in ``labels_summary``
   ("labels need attention: N ids no longer in the index ..."), and its stale questions are
-  marked in the listing (:mod:`listing`); a run unchecked, or checked clean, has neither.
+  marked in the listing (:mod:`listing`); a run unchecked, or checked clean, has neither. Every
+  dead id is flagged "no longer in the index", a partly dead question's and a flip's included.
+- A verdict that left stale questions out has deltas over fewer questions than the rates beside
+  them: the summary then carries ``compared_questions`` and the compared rates (:mod:`queries`),
+  and the pages say "on the N questions compared (before → after)" next to each Δ.
 """
 
 from __future__ import annotations
@@ -29,7 +33,13 @@ from retrieval_eval.store import Store, StoredRun
 from retrieval_eval.webui.compare_view import Comparison, compare
 from retrieval_eval.webui.listing import ListedQuestion, Listing, ListQuery, list_questions
 from retrieval_eval.webui.power_view import power_of
-from retrieval_eval.webui.queries import RunSummary, SliceSummary, recent, recent_by_pair
+from retrieval_eval.webui.queries import (
+    RunSummary,
+    SliceSummary,
+    compared_rates,
+    recent,
+    recent_by_pair,
+)
 
 
 class PairOverview(BaseModel):
@@ -59,6 +69,7 @@ class Flip(BaseModel):
     baseline_first_hit_rank: int | None = None
     expected_document_ids: list[str] = Field(default_factory=list)
     retrieved: list[str] = Field(default_factory=list)
+    dead_ids: list[str] = Field(default_factory=list)  # expected ids gone from the index
 
 
 class Flips(BaseModel):
@@ -132,6 +143,7 @@ def summary_of(stored: StoredRun) -> RunSummary:
         labels_fingerprint=r.labels_fingerprint,
         corpus_revision=r.corpus_revision,
         verdict_summary=verdict.summary if verdict else "",
+        **compared_rates(verdict.model_dump(mode="json") if verdict else {}, r.question_count),
         by_form=_slices(r.by_form),
         by_hard_class=_slices(r.by_hard_class),
     )
@@ -176,7 +188,7 @@ def run_view(store: Store | None, run_id: int, query: ListQuery | None = None) -
             baseline = store.get_run(stored.baseline_run_id)
         except UnknownNameError:  # pruned since; the recorded verdict still names the flips
             baseline = None
-    flips = _flips(stored, baseline)
+    flips = _flips(stored, baseline, set(_dead_ids(stored)))
     power, power_line = power_of(stored)
     questions, listing = list_questions(
         run_id,
@@ -185,6 +197,7 @@ def run_view(store: Store | None, run_id: int, query: ListQuery | None = None) -
         _unique([f.id for f in (*flips.top1_to_miss, *flips.top3_to_miss)]),
         _unique([f.id for f in (*flips.top1_to_hit, *flips.top3_to_hit)]),
         stored.result.stale_targets(),
+        _dead_ids(stored),
     )
     labels = stored.result.dead_labels
     return RunView(
@@ -203,11 +216,19 @@ def run_view(store: Store | None, run_id: int, query: ListQuery | None = None) -
     )
 
 
+def _dead_ids(stored: StoredRun) -> list[str]:
+    """The run's dead ids: its own check's, else its verdict's (the same list when both)."""
+    labels = stored.result.dead_labels
+    if labels is not None and labels.dead_ids:
+        return list(labels.dead_ids)
+    return list(stored.verdict.dead_ids) if stored.verdict else []
+
+
 def _unique(ids: list[str]) -> list[str]:
     return list(dict.fromkeys(ids))
 
 
-def _flips(stored: StoredRun, baseline: StoredRun | None) -> Flips:
+def _flips(stored: StoredRun, baseline: StoredRun | None, dead: set[str]) -> Flips:
     verdict = stored.verdict
     if verdict is None:
         return Flips()
@@ -229,6 +250,7 @@ def _flips(stored: StoredRun, baseline: StoredRun | None) -> Flips:
                     baseline_first_hit_rank=old.first_hit_rank if old else None,
                     expected_document_ids=q.expected_document_ids if q else [],
                     retrieved=q.retrieved if q else [],
+                    dead_ids=[d for d in q.expected_document_ids if d in dead] if q else [],
                 )
             )
         return out

@@ -30,8 +30,9 @@ from webui.browsing import serve
 
 QUESTIONS = 30
 STALE = ["q004", "q011", "q017"]  # every target gone
-PARTLY = "q020"  # two targets, one gone: judged as usual, never marked stale
+PARTLY = "q020"  # two targets, one gone (found the other): judged as usual, never marked stale
 MISSED = "q025"  # an ordinary miss in both runs
+DELETED = "deleted from the index since the label was written"
 
 
 def _questions(*, after_rebuild: bool) -> list[QuestionResult]:
@@ -109,9 +110,11 @@ def test_stale_questions_carry_their_dead_ids_in_the_json(stored: Stored) -> Non
     assert len(by_id) == QUESTIONS
     marked = {qid: q["dead_ids"] for qid, q in by_id.items() if q["stale_label"]}
     assert marked == {qid: [f"doc-{qid}"] for qid in STALE}
-    # a partly dead question and an ordinary miss are not stale, and name no dead id
-    for qid in (PARTLY, MISSED):
-        assert by_id[qid]["stale_label"] is False and by_id[qid]["dead_ids"] == []
+    # a partly dead question is not stale but names its dead id; an ordinary miss names none
+    assert by_id[PARTLY]["stale_label"] is False and by_id[PARTLY]["dead_ids"] == [
+        f"doc-{PARTLY}-b"
+    ]
+    assert by_id[MISSED]["stale_label"] is False and by_id[MISSED]["dead_ids"] == []
     assert data["listing"]["stale_count"] == len(STALE)
     assert data["labels_summary"].startswith("labels need attention: 4 ids no longer in the index")
     assert "3 stale questions, 1 partly dead; lexical corpus" in data["labels_summary"]
@@ -130,12 +133,12 @@ def test_the_run_page_marks_stale_labels_apart_from_misses(stored: Stored) -> No
     for qid in STALE:
         row = rows[qid]
         assert "stale label</span>" in row and '<span class="stale">stale</span>' in row
-        assert f'<s class="dead" title="no longer in the index">doc-{qid}</s>' in row
-        assert "not in the index" in row
+        assert f'<s class="dead" title="{DELETED}">doc-{qid}</s>' in row
+        assert "no longer in the index" in row
         assert '<span class="no">miss</span>' not in row and "not retrieved" not in row
     for qid in (MISSED, PARTLY):
-        assert "stale label" not in rows[qid] and "not in the index" not in rows[qid]
-    assert '<span class="no">miss</span>' in rows[MISSED]
+        assert "stale label" not in rows[qid]
+    assert '<span class="no">miss</span>' in rows[MISSED] and "in the index" not in rows[MISSED]
     # the filter offers the stale labels
     assert '<option value="stale">stale labels</option>' in html
 
@@ -183,3 +186,57 @@ def test_the_stale_marker_reads_at_phone_width(
             page.screenshot(path=str(tmp_path / "run-stale-phone.png"), full_page=True)
         finally:
             context.close()
+
+
+def test_a_partly_dead_question_flags_its_dead_id_not_as_not_retrieved(stored: Stored) -> None:
+    """Its gone target is "no longer in the index"; the target it found stays an ordinary one."""
+    row = _rows(stored.client.get(f"/runs/{stored.stale}").text)[PARTLY]
+    gone, found = f"doc-{PARTLY}-b", f"doc-{PARTLY}"
+    assert f'<s class="dead" title="{DELETED}">{gone}</s>' in row
+    assert '<span class="flag dead">no longer in the index</span>' in row
+    assert "not retrieved" not in row and f'<span class="found">{found}</span>' in row
+    assert '<span class="yes">hit</span>' in row  # judged as usual
+
+
+def _compared() -> tuple[int, float]:
+    """The questions the stale run's verdict compared and the top-1 rate of each run on them
+    (the same in both: only the ordinary miss misses there)."""
+    compared = QUESTIONS - len(STALE)
+    return compared, (compared - 1) / compared
+
+
+def test_the_delta_names_the_questions_and_rates_it_is_over(stored: Stored) -> None:
+    """The run card put "+0.0 pts" next to a rate over all 30 questions (with the 3 stale
+    ones as misses) though the Δ is over the 27 compared: it now says so, with their rates."""
+    compared, rate = _compared()
+    on = f"on the {compared} questions compared ({rate * 100:.1f}% → {rate * 100:.1f}%)"
+    data = stored.client.get(f"/api/runs/{stored.stale}").json()["run"]
+    assert data["compared_questions"] == compared
+    for key in ("top1", "top3"):
+        assert data[f"{key}_baseline"] == pytest.approx(rate)
+        assert data[f"{key}_current"] == pytest.approx(rate)
+    # the overall rate beside it is not the compared one
+    assert data["top1_hit_rate"] == pytest.approx((QUESTIONS - len(STALE) - 1) / QUESTIONS)
+    html = stored.client.get(f"/runs/{stored.stale}").text
+    for key in ("top1", "top3"):
+        card = re.search(rf'<div class="value" id="{key}">.*?</div></div>', html, flags=re.S)
+        assert card is not None and on in card.group(0), key
+    history = stored.client.get("/history", params={"set": "demo.set", "retriever": "bm25"})
+    row = re.search(rf'<tr data-run-id="{stored.stale}">(.*?)</tr>', history.text, flags=re.S)
+    assert row is not None and row.group(1).count(on) == 2
+    runs = stored.client.get("/api/history", params={"set": "demo.set", "retriever": "bm25"})
+    by_id = {run["run_id"]: run for run in runs.json()["runs"]}
+    assert by_id[stored.stale]["compared_questions"] == compared
+    assert by_id[stored.stale]["top1_baseline"] == pytest.approx(rate)
+    overview = stored.client.get("/").text
+    assert on in overview
+
+
+def test_a_delta_over_every_question_is_not_qualified(stored: Stored) -> None:
+    """Nothing left out (or nothing compared): no compared fields, no "questions compared"."""
+    for run_id in (stored.baseline, stored.unchecked):
+        run = stored.client.get(f"/api/runs/{run_id}").json()["run"]
+        assert run["compared_questions"] is None and run["top1_baseline"] is None
+        assert "questions compared" not in stored.client.get(f"/runs/{run_id}").text
+    history = stored.client.get("/history", params={"set": "demo.set", "retriever": "other"})
+    assert history.status_code == 200 and "questions compared" not in history.text
