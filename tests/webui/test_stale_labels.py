@@ -74,6 +74,7 @@ class Stored:
     baseline: int
     stale: int
     unchecked: int
+    compared: int  # "other" again, compared with its first run, nothing left out
 
 
 @pytest.fixture(scope="module")
@@ -92,10 +93,17 @@ def stored(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stored]:
     # three of 30 questions lost: a 10-point drop, explained entirely by dead labels
     assert stale.verdict.state == "no_regression" and stale.verdict.stale_questions == STALE
     unchecked = record(make_run(_questions(after_rebuild=False), retriever="other"))
+    moved = [
+        q.model_copy(update={"top1_hit": False}) if q.id == "q001" else q
+        for q in _questions(after_rebuild=False)
+    ]
+    compared = record(make_run(moved, retriever="other", day=1))
+    assert compared.verdict.top1_delta is not None and compared.verdict.top1_delta < 0
     app = create_app(url, require_auth=False)
     with TestClient(app) as client:
-        assert baseline.run_id and stale.run_id and unchecked.run_id
-        yield Stored(client, app, baseline.run_id, stale.run_id, unchecked.run_id)
+        assert baseline.run_id and stale.run_id and unchecked.run_id and compared.run_id
+        ids = (baseline.run_id, stale.run_id, unchecked.run_id, compared.run_id)
+        yield Stored(client, app, *ids)
     app.state.store_source.close()
 
 
@@ -234,9 +242,13 @@ def test_the_delta_names_the_questions_and_rates_it_is_over(stored: Stored) -> N
 
 def test_a_delta_over_every_question_is_not_qualified(stored: Stored) -> None:
     """Nothing left out (or nothing compared): no compared fields, no "questions compared"."""
-    for run_id in (stored.baseline, stored.unchecked):
+    for run_id in (stored.baseline, stored.unchecked, stored.compared):
         run = stored.client.get(f"/api/runs/{run_id}").json()["run"]
         assert run["compared_questions"] is None and run["top1_baseline"] is None
         assert "questions compared" not in stored.client.get(f"/runs/{run_id}").text
     history = stored.client.get("/history", params={"set": "demo.set", "retriever": "other"})
     assert history.status_code == 200 and "questions compared" not in history.text
+    # the compared run has a delta, over every question: shown plainly
+    run = stored.client.get(f"/api/runs/{stored.compared}").json()["run"]
+    assert run["top1_delta"] == pytest.approx(-1 / QUESTIONS)
+    assert f"{-100 / QUESTIONS:+.1f} pts</span></td>" in history.text
