@@ -15,7 +15,8 @@ from fastapi import FastAPI
 from fastapi.testclient import TestClient
 
 from retrieval_eval.webui import views
-from retrieval_eval.webui.app import CSP, MAX_RUN_ID, create_app
+from retrieval_eval.webui.app import CSP, create_app
+from retrieval_eval.webui.routes import MAX_RUN_ID
 from webui.fill import BM25, SET, Filled
 
 BAD_IDS = [

@@ -140,13 +140,13 @@ def test_bad_list_parameters_are_refused_naming_the_parameter(
 
 
 def test_the_schema_patterns_name_exactly_the_filters() -> None:
-    """app.py spells the choices out (importing them would slow every Airflow process)."""
+    """routes.py spells the choices out (importing them would slow every Airflow process)."""
     from retrieval_eval.golden.models import QuestionForm
-    from retrieval_eval.webui import app
+    from retrieval_eval.webui import routes
     from retrieval_eval.webui.listing import SHOW
 
-    assert f"^({'|'.join(SHOW)})$" == app.SHOW_PATTERN
-    assert f"^(|{'|'.join(form.value for form in QuestionForm)})$" == app.FORM_PATTERN
+    assert f"^({'|'.join(SHOW)})$" == routes.SHOW_PATTERN
+    assert f"^(|{'|'.join(form.value for form in QuestionForm)})$" == routes.FORM_PATTERN
 
 
 def test_the_any_choice_of_the_filter_form_is_no_filter(

@@ -1,0 +1,87 @@
+"""Every error as the client asked for it: JSON ``{"detail": ...}`` under ``/api``, else a page.
+
+A bad path id (``/runs/abc``, ``/runs/0``, ``/runs/2**63``) names no run: a 404, like an unknown
+one. Any other bad parameter is a 400, never FastAPI's 422. An unexpected exception is a 500 that
+shows nothing of it (Starlette logs it).
+"""
+
+from __future__ import annotations
+
+from fastapi import FastAPI, Request, Response
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse, PlainTextResponse
+from starlette.exceptions import HTTPException
+
+from retrieval_eval.errors import InvalidInputError, StoreUnavailableError, UnknownNameError
+from retrieval_eval.webui.rendering import is_api, render
+
+INTERNAL = "the dashboard failed on this request; the details are in the server log"
+
+
+def error_response(request: Request, status_code: int, message: str, **headers: str) -> Response:
+    if is_api(request):
+        return JSONResponse({"detail": message}, status_code=status_code, headers=headers)
+    response = render(
+        request,
+        "error.html",
+        status_code,
+        status_code=status_code,
+        message=message,
+        login_url=_login_url() if status_code == 401 else None,
+    )
+    response.headers.update(headers)
+    return response
+
+
+async def http_error(request: Request, exc: Exception) -> Response:
+    assert isinstance(exc, HTTPException)
+    return error_response(request, exc.status_code, str(exc.detail), **(exc.headers or {}))
+
+
+async def bad_request(request: Request, exc: Exception) -> Response:
+    assert isinstance(exc, RequestValidationError)
+    for e in exc.errors():
+        if tuple(e.get("loc", ()))[:1] == ("path",):
+            shown = str(e.get("input", ""))
+            shown = shown if len(shown) <= 40 else shown[:40] + "…"
+            return error_response(request, 404, f"no stored run with id {shown}")
+    problems = "; ".join(
+        f"{'.'.join(str(part) for part in e.get('loc', ())[1:]) or 'request'}: {e.get('msg')}"
+        for e in exc.errors()
+    )
+    return error_response(request, 400, f"bad request: {problems}")
+
+
+async def not_found(request: Request, exc: Exception) -> Response:
+    return error_response(request, 404, str(exc))
+
+
+async def bad_input(request: Request, exc: Exception) -> Response:
+    return error_response(request, 400, str(exc))
+
+
+async def unavailable(request: Request, exc: Exception) -> Response:
+    return error_response(request, 503, str(exc))  # the store masks passwords in these messages
+
+
+async def internal_error(request: Request, exc: Exception) -> Response:
+    try:
+        return error_response(request, 500, INTERNAL)
+    except Exception:  # rendering the error page failed too
+        return PlainTextResponse(INTERNAL, status_code=500)
+
+
+def install(app: FastAPI) -> None:
+    """Register the handlers on ``app``."""
+    app.add_exception_handler(HTTPException, http_error)
+    app.add_exception_handler(RequestValidationError, bad_request)
+    app.add_exception_handler(UnknownNameError, not_found)
+    app.add_exception_handler(InvalidInputError, bad_input)
+    app.add_exception_handler(StoreUnavailableError, unavailable)
+    app.add_exception_handler(Exception, internal_error)
+
+
+def _login_url() -> str | None:
+    from retrieval_eval.webui.auth import login_url
+
+    return login_url()

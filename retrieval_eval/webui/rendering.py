@@ -1,0 +1,61 @@
+"""Pages from templates: the Jinja2 environment (built on the first page) and ``render``.
+
+The view and page modules are imported on the first request, not with the app: they pull in
+pandas and the store, and the plugin (hence the app module) is imported by every Airflow process.
+"""
+
+from __future__ import annotations
+
+from functools import cache
+from typing import TYPE_CHECKING, Any
+from urllib.parse import urlencode
+
+from fastapi import Request
+from fastapi.responses import HTMLResponse
+from jinja2 import Environment, PackageLoader, select_autoescape
+
+if TYPE_CHECKING:
+    from types import ModuleType
+
+
+@cache
+def modules() -> tuple[ModuleType, ModuleType]:
+    """The page helpers and the views, imported on first use."""
+    from retrieval_eval.webui import pages, views
+
+    return pages, views
+
+
+@cache
+def environment() -> Environment:
+    pages, _ = modules()
+    env = Environment(
+        loader=PackageLoader("retrieval_eval.webui", "templates"),
+        autoescape=select_autoescape(["html", "css"], default=True),
+        trim_blocks=True,
+        lstrip_blocks=True,
+    )
+    env.filters.update(
+        pct=pages.pct, pts=pages.pts, ms=pages.ms, when=pages.when, state=pages.state_label
+    )
+    return env
+
+
+def render(request: Request, template: str, code: int = 200, **context: Any) -> HTMLResponse:
+    """``template`` with ``context`` and an ``href(path, **params)`` that keeps the mount point
+    (``/retrieval-eval`` inside Airflow) in every link."""
+    root = request.scope.get("root_path", "").rstrip("/")
+
+    def href(path: str, **params: Any) -> str:
+        query = {k: v for k, v in params.items() if v is not None}
+        return root + path + ("?" + urlencode(query) if query else "")
+
+    html = environment().get_template(template).render(href=href, **context)
+    return HTMLResponse(html, status_code=code)
+
+
+def is_api(request: Request) -> bool:
+    """Whether the request is for a JSON route (``/api/...`` below the mount point)."""
+    root = request.scope.get("root_path", "").rstrip("/")
+    path = request.url.path
+    return path[len(root) :].startswith("/api/") if path.startswith(root) else False

@@ -1,0 +1,168 @@
+"""The dashboard's routes: four pages and their JSON twins under ``/api`` (see :mod:`.app`).
+
+Two routers, so the app can add the errors every route may answer (401 without a signed-in user,
+503 without a store) in the right media type: JSON for :data:`api`, HTML for :data:`pages`.
+Each route reads the store on the request (``request.app.state.store_source``), after its
+parameters are checked, so a bad parameter is a 400 even while the store is down.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Annotated, Any
+
+from fastapi import APIRouter, Depends, Path, Query, Request
+from fastapi.responses import HTMLResponse, JSONResponse
+from pydantic import BaseModel, StringConstraints
+
+from retrieval_eval.webui.rendering import modules, render
+
+if TYPE_CHECKING:
+    from retrieval_eval.store import Store
+
+SPARK_RUNS = 12  # runs in an overview sparkline
+HISTORY_RUNS = 60  # runs on a history page unless ?runs= says otherwise
+# The store's ids are SQL INTEGERs: 32-bit on PostgreSQL (64-bit on SQLite, but counted up from 1
+# they never get near). A larger id names no run, and querying it would fail: "integer out of
+# range" on PostgreSQL, an OverflowError in either driver past 64 bits.
+MAX_RUN_ID = 2**31 - 1
+RunId = Annotated[int, Path(ge=1, le=MAX_RUN_ID, description="a stored run's id")]
+# PostgreSQL cannot compare a string holding NUL: such a name is malformed, never just unknown
+NAME_PATTERN = "^[^\\x00]*$"
+Name = Annotated[str, StringConstraints(pattern=NAME_PATTERN)]  # one of a repeated parameter
+# the run page's filters as the schema states them (listing.SHOW and QuestionForm, which a test
+# compares with these: importing them here would slow every Airflow process); "" is "any"
+SHOW_PATTERN = "^(all|misses|top1_misses|hits|errors|flipped|stale)$"
+FORM_PATTERN = "^(|match|gap)$"
+
+ERRORS = {
+    400: "a malformed query parameter",
+    401: "no signed-in Airflow user",
+    404: "no such run, set or retriever",
+    503: "the result store is unavailable",
+}
+_DETAIL = {"type": "object", "properties": {"detail": {"type": "string"}}, "required": ["detail"]}
+
+
+def errors(*codes: int, api: bool) -> dict[int | str, dict[str, Any]]:
+    """The OpenAPI description of error answers (JSON or an HTML page)."""
+    media = (
+        {"application/json": {"schema": _DETAIL}}
+        if api
+        else {"text/html": {"schema": {"type": "string"}}}
+    )
+    return {code: {"description": ERRORS[code], "content": media} for code in sorted(codes)}
+
+
+api = APIRouter()
+pages = APIRouter()
+
+
+def _store(request: Request) -> Store:
+    store: Store = request.app.state.store_source.store()
+    return store
+
+
+def _json(model: BaseModel) -> JSONResponse:
+    return JSONResponse(model.model_dump(mode="json"))
+
+
+def run_listing(
+    show: str = Query("all", pattern=SHOW_PATTERN),
+    form: str | None = Query(None, pattern=FORM_PATTERN),
+    hard_class: str | None = Query(None, pattern=NAME_PATTERN),
+    page: int = Query(1, ge=1, le=MAX_RUN_ID),
+) -> dict[str, Any]:
+    """The run page's list parameters (checked against the run by :mod:`.listing`)."""
+    # the filter form's "any" sends an empty value: no filter
+    return {"show": show, "form": form or None, "hard_class": hard_class or None, "page": page}
+
+
+def compare_query(
+    set: str = Query(..., description="set identifier", pattern=NAME_PATTERN),
+    r: list[Name] = Query([], description="a retriever to compare (repeat for each)"),
+    a: str | None = Query(None, pattern=NAME_PATTERN, description="the first retriever (as r)"),
+    b: str | None = Query(None, pattern=NAME_PATTERN, description="the second retriever (as r)"),
+    reference: str | None = Query(None, pattern=NAME_PATTERN),
+    alpha: float = Query(0.05, gt=0, lt=1, description="significance level (Holm-corrected)"),
+) -> dict[str, Any]:
+    """The compare page's parameters (see :mod:`.compare_view`); ``a``/``b`` come first."""
+    # the page's form sends an empty reference for "the best" and may send empty names
+    named = [name for name in (a, b, *r) if name]
+    return {"set_identifier": set, "named": named, "reference": reference or None, "alpha": alpha}
+
+
+# -- overview --------------------------------------------------------------------------------
+
+
+@api.get("/api/overview")
+def api_overview(request: Request) -> JSONResponse:
+    _, views = modules()
+    return _json(views.overview(_store(request), SPARK_RUNS))
+
+
+@pages.get("/", response_class=HTMLResponse)
+def overview_page(request: Request) -> Any:
+    page_helpers, views = modules()
+    data = views.overview(_store(request), SPARK_RUNS)
+    return render(request, "overview.html", data=data, rows=page_helpers.overview_rows(data))
+
+
+# -- history ---------------------------------------------------------------------------------
+
+
+@api.get("/api/history", responses=errors(400, 404, api=True))
+def api_history(
+    request: Request,
+    set: str = Query(..., description="set identifier", pattern=NAME_PATTERN),
+    retriever: str = Query(..., pattern=NAME_PATTERN),
+    runs: int = Query(HISTORY_RUNS, ge=1, le=1000),
+) -> JSONResponse:
+    _, views = modules()
+    return _json(views.history(_store(request), set, retriever, runs))
+
+
+@pages.get("/history", response_class=HTMLResponse, responses=errors(400, 404, api=False))
+def history_page(
+    request: Request,
+    set: str = Query(..., pattern=NAME_PATTERN),
+    retriever: str = Query(..., pattern=NAME_PATTERN),
+    dim: str = Query("overall", pattern="^(overall|form|hard_class)$"),
+    runs: int = Query(HISTORY_RUNS, ge=1, le=1000),
+) -> Any:
+    page_helpers, views = modules()
+    data = views.history(_store(request), set, retriever, runs)
+    charts = page_helpers.history_charts(data, dim)
+    return render(request, "history.html", data=data, dim=dim, charts=charts)
+
+
+# -- one run ---------------------------------------------------------------------------------
+
+
+@api.get("/api/runs/{run_id}", responses=errors(400, 404, api=True))
+def api_run(
+    request: Request, run_id: RunId, listed: dict[str, Any] = Depends(run_listing)
+) -> JSONResponse:
+    _, views = modules()
+    return _json(views.run_view(_store(request), run_id, views.ListQuery(**listed)))
+
+
+@pages.get("/runs/{run_id}", response_class=HTMLResponse, responses=errors(400, 404, api=False))
+def run_page(request: Request, run_id: RunId, listed: dict[str, Any] = Depends(run_listing)) -> Any:
+    _, views = modules()
+    data = views.run_view(_store(request), run_id, views.ListQuery(**listed))
+    return render(request, "run.html", data=data)
+
+
+# -- N retrievers on one set -----------------------------------------------------------------
+
+
+@api.get("/api/compare", responses=errors(400, 404, api=True))
+def api_compare(request: Request, query: dict[str, Any] = Depends(compare_query)) -> JSONResponse:
+    _, views = modules()
+    return _json(views.compare(_store(request), **query))
+
+
+@pages.get("/compare", response_class=HTMLResponse, responses=errors(400, 404, api=False))
+def compare_page(request: Request, query: dict[str, Any] = Depends(compare_query)) -> Any:
+    _, views = modules()
+    return render(request, "compare.html", data=views.compare(_store(request), **query))
