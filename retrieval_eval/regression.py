@@ -36,7 +36,7 @@ Rules, written down once:
 from __future__ import annotations
 
 from fractions import Fraction
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Literal, Protocol
 
 from pydantic import BaseModel, Field
 
@@ -47,9 +47,25 @@ from retrieval_eval.results import RunResult, SliceRates
 if TYPE_CHECKING:
     # annotations only: reading stored verdicts (history, show) needs no config models or YAML
     from retrieval_eval.config import Thresholds
-    from retrieval_eval.store.models import StoredRun
 
 VerdictState = Literal["baseline", "not_comparable", "no_regression", "regression", "invalid_run"]
+
+
+class Baseline(Protocol):
+    """What a verdict needs of the run it compares with: its id, whether it was valid, its
+    results. A stored run (:class:`retrieval_eval.store.StoredRun`) is one; the rules here
+    know nothing of how or where it was stored."""
+
+    @property
+    def id(self) -> int: ...
+
+    @property
+    def status(self) -> str: ...
+
+    @property
+    def result(self) -> RunResult: ...
+
+
 _EPS = 1e-9
 _SHOWN_IDS = 12  # flipped ids listed in the text block; JSON lists them all
 _SHOWN_SLICES = 3  # slice regressions named in the summary; the verdict lists them all
@@ -203,7 +219,7 @@ def _pct(rate: float | None) -> str:
 
 def detect_regression(
     current: RunResult,
-    baseline: StoredRun | None,
+    baseline: Baseline | None,
     thresholds: Thresholds,
     *,
     comparable: bool = True,
@@ -228,7 +244,7 @@ def detect_regression(
 
 def _detect(
     current: RunResult,
-    baseline: StoredRun | None,
+    baseline: Baseline | None,
     thresholds: Thresholds,
     *,
     comparable: bool,
@@ -297,7 +313,7 @@ def _kept(result: RunResult, left_out: set[str]) -> RunResult:
     )
 
 
-def _compare(current: RunResult, baseline: StoredRun, thresholds: Thresholds) -> Verdict:
+def _compare(current: RunResult, baseline: Baseline, thresholds: Thresholds) -> Verdict:
     dead = list(current.dead_labels.dead_ids) if current.dead_labels else []
     current, old, stale = _without_stale(current, baseline.result)
     top1 = _delta(current.top1_hit_rate, old.top1_hit_rate)
