@@ -32,9 +32,13 @@ Options:
   its ``Bearer``, JSON-escaped, URL-encoded, Basic auth's base64 or decoded ``user:password``).
   A response body quoted in an error is redacted and cut to 200 characters.
 - ``timeout_s`` (per attempt, default 5), ``retries`` (default 2) with exponential backoff
-  (``backoff_s`` × 2^n, default 0.5 s) on timeouts, connection errors and 5xx answers; 4xx
-  answers are not retried. The run's own ``timeout_s`` (default 30 s) bounds the whole call,
-  retries included: the defaults (3 × 5 s + 1.5 s of backoff) fit inside it.
+  (``backoff_s`` × 2^n, default 0.5 s) on timeouts, connection errors, 5xx and 429 answers;
+  other 4xx answers are not retried. A ``Retry-After`` on a 503 or 429 is waited for instead of
+  the backoff, at most ``timeout_s`` per wait. urllib3's ``Retry`` does the retrying
+  (:mod:`retrieval_eval.retrievers.http_retry`), one redacted warning per retried failure; redirects
+  are not followed. The run's own ``timeout_s`` (default 30 s) bounds the whole call, retries
+  included: the defaults (3 × 5 s + 1.5 s of backoff, or at worst 2 × 5 s of Retry-After) fit
+  inside it.
 - ``max_concurrency`` (default 8): questions in flight at once; one pooled, thread-safe client.
 - ``verify_tls`` (default true).
 - ``lookup`` (optional): how to ask the service which document ids exist, for dead labels
@@ -55,7 +59,6 @@ from __future__ import annotations
 
 import base64
 import logging
-import time
 from collections.abc import Iterable, Mapping
 from typing import Any, Literal
 from urllib.parse import quote, urlencode
@@ -68,18 +71,25 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 from retrieval_eval.errors import ConfigError
 from retrieval_eval.redaction import (
     RedactingFilter,
-    quote_body,
     redact,
     register_header,
     register_secret,
     register_url,
 )
+from retrieval_eval.retrievers.http_retry import (
+    RETRIED_STATUSES,
+    AdapterRetry,
+    describe,
+    snippet,
+)
 from retrieval_eval.retrievers.options import BuildContext, parse_options
 from retrieval_eval.retrievers.secrets import airflow_connection, env_secret
 
 logger = logging.getLogger(__name__)
-# urllib3 logs every request's URL at debug level, a secret query value (?api_key=) included
-logging.getLogger("urllib3.connectionpool").addFilter(RedactingFilter())
+# urllib3 logs request URLs, a secret query value (?api_key=) included: every request at debug
+# level, and a retry after a connection failure at WARNING
+for _name in ("urllib3.connectionpool", "urllib3.poolmanager", "urllib3.util.retry"):
+    logging.getLogger(_name).addFilter(RedactingFilter())
 
 
 class HttpRetrievalError(RuntimeError):
@@ -175,8 +185,9 @@ class HttpRetriever:
     ~0.9 of it (docs/benchmarks.md).
     """
 
-    # every call ends within (retries + 1) × timeout_s plus backoff, so the scorer calls it in
-    # its own thread and judges an overrun afterwards instead of watching it from another one
+    # every call ends within (retries + 1) × timeout_s plus backoff (a Retry-After wait is capped
+    # at timeout_s), so the scorer calls it in its own thread and judges an overrun afterwards
+    # instead of watching it from another one
     bounds_own_time = True
 
     def __init__(
@@ -222,7 +233,12 @@ class HttpRetriever:
             timeout=urllib3.Timeout(connect=options.timeout_s, read=options.timeout_s),
             cert_reqs="CERT_REQUIRED" if options.verify_tls else "CERT_NONE",
             maxsize=max(10, options.max_concurrency),
-            retries=False,  # retries are ours: backoff, and never on 4xx
+            retries=AdapterRetry.for_adapter(
+                identifier,
+                retries=options.retries,
+                backoff_s=options.backoff_s,
+                timeout_s=options.timeout_s,
+            ),
         )
 
     @classmethod
@@ -299,43 +315,26 @@ class HttpRetriever:
 
     def _send(self, method: str, url: str, body: Any, where: str) -> urllib3.BaseHTTPResponse:
         """One request with the adapter's retries: a < 400 response, else HttpRetrievalError."""
-        opts = self.options
-        attempts = opts.retries + 1
-        problem = ""
-        for attempt in range(1, attempts + 1):
-            try:
-                response = self._client.request(method, url, json=body)
-            except urllib3.exceptions.NewConnectionError as exc:
-                # checked first: urllib3 files a refused connection under its timeout errors
-                problem = redact(f"connection failed: {type(exc).__name__}: {exc}")
-            except urllib3.exceptions.TimeoutError:
-                problem = f"timed out after {opts.timeout_s:g} s"
-            except urllib3.exceptions.HTTPError as exc:
-                problem = redact(f"connection failed: {type(exc).__name__}: {exc}")
-            else:
-                status = response.status
-                if status < 400:
-                    return response
-                if status < 500:
-                    raise HttpRetrievalError(
-                        f"{where}: HTTP {status} (client error, not retried): "
-                        f"{self._snippet(response)}"
-                    )
-                problem = f"HTTP {status}: {self._snippet(response)}"
-            if attempt < attempts:
-                delay = opts.backoff_s * 2 ** (attempt - 1)
-                logger.warning(
-                    "%s: attempt %d/%d failed (%s); retrying in %.2f s",
-                    self.identifier,
-                    attempt,
-                    attempts,
-                    redact(problem),
-                    delay,
-                )
-                time.sleep(delay)
-        raise HttpRetrievalError(
-            f"{where}: {problem} (after {attempts} attempt{'s' if attempts > 1 else ''})"
-        )
+        attempts = self.options.retries + 1
+        after = f"(after {attempts} attempt{'s' if attempts > 1 else ''})"
+        try:
+            response = self._client.request(method, url, json=body)
+        except urllib3.exceptions.MaxRetryError as exc:
+            # its own text names the url, query string included: only the reason is told
+            raise HttpRetrievalError(
+                f"{where}: {describe(exc.reason, self.options.timeout_s)} {after}"
+            ) from None
+        except urllib3.exceptions.HTTPError as exc:
+            # one urllib3 does not retry (a malformed answer it cannot read, say)
+            raise HttpRetrievalError(f"{where}: {describe(exc, self.options.timeout_s)}") from None
+        status = response.status
+        if status < 400:
+            return response
+        if status not in RETRIED_STATUSES:
+            raise HttpRetrievalError(
+                f"{where}: HTTP {status} (client error, not retried): {snippet(response)}"
+            )
+        raise HttpRetrievalError(f"{where}: HTTP {status}: {snippet(response)} {after}")
 
     def _request_url(self, question: str, limit: int) -> str:
         url = self._url.replace("{question}", quote(question, safe="")).replace(
@@ -354,13 +353,13 @@ class HttpRetriever:
             data = response.json()
         except ValueError:
             raise HttpRetrievalError(
-                f"{where}: HTTP {status}: the response is not JSON: {self._snippet(response)}"
+                f"{where}: HTTP {status}: the response is not JSON: {snippet(response)}"
             ) from None
         found = compiled.search(data)
         if found is None:
             raise HttpRetrievalError(
                 f"{where}: HTTP {status}: ids expression {expression!r} matched nothing "
-                f"in the response: {self._snippet(response)}"
+                f"in the response: {snippet(response)}"
             )
         if not isinstance(found, list):
             raise HttpRetrievalError(
@@ -376,10 +375,6 @@ class HttpRetriever:
                 )
             ids.append(str(value))
         return ids
-
-    def _snippet(self, response: urllib3.BaseHTTPResponse) -> str:
-        # redacted before it is cut, so a cut cannot leave half a secret readable
-        return quote_body(response.data.decode("utf-8", errors="replace")) or "(empty body)"
 
     def close(self) -> None:
         self._client.clear()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import json
 import logging
 import socket
@@ -118,9 +119,13 @@ def test_5xx_retried_then_recorded_as_error(server: RankingServer) -> None:
     assert result.error_count == 1 and not result.valid
 
 
-def test_4xx_not_retried(server: RankingServer) -> None:
-    server.behaviour.status["forbidden"] = 403
-    with pytest.raises(HttpRetrievalError, match=r"HTTP 403 \(client error, not retried\)"):
+# urllib3 would retry a 413 carrying Retry-After; a request too large stays too large
+@pytest.mark.parametrize(("status", "retry_after"), [(403, None), (413, "1")])
+def test_4xx_not_retried(server: RankingServer, status: int, retry_after: str | None) -> None:
+    server.behaviour.status["forbidden"] = status
+    if retry_after is not None:
+        server.behaviour.retry_after["forbidden"] = retry_after
+    with pytest.raises(HttpRetrievalError, match=rf"HTTP {status} \(client error, not retried\)"):
         build(server.url + "/s", retries=3).retrieve("forbidden", 3)
     assert server.attempts["forbidden"] == 1
 
@@ -143,6 +148,101 @@ def test_connection_refused_retried_then_recorded() -> None:
         match=r"connection failed: NewConnectionError.*Connection refused.*after 2 attempts",
     ):
         build(f"http://127.0.0.1:{port}/s", retries=1).retrieve("anything", 3)
+
+
+def gaps(server: RankingServer) -> list[float]:
+    """Seconds between one request and the next, as the server saw them arrive."""
+    times = [seen.at for seen in server.requests]
+    return [later - earlier for earlier, later in itertools.pairwise(times)]
+
+
+def test_backoff_follows_the_documented_schedule(
+    server: RankingServer, caplog: pytest.LogCaptureFixture
+) -> None:
+    # backoff_s × 2^n: the first retry waits too (urllib3's own schedule would not)
+    server.behaviour.status["down"] = 503
+    with pytest.raises(HttpRetrievalError, match=r"HTTP 503: .*\(after 3 attempts\)"):
+        build(server.url + "/s", retries=2, backoff_s=0.2).retrieve("down", 3)
+    first, second = gaps(server)
+    assert first >= 0.2 and second >= 0.4
+    warnings = [r.getMessage() for r in caplog.records if r.name.endswith("retrievers.http")]
+    assert [w.split("; ")[1] for w in warnings] == ["retrying in 0.20 s", "retrying in 0.40 s"]
+    assert "attempt 1/3 failed (HTTP 503: " in warnings[0]
+
+
+@pytest.mark.parametrize("status", [503, 429])
+def test_retry_after_is_waited_for_instead_of_the_backoff(
+    server: RankingServer, caplog: pytest.LogCaptureFixture, status: int
+) -> None:
+    server.behaviour.fail_first["busy"] = 1
+    server.behaviour.fail_status["busy"] = status
+    server.behaviour.retry_after["busy"] = "1"
+    server.behaviour.rankings["busy"] = ["d1"]
+    assert build(server.url + "/s", backoff_s=0.01).retrieve("busy", 3) == ["d1"]
+    assert server.attempts["busy"] == 2
+    assert gaps(server)[0] >= 0.95  # one second asked, not the 0.01 s backoff
+    assert f"attempt 1/3 failed (HTTP {status}: " in caplog.text
+    assert "retrying in 1.00 s" in caplog.text
+
+
+def test_retry_after_is_capped_at_timeout_s(
+    server: RankingServer, caplog: pytest.LogCaptureFixture
+) -> None:
+    # an hour asked: the call must still end in bounded time (bounds_own_time)
+    server.behaviour.fail_first["later"] = 1
+    server.behaviour.retry_after["later"] = "3600"
+    server.behaviour.rankings["later"] = ["d1"]
+    assert build(server.url + "/s", timeout_s=0.3).retrieve("later", 3) == ["d1"]
+    assert gaps(server)[0] >= 0.28
+    assert "retrying in 0.30 s" in caplog.text
+
+
+def test_unreadable_retry_after_falls_back_to_the_backoff(server: RankingServer) -> None:
+    server.behaviour.fail_first["odd"] = 1
+    server.behaviour.retry_after["odd"] = "soon, maybe"
+    server.behaviour.rankings["odd"] = ["d1"]
+    assert build(server.url + "/s").retrieve("odd", 3) == ["d1"]
+    assert server.attempts["odd"] == 2
+
+
+def test_429_is_retried_even_without_retry_after_and_reported_like_a_5xx(
+    server: RankingServer,
+) -> None:
+    server.behaviour.status["slow down"] = 429
+    with pytest.raises(HttpRetrievalError, match=r"HTTP 429: .*injected.*\(after 2 attempts\)"):
+        build(server.url + "/s", retries=1).retrieve("slow down", 3)
+    assert server.attempts["slow down"] == 2
+
+
+def test_redirect_is_not_followed(server: RankingServer) -> None:
+    server.behaviour.redirect["moved"] = "/elsewhere?q=moved"
+    server.behaviour.rankings["moved"] = ["d1"]
+    with pytest.raises(HttpRetrievalError, match=r"HTTP 302: .*matched nothing"):
+        build(server.url + "/s").retrieve("moved", 3)
+    assert [seen.path for seen in server.requests] == ["/s"]
+
+
+def test_secret_query_parameter_never_reaches_a_log(
+    server: RankingServer, caplog: pytest.LogCaptureFixture, capsys: pytest.CaptureFixture[str]
+) -> None:
+    caplog.set_level(logging.DEBUG)  # urllib3's request and retry logging included
+    server.behaviour.status["down"] = 503
+    errors = []
+    with pytest.raises(HttpRetrievalError) as info:
+        build(f"{server.url}/s?api_key={SECRET}", retries=1).retrieve("down", 3)
+    errors.append(str(info.value))
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]  # nothing listens there once closed
+    with pytest.raises(HttpRetrievalError) as info:
+        build(f"http://127.0.0.1:{port}/s?api_key={SECRET}", retries=1).retrieve("down", 3)
+    errors.append(str(info.value))
+    # urllib3 did log the urls, and its retry after a connection failure, masked
+    assert "api_key=***" in caplog.text and "Retrying (" in caplog.text
+    assert caplog.text.count("retrying in") == 2  # one warning of ours per retried failure
+    out = capsys.readouterr()
+    for text in [caplog.text, out.out, out.err, *errors]:
+        assert SECRET not in text
 
 
 @pytest.mark.parametrize(

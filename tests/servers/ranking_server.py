@@ -3,7 +3,8 @@
 It answers Elasticsearch-shaped JSON (``{"hits": {"hits": [{"_id": ...}]}}``) for the question
 found in the query string (``q``/``query``) or the JSON body (the first ``query``/``q`` string,
 searched depth first). Behaviour is set per question text on :class:`Behaviour`; the server
-counts attempts per question and the most requests it ever held at once.
+counts attempts per question and the most requests it ever held at once. ``retry_after`` adds a
+``Retry-After`` header to a question's failing answers, ``redirect`` answers 302; each request's arrival time is kept.
 
 ``echo`` makes a careless service that quotes a credential back in a 500's body, in one of the
 forms of :func:`echo_forms`: the request's ``Authorization`` header, or ``echo_secret`` (any
@@ -42,6 +43,9 @@ class Behaviour:
     slow: dict[str, float] = field(default_factory=dict)  # question -> extra latency
     status: dict[str, int] = field(default_factory=dict)  # question -> always this status
     fail_first: dict[str, int] = field(default_factory=dict)  # question -> 503s before success
+    fail_status: dict[str, int] = field(default_factory=dict)  # question -> fail_first's status
+    retry_after: dict[str, str] = field(default_factory=dict)  # question -> its failures' header
+    redirect: dict[str, str] = field(default_factory=dict)  # question -> a 302 to this Location
     raw: dict[str, str] = field(default_factory=dict)  # question -> this body, verbatim
     echo_headers: set[str] = field(default_factory=set)  # question -> 500 quoting Authorization
     echo: dict[str, str] = field(default_factory=dict)  # question -> 500 quoting in this form
@@ -56,6 +60,7 @@ class Seen:
     params: dict[str, list[str]]
     body: Any
     headers: dict[str, str]
+    at: float = 0.0  # time.monotonic() when it arrived
 
 
 def find_question(value: Any) -> str | None:
@@ -135,7 +140,14 @@ class RankingServer:
             self.attempts[question] += 1
             attempt = self.attempts[question]
             self.requests.append(
-                Seen(handler.command, parts.path, params, body, dict(handler.headers.items()))
+                Seen(
+                    handler.command,
+                    parts.path,
+                    params,
+                    body,
+                    dict(handler.headers.items()),
+                    time.monotonic(),
+                )
             )
         try:
             status, text = self._answer(handler, question, params, body, attempt)
@@ -145,7 +157,8 @@ class RankingServer:
             with self._lock:
                 self.in_flight -= 1
         with contextlib.suppress(BrokenPipeError, ConnectionResetError):
-            self._send(handler, status, text)  # may find the client gone (a timeout test)
+            # may find the client gone (a timeout test)
+            self._send(handler, status, text, self.behaviour.retry_after.get(question))
 
     def _answer(
         self,
@@ -169,10 +182,12 @@ class RankingServer:
         if question in b.echo_headers:
             echo = {"error": "rejected", "authorization": handler.headers.get("Authorization")}
             return 500, json.dumps(echo)
+        if question in b.redirect and not urlsplit(handler.path).path.startswith("/elsewhere"):
+            return 302, json.dumps({"moved_to": b.redirect[question]})
         if question in b.status:
             return b.status[question], json.dumps({"error": "injected"})
         if attempt <= b.fail_first.get(question, 0):
-            return 503, json.dumps({"error": "warming up"})
+            return b.fail_status.get(question, 503), json.dumps({"error": "warming up"})
         if question in b.raw:
             return 200, b.raw[question]
         size = _size(params, body)
@@ -181,9 +196,15 @@ class RankingServer:
         return 200, json.dumps({"hits": {"total": len(ids), "hits": hits}})
 
     @staticmethod
-    def _send(handler: BaseHTTPRequestHandler, status: int, text: str) -> None:
+    def _send(
+        handler: BaseHTTPRequestHandler, status: int, text: str, retry_after: str | None
+    ) -> None:
         data = text.encode("utf-8")
         handler.send_response(status)
+        if retry_after is not None and status >= 400:
+            handler.send_header("Retry-After", retry_after)
+        if status == 302:
+            handler.send_header("Location", json.loads(text)["moved_to"])
         handler.send_header("Content-Type", "application/json")
         handler.send_header("Content-Length", str(len(data)))
         handler.end_headers()
