@@ -29,7 +29,7 @@ _EXPORTS = {
     "score_questions": "retrieval_eval.scoring",
     "collapse": "retrieval_eval.scoring",
     "judge": "retrieval_eval.scoring",
-    "summarise": "retrieval_eval.results",
+    "summarise": "retrieval_eval.aggregate",
     "RunResult": "retrieval_eval.results",
     "RunSettings": "retrieval_eval.results",
     "QuestionResult": "retrieval_eval.results",

@@ -25,7 +25,7 @@ every distinct id fetched), ``expected_document_ids`` and ``error``. So:
   ranking puts ``min(k, number of targets)`` targets first.
 - A mean over no counting question is ``None``.
 - Cutoffs deeper than what the scorer kept (``RunSettings.depth``) only see the kept documents;
-  :func:`~retrieval_eval.results.summarise` asks only for the run's own cutoffs.
+  :func:`~retrieval_eval.aggregate.summarise` asks only for the run's own cutoffs.
 """
 
 from __future__ import annotations
@@ -37,7 +37,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-if TYPE_CHECKING:  # results.summarise imports this module
+if TYPE_CHECKING:
     import pandas as pd
 
     from retrieval_eval.results import QuestionResult

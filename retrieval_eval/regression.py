@@ -20,7 +20,7 @@ Rules, written down once:
   the questions stale in EITHER run (the current run's check, and the baseline's as stored with
   it) are removed from BOTH runs, and everything judged (overall and slice rates, thresholds,
   flips, McNemar, the intervals) is recomputed over the questions left (the same settings, via
-  :func:`retrieval_eval.results.summarise`). The verdict's rates are then those of the judged
+  :func:`retrieval_eval.aggregate.summarise`). The verdict's rates are then those of the judged
   questions; ``stale_questions`` lists the ids left out and ``dead_ids`` the current run's dead
   ids. A drop explained entirely by dead labels is therefore never a regression. Partly dead
   questions (a target survives) are judged as usual. A run with no stale questions on either
@@ -297,7 +297,7 @@ def _without_stale(current: RunResult, old: RunResult) -> tuple[RunResult, RunRe
 
 
 def _kept(result: RunResult, left_out: set[str]) -> RunResult:
-    from retrieval_eval.results import summarise
+    from retrieval_eval.aggregate import summarise
 
     return summarise(
         [q for q in result.questions if q.id not in left_out],

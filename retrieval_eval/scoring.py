@@ -45,15 +45,10 @@ from itertools import chain, count, repeat
 from operator import is_
 from typing import Any
 
+from retrieval_eval.aggregate import summarise
 from retrieval_eval.golden.models import GoldenQuestion, GoldenQuestionSet
 from retrieval_eval.redaction import redact
-from retrieval_eval.results import (
-    QuestionResult,
-    RunResult,
-    RunSettings,
-    paused_gc,
-    summarise,
-)
+from retrieval_eval.results import QuestionResult, RunResult, RunSettings, paused_gc
 from retrieval_eval.retrievers.base import EvaluatableRetriever
 
 DEFAULT_BATCH_SIZE = 64

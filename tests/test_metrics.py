@@ -15,6 +15,7 @@ import pytest
 from pydantic import ValidationError
 
 from retrieval_eval import metrics
+from retrieval_eval.aggregate import summarise
 from retrieval_eval.config import load_config
 from retrieval_eval.golden.models import GoldenQuestion, GoldenQuestionSet
 from retrieval_eval.results import (
@@ -23,7 +24,6 @@ from retrieval_eval.results import (
     RunSettings,
     paused_gc,
     questions_frame,
-    summarise,
 )
 from retrieval_eval.retrievers.base import FunctionRetriever
 from retrieval_eval.runner import run_evaluation

@@ -12,6 +12,7 @@ from html.parser import HTMLParser
 import pytest
 from store.builders import as_stored, hits, make_run, question
 
+from retrieval_eval.aggregate import summarise
 from retrieval_eval.config import Thresholds
 from retrieval_eval.golden.models import QuestionForm
 from retrieval_eval.html_report import render_html
@@ -24,7 +25,7 @@ from retrieval_eval.report import (
     render_markdown,
     render_per_query,
 )
-from retrieval_eval.results import QuestionResult, RunResult, RunSettings, summarise
+from retrieval_eval.results import QuestionResult, RunResult, RunSettings
 from retrieval_eval.store.models import StoredRun
 
 # -- the headline ----------------------------------------------------------------------------

@@ -7,8 +7,9 @@ import random
 import pandas as pd
 import pytest
 
+from retrieval_eval.aggregate import summarise
 from retrieval_eval.golden.models import QuestionForm
-from retrieval_eval.results import QuestionResult, RunResult, RunSettings, summarise
+from retrieval_eval.results import QuestionResult, RunResult, RunSettings
 
 
 def r(
