@@ -113,6 +113,9 @@ class Verdict(BaseModel):
     # of the judgement because every target is dead in this run or the baseline
     dead_ids: list[str] = Field(default_factory=list)
     stale_questions: list[str] = Field(default_factory=list)
+    # how many of this run's questions were compared when stale ones were left out (the rates
+    # and deltas above are over these); None when nothing was left out
+    compared_questions: int | None = None
     reasons: list[str] = Field(default_factory=list)  # what regressed, one phrase each
     summary: str = ""
 
@@ -378,6 +381,7 @@ def _compare(current: RunResult, baseline: Baseline, thresholds: Thresholds) -> 
         latency_p95_ratio=ratio,
         dead_ids=dead,
         stale_questions=stale,
+        compared_questions=current.question_count if stale else None,
         reasons=reasons,
         summary=summary,
     )

@@ -449,7 +449,7 @@ def headline_rows(result: RunResult, verdict: Verdict | None) -> list[list[str]]
     for label, key in (("top-1", "top1"), ("top-3", "top3")):
         rate, hits = getattr(result, f"{key}_hit_rate"), getattr(result, f"{key}_hits")
         delta = _pts(getattr(compared, f"{key}_delta", None))
-        judged = judged_rates(result, verdict, key)
+        judged = judged_rates(verdict, key)
         rows.append(
             [
                 label,
@@ -462,18 +462,15 @@ def headline_rows(result: RunResult, verdict: Verdict | None) -> list[list[str]]
     return rows
 
 
-def compared_count(result: RunResult, verdict: Verdict | None) -> int | None:
+def compared_count(verdict: Verdict | None) -> int | None:
     """How many questions the verdict compared when stale labels were left out, else None."""
-    if verdict is None or verdict.state not in _COMPARED or not verdict.stale_questions:
-        return None
-    left_out = set(verdict.stale_questions)
-    return sum(q.id not in left_out for q in result.questions)
+    return None if verdict is None else verdict.compared_questions
 
 
-def judged_rates(result: RunResult, verdict: Verdict | None, key: str) -> str | None:
+def judged_rates(verdict: Verdict | None, key: str) -> str | None:
     """``61.1% → 63.9% on the 36 questions compared``: the baseline and current rates the
     delta is the difference of, when stale labels made them differ from the overall rates."""
-    n = compared_count(result, verdict)
+    n = compared_count(verdict)
     if n is None or verdict is None:
         return None
     before, now = getattr(verdict, f"{key}_baseline"), getattr(verdict, f"{key}_current")
@@ -564,7 +561,7 @@ def headline_text(result: RunResult, verdict: Verdict | None = None, run_id: obj
     ):
         line = f"{label.capitalize()}: {rate} 95% CI {interval}"
         delta = _pts(getattr(verdict, f"{key}_delta", None)) if _compared(verdict) else "–"
-        judged = judged_rates(result, verdict, key)
+        judged = judged_rates(verdict, key)
         if judged is not None:
             line += f"; {judged}: Δ {delta} vs baseline, paired 95% CI {delta_ci}"
         elif delta != "–":
@@ -638,7 +635,7 @@ def headline_document(
                 "top3_to_hit": len(verdict.top3_flipped_to_hit),
             },
             p_value=verdict.p_value,
-            compared_questions=compared_count(result, verdict) or sum(1 for _ in result.questions),
+            compared_questions=compared_count(verdict) or sum(1 for _ in result.questions),
             top1_baseline=verdict.top1_baseline,
             top1_current=verdict.top1_current,
             top3_baseline=verdict.top3_baseline,

@@ -141,21 +141,18 @@ def _summary(row: Any) -> RunSummary:
         labels_fingerprint=row["labels_fingerprint"],
         corpus_revision=row["corpus_revision"],
         verdict_summary=str(verdict.get("summary") or ""),
-        **compared_rates(verdict, count),
+        **compared_rates(verdict),
     )
 
 
-_COMPARED = ("regression", "no_regression")
-
-
-def compared_rates(verdict: dict[str, Any], question_count: int) -> dict[str, Any]:
+def compared_rates(verdict: dict[str, Any]) -> dict[str, Any]:
     """The compared-question fields of a summary from its verdict's JSON (see the module
     docstring): empty when the verdict compared every question, or compared nothing."""
-    stale = verdict.get("stale_questions") or []
-    if verdict.get("state") not in _COMPARED or not stale:
+    compared = verdict.get("compared_questions")
+    if compared is None:
         return {}
     return {
-        "compared_questions": question_count - len(stale),
+        "compared_questions": compared,
         **{k: verdict.get(k) for k in ("top1_baseline", "top1_current", "top3_baseline")},
         "top3_current": verdict.get("top3_current"),
     }

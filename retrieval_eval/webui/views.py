@@ -143,7 +143,7 @@ def summary_of(stored: StoredRun) -> RunSummary:
         labels_fingerprint=r.labels_fingerprint,
         corpus_revision=r.corpus_revision,
         verdict_summary=verdict.summary if verdict else "",
-        **compared_rates(verdict.model_dump(mode="json") if verdict else {}, r.question_count),
+        **compared_rates(verdict.model_dump(mode="json") if verdict else {}),
         by_form=_slices(r.by_form),
         by_hard_class=_slices(r.by_hard_class),
     )

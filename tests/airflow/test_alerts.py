@@ -283,7 +283,7 @@ def test_regression_alert_with_stale_labels_reads_over_the_compared_questions(
         (stored,) = store.latest_runs()
     result, verdict = stored.result, stored.verdict
     assert verdict is not None and verdict.state == "regression" and verdict.stale_questions
-    n = compared_count(result, verdict)
+    n = compared_count(verdict)
     assert n is not None and n < result.question_count
 
     message = build_message(
@@ -295,7 +295,7 @@ def test_regression_alert_with_stale_labels_reads_over_the_compared_questions(
     for label, key in (("Top-1", "top1"), ("Top-3", "top3")):
         overall = pct(getattr(result, f"{key}_hit_rate"))
         expected = (
-            f"{label}: {judged_rates(result, verdict, key)} "
+            f"{label}: {judged_rates(verdict, key)} "
             f"(this run: {overall} over all {result.question_count})"
         )
         assert expected in lines, lines

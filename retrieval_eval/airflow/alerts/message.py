@@ -183,7 +183,10 @@ def build_message(
 
 def _compared_questions(result: dict[str, Any], verdict: dict[str, Any]) -> int | None:
     """How many of the run's questions the verdict compared when it left stale ones out, else
-    None (as :func:`retrieval_eval.report.compared_count`, over the JSON forms)."""
+    None: the verdict's ``compared_questions``; counted here only for a verdict stored before it
+    carried that field."""
+    if verdict.get("compared_questions") is not None:
+        return int(verdict["compared_questions"])
     stale = set(verdict.get("stale_questions") or [])
     if not stale or verdict.get("state") not in ("regression", "no_regression"):
         return None
