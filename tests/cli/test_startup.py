@@ -314,8 +314,11 @@ def test_a_run_leaves_the_garbage_collector_as_it_found_it(
     work: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """During the run the loaded objects are frozen and no full collection runs (run_cmd's
-    _collector_skips_the_loaded); afterwards the process's collector is as before."""
+    _no_full_collections), through the report (whose power figures define the first pydantic
+    models with every result alive); afterwards the process's collector is as before."""
     import gc
+
+    from retrieval_eval.lint import power
 
     monkeypatch.chdir(work)
     monkeypatch.setattr(sys, "path", list(sys.path))
@@ -329,9 +332,17 @@ def test_a_run_leaves_the_garbage_collector_as_it_found_it(
 
     monkeypatch.setitem(sys.modules, "watching_retrievers", type(sys)("watching_retrievers"))
     sys.modules["watching_retrievers"].watching = watching  # type: ignore[attr-defined]
+    run_power = power.run_power
+
+    def watched_power(*args: object, **kwargs: object) -> object:
+        seen.append((gc.get_freeze_count(), gc.get_threshold()[2]))
+        return run_power(*args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(power, "run_power", watched_power)
     before = (gc.get_freeze_count(), gc.get_threshold(), gc.isenabled())
     args = ["run", "two.yaml", "watching_retrievers:watching", "--no-save", "--format", "json"]
     result = CliRunner().invoke(cli, args)
     assert result.exit_code == 0, result.output
-    assert seen and all(frozen > 0 and full > 10**6 for frozen, full in seen)
+    assert len(seen) == 3  # two questions, then the report's power figures
+    assert all(frozen > 0 and full > 10**6 for frozen, full in seen)
     assert (gc.get_freeze_count(), gc.get_threshold(), gc.isenabled()) == before
