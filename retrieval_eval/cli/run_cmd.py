@@ -76,6 +76,28 @@ def _no_full_collections() -> Iterator[None]:
 _NO_FULL_COLLECTION = 1_000_000_000  # young collections between full ones: none in a command
 
 
+@contextmanager
+def _frozen_once_loaded() -> Iterator[None]:
+    """What is loaded inside (the set) joins the frozen objects before the collector runs again.
+
+    The set loader pauses the collector, so everything it built is in the youngest generation
+    when it resumes, and the next young collection walks all of it (20,000 questions: ~50 ms,
+    and the loading itself ~25 % slower with that walk in it). Frozen first, nothing walks it.
+    Only inside :func:`_no_full_collections`' own freeze, which it undoes at the command's end.
+    """
+    if gc.get_threshold()[2] != _NO_FULL_COLLECTION:  # someone else's freeze, or none: leave it
+        yield
+        return
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        gc.freeze()
+        if enabled:
+            gc.enable()
+
+
 @cli.command("run")
 @click.argument("set_name", metavar="SET")
 @click.argument("retriever_name", metavar="RETRIEVER")
@@ -200,7 +222,8 @@ def run(
     # (pydantic and YAML only), the settings, the retriever's name; then the store URL, so a bad
     # one fails before a retriever builds an index, not after the run
     config = load_config(config_path)
-    golden_set = resolve_set(config, set_name, identifier)
+    with _frozen_once_loaded():
+        golden_set = resolve_set(config, set_name, identifier)
     settings = resolve_settings(
         config,
         golden_set.identifier,

@@ -318,6 +318,7 @@ def test_a_run_leaves_the_garbage_collector_as_it_found_it(
     models with every result alive); afterwards the process's collector is as before."""
     import gc
 
+    from retrieval_eval.golden.models import GoldenQuestion
     from retrieval_eval.lint import power
 
     monkeypatch.chdir(work)
@@ -325,9 +326,13 @@ def test_a_run_leaves_the_garbage_collector_as_it_found_it(
     monkeypatch.delitem(sys.modules, "startup_retrievers", raising=False)
     monkeypatch.setenv("RETRIEVAL_EVAL_HOME", str(work / "home"))
     seen: list[tuple[int, int]] = []
+    unfrozen_questions: list[int] = []
 
     def watching(question: str, limit: int) -> list[str]:
         seen.append((gc.get_freeze_count(), gc.get_threshold()[2]))
+        if not unfrozen_questions:  # the loaded set was frozen, not left for the collector
+            live = gc.get_objects()  # every tracked object but the frozen ones
+            unfrozen_questions.append(sum(isinstance(o, GoldenQuestion) for o in live))
         return ["a"]
 
     monkeypatch.setitem(sys.modules, "watching_retrievers", type(sys)("watching_retrievers"))
@@ -345,4 +350,5 @@ def test_a_run_leaves_the_garbage_collector_as_it_found_it(
     assert result.exit_code == 0, result.output
     assert len(seen) == 3  # two questions, then the report's power figures
     assert all(frozen > 0 and full > 10**6 for frozen, full in seen)
+    assert unfrozen_questions == [0]
     assert (gc.get_freeze_count(), gc.get_threshold(), gc.isenabled()) == before
