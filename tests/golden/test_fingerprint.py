@@ -5,6 +5,8 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from retrieval_eval.golden.fingerprint import labels_fingerprint
 from retrieval_eval.golden.models import GoldenQuestionSet
@@ -109,3 +111,52 @@ def test_a_copy_with_other_labels_gets_its_own_fingerprint() -> None:
     assert changed.fingerprint != BASE
     assert changed.fingerprint == labels_fingerprint(changed)
     assert golden.model_copy().fingerprint == BASE
+
+
+def _recipe(golden_set: GoldenQuestionSet) -> str:
+    """The recipe as first written (lists, ``form.value``): stored runs carry its hashes."""
+    import hashlib
+    import json
+
+    rows = sorted(
+        [q.id, q.question, q.form.value, q.hard_class, sorted(q.expected_document_ids)]
+        for q in golden_set.questions
+    )
+    payload = json.dumps(rows, ensure_ascii=False, separators=(",", ":"))
+    return hashlib.sha256(payload.encode("utf-8")).hexdigest()
+
+
+_TEXT = st.text(
+    alphabet=st.characters(codec="utf-8", exclude_categories=("Cc", "Cs")), min_size=1
+).filter(lambda text: text.strip() == text)
+
+
+@settings(max_examples=200, derandomize=True, deadline=None)
+@given(
+    st.lists(
+        st.tuples(
+            _TEXT,
+            st.sampled_from(["match", "gap"]),
+            st.none() | _TEXT,
+            st.lists(_TEXT, max_size=4, unique=True),
+        ),
+        min_size=1,
+        max_size=6,
+        unique_by=lambda row: row[0],
+    )
+)
+def test_any_set_hashes_as_the_first_recipe(
+    rows: list[tuple[str, str, str | None, list[str]]],
+) -> None:
+    questions = [
+        {
+            "id": qid,
+            "question": f"q {qid}",
+            "form": form,
+            "hard_class": hard,
+            "expected_document_ids": ids,
+        }
+        for qid, form, hard, ids in rows
+    ]
+    golden_set = GoldenQuestionSet.model_validate({"identifier": "s", "questions": questions})
+    assert labels_fingerprint(golden_set) == _recipe(golden_set)
