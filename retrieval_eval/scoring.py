@@ -350,14 +350,22 @@ class _Supervisor:
         if not self._left:
             self._settled.set()
 
+    def _claim(self, number: int) -> int | None:
+        """The next chunk for thread ``number``, registered in flight; None when there is none.
+        Called with the lock held."""
+        if self._stopped or self._next >= len(self._chunks):
+            return None
+        index = self._next
+        self._next += 1
+        self._in_flight[number] = (index, time.perf_counter())
+        return index
+
     def _work(self, number: int) -> None:
-        while True:
-            with self._lock:
-                if self._stopped or self._next >= len(self._chunks):
-                    return
-                index = self._next
-                self._next += 1
-                self._in_flight[number] = (index, time.perf_counter())
+        # one lock per chunk: a chunk's results are handed in and the next one claimed at once
+        # (a chunk is one question for a retriever without retrieve_many: 20,000 of them)
+        with self._lock:
+            index = self._claim(number)
+        while index is not None:
             try:
                 results = self._score(self._chunks[index])
             except BaseException as exc:  # not the retriever's error (those are recorded): stop
@@ -371,6 +379,7 @@ class _Supervisor:
                 if self._in_flight.pop(number, None) is None:
                     return  # abandoned: its questions were recorded as timed out
                 self._done(index, results)
+                index = self._claim(number)
 
     def _check_deadlines(self) -> float:
         """Abandon calls past their deadline; seconds until the next deadline can fall."""
