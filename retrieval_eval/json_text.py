@@ -13,6 +13,9 @@ pure-Python encoder (0.19 s for a 20,000-question report). Nearly all of a repor
   out field by field by :func:`_records`, ~0.1 s; anything else (a subclass such as a StrEnum,
   a tuple, a nested dict) goes to :func:`json.dumps` whole.
 
+The run report (``report.render_json``) writes its questions from the results' columns first
+(:mod:`retrieval_eval.question_json`) and comes here when a value is not plain.
+
 Edge cases are json's: NaN and the infinities are written ``NaN``, ``Infinity`` and
 ``-Infinity`` (``allow_nan``); strings keep non-ASCII characters and escape only what JSON must.
 ``tests/test_json_text.py`` compares every path with ``json.dumps`` byte for byte.
@@ -43,16 +46,16 @@ def indented_json(document: dict[str, Any]) -> str:
     return json.dumps(document, indent=2, ensure_ascii=False) if spliced is None else spliced
 
 
-def spliced_questions(document: dict[str, Any], laid_out: str) -> str | None:
+def spliced_questions(document: dict[str, Any], laid_out: str, end: str = "") -> str | None:
     """``document`` as indented JSON with ``laid_out`` (a list's text at indentation level 1)
-    as the value of its ``questions`` key; None in the impossible case that the marker put
-    there is found twice (never guess)."""
+    as the value of its ``questions`` key, then ``end``; None in the impossible case that the
+    marker put there is found twice (never guess). The long text is copied once."""
     marker = f"questions-{uuid.uuid4().hex}"
     text = json.dumps({**document, "questions": marker}, indent=2, ensure_ascii=False)
-    quoted = f'"{marker}"'
-    if text.count(quoted) != 1:
+    parts = text.split(f'"{marker}"')
+    if len(parts) != 2:
         return None
-    return text.replace(quoted, laid_out)
+    return "".join((parts[0], laid_out, parts[1], end))
 
 
 def _float(value: float) -> str:
