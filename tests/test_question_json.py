@@ -140,6 +140,11 @@ def test_without_orjson_the_text_is_the_same(monkeypatch: pytest.MonkeyPatch) ->
         ("retrieved", ["a, b", "c"]),
         ("retrieved", [1, None, 0.5]),
         ("retrieved", [QuestionForm.GAP, "d"]),  # a str subclass: json writes its text too
+        ("id", QuestionForm.GAP),
+        ("hard_class", True),  # 1 == True: never written from one table
+        ("first_hit_rank", True),
+        ("first_hit_rank", 1.0),
+        ("latency_ms", -0.0),  # 0.0 == -0.0
         ("latency_ms", float("nan")),  # json writes NaN, orjson null: not by orjson
         ("latency_ms", 1e-05),
         ("latency_ms", None),
@@ -157,7 +162,6 @@ def test_one_awkward_value_among_plain_ones(field: str, value: Any) -> None:
 @pytest.mark.parametrize(
     ("field", "value"),
     [
-        ("id", QuestionForm.GAP),  # a str subclass
         ("first_hit_rank", Rank.ONE),
         ("retrieved", ("d1", "d2")),
         ("retrieved", [["d1"]]),
@@ -212,3 +216,23 @@ def test_questions_in_extra_are_the_reports() -> None:
     extra = {"questions": ["replaced"], "run_id": 4}
     expected = json.dumps({**result.contract(), **extra}, indent=2, ensure_ascii=False) + "\n"
     assert render_json(result, extra) == expected
+
+
+@pytest.mark.parametrize(
+    ("field", "common", "odd"),
+    [
+        ("first_hit_rank", 1, True),  # equal, written 1 and true
+        ("hard_class", 1, True),
+        ("latency_ms", 0.0, -0.0),  # equal, written 0.0 and -0.0
+        ("first_hit_rank", 1, 1.0),
+        ("hard_class", "c", None),  # few values: each written once, from a table
+        ("first_hit_rank", None, 2**70),
+    ],
+    ids=repr,
+)
+def test_a_column_of_few_values_keeps_equal_values_apart(field: str, common: Any, odd: Any) -> None:
+    questions = _results(random.Random(5), 40, 0.0)
+    for q in questions:
+        object.__setattr__(q, field, common)
+    object.__setattr__(questions[17], field, odd)
+    assert questions_json(questions, {}) == expected_list(questions, {})
