@@ -46,16 +46,22 @@ def indented_json(document: dict[str, Any]) -> str:
     return json.dumps(document, indent=2, ensure_ascii=False) if spliced is None else spliced
 
 
-def spliced_questions(document: dict[str, Any], laid_out: str, end: str = "") -> str | None:
+def spliced_questions(document: dict[str, Any], laid_out: str) -> str | None:
     """``document`` as indented JSON with ``laid_out`` (a list's text at indentation level 1)
-    as the value of its ``questions`` key, then ``end``; None in the impossible case that the
-    marker put there is found twice (never guess). The long text is copied once."""
+    as the value of its ``questions`` key; None in the impossible case that the marker put
+    there is found twice (never guess)."""
+    halves = marked_halves(document)
+    return None if halves is None else halves[0] + laid_out + halves[1]
+
+
+def marked_halves(document: dict[str, Any]) -> tuple[str, str] | None:
+    """``document`` as indented JSON, before and after the value of its ``questions`` key
+    (there a unique marker is written, then cut out); None in the impossible case that the
+    marker is found twice."""
     marker = f"questions-{uuid.uuid4().hex}"
     text = json.dumps({**document, "questions": marker}, indent=2, ensure_ascii=False)
     parts = text.split(f'"{marker}"')
-    if len(parts) != 2:
-        return None
-    return "".join((parts[0], laid_out, parts[1], end))
+    return (parts[0], parts[1]) if len(parts) == 2 else None
 
 
 def _float(value: float) -> str:

@@ -24,7 +24,7 @@ How each column's texts are made, and why they are json's:
   value's own text holding ``", "`` (a string) gives more pieces than values: then each value
   is written by itself (:data:`retrieval_eval.json_text._SCALARS`).
 - Floats, with orjson installed and every float one it writes as json does
-  (:func:`retrieval_eval.json_text._written_alike`): orjson's text of the column, split; Python's
+  (:func:`_floats_alike`, as :func:`retrieval_eval.json_text._written_alike`): orjson's text of the column, split; Python's
   float ``repr`` is most of the column's time otherwise (~20 ms for 20,000).
 - ``retrieved`` (lists): when none is empty and every item is a string with nothing to escape,
   each list joined by the separator (``join`` refuses anything but a str; a str subclass's text
@@ -43,11 +43,12 @@ import json
 from collections.abc import Sequence
 from itertools import chain, islice, repeat
 from json.encoder import encode_basestring
+from math import isfinite
 from operator import attrgetter, itemgetter
 from typing import Any
 
 from retrieval_eval.golden.forms import QuestionForm
-from retrieval_eval.json_text import _SCALARS, _orjson_indent, _written_alike
+from retrieval_eval.json_text import _LEAST_FIXED, _SCALARS, _orjson_indent
 from retrieval_eval.results import QuestionResult
 
 # the contract's fields, in its order (tests/test_question_json.py checks them against it)
@@ -73,9 +74,14 @@ _OPEN_LIST, _CLOSE_LIST = "[" + _ITEM, _FIELD + "]"
 Segment = str | Sequence[str]
 
 
-def questions_json(questions: Sequence[QuestionResult], stale: dict[str, list[str]]) -> str | None:
-    """The contract's ``questions`` as indented JSON at level 1 (what
-    :func:`retrieval_eval.json_text.spliced_questions` takes); None when a value is not plain."""
+def questions_json(
+    questions: Sequence[QuestionResult],
+    stale: dict[str, list[str]],
+    around: tuple[str, str] = ("", ""),
+) -> str | None:
+    """The contract's ``questions`` as indented JSON at level 1, between ``around``'s two texts
+    (the report's, :func:`retrieval_eval.json_text.marked_halves`: the 6 MB text is made once);
+    None when a value is not plain."""
     if not questions:
         return None
     columns = _columns(questions)
@@ -96,8 +102,8 @@ def questions_json(questions: Sequence[QuestionResult], stale: dict[str, list[st
         segments.append(tails)
     segments.append(_RECORD + "}," + _RECORD)
     pieces = _interleaved(_merged(segments), len(questions))
-    pieces[0] = "[" + _RECORD + pieces[0]  # the list's ends: the 6 MB text is copied once
-    pieces[-1] = pieces[-1][: -len("," + _RECORD)] + "\n  ]"
+    pieces[0] = around[0] + "[" + _RECORD + pieces[0]
+    pieces[-1] = pieces[-1][: -len("," + _RECORD)] + "\n  ]" + around[1]
     return "".join(pieces)
 
 
@@ -186,10 +192,19 @@ def _tokens(column: list[Any], kinds: set[type]) -> list[str] | None:
 def _orjson_floats(column: list[Any], kinds: set[type]) -> list[str] | None:
     """orjson's texts of a column of floats (and None), when it writes each as json does."""
     dumps = _orjson_indent()
-    if dumps is None or not kinds <= {float, type(None)} or not _written_alike(column):
+    if dumps is None or not kinds <= {float, type(None)} or not _floats_alike(column):
         return None
     tokens = dumps(column).decode()[len("[\n  ") : -len("\n]")].split(",\n  ")
     return tokens if len(tokens) == len(column) else None
+
+
+def _floats_alike(column: list[float | None]) -> bool:
+    """:func:`retrieval_eval.json_text._written_alike` for a flat column of floats and None, in
+    fewer passes: None and zeros (falsy) are written alike; every other magnitude must be finite
+    (a NaN or an infinity makes the sum so; a sum that overflows refuses finite values too, which
+    only costs speed) and at least 1e-4."""
+    magnitudes = list(map(abs, filter(None, column)))
+    return not magnitudes or (isfinite(sum(magnitudes)) and min(magnitudes) >= _LEAST_FIXED)
 
 
 def _lists(column: list[Any]) -> list[Segment] | None:
@@ -223,13 +238,14 @@ def _plain_string_lists(column: list[list[Any]]) -> list[str] | None:
     newline, no more. ``join`` refuses what is not a str; a str subclass's text is what json
     writes for it too.
     """
-    if not min(map(len, column)):
+    lengths = list(map(len, column))
+    if not min(lengths):
         return None
     try:
         texts = list(map(_ITEMS.join, column))
     except TypeError:
         return None
-    separators = sum(map(len, column)) - len(column)
+    separators = sum(lengths) - len(column)
     return texts if _escaped("".join(texts)) == 3 * separators else None
 
 

@@ -17,7 +17,7 @@ import sys
 from typing import TYPE_CHECKING, Any
 
 from retrieval_eval.intervals import Interval, ci, pct
-from retrieval_eval.json_text import indented_json, spliced_questions
+from retrieval_eval.json_text import indented_json, marked_halves
 from retrieval_eval.markdown_text import md_fence, md_row, md_text
 from retrieval_eval.question_json import questions_json
 from retrieval_eval.results import QuestionResult, RunResult, SliceRates, as_pair, paused_gc
@@ -825,10 +825,10 @@ def render_json(result: RunResult, extra: dict[str, Any] | None = None) -> str:
     (:mod:`retrieval_eval.question_json`), else from the contract's records."""
     extra = extra or {}
     if "questions" not in extra:  # else extra's questions are the report's
-        laid_out = questions_json(result.questions, result.stale_targets())
-        if laid_out is not None:
-            document = {**result.contract_head(), "questions": None, **extra}
-            text = spliced_questions(document, laid_out, "\n")
+        halves = marked_halves({**result.contract_head(), "questions": None, **extra})
+        if halves is not None:
+            around = (halves[0], halves[1] + "\n")
+            text = questions_json(result.questions, result.stale_targets(), around)
             if text is not None:
                 return text
     return indented_json({**result.contract(), **extra}) + "\n"

@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 from test_json_text import TEXTS as JSON_TEXTS
 
-from retrieval_eval import question_json
+from retrieval_eval import json_text, question_json
 from retrieval_eval.golden.forms import QuestionForm
 from retrieval_eval.labels import DeadLabels
 from retrieval_eval.question_json import FIELDS, questions_json
@@ -235,4 +235,20 @@ def test_a_column_of_few_values_keeps_equal_values_apart(field: str, common: Any
     for q in questions:
         object.__setattr__(q, field, common)
     object.__setattr__(questions[17], field, odd)
+    assert questions_json(questions, {}) == expected_list(questions, {})
+
+
+@pytest.mark.parametrize("seed", range(30))
+def test_the_columns_float_check_is_the_records(seed: int) -> None:
+    rng = random.Random(seed)
+    column = [rng.choice([None, _float(rng), 1.7e308, -1e-4]) for _ in range(rng.randrange(1, 9))]
+    assert question_json._floats_alike(column) == json_text._written_alike(column) or (
+        sum(abs(x) for x in column if x) == float("inf")  # an overflowing sum: refused, slower
+    )
+
+
+def test_floats_whose_sum_overflows_are_written_by_json() -> None:
+    questions = _results(random.Random(6), 4, 0.0)
+    for q in questions:
+        object.__setattr__(q, "latency_ms", 1.7e308)
     assert questions_json(questions, {}) == expected_list(questions, {})
