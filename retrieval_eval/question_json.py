@@ -5,7 +5,7 @@ records (:func:`retrieval_eval.results._question_contract`), without building th
 is read for every question in one pass, its values' types checked in one pass, and its texts
 made at C speed; the records' pieces are then placed column by column into one list (extended
 slice assignment) and joined once. For 20,000 questions the records, their checks and their
-orjson text took 1.5 to 2 times as long (:mod:`retrieval_eval.json_text`; docs/benchmarks.md §8).
+orjson text took 2.0–2.2 times as long (:mod:`retrieval_eval.json_text`; docs/benchmarks.md §8).
 
 How each column's texts are made, and why they are json's:
 
