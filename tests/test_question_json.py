@@ -252,3 +252,12 @@ def test_floats_whose_sum_overflows_are_written_by_json() -> None:
     for q in questions:
         object.__setattr__(q, "latency_ms", 1.7e308)
     assert questions_json(questions, {}) == expected_list(questions, {})
+
+
+def test_the_fields_are_read_from_the_results_dict_as_getattr_reads_them() -> None:
+    # _columns reads vars(result)[field] for an exact QuestionResult: true while no class
+    # attribute (a property, a descriptor) shadows a field
+    shadowed = [f for f in FIELDS if any(f in vars(c) for c in QuestionResult.__mro__)]
+    assert shadowed == []
+    (question,) = _results(random.Random(0), 1, 0.3)
+    assert [vars(question)[f] for f in FIELDS] == [getattr(question, f) for f in FIELDS]
