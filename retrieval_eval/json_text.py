@@ -13,6 +13,9 @@ pure-Python encoder (0.19 s for a 20,000-question report). Nearly all of a repor
   out field by field by :func:`_records`, ~0.1 s; anything else (a subclass such as a StrEnum,
   a tuple, a nested dict) goes to :func:`json.dumps` whole.
 
+The run report (``report.render_json``) writes its questions from the results' columns first
+(:mod:`retrieval_eval.question_json`) and comes here when a value is not plain.
+
 Edge cases are json's: NaN and the infinities are written ``NaN``, ``Infinity`` and
 ``-Infinity`` (``allow_nan``); strings keep non-ASCII characters and escape only what JSON must.
 ``tests/test_json_text.py`` compares every path with ``json.dumps`` byte for byte.
@@ -47,12 +50,18 @@ def spliced_questions(document: dict[str, Any], laid_out: str) -> str | None:
     """``document`` as indented JSON with ``laid_out`` (a list's text at indentation level 1)
     as the value of its ``questions`` key; None in the impossible case that the marker put
     there is found twice (never guess)."""
+    halves = marked_halves(document)
+    return None if halves is None else halves[0] + laid_out + halves[1]
+
+
+def marked_halves(document: dict[str, Any]) -> tuple[str, str] | None:
+    """``document`` as indented JSON, before and after the value of its ``questions`` key
+    (there a unique marker is written, then cut out); None in the impossible case that the
+    marker is found twice."""
     marker = f"questions-{uuid.uuid4().hex}"
     text = json.dumps({**document, "questions": marker}, indent=2, ensure_ascii=False)
-    quoted = f'"{marker}"'
-    if text.count(quoted) != 1:
-        return None
-    return text.replace(quoted, laid_out)
+    parts = text.split(f'"{marker}"')
+    return (parts[0], parts[1]) if len(parts) == 2 else None
 
 
 def _float(value: float) -> str:

@@ -17,8 +17,9 @@ import sys
 from typing import TYPE_CHECKING, Any
 
 from retrieval_eval.intervals import Interval, ci, pct
-from retrieval_eval.json_text import indented_json
+from retrieval_eval.json_text import indented_json, marked_halves
 from retrieval_eval.markdown_text import md_fence, md_row, md_text
+from retrieval_eval.question_json import questions_json
 from retrieval_eval.results import QuestionResult, RunResult, SliceRates, as_pair, paused_gc
 
 if TYPE_CHECKING:
@@ -819,7 +820,18 @@ def render_per_query(result: RunResult) -> str:
 
 @paused_gc()  # bulk, acyclic allocation only: no user code runs in here
 def render_json(result: RunResult, extra: dict[str, Any] | None = None) -> str:
-    return indented_json({**result.contract(), **(extra or {})}) + "\n"
+    """``json.dumps({**result.contract(), **extra}, indent=2, ensure_ascii=False)``: the
+    questions written straight from the results when their values are plain
+    (:mod:`retrieval_eval.question_json`), else from the contract's records."""
+    extra = extra or {}
+    if "questions" not in extra:  # else extra's questions are the report's
+        halves = marked_halves({**result.contract_head(), "questions": None, **extra})
+        if halves is not None:
+            around = (halves[0], halves[1] + "\n")
+            text = questions_json(result.questions, result.stale_targets(), around)
+            if text is not None:
+                return text
+    return indented_json({**result.contract(), **extra}) + "\n"
 
 
 def render(
