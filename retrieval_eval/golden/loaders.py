@@ -337,16 +337,15 @@ def _every_line_decoded(text: str) -> list[Any] | None:
     the values are the loop's when every document decodes and is consumed whole. Else None, and
     the loop reads the file, for its problems and its line numbers: a blank line (the loop skips
     it) is no JSON, so it ends up there too, as does any error (the scanner's StopIteration on a
-    document with no value ends ``map`` early: the count tells).
+    document with no value ends ``map`` early: the list of ends is then too short).
     """
     documents = list(map(str.strip, text.splitlines(), repeat(_JSON_WHITESPACE)))
     try:
         decoded = list(map(_SCAN, documents, repeat(0)))
     except (ValueError, RecursionError):  # JSONDecodeError, _IntegerTooLong
         return None
-    if len(decoded) != len(documents) or list(map(itemgetter(1), decoded)) != list(
-        map(len, documents)
-    ):
+    # every document consumed whole; a shorter list (map ended early) differs too
+    if list(map(itemgetter(1), decoded)) != list(map(len, documents)):
         return None
     return list(map(itemgetter(0), decoded))
 
