@@ -235,6 +235,8 @@ def test_loading_an_ordinary_file_validates_no_row_with_pydantic(tmp_path: Path)
         {Key("hard_class"): "a"},
         {"expected_document_ids": ["d1", 2]},
         {"expected_document_ids": "d1"},
+        {"expected_document_ids": {"d1": 1}},  # iterable, its keys ids: still no list
+        {"expected_document_ids": {"d1"}},
         {"hard_class": ""},
         {"answer_gist": 3},
         {"extra": 1},
