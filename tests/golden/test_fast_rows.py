@@ -261,3 +261,11 @@ def test_a_load_leaves_no_young_objects_for_the_collector(tmp_path: Path) -> Non
     young = gc.get_objects(generation=0) + gc.get_objects(generation=1)
     assert not any(q is golden_set.questions[0] for q in young)
     assert gc.get_freeze_count() == 0
+
+
+def test_target_ids_of_a_str_subclass_come_out_as_str_both_ways() -> None:
+    rows = [{"id": "q1", "question": "?", "form": "gap", "expected_document_ids": [Key(" d1")]}]
+    fast = ordinary_questions(copy.deepcopy(rows))
+    assert fast is not None
+    assert [type(target) for target in fast[0].expected_document_ids] == [str]
+    assert outcome(rows, fast=True) == outcome(rows, fast=False)
