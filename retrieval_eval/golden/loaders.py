@@ -22,13 +22,17 @@ import csv
 import io
 import json
 import re
+from itertools import repeat
+from operator import itemgetter
 from pathlib import Path
 from typing import Any
 
 from pydantic import ValidationError
 
 from retrieval_eval.errors import GoldenSetError
+from retrieval_eval.golden.fast_rows import ordinary_questions
 from retrieval_eval.golden.models import GoldenQuestion, GoldenQuestionSet
+from retrieval_eval.golden.promotion import promote_young_objects
 from retrieval_eval.limits import (
     MAX_SET_FILE_BYTES,
     digits,
@@ -67,34 +71,42 @@ def load_golden_set(path: str | Path, identifier: str | None = None) -> GoldenQu
     from retrieval_eval.results import paused_gc
 
     # parsing and validating allocate a few objects per question and nothing cyclic; the
-    # collector's full passes over them were a third of loading 20,000 questions
+    # collector's full passes over them were a third of loading 20,000 questions, and its first
+    # young collection after the pause walked them all again (golden/promotion.py)
     with paused_gc():
-        if suffix in (".jsonl", ".csv"):
-            rows, lines, problems = (_read_jsonl if suffix == ".jsonl" else _read_csv)(path, text)
-            data: dict[str, Any] = {
-                "identifier": identifier or _identifier_from_name(path),
-                "name": path.stem,
-                "questions": rows,
-            }
-        else:
-            data, lines, problems = _read_document(path, text, suffix)
-            if identifier:
-                data["identifier"] = identifier
-        try:
-            return validate_set_data(data, source=str(path), lines=lines, problems=problems)
-        except GoldenSetError:
-            # a valid set is at most 4 levels deep, so only a file that failed is measured: a
-            # document past the limit is refused whole, a JSONL line past it on its own
-            if suffix == ".csv":
-                raise
-            if suffix != ".jsonl":
-                if nesting_exceeds(data):
-                    raise GoldenSetError([f"{path}: {too_deep()}"]) from None
-                raise
-            if not any(map(nesting_exceeds, data["questions"])):
-                raise
-            data["questions"], lines, problems = _read_jsonl(path, text, measure=True)
-            return validate_set_data(data, source=str(path), lines=lines, problems=problems)
+        golden_set = _load_text(path, text, suffix, identifier)
+        promote_young_objects()
+    return golden_set
+
+
+def _load_text(path: Path, text: str, suffix: str, identifier: str | None) -> GoldenQuestionSet:
+    """The set in ``text``, read as ``suffix`` says; the collector is paused."""
+    if suffix in (".jsonl", ".csv"):
+        rows, lines, problems = (_read_jsonl if suffix == ".jsonl" else _read_csv)(path, text)
+        data: dict[str, Any] = {
+            "identifier": identifier or _identifier_from_name(path),
+            "name": path.stem,
+            "questions": rows,
+        }
+    else:
+        data, lines, problems = _read_document(path, text, suffix)
+        if identifier:
+            data["identifier"] = identifier
+    try:
+        return validate_set_data(data, source=str(path), lines=lines, problems=problems)
+    except GoldenSetError:
+        # a valid set is at most 4 levels deep, so only a file that failed is measured: a
+        # document past the limit is refused whole, a JSONL line past it on its own
+        if suffix == ".csv":
+            raise
+        if suffix != ".jsonl":
+            if nesting_exceeds(data):
+                raise GoldenSetError([f"{path}: {too_deep()}"]) from None
+            raise
+        if not any(map(nesting_exceeds, data["questions"])):
+            raise
+        data["questions"], lines, problems = _read_jsonl(path, text, measure=True)
+        return validate_set_data(data, source=str(path), lines=lines, problems=problems)
 
 
 def validate_set_data(
@@ -128,9 +140,12 @@ def validate_set_data(
     elif not raw_questions and not unread:  # else the unread lines may hold the questions
         problems.append(f"{source}: the set has no questions; add at least one")
 
-    questions: list[GoldenQuestion] = []
+    # every row ordinary (golden/fast_rows.py): the same questions, at a fraction of the cost;
+    # else each row is validated below, for its problems
+    fast = ordinary_questions(raw_questions)
+    questions: list[GoldenQuestion] = fast if fast is not None else []
     seen: dict[str, int] = {}
-    for index, raw in enumerate(raw_questions):
+    for index, raw in enumerate(raw_questions if fast is None else ()):
         # _where() names the question in a problem: formatted only when there is one
         if not isinstance(raw, dict):
             where = _where(source, raw, index, lines)
@@ -164,6 +179,11 @@ def validate_set_data(
             )
     if problems:
         raise GoldenSetError(problems)
+    if fast is not None:
+        # the questions are proved unique: the set is validated with its first one only (the
+        # header's checks), then given all of them, sparing a Python pass over 20,000 of them
+        first = GoldenQuestionSet.model_validate({**header, "questions": questions[:1]})
+        return first.model_copy(update={"questions": tuple(questions)})
     return GoldenQuestionSet.model_validate({**header, "questions": questions})
 
 
@@ -214,6 +234,7 @@ def _parse_int(literal: str) -> int:
 # json's decoder, but for integers, which it would let int() refuse with a ValueError naming
 # sys.set_int_max_str_digits(); sets seldom hold integers, so the hook is seldom called
 _DECODER = json.JSONDecoder(parse_int=_parse_int)
+_SCAN = _DECODER.scan_once  # type: ignore[attr-defined]  # raw_decode's C scanner
 
 
 def _read_document(
@@ -269,6 +290,10 @@ def _read_jsonl(
 ) -> tuple[list[Any], list[int | None], list[str]]:
     """Rows, their lines, and the problems of lines that are no JSON (or, with ``measure``, that
     nest past the limit)."""
+    if not measure:
+        every = _every_line_decoded(text)
+        if every is not None:
+            return every, list(range(1, len(every) + 1)), []
     rows: list[Any] = []
     lines: list[int | None] = []
     problems: list[str] = []
@@ -302,6 +327,27 @@ def _read_jsonl(
         rows.append(value)
         lines.append(number)
     return rows, lines, problems
+
+
+def _every_line_decoded(text: str) -> list[Any] | None:
+    """Every line's value when every line is one JSON document, decoded with C-level passes.
+
+    The loop of :func:`_read_jsonl` costs ~1 µs a line in Python around the decoding. Here
+    json's C scanner (what ``raw_decode`` calls) maps over the lines stripped of JSON whitespace;
+    the values are the loop's when every document decodes and is consumed whole. Else None, and
+    the loop reads the file, for its problems and its line numbers: a blank line (the loop skips
+    it) is no JSON, so it ends up there too, as does any error (the scanner's StopIteration on a
+    document with no value ends ``map`` early: the list of ends is then too short).
+    """
+    documents = list(map(str.strip, text.splitlines(), repeat(_JSON_WHITESPACE)))
+    try:
+        decoded = list(map(_SCAN, documents, repeat(0)))
+    except (ValueError, RecursionError):  # JSONDecodeError, _IntegerTooLong
+        return None
+    # every document consumed whole; a shorter list (map ended early) differs too
+    if list(map(itemgetter(1), decoded)) != list(map(len, documents)):
+        return None
+    return list(map(itemgetter(0), decoded))
 
 
 def _unreadable(exc: Exception) -> str:
