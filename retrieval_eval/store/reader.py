@@ -157,14 +157,14 @@ class SqliteReader:
         return found
 
     def _load(self, where: str, params: Any, *, questions: bool = True) -> list[StoredRun]:
-        from retrieval_eval.store.rows import stored_run
+        from retrieval_eval.store.rows import read_run
 
         with self._transaction() as cursor:
             runs = self._rows(cursor, "eval_result", where, params)
             ids = [row["id"] for row in runs]
             per_run = self._children(cursor, "eval_result_question", ids if questions else [])
             slices = self._children(cursor, "eval_result_slice", ids)
-        return [stored_run(row, per_run.get(row["id"], []), slices[row["id"]]) for row in runs]
+        return [read_run(row, per_run.get(row["id"], []), slices[row["id"]]) for row in runs]
 
 
 def open_reader(path: Path) -> SqliteReader | None:
