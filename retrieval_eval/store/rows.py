@@ -4,6 +4,10 @@ Edge cases: datetimes are stored in UTC; SQLite hands them back without a zone, 
 read back is taken as UTC. Slices and questions keep their order through a ``position`` column.
 An invalid run read back names no baseline (neither the run nor its verdict), even when it was
 stored before invalid runs stopped naming one (:func:`~retrieval_eval.store.names.compared_baseline`).
+:func:`read_run` (the SQLite reader's) builds the models without validating when every value
+read is already what validation would make of it (:mod:`retrieval_eval.trusted`), and
+validates the whole run otherwise (an integer in a float column, a form spelled ``GAP``, a
+verdict stored with a field since removed is fine: unknown keys are dropped either way).
 """
 
 from __future__ import annotations
