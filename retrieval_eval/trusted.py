@@ -52,7 +52,8 @@ class NotPlain(Exception):
 _UTC_ISO = re.compile(r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{6})?\+00:00")
 _MISSING = object()
 _ANY_ARGS = inspect.CO_VARARGS | inspect.CO_VARKEYWORDS
-_compiled: dict[type, list[tuple[str, Convert, Any]] | None] = {}
+Field = tuple[str, Convert, Any, "type | None"]
+_compiled: dict[type, tuple[frozenset[str], list[Field]] | None] = {}
 _new, _set = object.__new__, object.__setattr__
 
 
@@ -66,18 +67,24 @@ def checked(cls: type[M], values: dict[str, Any]) -> M:
 
 def trusted(cls: type[M], values: dict[str, Any]) -> M:
     """An instance of ``cls`` equal to ``cls.model_validate(values)``, or :class:`NotPlain`."""
-    fields = _fields(cls)
+    names, fields = _fields(cls)
     data: dict[str, Any] = {}
-    given: set[str] = set()
-    for name, convert, default in fields:
-        value = values.get(name, _MISSING)
-        if value is _MISSING:
-            if default is _MISSING:
-                raise NotPlain(f"{cls.__name__}.{name} is required")
-            data[name] = default()
-        else:
-            data[name] = convert(value)
-            given.add(name)
+    if values.keys() == names:  # every field given, nothing else: a stored row, mostly
+        for name, convert, _, kind in fields:
+            value = values[name]
+            data[name] = value if type(value) is kind else convert(value)  # convert: or raise
+        given = set(names)
+    else:
+        given = set()
+        for name, convert, default, _ in fields:
+            value = values.get(name, _MISSING)
+            if value is _MISSING:
+                if default is _MISSING:
+                    raise NotPlain(f"{cls.__name__}.{name} is required")
+                data[name] = default()
+            else:
+                data[name] = convert(value)
+                given.add(name)
     model = _new(cls)
     _set(model, "__dict__", data)
     _set(model, "__pydantic_fields_set__", given)
@@ -86,20 +93,22 @@ def trusted(cls: type[M], values: dict[str, Any]) -> M:
     return model
 
 
-def _fields(cls: type[BaseModel]) -> list[tuple[str, Convert, Any]]:
-    """Each field's name, converter and default maker (or _MISSING), compiled once per class."""
+def _fields(cls: type[BaseModel]) -> tuple[frozenset[str], list[Field]]:
+    """The field names, and each field's name, converter, default maker (or _MISSING) and
+    exact type (or None), compiled once per class."""
     if cls not in _compiled:
         try:
-            _compiled[cls] = _compile(cls)
+            fields = _compile(cls)
+            _compiled[cls] = (frozenset(name for name, *_ in fields), fields)
         except NotPlain:
             _compiled[cls] = None
-    fields = _compiled[cls]
-    if fields is None:
+    compiled = _compiled[cls]
+    if compiled is None:
         raise NotPlain(f"{cls.__name__} is validated")
-    return fields
+    return compiled
 
 
-def _compile(cls: type[BaseModel]) -> list[tuple[str, Convert, Any]]:
+def _compile(cls: type[BaseModel]) -> list[Field]:
     decorators = cls.__pydantic_decorators__
     if (
         set(cls.model_config) - {"defer_build"}
@@ -119,7 +128,8 @@ def _compile(cls: type[BaseModel]) -> list[tuple[str, Convert, Any]]:
             or info.init is False
         ):
             raise NotPlain(f"{cls.__name__}.{name}")
-        fields.append((name, _converter(info.annotation), _default(info)))
+        convert = _converter(info.annotation)
+        fields.append((name, convert, _default(info), _kind(convert)))
     return fields
 
 
@@ -150,13 +160,24 @@ def _not_plain(why: str) -> Any:
     raise NotPlain(why)
 
 
-def _exact(kind: type) -> Convert:
-    def convert(value: Any) -> Any:
-        if type(value) is not kind:
-            raise NotPlain(f"{type(value).__name__} for {kind.__name__}")
-        return value
+_EXACT: dict[type, Convert] = {}  # kind -> its converter: unions and lists look them up
 
-    return convert
+
+def _exact(kind: type) -> Convert:
+    if kind not in _EXACT:
+
+        def convert(value: Any) -> Any:
+            if type(value) is not kind:
+                raise NotPlain(f"{type(value).__name__} for {kind.__name__}")
+            return value
+
+        _EXACT[kind] = convert
+    return _EXACT[kind]
+
+
+def _kind(convert: Convert) -> type | None:
+    """The type an exact converter takes, else None."""
+    return next((kind for kind, known in _EXACT.items() if known is convert), None)
 
 
 def _keep(value: Any) -> Any:
@@ -181,8 +202,7 @@ def _converter(annotation: Any) -> Convert:
     if origin is Literal:
         return _literal(args)
     if origin is list and len(args) == 1:
-        item, is_list = _converter(args[0]), _exact(list)
-        return lambda value: [item(v) for v in is_list(value)]  # a copy, as validation makes
+        return _list(_converter(args[0]))
     if origin is dict and len(args) == 2 and args[0] is str:
         key, entry, is_dict = _exact(str), _converter(args[1]), _exact(dict)
         return lambda value: {key(k): entry(v) for k, v in is_dict(value).items()}
@@ -224,8 +244,14 @@ def _model(kind: type[BaseModel]) -> Convert:
 
 
 def _union(members: list[Convert]) -> Convert:
+    # exact types (str | None, ...) by a lookup: trying each member costs an exception a miss
+    kept = {kind for kind in map(_kind, members) if kind is not None}
+    others = [member for member in members if _kind(member) is None]
+
     def convert(value: Any) -> Any:
-        for member in members:  # exact types: at most one member takes a value
+        if type(value) in kept:
+            return value
+        for member in others:  # at most one member takes a value: the types are exact
             try:
                 return member(value)
             except NotPlain:
@@ -235,11 +261,25 @@ def _union(members: list[Convert]) -> Convert:
     return convert
 
 
-def _literal(choices: tuple[Any, ...]) -> Convert:
-    allowed = {(type(c), c) for c in choices}
+def _list(item: Convert) -> Convert:
+    kind = _kind(item)
 
     def convert(value: Any) -> Any:
-        if (type(value), value) not in allowed:
+        if type(value) is not list:
+            raise NotPlain(f"{type(value).__name__} for a list")
+        if kind is not None and all(type(v) is kind for v in value):
+            return list(value)  # a copy, as validation makes
+        return [item(v) for v in value]
+
+    return convert
+
+
+def _literal(choices: tuple[Any, ...]) -> Convert:
+    allowed = {(type(c), c) for c in choices}
+    kinds = {type(c) for c in choices}  # hashable: str, int, bool, an enum
+
+    def convert(value: Any) -> Any:
+        if type(value) not in kinds or (type(value), value) not in allowed:
             raise NotPlain(f"{value!r} for {choices}")
         return value
 
