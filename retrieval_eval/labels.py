@@ -27,7 +27,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field
 
 if TYPE_CHECKING:  # annotations only: a stored run's results need no set models
     from retrieval_eval.golden.models import GoldenQuestionSet
@@ -36,6 +36,8 @@ if TYPE_CHECKING:  # annotations only: a stored run's results need no set models
 
 class DeadLabels(BaseModel):
     """What the check found; ``checked=False`` when the retriever cannot check ids."""
+
+    model_config = ConfigDict(defer_build=True)  # built at first use: retrieval_eval.trusted
 
     checked: bool
     source: str = ""

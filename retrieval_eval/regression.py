@@ -38,7 +38,7 @@ from __future__ import annotations
 from fractions import Fraction
 from typing import TYPE_CHECKING, Literal, Protocol
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field
 
 from retrieval_eval.errors import RetrievalEvalError
 from retrieval_eval.intervals import paired_difference
@@ -78,6 +78,8 @@ class RegressionDetected(RetrievalEvalError):
 
 
 class SliceRegression(BaseModel):
+    model_config = ConfigDict(defer_build=True)  # built at first use: retrieval_eval.trusted
+
     dimension: Literal["form", "hard_class"]
     value: str
     metric: Literal["top1", "top3"]
@@ -88,6 +90,8 @@ class SliceRegression(BaseModel):
 
 class Verdict(BaseModel):
     """What a person or CI acts on. Deltas are current minus baseline (negative = worse)."""
+
+    model_config = ConfigDict(defer_build=True)  # built at first use: retrieval_eval.trusted
 
     state: VerdictState
     baseline_run_id: int | None = None

@@ -30,7 +30,7 @@ from datetime import UTC, datetime
 from operator import attrgetter
 from typing import TYPE_CHECKING, Any
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field
 
 from retrieval_eval.golden.forms import QuestionForm
 from retrieval_eval.intervals import Interval, rate_interval, wilson
@@ -65,6 +65,8 @@ _new, _set = object.__new__, object.__setattr__
 
 class QuestionResult(BaseModel):
     """How one question fared. ``retrieved`` holds distinct ids, best first, to the deepest cutoff."""
+
+    model_config = ConfigDict(defer_build=True)  # built at first use: retrieval_eval.trusted
 
     id: str
     question: str = ""
@@ -103,6 +105,8 @@ _EVERY_FIELD = set(QuestionResult.model_fields)  # the fields set in every trust
 
 
 class SliceRates(BaseModel):
+    model_config = ConfigDict(defer_build=True)  # built at first use: retrieval_eval.trusted
+
     questions: int
     top1_hits: int
     top3_hits: int
@@ -127,11 +131,15 @@ class SliceRates(BaseModel):
 
 
 class Latency(BaseModel):
+    model_config = ConfigDict(defer_build=True)  # built at first use: retrieval_eval.trusted
+
     p50: float | None = None
     p95: float | None = None
 
 
 class RunSettings(BaseModel):
+    model_config = ConfigDict(defer_build=True)  # built at first use: retrieval_eval.trusted
+
     top_k: int = TOP_K
     overfetch_multiplier: int = OVERFETCH_MULTIPLIER
     cutoffs: list[int] = Field(default_factory=lambda: [1, TOP_K])
@@ -152,6 +160,8 @@ class RunSettings(BaseModel):
 
 class RunResult(BaseModel):
     """One evaluation of one retriever on one golden set."""
+
+    model_config = ConfigDict(defer_build=True)  # built at first use: retrieval_eval.trusted
 
     run_key: str = Field(default_factory=lambda: uuid.uuid4().hex)
     set_identifier: str

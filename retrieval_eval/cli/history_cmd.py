@@ -304,14 +304,15 @@ def show(
 
         click.echo(render_per_query(run.result), nl=False)
         return
-    extra = {
+    extra: dict[str, Any] = {
         "run_id": run.id,
         "status": run.status,
         "accepted_baseline": run.accepted_baseline,
         "baseline_run_id": run.baseline_run_id,
         "created_at": run.created_at.isoformat(),
-        "regression": run.verdict.contract() if run.verdict else None,
     }
+    if fmt == "json":  # only JSON prints it; dumping a verdict builds its schema (~50 ms)
+        extra["regression"] = run.verdict.contract() if run.verdict else None
     power, source = (None, None) if summary or fmt == "csv" else stored_power(run, config_path)
     text = render(
         run.result,

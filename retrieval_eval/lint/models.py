@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field
 
 Severity = Literal["error", "warning", "info"]
 SEVERITIES: tuple[Severity, ...] = ("error", "warning", "info")
@@ -12,6 +12,8 @@ SEVERITIES: tuple[Severity, ...] = ("error", "warning", "info")
 
 class Finding(BaseModel):
     """One thing a person should look at; ``details`` holds the figures behind the message."""
+
+    model_config = ConfigDict(defer_build=True)  # built at first use: retrieval_eval.trusted
 
     check: str
     severity: Severity
@@ -27,6 +29,8 @@ class PowerFigure(BaseModel):
     ``detectable_drop`` is None when no drop up to the whole rate is detectable.
     ``questions_needed`` is the set size at which the threshold itself becomes detectable.
     """
+
+    model_config = ConfigDict(defer_build=True)  # built at first use: retrieval_eval.trusted
 
     metric: Literal["top1", "top3"]
     scope: str = "overall"  # "overall", or "form=gap", "hard_class=near-duplicate"
@@ -44,6 +48,8 @@ class PowerFigure(BaseModel):
 class PowerReport(BaseModel):
     """Power of the set at ``alpha`` (two-sided) with ``power``; method in :mod:`.power`."""
 
+    model_config = ConfigDict(defer_build=True)  # built at first use: retrieval_eval.trusted
+
     alpha: float
     power: float
     churn: float
@@ -52,6 +58,8 @@ class PowerReport(BaseModel):
 
 
 class LintReport(BaseModel):
+    model_config = ConfigDict(defer_build=True)  # built at first use: retrieval_eval.trusted
+
     set_id: str
     questions: int
     findings: list[Finding] = Field(default_factory=list)

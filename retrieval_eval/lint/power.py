@@ -35,6 +35,7 @@ from statistics import NormalDist
 from typing import TYPE_CHECKING
 
 from retrieval_eval.lint.models import PowerFigure, PowerReport
+from retrieval_eval.trusted import checked
 
 if TYPE_CHECKING:
     from retrieval_eval.config import LintOptions, Thresholds
@@ -122,17 +123,16 @@ def figures(
             kwargs = {"alpha": options.alpha, "power": options.power, "churn": options.churn}
             drop = detectable_drop(n, rate=rate, **kwargs)
             needed = questions_needed(threshold, rate=rate, **kwargs) if threshold > 0 else None
-            out.append(
-                PowerFigure(
-                    metric=metric,  # type: ignore[arg-type]
-                    scope=scope,
-                    questions=n,
-                    rate=rate,
-                    threshold=threshold,
-                    detectable_drop=drop,
-                    questions_needed=needed,
-                )
-            )
+            figure = {
+                "metric": metric,
+                "scope": scope,
+                "questions": n,
+                "rate": rate,
+                "threshold": threshold,
+                "detectable_drop": drop,
+                "questions_needed": needed,
+            }
+            out.append(checked(PowerFigure, figure))  # show builds no schema (trusted)
     return out
 
 
@@ -145,10 +145,11 @@ def run_power(
 
         options = LintOptions()
     rates = {("overall", "top1"): result.top1_hit_rate, ("overall", "top3"): result.top3_hit_rate}
-    return PowerReport(
-        alpha=options.alpha,
-        power=options.power,
-        churn=options.churn,
-        rates_from="this run",
-        figures=figures({"overall": result.question_count}, rates, thresholds, options),
-    )
+    report = {
+        "alpha": options.alpha,
+        "power": options.power,
+        "churn": options.churn,
+        "rates_from": "this run",
+        "figures": figures({"overall": result.question_count}, rates, thresholds, options),
+    }
+    return checked(PowerReport, report)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Literal
 
-from pydantic import BaseModel
+from pydantic import BaseModel, ConfigDict
 
 from retrieval_eval.regression import Verdict, VerdictState
 from retrieval_eval.results import RunResult
@@ -18,6 +18,8 @@ class StoredRun(BaseModel):
     when the run was saved (None when it was saved without one). ``accepted_baseline`` marks a
     regressed run a person accepted as the new normal (``retrieval-eval baseline accept``).
     """
+
+    model_config = ConfigDict(defer_build=True)  # built at first use: retrieval_eval.trusted
 
     id: int
     grader: str
