@@ -210,3 +210,24 @@ def test_a_value_validation_would_convert_is_read_by_validation(
     assert {q.latency_ms for q in run.result.questions} == {7.0}
     assert all(type(q.latency_ms) is float for q in run.result.questions)
     assert {str(q.form) for q in run.result.questions} == {"gap"}
+
+
+def test_once_the_schemas_are_built_the_reader_validates(
+    filled: tuple[str, list[int]], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Validation is the faster read per question once its schema exists (a dashboard, a task
+    that scored a run): the trusted path serves only a process that has built none."""
+    from retrieval_eval.results import QuestionResult, RunResult
+
+    url, ids = filled
+    QuestionResult.model_rebuild(force=True)
+    RunResult.model_rebuild(force=True)
+
+    def refused(*args: Any) -> Any:
+        raise AssertionError("trusted read with the schemas built")
+
+    monkeypatch.setattr(rows, "trusted", refused)
+    reader = open_reader(Path(url.removeprefix("sqlite:///")))
+    assert reader is not None
+    with reader:
+        assert [reader.get_run(run_id).id for run_id in ids] == ids
