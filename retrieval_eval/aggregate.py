@@ -2,8 +2,7 @@
 
 Aggregation apart from the models it builds (:mod:`retrieval_eval.results`), so the secondary
 metrics (:mod:`retrieval_eval.metrics`, which reads those models) need no import cycle; they
-and numpy are imported when a run is summarised, so that a command failing on its arguments
-never pays for numpy.
+are imported when a run is summarised. Neither imports numpy: a run's figures need none.
 The standard library counts (C-level passes over columns) and takes the percentiles as numpy
 does (:func:`percentile`); the figures are what grouping :meth:`RunResult.to_frame` with
 pandas gives (``tests/test_results.py`` checks). Edge cases (empty groups, questions without a hard class, failed calls' latency) are in
@@ -110,7 +109,7 @@ def summarise(
     :mod:`retrieval_eval.metrics` for their definitions and edge cases). The figures are what
     grouping :meth:`RunResult.to_frame` with pandas gives (``tests/test_results.py`` checks).
     """
-    from retrieval_eval.metrics import compute  # numpy: only once there is a run to summarise
+    from retrieval_eval.metrics import compute
 
     settings = settings or RunSettings()
     count = len(questions)

@@ -1,9 +1,9 @@
 """Secondary metrics over DISTINCT documents: hit_rate@k, recall@k, MRR and nDCG@k.
 
 Each metric is one small function that returns per-question values (a float array in question
-order, ``NaN`` where a question does not count), as ranx does; :func:`compute` averages them into
-the ``RunResult.metrics`` figures and :func:`per_question` gives them as a DataFrame (it alone
-imports pandas).
+order, ``NaN`` where a question does not count), as ranx does; :func:`per_question` gives them
+as a DataFrame (it alone imports pandas). :func:`compute` gives the ``RunResult.metrics``
+figures, their means, without numpy (numpy is imported by the per-question functions only).
 
 They read what the scorer keeps per question (:class:`~retrieval_eval.results.QuestionResult`):
 ``retrieved`` (distinct ids, best first, down to the deepest cutoff), ``first_hit_rank`` (over
@@ -30,14 +30,16 @@ every distinct id fetched), ``expected_document_ids`` and ``error``. So:
 
 from __future__ import annotations
 
+import math
+from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from fractions import Fraction
 from operator import attrgetter
 from typing import TYPE_CHECKING
 
-import numpy as np
-
 if TYPE_CHECKING:
+    import numpy as np
     import pandas as pd
 
     from retrieval_eval.results import QuestionResult
@@ -63,6 +65,8 @@ class Judgements:
 
 def judgements(questions: Sequence[QuestionResult]) -> Judgements:
     """Turn per-question results into arrays; one pass in Python, the metrics then vectorise."""
+    import numpy as np
+
     n = len(questions)
     fields = attrgetter("expected_document_ids", "retrieved", "first_hit_rank", "error")
     expected, retrieved, first, errors = (
@@ -102,6 +106,8 @@ def hit_rate(j: Judgements, k: int) -> np.ndarray:
     A no-result question is a hit only when nothing came back; an errored question never hits.
     ``hit_rate@1`` and ``hit_rate@3`` equal the primary top-1 and top-3 hit rates.
     """
+    import numpy as np
+
     found = (j.first_rank >= 1) & (j.first_rank <= k)
     hits = np.where(j.has_targets, found, j.empty) & ~j.failed
     return hits.astype(float)
@@ -109,6 +115,8 @@ def hit_rate(j: Judgements, k: int) -> np.ndarray:
 
 def recall(j: Judgements, k: int) -> np.ndarray:
     """Share of the question's targets among its first ``k`` distinct documents (NaN: no targets)."""
+    import numpy as np
+
     found = j.gains[:, :k].sum(axis=1)
     with np.errstate(invalid="ignore", divide="ignore"):
         values = found / j.target_count
@@ -117,6 +125,8 @@ def recall(j: Judgements, k: int) -> np.ndarray:
 
 def reciprocal_rank(j: Judgements) -> np.ndarray:
     """1 / rank of the first target among the distinct fetched documents; 0 when none (NaN: no targets)."""
+    import numpy as np
+
     with np.errstate(divide="ignore"):
         values = np.where(j.first_rank > 0, 1.0 / np.maximum(j.first_rank, 1), 0.0)
     return np.where(j.has_targets, values, np.nan)
@@ -124,6 +134,8 @@ def reciprocal_rank(j: Judgements) -> np.ndarray:
 
 def ndcg(j: Judgements, k: int) -> np.ndarray:
     """nDCG@k with binary gains: DCG of the first ``k`` distinct documents over the ideal DCG."""
+    import numpy as np
+
     discounts = 1.0 / np.log2(np.arange(2, k + 2))
     width = min(k, j.gains.shape[1])
     dcg = j.gains[:, :width] @ discounts[:width]
@@ -170,11 +182,77 @@ def per_question(questions: Sequence[QuestionResult], cutoffs: Iterable[int]) ->
 
 def mean(values: np.ndarray) -> float | None:
     """Mean over the questions that count (non-NaN); ``None`` when none does."""
+    import numpy as np
+
     counted = values[~np.isnan(values)]
     return float(counted.mean()) if counted.size else None
 
 
 def compute(questions: Sequence[QuestionResult], cutoffs: Iterable[int]) -> dict[str, float | None]:
-    """The run-level figures: each metric's mean over the questions that count."""
-    j = judgements(questions)
-    return {name: mean(_values(j, name)) for name in metric_names(cutoffs)}
+    """The run-level figures: each metric's mean over the questions that count.
+
+    Exact, and without numpy (a run's process need not import it: ~0.1 s of a CLI run): the
+    questions are counted by what their values depend on (failed, number of targets, nothing
+    kept, first rank, the ranks of the targets kept), each metric is computed once per
+    distinct kind with the same operations as the per-question functions above, and the mean
+    is the exactly rounded mean of those values (``Fraction``s). numpy's pairwise sum of the
+    same values may differ in the last bit; the hit rates are the same bits (exact sums of
+    ones). ``tests/test_metrics.py`` compares both on random runs.
+    """
+    ks = sorted(set(cutoffs))
+    kinds = _kinds(questions)
+    figures: dict[str, float | None] = {}
+    for k in ks:
+        figures[f"hit_rate@{k}"] = _mean((_hit(kind, k), n) for kind, n in kinds.items())
+    targeted = [(kind, n) for kind, n in kinds.items() if kind[1]]
+    for k in ks:
+        figures[f"recall@{k}"] = _mean((_found(kind, k) / kind[1], n) for kind, n in targeted)
+    figures["mrr"] = _mean(((1.0 / kind[3] if kind[3] else 0.0), n) for kind, n in targeted)
+    for k in ks:
+        figures[f"ndcg@{k}"] = _mean((_ndcg(kind, k), n) for kind, n in targeted)
+    return {name: figures[name] for name in metric_names(ks)}
+
+
+Kind = tuple[bool, int, bool, int, tuple[int, ...]]
+
+
+def _kinds(questions: Sequence[QuestionResult]) -> Counter[Kind]:
+    """Questions counted by (failed, targets, nothing kept, first rank or 0, ranks of the targets
+    among the kept documents): every metric of a question is a function of these."""
+    fields = attrgetter("expected_document_ids", "retrieved", "first_hit_rank", "error")
+    kinds: Counter[Kind] = Counter()
+    for expected, kept, first, error in map(fields, questions):
+        ranks: tuple[int, ...] = ()
+        if first is not None and first <= len(kept):  # as judgements() finds the gains
+            ranks = (first,)
+            if len(expected) > 1:
+                wanted = set(expected)
+                ranks += tuple(j + 1 for j in range(first, len(kept)) if kept[j] in wanted)
+        kinds[(error is not None, len(expected), not kept, first or 0, ranks)] += 1
+    return kinds
+
+
+def _hit(kind: Kind, k: int) -> float:
+    failed, targets, empty, first, _ = kind
+    if failed:
+        return 0.0
+    return float(1 <= first <= k) if targets else float(empty)
+
+
+def _found(kind: Kind, k: int) -> int:
+    return sum(rank <= k for rank in kind[4])
+
+
+def _ndcg(kind: Kind, k: int) -> float:
+    discounts = [1.0 / math.log2(rank + 1) for rank in range(1, k + 1)]
+    dcg = sum(discounts[rank - 1] for rank in kind[4] if rank <= k)
+    return dcg / sum(discounts[: min(kind[1], k)])
+
+
+def _mean(values: Iterable[tuple[float, int]]) -> float | None:
+    """The exactly rounded mean of each value repeated its count of times; None for none."""
+    total, count = Fraction(0), 0
+    for value, n in values:
+        total += Fraction(value) * n
+        count += n
+    return float(total / count) if count else None
