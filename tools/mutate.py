@@ -5,7 +5,8 @@ Each mutation replaces one exact snippet of one file (it must occur exactly once
 that no longer matches the code is reported instead of silently skipped) and runs only the test
 files that guard that rule, with ``pytest -x -q``. A mutation is KILLED when those tests fail and
 SURVIVES when they pass. The mutations cover the scoring rules, aggregation, the regression
-thresholds, baseline selection, atomic saving and the dashboard's escaping.
+thresholds, baseline selection, atomic saving, the dashboard's escaping and the fast paths
+(each must do what the path it stands in for does).
 
 Everything happens in a throwaway copy of the working tree (tracked files plus untracked ones git
 does not ignore) in a temporary folder, imported through ``PYTHONPATH``: the live checkout is
@@ -14,7 +15,7 @@ never modified, also when the check is interrupted. ``--rev REV`` copies a commi
 Exit status: 0 when every must-kill mutation is killed, 1 when one survives, 2 when the check
 could not run (a stale snippet, tests failing before any mutation).
 
-    make mutate                                  # everything (about 2 minutes on 2 cores)
+    make mutate                                  # everything (about 4-5 minutes on 2 cores)
     .venv/bin/python tools/mutate.py --area webui  # one area; --only NAME [NAME ...], --list
     .venv/bin/python tools/mutate.py --jobs 1      # one mutation at a time (default: 2)
 """
@@ -48,8 +49,8 @@ CHART_TESTS = ("tests/webui/test_escaping.py", "tests/webui/test_charts.py")
 
 SCORING = "retrieval_eval/scoring.py"
 RESULTS = "retrieval_eval/results.py"
+AGGREGATE = "retrieval_eval/aggregate.py"
 REGRESSION = "retrieval_eval/regression.py"
-RECORDING = "retrieval_eval/recording.py"
 STORE = "retrieval_eval/store/store.py"
 TEMPLATES = "retrieval_eval/webui/templates/"
 
@@ -169,8 +170,8 @@ MUTATIONS: list[Mutation] = [
     Mutation(
         "errors-not-counted",
         "results",
-        RESULTS,
-        'errors = int(frame["error"].notna().sum())',
+        AGGREGATE,
+        "errors = count - error_col.count(None)",
         "errors = 0",
         RESULTS_TESTS,
         must_kill=False,
@@ -178,7 +179,7 @@ MUTATIONS: list[Mutation] = [
     Mutation(
         "max-error-rate-exclusive",
         "results",
-        RESULTS,
+        AGGREGATE,
         "<= settings.max_error_rate",
         "< settings.max_error_rate",
         RESULTS_TESTS,
@@ -187,7 +188,7 @@ MUTATIONS: list[Mutation] = [
     Mutation(
         "empty-group-rate-zero",
         "results",
-        RESULTS,
+        AGGREGATE,
         "return hits / count if count else None",
         "return hits / count if count else 0.0",
         RESULTS_TESTS,
@@ -196,26 +197,26 @@ MUTATIONS: list[Mutation] = [
     Mutation(
         "latency-includes-errored-calls",
         "results",
-        RESULTS,
-        'frame.loc[frame["error"].isna(), "latency_ms"]',
-        'frame["latency_ms"]',
+        AGGREGATE,
+        "if error is None and ms is not None and ms == ms",
+        "if ms is not None and ms == ms",
         RESULTS_TESTS,
         must_kill=False,
     ),
     Mutation(
         "p95-is-p90",
         "results",
-        RESULTS,
-        "quantile(0.95)",
-        "quantile(0.9)",
+        AGGREGATE,
+        "p95=percentile(ok, 95)",
+        "p95=percentile(ok, 90)",
         RESULTS_TESTS,
         must_kill=False,
     ),
     Mutation(
         "forms-listed-only-when-present",
         "results",
-        RESULTS,
-        "for value in [*always, *(v for v in counts if v not in always)]:",
+        AGGREGATE,
+        "for value in [*always, *sorted(v for v in counts if v not in always)]:",
         "for value in counts:",
         RESULTS_TESTS,
         must_kill=False,
@@ -223,9 +224,9 @@ MUTATIONS: list[Mutation] = [
     Mutation(
         "top3-counts-top1-hits",
         "results",
-        RESULTS,
-        'top3 = int(frame["top3_hit"].sum())',
-        'top3 = int(frame["top1_hit"].sum())',
+        AGGREGATE,
+        "top3 = int(sum(top3_col))",
+        "top3 = int(sum(top1_col))",
         RESULTS_TESTS,
         must_kill=False,
     ),
@@ -288,8 +289,8 @@ MUTATIONS: list[Mutation] = [
         "mcnemar-one-sided",
         "regression",
         REGRESSION,
-        "min(Fraction(1), 2 * tail)",
-        "min(Fraction(1), tail)",
+        "min(Fraction(1), 2 * Fraction(total, 2**n))",
+        "min(Fraction(1), Fraction(total, 2**n))",
         REGRESSION_TESTS,
         must_kill=False,
     ),
@@ -377,24 +378,24 @@ MUTATIONS: list[Mutation] = [
         "later-run-as-baseline-of-a-replay",
         "baseline",
         STORE,
-        "        if before is not None:\n            query = query.where(",
-        "        if False:\n            query = query.where(",
+        "_load_on(conn, query.where(eval_result.c.run_date < result.finished_at))",
+        "_load_on(conn, query)",
         BASELINE_TESTS,
     ),
     Mutation(
         "pinned-baseline-ignored",
         "baseline",
-        RECORDING,
-        "    if baseline_run_id is not None:\n        baseline = store.get_run(baseline_run_id)",
-        "    if False:\n        baseline = store.get_run(baseline_run_id)",
+        STORE,
+        "            if baseline_run_id is not None:\n                baseline = _first(",
+        "            if False:\n                baseline = _first(",
         BASELINE_TESTS,
     ),
     Mutation(
         "label-change-judged-as-first-run",
         "baseline",
-        RECORDING,
-        "            comparable = False\n",
-        "            comparable = True\n",
+        STORE,
+        "comparable = not fingerprints - {result.labels_fingerprint}",
+        "comparable = True",
         BASELINE_TESTS,
     ),
     # -- store: atomic saving, pruning -----------------------------------------------------------
@@ -402,17 +403,16 @@ MUTATIONS: list[Mutation] = [
         "children-saved-in-a-second-transaction",
         "store",
         STORE,
-        "                    ).scalar_one()\n                    conn.execute(insert(eval_result_question)",
-        "                    ).scalar_one()\n                with self.engine.begin() as conn:\n"
-        "                    conn.execute(insert(eval_result_question)",
+        "    ).scalar_one()\n    conn.execute(insert(eval_result_question)",
+        "    ).scalar_one()\n    conn.commit()\n    conn.execute(insert(eval_result_question)",
         STORE_TESTS,
     ),
     Mutation(
         "slices-saved-in-a-second-transaction",
         "store",
         STORE,
-        "                    slices = slice_rows(result, run_id)\n",
-        "                with self.engine.begin() as conn:\n                    slices = slice_rows(result, run_id)\n",
+        "    slices = slice_rows(result, run_id)\n",
+        "    conn.commit()\n    slices = slice_rows(result, run_id)\n",
         STORE_TESTS,
     ),
     Mutation(
@@ -424,11 +424,60 @@ MUTATIONS: list[Mutation] = [
         STORE_TESTS,
         must_kill=False,
     ),
+    # -- fast paths: each must do exactly what the path it stands in for does --------------------
+    Mutation(
+        "fast-rows-unstripped-id",
+        "fast paths",
+        "retrieval_eval/golden/fast_rows.py",
+        "if not qid or qid.strip() != qid or not qid.isprintable() or qid in seen:",
+        "if not qid or not qid.isprintable() or qid in seen:",
+        ("tests/golden/test_fast_rows.py",),
+    ),
+    Mutation(
+        "fast-rows-duplicate-id",
+        "fast paths",
+        "retrieval_eval/golden/fast_rows.py",
+        "if not qid or qid.strip() != qid or not qid.isprintable() or qid in seen:",
+        "if not qid or qid.strip() != qid or not qid.isprintable():",
+        ("tests/golden/test_fast_rows.py",),
+    ),
+    Mutation(
+        "metric-figures-recall-below-the-cutoff",
+        "fast paths",
+        "retrieval_eval/metrics.py",
+        "return sum(rank <= k for rank in kind[4])",
+        "return sum(rank < k for rank in kind[4])",
+        ("tests/test_metrics.py",),
+    ),
+    Mutation(
+        "metric-figures-errors-hit",
+        "fast paths",
+        "retrieval_eval/metrics.py",
+        "    if failed:\n        return 0.0\n",
+        "    if False:\n        return 0.0\n",
+        ("tests/test_metrics.py",),
+    ),
+    Mutation(
+        "trusted-read-accepts-subclasses",
+        "fast paths",
+        "retrieval_eval/trusted.py",
+        "data[name] = value if type(value) is kind else convert(value)",
+        "data[name] = value if isinstance(value, kind) else convert(value)",
+        ("tests/store/test_trusted_models.py",),
+    ),
+    Mutation(
+        "question-json-skips-escapes",
+        "fast paths",
+        "retrieval_eval/question_json.py",
+        "    return len(data) - len(data.translate(None, _ESCAPED_BYTES))",
+        "    return 0",
+        ("tests/test_question_json.py",),
+    ),
     # -- webui: every stored string escaped ------------------------------------------------------
     Mutation(
         "autoescape-off",
         "webui",
-        "retrieval_eval/webui/app.py",
+        "retrieval_eval/webui/rendering.py",
         'autoescape=select_autoescape(["html", "css"], default=True)',
         "autoescape=False",
         WEB_TESTS,
@@ -437,10 +486,10 @@ MUTATIONS: list[Mutation] = [
     _safe("flip-question-id", "run.html", "f.id"),
     _safe("flip-hard-class", "run.html", "f.hard_class or ''"),
     _safe("question-text", "run.html", "q.question"),
-    _safe("question-id-attribute", "run.html", "q.id", '<tr data-question-id="@">'),
+    _safe("question-id-attribute", "run.html", "q.id", '<tr data-question-id="@" class='),
     _safe("question-error-text", "run.html", "q.error or ''"),
     _safe("question-hard-class", "run.html", "q.hard_class or ''"),
-    _safe("slice-value", "run.html", "value"),
+    _safe("slice-value", "run.html", "value", '<td data-label="Value">@</td>'),
     _safe("verdict-summary", "run.html", "run.verdict_summary"),
     _safe("set-name", "run.html", "data.set_name"),
     _safe("corpus-revision", "run.html", "run.corpus_revision"),
@@ -449,8 +498,8 @@ MUTATIONS: list[Mutation] = [
     _safe(
         "run-heading", "run.html", "run.retriever", "<h1>Run {{ run.run_id }}: {{ run.set }} × @"
     ),
-    _safe("expected-ids", "macros.html", "d", '<span class="hit">@</span>'),
-    _safe("retrieved-ids", "macros.html", "d", "{% else %}@{% endif %}"),
+    _safe("expected-ids", "macros.html", "d", '<s class="missing" title="not retrieved">@</s>'),
+    _safe("retrieved-ids", "macros.html", "d", '{% else %}<span class="id">@</span>{% endif %}'),
     _safe("overview-set", "overview.html", "p.set", "<strong>@</strong>"),
     _safe("overview-retriever", "overview.html", "p.retriever", "@</a>"),
     _safe("history-heading", "history.html", "data.set", "<h1>@ × "),
@@ -462,15 +511,15 @@ MUTATIONS: list[Mutation] = [
         "compare-retriever-option",
         "compare.html",
         "r",
-        '<select name="a">{% for r in data.retrievers %}<option value="@"',
+        "{% if r in names %} checked{% endif %}> @</label>",
     ),
     _safe("error-message", "error.html", "message"),
     Mutation(
         "chart-legend",
         "webui",
-        "retrieval_eval/webui/charts.py",
-        "{escape(item.name)}</text>",
-        "{item.name}</text>",
+        "retrieval_eval/webui/chart_marks.py",
+        "{escape(entry.text)}</text>",
+        "{entry.text}</text>",
         CHART_TESTS,
     ),
 ]
