@@ -49,7 +49,8 @@ class NotPlain(Exception):
     """A value (or a class) :func:`trusted` cannot vouch for: validate instead."""
 
 
-_UTC_ISO = re.compile(r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{6})?\+00:00")
+# ASCII digits only: \d also matches other scripts' digits, which validation refuses
+_UTC_ISO = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\.[0-9]{6})?\+00:00")
 _MISSING = object()
 _ANY_ARGS = inspect.CO_VARARGS | inspect.CO_VARKEYWORDS
 Field = tuple[str, Convert, Any, "type | None"]
@@ -217,7 +218,11 @@ def _datetime(value: Any) -> datetime:
     if type(value) is str and _UTC_ISO.fullmatch(value):
         from pydantic_core import TzInfo
 
-        return datetime.fromisoformat(value).replace(tzinfo=TzInfo(0))
+        try:
+            parsed = datetime.fromisoformat(value)
+        except ValueError:  # the shape but no such moment (Feb 30, 24:00, a leap second)
+            raise NotPlain(f"{value!r} for datetime") from None
+        return parsed.replace(tzinfo=TzInfo(0))
     raise NotPlain(f"{value!r} for datetime")
 
 

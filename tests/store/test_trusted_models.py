@@ -171,6 +171,30 @@ def test_plain_values_are_trusted_and_near_misses_are_not() -> None:
             trusted(Verdict, {"state": state})
 
 
+@pytest.mark.parametrize(
+    "moment",
+    [
+        "2024-02-30T23:59:59+00:00",  # the shape, but no such day
+        "2024-01-01T24:00:00+00:00",
+        "2024-01-01T23:59:60+00:00",
+        "2024-13-01T00:00:00+00:00",
+        "0000-01-01T00:00:00+00:00",
+        "\u0662\u0660\u0662\u0664-01-01T00:00:00+00:00",  # Arabic-Indic digits
+    ],
+)
+def test_a_timestamp_validation_refuses_is_not_plain(moment: str) -> None:
+    """Handed to validation, whose error a corrupted store then shows, as before."""
+    with pytest.raises(NotPlain):
+        trusted(_When, {"at": moment})
+    with pytest.raises(ValidationError):
+        checked(_When, {"at": moment})
+
+
+class _When(BaseModel):
+    model_config = ConfigDict(defer_build=True)
+    at: datetime
+
+
 class _Checked(BaseModel):
     model_config = ConfigDict(defer_build=True)
     n: int
