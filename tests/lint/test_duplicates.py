@@ -48,3 +48,21 @@ def test_identical_target_lists_are_info_in_any_order_and_empty_lists_are_not_gr
     assert [(f.check, f.severity, f.question_ids, f.doc_ids) for f in found] == [
         (TARGETS_CHECK, "info", ["a", "b"], ["x.md", "y.md"])
     ]
+
+
+def test_near_duplicates_of_near_duplicates_are_one_group() -> None:
+    """A templated set is one finding, not a pair per two questions (1,500 questions: 725,350
+    findings and 45 s before)."""
+    templated = [
+        question(f"t{i}", f"What is the refund policy for plan number {i}?") for i in range(60)
+    ]
+    other = question("us", "How do I export my whole workspace as Markdown files?")
+    found = check_duplicates(golden(*templated, other), LintOptions())
+    near = [f for f in found if f.check == CHECK]
+    assert len(near) == 1
+    (group,) = near
+    assert group.question_ids == [f"t{i}" for i in range(60)]  # set order, "us" not in it
+    details = group.details
+    assert 0.8 <= details["lowest_similarity"] <= details["similarity"] < 1.0
+    assert details["pairs"] == 59  # each question joined the group once
+    assert group.message.startswith("60 near-duplicate questions (")
