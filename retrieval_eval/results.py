@@ -35,6 +35,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from retrieval_eval.golden.forms import QuestionForm
 from retrieval_eval.intervals import Interval, rate_interval, wilson
 from retrieval_eval.labels import DeadLabels
+from retrieval_eval.trusted import assembled
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -58,9 +59,6 @@ def paused_gc() -> Iterator[None]:
     finally:
         if enabled:
             gc.enable()
-
-
-_new, _set = object.__new__, object.__setattr__
 
 
 class QuestionResult(BaseModel):
@@ -93,12 +91,7 @@ class QuestionResult(BaseModel):
         building an 11-name set per result was half of this method's time. pydantic only adds
         to it the name of a field assigned (already there) and copies it for a copy.
         """
-        result = _new(cls)  # BaseModel keeps object.__new__; looking it up on cls costs more
-        _set(result, "__dict__", values)
-        _set(result, "__pydantic_fields_set__", _EVERY_FIELD)
-        _set(result, "__pydantic_extra__", None)
-        _set(result, "__pydantic_private__", None)
-        return result
+        return assembled(cls, values, _EVERY_FIELD)
 
 
 _EVERY_FIELD = set(QuestionResult.model_fields)  # the fields set in every trusted result

@@ -86,9 +86,18 @@ def trusted(cls: type[M], values: dict[str, Any]) -> M:
             else:
                 data[name] = convert(value)
                 given.add(name)
+    return assembled(cls, data, given)
+
+
+def assembled(cls: type[M], data: dict[str, Any], fields_set: set[str]) -> M:
+    """An instance of ``cls`` with ``data`` as its fields (every one, in declaration order) and
+    ``fields_set`` as ``model_fields_set``: what validation builds, without validating. The
+    caller vouches for every value (:func:`trusted`, ``QuestionResult.trusted``, the set
+    loader's ordinary rows). BaseModel keeps ``object.__new__``; looking it up on ``cls`` costs
+    more."""
     model = _new(cls)
     _set(model, "__dict__", data)
-    _set(model, "__pydantic_fields_set__", given)
+    _set(model, "__pydantic_fields_set__", fields_set)
     _set(model, "__pydantic_extra__", None)
     _set(model, "__pydantic_private__", None)
     return model

@@ -38,10 +38,10 @@ from typing import Any
 
 from retrieval_eval.golden.forms import QuestionForm
 from retrieval_eval.golden.models import GoldenQuestion
+from retrieval_eval.trusted import assembled
 
 _FIELDS = frozenset(GoldenQuestion.model_fields)
 _FORMS: dict[str, QuestionForm] = {form.value: form for form in QuestionForm}
-_new, _set = object.__new__, object.__setattr__
 
 
 class _NotOrdinary(Exception):
@@ -95,11 +95,9 @@ def _question(
     gist = row.get("answer_gist")
     if gist is not None and type(gist) is not str:
         raise _NotOrdinary
-    question = _new(GoldenQuestion)
     # what model_validate builds: every field in __dict__, in declaration order
-    _set(
-        question,
-        "__dict__",
+    return assembled(
+        GoldenQuestion,
         {
             "id": qid,
             "question": text,
@@ -108,11 +106,8 @@ def _question(
             "hard_class": hard_class,
             "answer_gist": gist,
         },
+        fields_set,
     )
-    _set(question, "__pydantic_fields_set__", fields_set)
-    _set(question, "__pydantic_extra__", None)
-    _set(question, "__pydantic_private__", None)
-    return question
 
 
 def _fields_set(keys: tuple[Any, ...]) -> set[str]:
