@@ -5,8 +5,8 @@ metrics (:mod:`retrieval_eval.metrics`, which reads those models) need no import
 are imported when a run is summarised. Neither imports numpy: a run's figures need none.
 The standard library counts (C-level passes over columns) and takes the percentiles as numpy
 does (:func:`percentile`); the figures are what grouping :meth:`RunResult.to_frame` with
-pandas gives (``tests/test_results.py`` checks). Edge cases (empty groups, questions without a hard class, failed calls' latency) are in
-:mod:`retrieval_eval.results`' docstring.
+pandas gives (``tests/test_results.py`` checks). Edge cases (empty groups, questions without a
+hard class, failed calls' latency) are in :mod:`retrieval_eval.results`' docstring.
 """
 
 from __future__ import annotations

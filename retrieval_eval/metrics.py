@@ -35,6 +35,7 @@ from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
+from itertools import repeat
 from operator import attrgetter
 from typing import TYPE_CHECKING
 
@@ -63,6 +64,20 @@ class Judgements:
     gains: np.ndarray
 
 
+def kept_target_ranks(
+    expected: Sequence[str], kept: Sequence[str], first: int | None
+) -> tuple[int, ...]:
+    """The ranks (1-based) of the targets among the kept documents, given the first target's
+    rank over everything fetched: none when that is past what was kept; the others are looked
+    for only after it, and only when there are several targets."""
+    if first is None or first > len(kept):
+        return ()
+    if len(expected) < 2:
+        return (first,)
+    wanted = set(expected)
+    return (first, *(j + 1 for j in range(first, len(kept)) if kept[j] in wanted))
+
+
 def judgements(questions: Sequence[QuestionResult]) -> Judgements:
     """Turn per-question results into arrays; one pass in Python, the metrics then vectorise."""
     import numpy as np
@@ -75,18 +90,9 @@ def judgements(questions: Sequence[QuestionResult]) -> Judgements:
     depth = max(map(len, retrieved), default=0)
     rows: list[int] = []
     cols: list[int] = []
-    for i, rank in enumerate(first):
-        kept = retrieved[i]
-        if rank is None or rank > len(kept):  # no target among the kept documents
-            continue
-        rows.append(i)  # the first target is known; look for more only after it
-        cols.append(rank - 1)
-        if len(expected[i]) > 1:
-            wanted = set(expected[i])
-            for j in range(rank, len(kept)):
-                if kept[j] in wanted:
-                    rows.append(i)
-                    cols.append(j)
+    for i, ranks in enumerate(map(kept_target_ranks, expected, retrieved, first)):
+        rows.extend(repeat(i, len(ranks)))
+        cols.extend(rank - 1 for rank in ranks)
     gains = np.zeros((n, depth), dtype=bool)
     gains[rows, cols] = True
     target_count = np.fromiter(map(len, expected), dtype=np.int64, count=n)
@@ -222,12 +228,7 @@ def _kinds(questions: Sequence[QuestionResult]) -> Counter[Kind]:
     fields = attrgetter("expected_document_ids", "retrieved", "first_hit_rank", "error")
     kinds: Counter[Kind] = Counter()
     for expected, kept, first, error in map(fields, questions):
-        ranks: tuple[int, ...] = ()
-        if first is not None and first <= len(kept):  # as judgements() finds the gains
-            ranks = (first,)
-            if len(expected) > 1:
-                wanted = set(expected)
-                ranks += tuple(j + 1 for j in range(first, len(kept)) if kept[j] in wanted)
+        ranks = kept_target_ranks(expected, kept, first)
         kinds[(error is not None, len(expected), not kept, first or 0, ranks)] += 1
     return kinds
 
