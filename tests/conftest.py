@@ -9,6 +9,9 @@ from pathlib import Path
 import pytest
 from helpers import DEFAULT_PG, EXAMPLES, PG_ENV, ROOT, required
 
+# hooks: the order of the modules and how xdist shares them out (tests/scheduling.py says why)
+from scheduling import pytest_collection_modifyitems, pytest_xdist_make_scheduler  # noqa: F401
+
 # Airflow reads its configuration when first imported: give the whole test session a throwaway
 # AIRFLOW_HOME (never ~/airflow), no example DAGs, and this project's dags/ folder.
 os.environ.setdefault("AIRFLOW_HOME", tempfile.mkdtemp(prefix="retrieval-eval-airflow-"))
