@@ -88,6 +88,7 @@ class RankingServer:
         self.in_flight = 0
         self.max_in_flight = 0
         self._lock = threading.Lock()
+        self._closed = threading.Event()  # ends every delay at once when the test is over
         self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
         self._httpd.daemon_threads = True
         self._thread = threading.Thread(
@@ -104,6 +105,7 @@ class RankingServer:
         return self
 
     def __exit__(self, *exc: object) -> None:
+        self._closed.set()
         self._httpd.shutdown()
         self._httpd.server_close()
 
@@ -175,7 +177,7 @@ class RankingServer:
                 asked = ",".join(params.get("ids", [])).split(",")
             docs = [{"_id": d, "found": d in b.documents} for d in asked]
             return 200, json.dumps({"docs": docs})
-        time.sleep(b.latency_s + b.slow.get(question, 0.0))
+        self._closed.wait(b.latency_s + b.slow.get(question, 0.0))
         if question in b.echo:
             value = b.echo_secret or handler.headers.get("Authorization") or ""
             return 500, echo_body(value, b.echo[question])
