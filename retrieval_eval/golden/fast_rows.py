@@ -20,13 +20,14 @@ does):
 - ``id``: a ``str``, not empty, equal to its ``strip()``, printable (``str.isprintable``:
   no control character, but also no tab or no-break space, which the validator would accept;
   such a set takes the slow path);
-- ``question``: a ``str`` not blank; stored stripped, as the validator does;
+- ``question``: a ``str`` not blank, with no lone surrogate; stored stripped, as the validator
+  does;
 - ``form``: a ``str`` whose ``strip().lower()`` is a form's value (the validator's own rule);
 - ``expected_document_ids``: absent, None, or a ``list``/``tuple`` of ``str``, each not blank
   once stripped, none twice once stripped, all printable as given; stored as a tuple of the
   stripped ids;
-- ``hard_class``: absent, None, or a ``str`` not blank; stored stripped;
-- ``answer_gist``: absent, None, or a ``str``, stored as is;
+- ``hard_class``: absent, None, or a ``str`` not blank, with no lone surrogate; stored stripped;
+- ``answer_gist``: absent, None, or a ``str`` with no lone surrogate, stored as is;
 
 and the set has at least one row and no question id twice. One row that is not ordinary sends
 the whole set to the slow path: a set with a problem is an error, and errors need no speed.
@@ -38,6 +39,7 @@ from typing import Any
 
 from retrieval_eval.golden.forms import QuestionForm
 from retrieval_eval.golden.models import GoldenQuestion
+from retrieval_eval.surrogates import lone_surrogate
 from retrieval_eval.trusted import assembled
 
 _FIELDS = frozenset(GoldenQuestion.model_fields)
@@ -76,7 +78,7 @@ def _question(
         raise _NotOrdinary
     seen.add(qid)
     text = text.strip()  # _not_blank
-    if not text:
+    if not text or (not text.isascii() and lone_surrogate(text)):
         raise _NotOrdinary
     form = row["form"]
     if type(form) is not str:
@@ -94,6 +96,11 @@ def _question(
         raise _NotOrdinary  # _class_not_blank
     gist = row.get("answer_gist")
     if gist is not None and type(gist) is not str:
+        raise _NotOrdinary
+    # _text: no lone surrogate (ids and targets: isprintable refused them already)
+    if (hard_class and not hard_class.isascii() and lone_surrogate(hard_class)) or (
+        gist and not gist.isascii() and lone_surrogate(gist)
+    ):
         raise _NotOrdinary
     # what model_validate builds: every field in __dict__, in declaration order
     return assembled(

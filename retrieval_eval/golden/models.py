@@ -15,6 +15,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 
 from retrieval_eval.golden.forms import QuestionForm
 from retrieval_eval.limits import quote
+from retrieval_eval.surrogates import PROBLEM, lone_surrogate
 
 IDENTIFIER_PATTERN = r"^[a-z0-9_]+(\.[a-z0-9_]+)*$"
 _IDENTIFIER_RE = re.compile(IDENTIFIER_PATTERN)
@@ -32,8 +33,16 @@ def _control_character(text: str) -> str | None:
 _FORMS: dict[str, QuestionForm] = {form.value: form for form in QuestionForm}
 
 
+def _text(value: str) -> str:
+    """``value`` unless it holds a lone surrogate (``retrieval_eval.surrogates``)."""
+    char = lone_surrogate(value)
+    if char is not None:
+        raise ValueError(PROBLEM.format(char=char))
+    return value
+
+
 def _stripped(value: str) -> str:
-    text = value.strip()
+    text = _text(value).strip()
     if not text:
         raise ValueError("must not be empty or whitespace only")
     return text
@@ -119,14 +128,22 @@ class GoldenQuestion(BaseModel):
                         f"document id {quote(doc_id)} contains a control character ({char}); "
                         "ids are plain text"
                     )
+                char = lone_surrogate(doc_id)
+                if char is not None:
+                    raise ValueError(f"document id {quote(doc_id)} " + PROBLEM.format(char=char))
         return stripped
 
     @field_validator("hard_class")
     @classmethod
     def _class_not_blank(cls, value: str | None) -> str | None:
-        if value is not None and not value.strip():
+        if value is not None and not _text(value).strip():
             raise ValueError("must not be an empty string (leave it out instead)")
         return value.strip() if value is not None else None
+
+    @field_validator("answer_gist")
+    @classmethod
+    def _gist_is_text(cls, value: str | None) -> str | None:
+        return value if value is None else _text(value)
 
     @property
     def is_no_result(self) -> bool:
@@ -144,6 +161,11 @@ class GoldenQuestionSet(BaseModel):
     description: str = ""
     corpus_revision: str | None = None
     questions: tuple[GoldenQuestion, ...]
+
+    @field_validator("name", "description", "corpus_revision")
+    @classmethod
+    def _is_text(cls, value: str | None) -> str | None:
+        return value if value is None else _text(value)
 
     @field_validator("identifier")
     @classmethod
