@@ -152,8 +152,9 @@ class RetrieverRegistry:
         return {ep.name: ep for ep in entry_points(group=RETRIEVER_ENTRY_POINT_GROUP)}
 
     def names(self) -> list[str]:
-        """Configured retrievers first, then those installed packages provide."""
-        extra = sorted(n for n in self._entry_points() if n not in self.specs)
+        """Configured retrievers first, then those installed packages provide (but for a name
+        with a colon: :meth:`build` reads it as a ``module:attribute`` import path)."""
+        extra = sorted(n for n in self._entry_points() if n not in self.specs and ":" not in n)
         return list(self.specs) + extra
 
     def describe(self, name: str) -> str:

@@ -202,6 +202,11 @@ def test_entry_point_retrievers(installed_testpkg: None) -> None:
     assert first.identifier == "pkg_first" and list(first.retrieve("q", 12)) == ["a"]
     assert registry.describe("pkg_first") == "entry point retrieval_eval_testpkg:first_document"
     assert registry.describe("mine").startswith("type 'lexical' from")
+    # an entry point named "pkg:colon" cannot be chosen by name (that is an import path): not
+    # offered, and asking for it says what an import path says
+    assert "pkg:colon" not in names
+    with pytest.raises(UnknownNameError, match="cannot import module 'pkg' for 'pkg:colon'"):
+        registry.build("pkg:colon")
 
 
 def test_entry_point_adapter_types(installed_testpkg: None) -> None:
