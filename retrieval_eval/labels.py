@@ -29,6 +29,8 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from retrieval_eval.surrogates import escaped
+
 if TYPE_CHECKING:  # annotations only: a stored run's results need no set models
     from retrieval_eval.golden.models import GoldenQuestionSet
     from retrieval_eval.results import RunResult
@@ -67,7 +69,7 @@ class DeadLabels(BaseModel):
 
 def label_source(retriever: Any) -> str:
     """How the retriever checks ids (its ``existing_ids_source``, else ``"index"``)."""
-    return str(getattr(retriever, "existing_ids_source", "") or "index")
+    return escaped(str(getattr(retriever, "existing_ids_source", "") or "index"))
 
 
 def can_check_labels(retriever: Any) -> bool:
@@ -115,9 +117,9 @@ def dead_labels_or_failure(golden_set: GoldenQuestionSet, retriever: Any) -> Dea
     except Exception as exc:
         from retrieval_eval.redaction import redact
 
-        return DeadLabels(
-            checked=False, source=redact(f"check failed: {type(exc).__name__}: {exc}")[:300]
-        )
+        # escaped: the text is stored with the run and shown by every later command
+        text = escaped(redact(f"check failed: {type(exc).__name__}: {exc}"))
+        return DeadLabels(checked=False, source=text[:300])
 
 
 def attach_dead_labels(

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -41,14 +42,28 @@ def resolve_retriever(config: Config, name: str) -> EvaluatableRetriever:
 
 @contextmanager
 def opened_retriever(config: Config, name: str) -> Iterator[EvaluatableRetriever]:
-    """Build the retriever; close it afterwards when it has ``close()`` (pools, connections)."""
+    """Build the retriever; close it afterwards when it has ``close()`` (pools, connections).
+
+    A ``close()`` that raises is logged as a warning, not raised: by then the run is evaluated
+    (and, the block done, saved), and a pool that fails to shut down must not lose it, nor hide
+    the block's own error.
+    """
     retriever = resolve_retriever(config, name)
     try:
         yield retriever
     finally:
         close = getattr(retriever, "close", None)
         if callable(close):
-            close()
+            try:
+                close()
+            except Exception as exc:
+                from retrieval_eval.redaction import redact
+                from retrieval_eval.surrogates import escaped
+
+                text = escaped(redact(f"{type(exc).__name__}: {exc}"))[:300]
+                logging.getLogger(__name__).warning(
+                    "retriever %s: close() failed (the run is kept): %s", quote(name), text
+                )
 
 
 def resolve_settings(

@@ -50,7 +50,7 @@ from retrieval_eval.golden.models import GoldenQuestion, GoldenQuestionSet
 from retrieval_eval.limits import quote
 from retrieval_eval.redaction import redact
 from retrieval_eval.results import QuestionResult, RunResult, RunSettings, paused_gc
-from retrieval_eval.retrievers.base import EvaluatableRetriever
+from retrieval_eval.retrievers.base import EvaluatableRetriever, checked_identifier
 from retrieval_eval.surrogates import escaped, has_lone_surrogate, lone_surrogate
 
 DEFAULT_BATCH_SIZE = 64
@@ -527,6 +527,7 @@ def evaluate(
 ) -> RunResult:
     """Evaluate ``retriever`` on ``golden_set``: the whole protocol, returning a RunResult."""
     settings = settings or RunSettings()
+    checked_identifier(retriever)
     started = datetime.now(UTC)
     with _progress_bar(len(golden_set.questions), progress, retriever.identifier) as advance:
         questions = score_questions(golden_set.questions, retriever, settings, progress=advance)

@@ -71,6 +71,23 @@ class FunctionRetriever:
         return f"FunctionRetriever({self.identifier!r})"
 
 
+def checked_identifier(retriever: EvaluatableRetriever) -> EvaluatableRetriever:
+    """``retriever``, unless its identifier is no Unicode text (a lone surrogate, e.g. from a
+    command-line byte that is not UTF-8): refused before a run, which could not be saved."""
+    from retrieval_eval.errors import RetrieverError
+    from retrieval_eval.limits import quote
+    from retrieval_eval.surrogates import PROBLEM, lone_surrogate
+
+    identifier = retriever.identifier
+    char = lone_surrogate(identifier) if isinstance(identifier, str) else None
+    if char is not None:
+        raise RetrieverError(
+            f"retriever identifier {quote(identifier)} {PROBLEM.format(char=char)}; a run "
+            "under it could not be saved"
+        )
+    return retriever
+
+
 def as_retriever(obj: object, identifier: str) -> EvaluatableRetriever:
     """Turn a class, factory, instance or plain function into a retriever.
 

@@ -26,7 +26,7 @@ from retrieval_eval.errors import (
     UnknownNameError,
 )
 from retrieval_eval.limits import quote
-from retrieval_eval.retrievers.base import EvaluatableRetriever, as_retriever
+from retrieval_eval.retrievers.base import EvaluatableRetriever, as_retriever, checked_identifier
 from retrieval_eval.retrievers.options import BuildContext
 from retrieval_eval.suggest import did_you_mean
 
@@ -164,6 +164,9 @@ class RetrieverRegistry:
 
     def build(self, name: str) -> EvaluatableRetriever:
         """Build a retriever by configured name, entry-point name or ``module:attribute``."""
+        return checked_identifier(self._build(name))
+
+    def _build(self, name: str) -> EvaluatableRetriever:
         if name in self.specs:
             return self._build_inline(name, self.specs[name])
         if ":" in name:

@@ -35,3 +35,31 @@ def empty(question: str, limit: int) -> list[str]:
 
 def broken(question: str, limit: int) -> list[str]:
     raise ConnectionError("search service down")
+
+
+class ClosesBadly:
+    """Answers perfectly; its ``close()`` (a pool shutting down) raises."""
+
+    identifier = "closes_badly"
+
+    def retrieve(self, question: str, limit: int) -> list[str]:
+        return _answers()[question][:limit]
+
+    def close(self) -> None:
+        raise RuntimeError("pool already gone")
+
+
+class OddLabels:
+    """Answers perfectly; its dead-label lookup names its source, or fails, with a lone
+    surrogate in the text (as a service's garbled error may)."""
+
+    identifier = "odd_labels"
+    existing_ids_source = "index \ud800"
+
+    def retrieve(self, question: str, limit: int) -> list[str]:
+        return _answers()[question][:limit]
+
+    def existing_ids(self, ids: list[str]) -> set[str]:
+        if os.environ.get("STORE_CLI_MODE") == "lookup_fails":
+            raise RuntimeError("lookup failed \udc80 here")
+        return set(ids)
