@@ -50,7 +50,10 @@ def corpus_digest(path: Path) -> str:
     files = sorted(p for p in path.rglob("*") if p.is_file()) if path.is_dir() else [path]
     for file in files:
         if path.is_dir():
-            digest.update(file.relative_to(path).as_posix().encode("utf-8") + b"\0")
+            # the name's own bytes: one that is not UTF-8 (surrogate-escaped) is refused by
+            # the reader, with its name, not here with a UnicodeEncodeError
+            name = file.relative_to(path).as_posix().encode("utf-8", "surrogateescape")
+            digest.update(name + b"\0")
         with file.open("rb") as handle:
             for block in iter(lambda: handle.read(1 << 20), b""):
                 digest.update(block)

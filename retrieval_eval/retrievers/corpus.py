@@ -12,6 +12,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from retrieval_eval.errors import ConfigError
+from retrieval_eval.limits import quote
+from retrieval_eval.surrogates import PROBLEM, lone_surrogate
 
 TEXT_SUFFIXES = (".md", ".txt")
 
@@ -46,19 +48,33 @@ def read_corpus(path: Path) -> list[Document]:
 def _read_folder(folder: Path) -> Iterator[Document]:
     for file in sorted(folder.rglob("*")):
         if file.is_file() and file.suffix.lower() in TEXT_SUFFIXES:
+            doc_id = file.relative_to(folder).as_posix()
+            if lone_surrogate(doc_id):  # a file name that is not UTF-8: no id to store or show
+                raise ConfigError(
+                    f"corpus {folder}: the file name {quote(doc_id)} is not UTF-8 text, and a "
+                    "document id must be; rename the file"
+                )
             text = file.read_text(encoding="utf-8", errors="replace")
-            yield Document(file.relative_to(folder).as_posix(), "", text)
+            yield Document(doc_id, "", text)
 
 
 def _read_jsonl(path: Path) -> Iterator[Document]:
-    with path.open(encoding="utf-8") as handle:
-        for number, line in enumerate(handle, start=1):
-            if not line.strip():
+    with path.open("rb") as handle:
+        for number, raw in enumerate(handle, start=1):
+            if not raw.strip():
                 continue
             try:
-                row = json.loads(line)
+                row = json.loads(raw.decode("utf-8"))
                 doc_id = str(row["_id"])
-            except (json.JSONDecodeError, KeyError, TypeError) as exc:
+                char = lone_surrogate(doc_id)
+                if char is not None:
+                    raise ValueError(f"'_id' {quote(doc_id)} {PROBLEM.format(char=char)}")
+            except UnicodeDecodeError as exc:
+                raise ConfigError(
+                    f"{path}: line {number}: not UTF-8 text (byte {exc.start + 1}); save the "
+                    "corpus as UTF-8"
+                ) from None
+            except (ValueError, KeyError, TypeError) as exc:  # JSONDecodeError is a ValueError
                 raise ConfigError(
                     f"{path}: line {number}: expected a JSON object with '_id', 'title', 'text' "
                     f"({exc})"

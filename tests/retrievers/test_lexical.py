@@ -152,6 +152,25 @@ def test_missing_empty_and_malformed_corpus(tmp_path: Path) -> None:
         lexical(tmp_path, corpus="bad.jsonl")
 
 
+def test_a_corpus_that_is_not_text_names_the_file_and_line(tmp_path: Path) -> None:
+    # a byte that is not UTF-8 used to escape as a bare UnicodeDecodeError (a traceback in
+    # sets lint); an _id that is no text, a crash of every message quoting it
+    (tmp_path / "bytes.jsonl").write_bytes(b'{"_id": "a", "text": "x"}\n{"_id": "b\xff"}\n')
+    with pytest.raises(ConfigError, match=r"bytes\.jsonl: line 2: not UTF-8 text \(byte 11\)"):
+        lexical(tmp_path, corpus="bytes.jsonl")
+    (tmp_path / "lone.jsonl").write_text('{"_id": "a"}\n\n{"_id": "b\\ud800", "text": "x"}\n')
+    with pytest.raises(
+        ConfigError, match=r"lone\.jsonl: line 3: .*'_id' 'b\\ud800' contains a lone"
+    ):
+        lexical(tmp_path, corpus="lone.jsonl")
+    folder = tmp_path / "docs"
+    folder.mkdir()
+    (folder / "a.md").write_text("fine")
+    (folder / "b\udcff.md").write_text("named with a byte that is not UTF-8")
+    with pytest.raises(ConfigError, match=r"the file name 'b\\udcff\.md' is not UTF-8 text"):
+        lexical(tmp_path, corpus="docs")
+
+
 def test_demo_retriever_returns_documents_not_chunks(demo: EvaluatableRetriever) -> None:
     ranking = demo.retrieve("How many days do I have to request a refund on an annual plan?", 12)
     assert ranking[0].startswith("billing/refunds")
