@@ -17,6 +17,7 @@ from pydantic import BaseModel, ValidationError
 
 from retrieval_eval.config import Thresholds
 from retrieval_eval.errors import InvalidInputError
+from retrieval_eval.limits import quote
 from retrieval_eval.results import RunResult
 from retrieval_eval.store.url import home_dir
 
@@ -49,7 +50,16 @@ def read_spool(path: Path) -> SpooledRun:
     """Load one spool file; InvalidInputError names the file and what is wrong with it."""
     try:
         data: Any = json.loads(path.read_text(encoding="utf-8"))
-        return SpooledRun.model_validate(data)
+        entry = SpooledRun.model_validate(data)
+        # a hand-edited "\ud800" would pass validation and then fail the save: refuse it here
+        json.dumps(data, ensure_ascii=False).encode("utf-8")
+        return entry
+    except UnicodeEncodeError as exc:
+        char = quote(exc.object[exc.start : exc.end])
+        raise InvalidInputError(
+            f"{path}: not a readable spooled run (it holds a lone surrogate, {char}, which is "
+            "not text); fix or remove the file, then run `retrieval-eval db replay` again"
+        ) from None
     except (OSError, ValueError, ValidationError) as exc:
         first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
         raise InvalidInputError(

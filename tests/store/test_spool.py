@@ -97,3 +97,22 @@ def test_a_broken_spool_file_is_named(tmp_path: Path, store_url: str) -> None:
     (tmp_path / "broken.json").write_text("{not json", encoding="utf-8")
     with pytest.raises(InvalidInputError, match=r"broken\.json: not a readable spooled run"):
         replay_spool(store_url, tmp_path)
+
+
+def test_a_spool_file_edited_to_hold_a_lone_surrogate_is_named_before_anything_is_saved(
+    tmp_path: Path, store_url: str, store: Store
+) -> None:
+    # validation accepts "\ud800" in a str field; the save would then fail on the encoding
+    good = record_run(make_run(hits(7, 10)), store_url=DOWN, thresholds=Thresholds(),
+                      spool_dir=tmp_path).spool_path  # fmt: skip
+    edited = record_run(make_run(hits(6, 10), day=1), store_url=DOWN, thresholds=Thresholds(),
+                        spool_dir=tmp_path).spool_path  # fmt: skip
+    assert good is not None and edited is not None and good != edited
+    data = json.loads(edited.read_text(encoding="utf-8"))
+    data["result"]["retriever"] = "bm25\ud800"
+    edited.write_text(json.dumps(data), encoding="utf-8")  # written as the escape \ud800
+    with pytest.raises(InvalidInputError, match=r"holds a lone surrogate, '\\ud800', which is"):
+        replay_spool(store_url, tmp_path)
+    assert (
+        store.history(make_run(hits(7, 10)).set_identifier, make_run(hits(7, 10)).retriever) == []
+    )
