@@ -7,6 +7,8 @@ Exit codes: 0 success; 1 a regression with ``--fail-on-regression``; 2 usage or 
 
 from __future__ import annotations
 
+import codecs
+import contextlib
 import sys
 from typing import Any
 
@@ -59,7 +61,33 @@ def _register() -> None:
 _register()
 
 
+def _escape_unprintable(exc: UnicodeError) -> tuple[str | bytes, int]:
+    """A byte that was not UTF-8 (a file name's) goes out as that byte; any other lone
+    surrogate as its escape, ``\\ud800``."""
+    assert isinstance(exc, UnicodeEncodeError)
+    try:
+        return codecs.lookup_error("surrogateescape")(exc)
+    except UnicodeError:
+        return codecs.lookup_error("backslashreplace")(exc)
+
+
+def printable_streams() -> None:
+    """Make stdout and stderr print what a command was given, whatever it holds.
+
+    A path or name with a byte that is not UTF-8 reaches Python as a lone surrogate, and a
+    stream whose error handler is "strict" (a UTF-8 locale but C.UTF-8, PYTHONIOENCODING=utf-8)
+    or "surrogateescape" (for a "\\ud800" from a JSON file) failed printing it, after the
+    command's work was done (a "written to" line, an "ok:" line).
+    """
+    codecs.register_error("retrieval_eval.escape", _escape_unprintable)
+    for stream in (sys.stdout, sys.stderr):
+        if getattr(stream, "errors", None) in ("strict", "surrogateescape"):
+            with contextlib.suppress(AttributeError, ValueError):  # not a TextIOWrapper
+                stream.reconfigure(errors="retrieval_eval.escape")  # type: ignore[union-attr]
+
+
 def main(argv: list[str] | None = None) -> None:
+    printable_streams()
     cli.main(args=argv, prog_name="retrieval-eval")
 
 
