@@ -263,7 +263,14 @@ def _encodings(part: str) -> Iterator[str]:
     yield json.dumps(part, ensure_ascii=False)[1:-1]
     yield json.dumps(escaped)[1:-1]  # JSON quoted inside a JSON string
     yield html.escape(part)
-    for encoded in (quote(part, safe=""), quote(part), quote_plus(part)):
+    # surrogatepass: a secret with a byte that is not UTF-8 (an argument's) is still masked,
+    # never a UnicodeEncodeError that ends the command
+    wide = "surrogatepass"
+    for encoded in (
+        quote(part, "", errors=wide),
+        quote(part, errors=wide),
+        quote_plus(part, errors=wide),
+    ):
         yield encoded
         yield _PERCENT_ESCAPE.sub(lambda m: m.group().lower(), encoded)
 
@@ -271,7 +278,7 @@ def _encodings(part: str) -> Iterator[str]:
 def _base64(pair: str) -> Iterator[str]:
     import base64
 
-    raw = pair.encode()
+    raw = pair.encode("utf-8", "surrogatepass")
     for encoded in (base64.b64encode(raw).decode(), base64.urlsafe_b64encode(raw).decode()):
         yield encoded
         yield encoded.rstrip("=")

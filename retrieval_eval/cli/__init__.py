@@ -25,14 +25,31 @@ class _Group(click.Group):
         try:
             return super().invoke(ctx)
         except RetrievalEvalError as exc:
-            from retrieval_eval.redaction import redact
+            self._fail(ctx, str(exc), exc.exit_code)
+        except UnicodeEncodeError as exc:
+            # the net under the checks where text enters (retrieval_eval/surrogates.py): a
+            # name given with a byte that is not UTF-8 (`history $'set\xff' ...`) is bad input
+            from retrieval_eval.limits import quote
 
-            if ctx.meta.get("retrieval_eval.debug"):
-                import traceback
+            char = exc.object[exc.start : exc.end] if isinstance(exc.object, str) else ""
+            self._fail(
+                ctx,
+                f"a value holds {quote(char)}, a byte "
+                "that is not UTF-8 text, which the store and the reports cannot take; check the "
+                "arguments, the environment variables and the files this command read",
+                2,
+            )
 
-                click.echo(redact(traceback.format_exc()).rstrip("\n"), err=True)
-            click.echo(f"error: {redact(str(exc))}", err=True)
-            ctx.exit(exc.exit_code)
+    @staticmethod
+    def _fail(ctx: click.Context, message: str, exit_code: int) -> None:
+        from retrieval_eval.redaction import redact
+
+        if ctx.meta.get("retrieval_eval.debug"):
+            import traceback
+
+            click.echo(redact(traceback.format_exc()).rstrip("\n"), err=True)
+        click.echo(f"error: {redact(message)}", err=True)
+        ctx.exit(exit_code)
 
 
 @click.group(cls=_Group, context_settings={"help_option_names": ["-h", "--help"]})

@@ -26,6 +26,7 @@ from sqlalchemy.exc import ArgumentError
 
 from retrieval_eval.errors import InvalidInputError
 from retrieval_eval.redaction import MASK, is_secret_query_name, register_url
+from retrieval_eval.surrogates import lone_surrogate
 
 if TYPE_CHECKING:
     from retrieval_eval.config import Config
@@ -79,6 +80,15 @@ def parse_store_url(url: str, *, source: str = "store URL", base_dir: Path | Non
     Raises InvalidInputError naming ``source`` for an unparsable URL or an unsupported backend.
     """
     register_url(url)  # first: even a URL refused below may be quoted by someone else
+    char = lone_surrogate(url)
+    if (
+        char is not None
+    ):  # a byte that is not UTF-8 (an argument's, a variable's): no driver takes it
+        where = f" (it comes from ${HOME_ENV})" if source == "default store" else ""
+        raise InvalidInputError(
+            f"{source}: the store URL holds {char}, a byte that is not UTF-8 text{where}; a "
+            "database's path, name and user must be text"
+        )
     try:
         parsed = make_url(url)
     except (ArgumentError, ValueError):  # ValueError: a non-numeric port

@@ -17,6 +17,7 @@ from pathlib import Path
 import pytest
 
 EXE = Path(sys.executable).parent / "retrieval-eval"
+EXAMPLE_SET = Path(__file__).resolve().parents[2] / "examples" / "golden" / "handbook.yaml"
 SET = {"identifier": "t.odd", "questions": [{"id": "q", "question": "Why?", "form": "match"}]}
 
 
@@ -42,3 +43,35 @@ def test_any_other_lone_surrogate_is_printed_escaped(encoding: str) -> None:
         [sys.executable, "-c", code], env=env, capture_output=True, timeout=60, check=True
     )
     assert done.stdout == b"a\\ud800b\xffc\n"
+
+
+def _run(*args: str) -> subprocess.CompletedProcess[bytes]:
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1])}
+    return subprocess.run([str(EXE), *args], env=env, capture_output=True, timeout=60)
+
+
+def test_a_store_url_that_is_not_text_is_bad_input_and_its_password_stays_hidden(
+    tmp_path: Path,
+) -> None:
+    # a password with such a byte used to crash the masking itself (urllib's quote)
+    for url in (
+        os.fsdecode(b"sqlite:///" + bytes(tmp_path) + b"/z\xff.sqlite"),
+        os.fsdecode(b"postgresql://eval:pa55\xffword@127.0.0.1:5432/test"),
+        os.fsdecode(b"postgresql://ev\xffal:pa55word@127.0.0.1:5432/test"),
+    ):
+        done = _run("db", "url", "--db", url)
+        assert done.returncode == 2, done.stderr[-2000:]
+        assert b"the store URL holds '\\udcff', a byte that is not UTF-8 text" in done.stderr
+        assert b"pa55" not in done.stderr + done.stdout
+
+
+def test_a_name_that_is_not_text_is_bad_input_not_a_traceback(tmp_path: Path) -> None:
+    db = f"sqlite:///{tmp_path / 'r.sqlite'}"
+    assert _run("run", str(EXAMPLE_SET), "cli.store_retrievers:empty", "--db", db).returncode == 0
+    for args in (
+        ["history", os.fsdecode(b"handbook.demo\xff"), "empty", "--db", db],
+        ["compare", os.fsdecode(b"handbook.demo\xff"), "a", "b", "--db", db],
+    ):
+        done = _run(*args)
+        assert done.returncode == 2, done.stderr[-2000:]
+        assert done.stderr.startswith(b"error: a value holds '\\udcff', a byte that is not UTF-8")
