@@ -9,6 +9,7 @@ crashed the SQLite save.
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import pytest
@@ -73,3 +74,15 @@ def test_judge_many_names_the_question_whose_kept_id_is_no_text() -> None:
         judge_many(questions, [["a"], ["a", "a", f"c{LONE}"], ["a"]])
     # an id past the kept depth is never stored or shown: no error
     assert judge_many(questions[:1], [["a", "b", "c", f"d{LONE}"]])[0].retrieved == ["a", "b", "c"]
+
+
+def test_a_file_name_that_is_not_utf8_names_the_set_escaped(tmp_path: Path) -> None:
+    # the name is documentation (the file's stem): escaped, where it used to be refused as
+    # "field 'name' contains a lone surrogate", which named no field of the file
+    path = Path(os.fsdecode(bytes(tmp_path) + b"/faq_\xff.jsonl"))
+    path.write_text(json.dumps(QUESTION) + "\n", encoding="utf-8")
+    from retrieval_eval.golden.loaders import load_golden_set
+
+    loaded = load_golden_set(path)
+    assert (loaded.identifier, loaded.name) == ("faq", "faq_\\udcff")
+    loaded.fingerprint.encode("utf-8")

@@ -34,6 +34,7 @@ from retrieval_eval.errors import InvalidInputError
 from retrieval_eval.golden.loaders import validate_set_data
 from retrieval_eval.golden.models import GoldenQuestionSet, QuestionForm
 from retrieval_eval.limits import MAX_SET_FILE_BYTES, quote, quote_some, shorten, too_large
+from retrieval_eval.surrogates import escaped
 from retrieval_eval.yaml_input import describe as describe_yaml_error
 from retrieval_eval.yaml_input import load_set_yaml
 
@@ -155,7 +156,9 @@ def build_set(
         )
         + "."
     )
-    data = {"identifier": identifier, "name": name, "description": description}
+    # both are documentation, and may come from a folder's name with a byte that is not UTF-8:
+    # written escaped, not refused
+    data = {"identifier": identifier, "name": escaped(name), "description": escaped(description)}
     return validate_set_data({**data, "questions": questions}, source=qrels_source)
 
 

@@ -44,6 +44,7 @@ from retrieval_eval.limits import (
     too_large,
     too_long_integer,
 )
+from retrieval_eval.surrogates import escaped
 
 SET_SUFFIXES = (".yaml", ".yml", ".json", ".jsonl", ".csv")
 CSV_COLUMNS = ("id", "question", "form", "expected_document_ids", "hard_class", "answer_gist")
@@ -85,7 +86,7 @@ def _load_text(path: Path, text: str, suffix: str, identifier: str | None) -> Go
         rows, lines, problems = (_read_jsonl if suffix == ".jsonl" else _read_csv)(path, text)
         data: dict[str, Any] = {
             "identifier": identifier or _identifier_from_name(path),
-            "name": path.stem,
+            "name": escaped(path.stem),  # documentation: a name that is not UTF-8, escaped
             "questions": rows,
         }
     else:
