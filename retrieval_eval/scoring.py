@@ -8,6 +8,7 @@ default top-3). Duplicate ids collapse to their first occurrence and empty ids a
 - A question with no expected documents is a hit, at both depths, only when the retriever
   returns nothing.
 - A retriever that raises, times out or returns something other than a sequence of strings
+  (or an id that is no Unicode text: a lone surrogate, ``retrieval_eval.surrogates``)
   records the error and counts as a MISS at both depths, no-result questions included: an
   outage must never score as "correctly found nothing". The run goes on. "Raises" means any
   exception but KeyboardInterrupt: a retriever's ``sys.exit()`` or stray ``GeneratorExit`` is
