@@ -45,8 +45,8 @@ def opened_retriever(config: Config, name: str) -> Iterator[EvaluatableRetriever
     """Build the retriever; close it afterwards when it has ``close()`` (pools, connections).
 
     A ``close()`` that raises is logged as a warning, not raised: by then the run is evaluated
-    (and, the block done, saved), and a pool that fails to shut down must not lose it, nor hide
-    the block's own error.
+    (and, the block done, saved unless ``--no-save``), and a pool that fails to shut down must
+    not lose it, nor hide the block's own error.
     """
     retriever = resolve_retriever(config, name)
     try:
@@ -60,9 +60,12 @@ def opened_retriever(config: Config, name: str) -> Iterator[EvaluatableRetriever
                 from retrieval_eval.redaction import redact
                 from retrieval_eval.surrogates import escaped
 
-                text = escaped(redact(f"{type(exc).__name__}: {exc}"))[:300]
+                said = str(exc).strip()
+                text = f"{type(exc).__name__}: {said}" if said else type(exc).__name__
                 logging.getLogger(__name__).warning(
-                    "retriever %s: close() failed (the run is kept): %s", quote(name), text
+                    "retriever %s: close() failed after the evaluation, whose results stand: %s",
+                    quote(name),
+                    escaped(redact(text))[:300],
                 )
 
 

@@ -73,8 +73,12 @@ def judge(
     latency_ms: float | None = None,
     error: str | None = None,
 ) -> QuestionResult:
-    """Score one question from its raw ranking (or its error)."""
-    return QuestionResult(**_judged(question, ranking, depth, latency_ms, error))
+    """Score one question from its raw ranking (or its error). A kept id that is no Unicode
+    text (a lone surrogate) raises ValueError, as in :func:`judge_many`."""
+    result = QuestionResult(**_judged(question, ranking, depth, latency_ms, error))
+    if has_lone_surrogate(result.retrieved):
+        _refuse_surrogate(ranking or (), f"the ranking of question {quote(question.id)} holds")
+    return result
 
 
 def _judged(

@@ -16,7 +16,7 @@ import pytest
 from golden.test_loaders import problems_of, write
 
 from retrieval_eval.golden.models import GoldenQuestion
-from retrieval_eval.scoring import judge_many
+from retrieval_eval.scoring import judge, judge_many
 from retrieval_eval.surrogates import escaped, has_lone_surrogate, lone_surrogate
 
 LONE = "\ud800"
@@ -72,6 +72,8 @@ def test_judge_many_names_the_question_whose_kept_id_is_no_text() -> None:
     questions = [GoldenQuestion(**{**QUESTION, "id": name}) for name in ("fine", "raises", "x")]
     with pytest.raises(ValueError, match=r"question 'raises' holds id 'c\\ud800' at position 2"):
         judge_many(questions, [["a"], ["a", "a", f"c{LONE}"], ["a"]])
+    with pytest.raises(ValueError, match=r"question 'fine' holds id 'c\\ud800' at position 1"):
+        judge(questions[0], ["a", f"c{LONE}"])  # one question: the same rule
     # an id past the kept depth is never stored or shown: no error
     assert judge_many(questions[:1], [["a", "b", "c", f"d{LONE}"]])[0].retrieved == ["a", "b", "c"]
 

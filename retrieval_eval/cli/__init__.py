@@ -15,6 +15,7 @@ from typing import Any
 import click
 
 from retrieval_eval.errors import RetrievalEvalError
+from retrieval_eval.surrogates import lone_surrogate
 
 
 class _Group(click.Group):
@@ -80,12 +81,15 @@ _register()
 
 def _escape_unprintable(exc: UnicodeError) -> tuple[str | bytes, int]:
     """A byte that was not UTF-8 (a file name's) goes out as that byte; any other lone
-    surrogate as its escape, ``\\ud800``."""
-    assert isinstance(exc, UnicodeEncodeError)
-    try:
-        return codecs.lookup_error("surrogateescape")(exc)
-    except UnicodeError:
-        return codecs.lookup_error("backslashreplace")(exc)
+    surrogate as its escape, ``\\ud800``. Any other character the stream's encoding cannot
+    hold (a CJK id on a latin-1 pipe) fails as before: escaping it would change the output
+    silently (a JSON report would no longer parse)."""
+    if not isinstance(exc, UnicodeEncodeError) or not lone_surrogate(exc.object[exc.start]):
+        raise exc
+    code = ord(exc.object[exc.start])  # one character at a time: the next may be another case
+    if 0xDC80 <= code <= 0xDCFF:  # surrogateescape's own range: the original byte
+        return bytes([code - 0xDC00]), exc.start + 1
+    return f"\\u{code:04x}", exc.start + 1
 
 
 def printable_streams() -> None:

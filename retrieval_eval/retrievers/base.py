@@ -76,14 +76,15 @@ def checked_identifier(retriever: EvaluatableRetriever) -> EvaluatableRetriever:
     command-line byte that is not UTF-8): refused before a run, which could not be saved."""
     from retrieval_eval.errors import RetrieverError
     from retrieval_eval.limits import quote
-    from retrieval_eval.surrogates import PROBLEM, lone_surrogate
+    from retrieval_eval.surrogates import lone_surrogate
 
     identifier = retriever.identifier
     char = lone_surrogate(identifier) if isinstance(identifier, str) else None
     if char is not None:
         raise RetrieverError(
-            f"retriever identifier {quote(identifier)} {PROBLEM.format(char=char)}; a run "
-            "under it could not be saved"
+            f"retriever identifier {quote(identifier)} holds {char}, which is not text (a byte "
+            "of the name or module path that is not UTF-8, or the retriever's own identifier); "
+            "a run under it could not be saved: give it a name that is text"
         )
     return retriever
 

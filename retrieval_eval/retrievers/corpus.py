@@ -59,21 +59,25 @@ def _read_folder(folder: Path) -> Iterator[Document]:
 
 
 def _read_jsonl(path: Path) -> Iterator[Document]:
-    with path.open("rb") as handle:
-        for number, raw in enumerate(handle, start=1):
-            if not raw.strip():
+    # text mode as ever (universal newlines, str.strip for blank lines); surrogateescape keeps a
+    # byte that is not UTF-8 in its line, so the error names the line instead of escaping as a
+    # bare UnicodeDecodeError
+    with path.open(encoding="utf-8", errors="surrogateescape") as handle:
+        for number, line in enumerate(handle, start=1):
+            if not line.strip():
                 continue
+            if lone_surrogate(line):  # only an undecodable byte makes one in the raw text
+                at = next(i for i, c in enumerate(line) if lone_surrogate(c))
+                byte = len(line[:at].encode("utf-8", "surrogateescape")) + 1
+                raise ConfigError(
+                    f"{path}: line {number}: not UTF-8 text (byte {byte}); save the corpus as UTF-8"
+                )
             try:
-                row = json.loads(raw.decode("utf-8"))
+                row = json.loads(line)
                 doc_id = str(row["_id"])
                 char = lone_surrogate(doc_id)
                 if char is not None:
                     raise ValueError(f"'_id' {quote(doc_id)} {PROBLEM.format(char=char)}")
-            except UnicodeDecodeError as exc:
-                raise ConfigError(
-                    f"{path}: line {number}: not UTF-8 text (byte {exc.start + 1}); save the "
-                    "corpus as UTF-8"
-                ) from None
             except (ValueError, KeyError, TypeError) as exc:  # JSONDecodeError is a ValueError
                 raise ConfigError(
                     f"{path}: line {number}: expected a JSON object with '_id', 'title', 'text' "

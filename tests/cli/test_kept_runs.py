@@ -40,7 +40,10 @@ def test_a_close_that_raises_is_a_warning_and_the_run_is_saved(
 ) -> None:
     done = invoke("run", str(DEMO_SET), "cli.store_retrievers:ClosesBadly", "--db", db)
     assert done.exit_code == 0, done.output
-    assert "close() failed (the run is kept): RuntimeError: pool already gone" in caplog.text
+    assert (
+        "close() failed after the evaluation, whose results stand: RuntimeError: pool already gone"
+        in caplog.text
+    )
     listed = invoke("history", "handbook.demo", "closes_badly", "--db", db, "--format", "json")
     assert listed.exit_code == 0 and len(json.loads(listed.output)) == 1
 
@@ -69,7 +72,9 @@ def test_an_identifier_holding_a_lone_surrogate_is_refused_before_the_run(db: st
     golden = load_golden_set(DEMO_SET)
     called = []
     retriever = FunctionRetriever(lambda q, k: called.append(q) or [], identifier="r\ud800")
-    with pytest.raises(RetrieverError, match=r"retriever identifier 'r\\ud800' contains a lone"):
+    with pytest.raises(
+        RetrieverError, match=r"retriever identifier 'r\\ud800' holds '\\ud800', which is not"
+    ):
         evaluate(golden, retriever)
     assert called == []  # nothing evaluated, so nothing is lost
     done = invoke("run", str(DEMO_SET), "cli.store_retrievers:Odd\udcffName", "--db", db)

@@ -75,3 +75,16 @@ def test_a_name_that_is_not_text_is_bad_input_not_a_traceback(tmp_path: Path) ->
         done = _run(*args)
         assert done.returncode == 2, done.stderr[-2000:]
         assert done.stderr.startswith(b"error: a value holds '\\udcff', a byte that is not UTF-8")
+
+
+def test_a_character_the_stream_cannot_hold_still_fails_as_before() -> None:
+    # only lone surrogates are escaped: a CJK id on a latin-1 pipe would otherwise turn into
+    # "\u6771" silently, and a JSON report into text that no longer parses (QA finding)
+    code = (
+        "from retrieval_eval.cli import printable_streams; printable_streams(); "
+        "print('\\udcff caf\\u00e9'); print('\\u6771\\u4eac')"
+    )
+    env = {**os.environ, "PYTHONIOENCODING": "latin-1"}
+    done = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, timeout=60)
+    assert done.returncode == 1 and b"UnicodeEncodeError" in done.stderr
+    assert done.stdout == b"\xff caf\xe9\n"

@@ -198,3 +198,15 @@ def test_existing_ids_are_the_indexed_documents(tmp_path: Path, beir: Path, fold
     assert chunked.existing_ids(asked) == {"long.md", "billing/refunds.md"}
     chunks = lexical(tmp_path, corpus="docs", chunk_size=20, chunk_overlap=5, return_chunks=True)
     assert chunks.existing_ids(asked) == {"long.md#0"}
+
+
+def test_a_corpus_with_old_mac_line_breaks_and_unicode_blank_lines_reads(tmp_path: Path) -> None:
+    # read as text, as before the check for bytes that are not UTF-8: a lone CR ends a line, and
+    # a line of no-break spaces (or U+3000, NEL) is blank (QA: a bytes reader refused both)
+    rows = [json.dumps({"_id": f"d{i}", "text": f"word{i} shared"}) for i in range(3)]
+    (tmp_path / "cr.jsonl").write_text("\r".join(rows) + "\r", encoding="utf-8", newline="")
+    (tmp_path / "blank.jsonl").write_text(
+        f"{rows[0]}\n\u00a0\u00a0\n{rows[1]}\n\u3000\n\u0085\n{rows[2]}\n", encoding="utf-8"
+    )
+    for name in ("cr.jsonl", "blank.jsonl"):
+        assert lexical(tmp_path, corpus=name).retrieve("word1", 3)[0] == "d1"
