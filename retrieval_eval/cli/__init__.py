@@ -15,7 +15,6 @@ from typing import Any
 import click
 
 from retrieval_eval.errors import RetrievalEvalError
-from retrieval_eval.surrogates import lone_surrogate
 
 
 class _Group(click.Group):
@@ -84,9 +83,11 @@ def _escape_unprintable(exc: UnicodeError) -> tuple[str | bytes, int]:
     surrogate as its escape, ``\\ud800``. Any other character the stream's encoding cannot
     hold (a CJK id on a latin-1 pipe) fails as before: escaping it would change the output
     silently (a JSON report would no longer parse)."""
-    if not isinstance(exc, UnicodeEncodeError) or not lone_surrogate(exc.object[exc.start]):
+    if not isinstance(exc, UnicodeEncodeError):
         raise exc
     code = ord(exc.object[exc.start])  # one character at a time: the next may be another case
+    if not 0xD800 <= code <= 0xDFFF:
+        raise exc
     if 0xDC80 <= code <= 0xDCFF:  # surrogateescape's own range: the original byte
         return bytes([code - 0xDC00]), exc.start + 1
     return f"\\u{code:04x}", exc.start + 1
