@@ -88,3 +88,12 @@ def test_a_file_name_that_is_not_utf8_names_the_set_escaped(tmp_path: Path) -> N
     loaded = load_golden_set(path)
     assert (loaded.identifier, loaded.name) == ("faq", "faq_\\udcff")
     loaded.fingerprint.encode("utf-8")
+
+
+def test_a_question_key_that_is_not_text_is_named_and_the_rest_still_checked(
+    tmp_path: Path,
+) -> None:
+    row = {**QUESTION, f"hard{LONE}": "x", "question": " "}
+    [key, blank] = problems_of(write(tmp_path, "s.jsonl", json.dumps(row) + "\n"))
+    assert "field 'hard\\ud800': unknown field (its name holds a lone surrogate" in key
+    assert "field 'question': must not be empty" in blank

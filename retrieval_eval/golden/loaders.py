@@ -44,7 +44,7 @@ from retrieval_eval.limits import (
     too_large,
     too_long_integer,
 )
-from retrieval_eval.surrogates import escaped
+from retrieval_eval.surrogates import escaped, lone_surrogate
 
 SET_SUFFIXES = (".yaml", ".yml", ".json", ".jsonl", ".csv")
 CSV_COLUMNS = ("id", "question", "form", "expected_document_ids", "hard_class", "answer_gist")
@@ -152,11 +152,24 @@ def validate_set_data(
             where = _where(source, raw, index, lines)
             problems.append(f"{where}: expected a mapping of question fields")
             continue
+        # a key that is no text: pydantic says only "unable to parse raw data as a unicode
+        # string", naming no field; named here, and the row's other fields still validated
+        odd = [key for key in raw if isinstance(key, str) and lone_surrogate(key)]
+        if odd:
+            where = _where(source, raw, index, lines)
+            problems.extend(
+                f"{where}: field {quote(key)}: unknown field (its name holds a lone surrogate, "
+                f"which is not text); allowed: {', '.join(CSV_COLUMNS)}"
+                for key in odd
+            )
+            raw = {key: value for key, value in raw.items() if key not in odd}
         try:
             question = GoldenQuestion.model_validate(raw)
         except ValidationError as exc:
             where = _where(source, raw, index, lines)
             problems.extend(f"{where}: {_describe(err)}" for err in exc.errors())
+            continue
+        if odd:
             continue
         if question.id in seen:
             problems.append(
