@@ -22,6 +22,12 @@ def env_secret(variable: str, where: str) -> str:
     value = os.environ.get(variable)
     if not value:
         raise ConfigError(f"{where}: environment variable {variable} is not set (or empty)")
+    if not value.isascii() and any("\udc80" <= char <= "\udcff" for char in value):
+        # a byte that is not UTF-8 (os.environ keeps it as a surrogate): named here, never shown
+        raise ConfigError(
+            f"{where}: environment variable {variable} holds a byte that is not UTF-8; a "
+            "secret must be text"
+        )
     return value
 
 

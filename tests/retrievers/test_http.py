@@ -5,6 +5,7 @@ from __future__ import annotations
 import itertools
 import json
 import logging
+import os
 import socket
 from collections.abc import Iterator
 from pathlib import Path
@@ -372,6 +373,21 @@ def test_airflow_connection_supplies_header_and_base_url(
     with pytest.raises(HttpRetrievalError) as info:
         retriever.retrieve("bad", 3)
     assert SECRET not in str(info.value) and SECRET not in caplog.text
+
+
+def test_a_header_variable_that_is_not_text_is_named_not_shown(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # os.environ keeps a byte that is not UTF-8 as a surrogate; urllib3 failed on it with a
+    # UnicodeEncodeError naming no variable (QA finding)
+    monkeypatch.setenv("SEARCH_TOKEN", os.fsdecode(b"Bearer s3cr\xffet-token"))
+    with pytest.raises(ConfigError) as info:
+        build("http://127.0.0.1:9/s", headers_from_env={"Authorization": "SEARCH_TOKEN"})
+    message = str(info.value)
+    assert (
+        "headers_from_env.Authorization: environment variable SEARCH_TOKEN holds a byte" in message
+    )
+    assert "s3cr" not in message
 
 
 def test_unknown_airflow_connection_is_a_config_error() -> None:
