@@ -78,6 +78,7 @@ def _question(
         raise _NotOrdinary
     seen.add(qid)
     text = text.strip()  # _not_blank
+    # isascii (O(1)) before the call: lone_surrogate checks it too, but this runs per row
     if not text or (not text.isascii() and lone_surrogate(text)):
         raise _NotOrdinary
     form = row["form"]

@@ -15,6 +15,7 @@ from typing import Any
 
 from retrieval_eval.errors import ConfigError
 from retrieval_eval.redaction import register_credentials
+from retrieval_eval.surrogates import lone_surrogate
 
 
 def env_secret(variable: str, where: str) -> str:
@@ -22,7 +23,7 @@ def env_secret(variable: str, where: str) -> str:
     value = os.environ.get(variable)
     if not value:
         raise ConfigError(f"{where}: environment variable {variable} is not set (or empty)")
-    if not value.isascii() and any("\udc80" <= char <= "\udcff" for char in value):
+    if lone_surrogate(value):
         # a byte that is not UTF-8 (os.environ keeps it as a surrogate): named here, never shown
         raise ConfigError(
             f"{where}: environment variable {variable} holds a byte that is not UTF-8; a "
