@@ -18,10 +18,10 @@ from concurrent.futures import ThreadPoolExecutor
 
 from benchmarks.common import ROOT, Row, seconds
 from benchmarks.synthetic import synthetic
+from retrieval_eval.evaluation.results import RunSettings
+from retrieval_eval.evaluation.scoring import evaluate
 from retrieval_eval.golden.models import GoldenQuestionSet
-from retrieval_eval.results import RunSettings
 from retrieval_eval.retrievers.http import HttpOptions, HttpRetriever
-from retrieval_eval.scoring import evaluate
 
 QUESTIONS = 2_000
 LATENCY_S = 0.020

@@ -17,11 +17,11 @@ from pathlib import Path
 from typing import Any
 
 from benchmarks.common import SHARED_DATA, Row, best_times, seconds
+from retrieval_eval.evaluation.results import RunSettings
+from retrieval_eval.evaluation.scoring import evaluate
 from retrieval_eval.golden.importers import import_beir
 from retrieval_eval.golden.models import GoldenQuestionSet
-from retrieval_eval.results import RunSettings
 from retrieval_eval.retrievers.lexical import LexicalOptions, LexicalRetriever
-from retrieval_eval.scoring import evaluate
 
 PUBLISHED_NDCG_AT_10 = 0.687
 DEPTH = 12

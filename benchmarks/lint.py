@@ -30,13 +30,13 @@ import tempfile
 from pathlib import Path
 
 from benchmarks.common import SHARED_DATA, Row, best_times, seconds
+from retrieval_eval.evaluation.results import RunSettings
+from retrieval_eval.evaluation.scoring import evaluate
 from retrieval_eval.golden.importers import import_beir
 from retrieval_eval.lint import run_lint
 from retrieval_eval.lint.completeness import near_duplicates
-from retrieval_eval.results import RunSettings
 from retrieval_eval.retrievers.corpus import Document, read_corpus
 from retrieval_eval.retrievers.lexical import LexicalOptions, LexicalRetriever
-from retrieval_eval.scoring import evaluate
 
 SIZES = (5_000, 20_000)
 

@@ -34,10 +34,10 @@ def _status(field: str) -> int:
 
 def child() -> None:
     from benchmarks.synthetic import synthetic
+    from retrieval_eval.evaluation.results import RunSettings
+    from retrieval_eval.evaluation.scoring import evaluate
     from retrieval_eval.golden.models import GoldenQuestionSet
-    from retrieval_eval.results import RunSettings
     from retrieval_eval.retrievers.run_file import RunFileRetriever
-    from retrieval_eval.scoring import evaluate
 
     baseline = _status("VmRSS")
     questions, rankings = synthetic(QUESTIONS)

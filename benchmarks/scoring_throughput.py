@@ -16,10 +16,10 @@ from typing import Any
 
 from benchmarks.common import Row, best_times, seconds
 from benchmarks.synthetic import synthetic
-from retrieval_eval.aggregate import summarise
+from retrieval_eval.evaluation.aggregate import summarise
+from retrieval_eval.evaluation.results import RunSettings
+from retrieval_eval.evaluation.scoring import judge_many
 from retrieval_eval.golden.models import GoldenQuestion
-from retrieval_eval.results import RunSettings
-from retrieval_eval.scoring import judge_many
 
 QUESTIONS = 100_000
 CUTOFFS = [1, 3]

@@ -6,7 +6,30 @@ The public verbs and types are re-exported here (as ranx does) and imported lazi
 
 from __future__ import annotations
 
-from retrieval_eval.lazy import lazy_exports
+import importlib
+from collections.abc import Callable
+from typing import Any
+
+
+def lazy_exports(
+    package: str, exports: dict[str, str], namespace: dict[str, Any]
+) -> tuple[Callable[[str], Any], Callable[[], list[str]]]:
+    """A package's ``__getattr__`` and ``__dir__`` for ``exports`` (name -> module);
+    ``namespace`` is the package's ``globals()``, where a name is kept once imported."""
+
+    def __getattr__(name: str) -> Any:
+        module = exports.get(name)
+        if module is None:
+            raise AttributeError(f"module {package!r} has no attribute {name!r}")
+        value = getattr(importlib.import_module(module), name)
+        namespace[name] = value
+        return value
+
+    def __dir__() -> list[str]:
+        return sorted({*namespace, *exports})
+
+    return __getattr__, __dir__
+
 
 __version__ = "0.1.0"
 
@@ -25,31 +48,31 @@ _EXPORTS = {
     "ChunkMapper": "retrieval_eval.retrievers.chunking",
     "RunFileRetriever": "retrieval_eval.retrievers.run_file",
     "RetrieverRegistry": "retrieval_eval.retrievers.registry",
-    "evaluate": "retrieval_eval.scoring",
-    "score_questions": "retrieval_eval.scoring",
-    "collapse": "retrieval_eval.scoring",
-    "judge": "retrieval_eval.scoring",
-    "summarise": "retrieval_eval.aggregate",
-    "RunResult": "retrieval_eval.results",
-    "RunSettings": "retrieval_eval.results",
-    "QuestionResult": "retrieval_eval.results",
-    "Config": "retrieval_eval.config",
-    "load_config": "retrieval_eval.config",
-    "run_evaluation": "retrieval_eval.runner",
+    "evaluate": "retrieval_eval.evaluation.scoring",
+    "score_questions": "retrieval_eval.evaluation.scoring",
+    "collapse": "retrieval_eval.evaluation.scoring",
+    "judge": "retrieval_eval.evaluation.scoring",
+    "summarise": "retrieval_eval.evaluation.aggregate",
+    "RunResult": "retrieval_eval.evaluation.results",
+    "RunSettings": "retrieval_eval.evaluation.results",
+    "QuestionResult": "retrieval_eval.evaluation.results",
+    "Config": "retrieval_eval.config.models",
+    "load_config": "retrieval_eval.config.models",
+    "run_evaluation": "retrieval_eval.evaluation.runner",
     "RetrievalEvalError": "retrieval_eval.errors",
     "Store": "retrieval_eval.store",
     "StoredRun": "retrieval_eval.store",
     "open_store": "retrieval_eval.store",
     "resolve_store_url": "retrieval_eval.store",
-    "Verdict": "retrieval_eval.regression",
-    "detect_regression": "retrieval_eval.regression",
-    "mcnemar_exact": "retrieval_eval.regression",
-    "render_verdict": "retrieval_eval.regression",
-    "Leaderboard": "retrieval_eval.leaderboard",
-    "compare_runs": "retrieval_eval.leaderboard",
-    "Recorded": "retrieval_eval.recording",
-    "record_run": "retrieval_eval.recording",
-    "replay_spool": "retrieval_eval.recording",
+    "Verdict": "retrieval_eval.judging.regression",
+    "detect_regression": "retrieval_eval.judging.regression",
+    "mcnemar_exact": "retrieval_eval.judging.regression",
+    "render_verdict": "retrieval_eval.judging.regression",
+    "Leaderboard": "retrieval_eval.judging.leaderboard",
+    "compare_runs": "retrieval_eval.judging.leaderboard",
+    "Recorded": "retrieval_eval.judging.recording",
+    "record_run": "retrieval_eval.judging.recording",
+    "replay_spool": "retrieval_eval.judging.recording",
 }
 
 __all__ = sorted(_EXPORTS)

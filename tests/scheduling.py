@@ -31,7 +31,7 @@ COSTLIEST = [
     "tests/agreement (ranx)",
     "tests/airflow/test_dag_runs.py",
     "tests/webui/test_screenshots.py",
-    "tests/test_scoring.py",
+    "tests/evaluation/test_scoring.py",
     "tests/airflow/test_large_set.py",
     "tests/airflow/test_connections.py",
 ]

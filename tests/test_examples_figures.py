@@ -15,10 +15,10 @@ from typing import Any
 import pytest
 import yaml
 
-from retrieval_eval.config import load_config
-from retrieval_eval.results import RunResult
-from retrieval_eval.runner import opened_retriever, resolve_set, resolve_settings
-from retrieval_eval.scoring import evaluate
+from retrieval_eval.config.models import load_config
+from retrieval_eval.evaluation.results import RunResult
+from retrieval_eval.evaluation.runner import opened_retriever, resolve_set, resolve_settings
+from retrieval_eval.evaluation.scoring import evaluate
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
 ROW = re.compile(r"^\| (?P<slice>[^|]+?) \| (?P<n>\d+) \|(?P<cells>( [\d.]+% \|){4})$")

@@ -29,13 +29,13 @@ import yaml
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
-from retrieval_eval.config import Config, load_config
+from retrieval_eval.config.models import Config, load_config
 from retrieval_eval.errors import RetrievalEvalError
+from retrieval_eval.evaluation.results import RunSettings
+from retrieval_eval.evaluation.scoring import evaluate
 from retrieval_eval.golden.loaders import CSV_COLUMNS, load_golden_set
 from retrieval_eval.golden.models import GoldenQuestion, GoldenQuestionSet
-from retrieval_eval.results import RunSettings
 from retrieval_eval.retrievers.base import FunctionRetriever
-from retrieval_eval.scoring import evaluate
 
 FUZZ = settings(
     max_examples=150,

@@ -14,4 +14,7 @@ def test_every_named_module_exists() -> None:
 def test_every_shared_scope_is_ranked_and_a_module_is_its_own_scope() -> None:
     assert set(SHARED_SCOPES.values()) <= set(COSTLIEST)
     assert scope_of("tests/agreement/test_by_design.py::test_x[a::b]") == "tests/agreement (ranx)"
-    assert scope_of("tests/test_scoring.py::TestClass::test_y") == "tests/test_scoring.py"
+    assert (
+        scope_of("tests/evaluation/test_scoring.py::TestClass::test_y")
+        == "tests/evaluation/test_scoring.py"
+    )

@@ -39,18 +39,18 @@ from subprocess import PIPE
 
 ROOT = Path(__file__).resolve().parent.parent
 
-SCORING_TESTS = ("tests/test_scoring.py",)
-RESULTS_TESTS = ("tests/test_results.py",)
-REGRESSION_TESTS = ("tests/test_regression.py",)
+SCORING_TESTS = ("tests/evaluation/test_scoring.py",)
+RESULTS_TESTS = ("tests/evaluation/test_results.py",)
+REGRESSION_TESTS = ("tests/judging/test_regression.py",)
 STORE_TESTS = ("tests/store/test_store.py", "tests/store/test_baseline.py")
 BASELINE_TESTS = ("tests/store/test_baseline.py", "tests/store/test_store.py")
 WEB_TESTS = ("tests/webui/test_escaping.py",)
 CHART_TESTS = ("tests/webui/test_escaping.py", "tests/webui/test_charts.py")
 
-SCORING = "retrieval_eval/scoring.py"
-RESULTS = "retrieval_eval/results.py"
-AGGREGATE = "retrieval_eval/aggregate.py"
-REGRESSION = "retrieval_eval/regression.py"
+SCORING = "retrieval_eval/evaluation/scoring.py"
+RESULTS = "retrieval_eval/evaluation/results.py"
+AGGREGATE = "retrieval_eval/evaluation/aggregate.py"
+REGRESSION = "retrieval_eval/judging/regression.py"
 STORE = "retrieval_eval/store/store.py"
 TEMPLATES = "retrieval_eval/webui/templates/"
 
@@ -444,23 +444,23 @@ MUTATIONS: list[Mutation] = [
     Mutation(
         "metric-figures-recall-below-the-cutoff",
         "fast paths",
-        "retrieval_eval/metrics.py",
+        "retrieval_eval/evaluation/metrics.py",
         "return sum(rank <= k for rank in kind[4])",
         "return sum(rank < k for rank in kind[4])",
-        ("tests/test_metrics.py",),
+        ("tests/evaluation/test_metrics.py",),
     ),
     Mutation(
         "metric-figures-errors-hit",
         "fast paths",
-        "retrieval_eval/metrics.py",
+        "retrieval_eval/evaluation/metrics.py",
         "    if failed:\n        return 0.0\n",
         "    if False:\n        return 0.0\n",
-        ("tests/test_metrics.py",),
+        ("tests/evaluation/test_metrics.py",),
     ),
     Mutation(
         "trusted-read-accepts-subclasses",
         "fast paths",
-        "retrieval_eval/trusted.py",
+        "retrieval_eval/store/trusted.py",
         "data[name] = value if type(value) is kind else convert(value)",
         "data[name] = value if isinstance(value, kind) else convert(value)",
         ("tests/store/test_trusted_models.py",),
@@ -468,10 +468,10 @@ MUTATIONS: list[Mutation] = [
     Mutation(
         "question-json-skips-escapes",
         "fast paths",
-        "retrieval_eval/question_json.py",
+        "retrieval_eval/reports/question_json.py",
         "    return len(data) - len(data.translate(None, _ESCAPED_BYTES))",
         "    return 0",
-        ("tests/test_question_json.py",),
+        ("tests/reports/test_question_json.py",),
     ),
     # -- webui: every stored string escaped ------------------------------------------------------
     Mutation(

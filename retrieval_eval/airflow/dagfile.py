@@ -24,8 +24,8 @@ import os
 from pathlib import Path
 from typing import Any
 
-from retrieval_eval.config import load_config
-from retrieval_eval.config_lookup import CONFIG_ENV
+from retrieval_eval.config.lookup import CONFIG_ENV
+from retrieval_eval.config.models import load_config
 from retrieval_eval.errors import ConfigError
 
 VARIABLE_ENV = "RETRIEVAL_EVAL_CONFIG_VARIABLE"

@@ -22,7 +22,7 @@ from typing import Any
 from airflow.sdk import DAG, Asset, AssetAny, AssetOrTimeSchedule, CronTriggerTimetable, Param
 
 from retrieval_eval.airflow import tasks
-from retrieval_eval.config import AirflowOptions, Config, EvaluationSpec
+from retrieval_eval.config.models import AirflowOptions, Config, EvaluationSpec
 
 START_DATE = datetime(2024, 1, 1, tzinfo=UTC)
 

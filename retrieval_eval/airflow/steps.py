@@ -13,7 +13,7 @@ import math
 from datetime import datetime
 from typing import Any
 
-from retrieval_eval.config import load_config
+from retrieval_eval.config.models import load_config
 from retrieval_eval.errors import InvalidInputError
 
 # Airflow refuses to map more items than [core] max_map_length (1024 by default)
@@ -39,7 +39,7 @@ def plan_batches(
     ``retriever_name``, the retriever's ``prepare`` hook runs first (the lexical index is built
     into the adapter cache once here, not once per batch).
     """
-    from retrieval_eval.runner import resolve_set
+    from retrieval_eval.evaluation.runner import resolve_set
 
     config = load_config(config_path)
     golden = resolve_set(config, set_name)
@@ -65,8 +65,8 @@ def lint_set(
     label is one) it raises :class:`LintFailed` instead, naming what was found. A lookup that
     fails is recorded (``checked: false``) and is not an error: the evaluation goes on.
     """
-    from retrieval_eval.labels import dead_labels_or_failure
-    from retrieval_eval.runner import opened_retriever, resolve_set
+    from retrieval_eval.evaluation.labels import dead_labels_or_failure
+    from retrieval_eval.evaluation.runner import opened_retriever, resolve_set
 
     config = load_config(config_path)
     golden = resolve_set(config, set_name)
@@ -103,7 +103,7 @@ def _lint_findings(
     warning finding: lint advises, it never keeps an evaluation from running. ``labels`` (the
     dead-label check already made) is reused, so the adapter's ``existing_ids`` is asked once."""
     from retrieval_eval.lint import run_lint
-    from retrieval_eval.redaction import redact
+    from retrieval_eval.safety.redaction import redact
 
     thresholds = config.section_for(golden.identifier, retriever_name, "thresholds")
     try:
@@ -133,8 +133,8 @@ def retrieve_batch(
 
     Returns ``{"retriever": <its identifier>, "questions": [QuestionResult JSON, ...]}``.
     """
-    from retrieval_eval.runner import opened_retriever, resolve_set, resolve_settings
-    from retrieval_eval.scoring import score_questions
+    from retrieval_eval.evaluation.runner import opened_retriever, resolve_set, resolve_settings
+    from retrieval_eval.evaluation.scoring import score_questions
 
     config = load_config(config_path)
     golden = resolve_set(config, set_name)
@@ -165,9 +165,9 @@ def reduce_results(
 ) -> dict[str, Any]:
     """Aggregate every batch into one RunResult (as JSON); ``lint`` (the lint task's output)
     gives the run its ``dead_labels`` and its stored ``lint`` findings."""
-    from retrieval_eval.results import QuestionResult
-    from retrieval_eval.runner import resolve_set, resolve_settings
-    from retrieval_eval.scoring import summarise_set
+    from retrieval_eval.evaluation.results import QuestionResult
+    from retrieval_eval.evaluation.runner import resolve_set, resolve_settings
+    from retrieval_eval.evaluation.scoring import summarise_set
 
     config = load_config(config_path)
     golden = resolve_set(config, set_name)
@@ -188,7 +188,7 @@ def reduce_results(
         run_key=run_key,
     )
     if lint:
-        from retrieval_eval.labels import DeadLabels
+        from retrieval_eval.evaluation.labels import DeadLabels
 
         labels = lint.get("dead_labels")
         result = result.model_copy(
@@ -214,8 +214,8 @@ def persist_result(
     and, if it never succeeds, ``retrieval-eval db replay`` saves the spooled run later.
     """
     from retrieval_eval.errors import StoreUnavailableError
-    from retrieval_eval.recording import record_run, resolve_thresholds
-    from retrieval_eval.results import RunResult
+    from retrieval_eval.evaluation.results import RunResult
+    from retrieval_eval.judging.recording import record_run, resolve_thresholds
 
     config = load_config(config_path)
     result = RunResult.model_validate(result_json)

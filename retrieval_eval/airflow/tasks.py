@@ -34,7 +34,7 @@ def store_url(job: dict[str, Any]) -> str:
     """The store at run time: the Airflow connection when configured, else the usual lookup."""
     from airflow.sdk import BaseHook
 
-    from retrieval_eval.config import load_config
+    from retrieval_eval.config.models import load_config
     from retrieval_eval.store import store_url_for
 
     return store_url_for(

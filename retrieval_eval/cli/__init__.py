@@ -27,9 +27,9 @@ class _Group(click.Group):
         except RetrievalEvalError as exc:
             self._fail(ctx, str(exc), exc.exit_code)
         except UnicodeEncodeError as exc:
-            # the net under the checks where text enters (retrieval_eval/surrogates.py): a
+            # the net under the checks where text enters (retrieval_eval/safety/surrogates.py): a
             # name given with a byte that is not UTF-8 (`history $'set\xff' ...`) is bad input
-            from retrieval_eval.limits import quote
+            from retrieval_eval.safety.limits import quote
 
             char = exc.object[exc.start : exc.end] if isinstance(exc.object, str) else ""
             self._fail(
@@ -42,7 +42,7 @@ class _Group(click.Group):
 
     @staticmethod
     def _fail(ctx: click.Context, message: str, exit_code: int) -> None:
-        from retrieval_eval.redaction import redact
+        from retrieval_eval.safety.redaction import redact
 
         if ctx.meta.get("retrieval_eval.debug"):
             import traceback

@@ -1,4 +1,4 @@
-"""``compare``: N retrievers on one set as a leaderboard (see :mod:`retrieval_eval.leaderboard`).
+"""``compare``: N retrievers on one set as a leaderboard (see :mod:`retrieval_eval.judging.leaderboard`).
 
 ``compare SET R1 R2 [R3 ...]`` takes each retriever's latest stored run; ``compare --runs
 ID,ID,...`` takes those runs (all of one set). The store is only read. Exit codes: 0 the board
@@ -79,8 +79,8 @@ def compare(
         raise click.UsageError(
             "--runs takes the place of SET and the retrievers: give one or the other"
         )
-    from retrieval_eval.leaderboard import compare_runs, latest_runs, runs_by_id
-    from retrieval_eval.leaderboard_report import render_leaderboard
+    from retrieval_eval.judging.leaderboard import compare_runs, latest_runs, runs_by_id
+    from retrieval_eval.reports.leaderboard import render_leaderboard
 
     with _open_to_read(db, config_path) as store:
         if run_ids is not None:

@@ -16,7 +16,7 @@ from retrieval_eval.cli import cli
 from retrieval_eval.cli.options import config_option
 
 if TYPE_CHECKING:
-    from retrieval_eval.config import Config
+    from retrieval_eval.config.models import Config
 
 db_option = click.option(
     "--db",
@@ -29,7 +29,7 @@ db_option = click.option(
 
 def store_url_for(db: str | None, config_path: str | None) -> str:
     """The store URL by lookup order; the config is read only when it can matter."""
-    from retrieval_eval.config import load_config
+    from retrieval_eval.config.models import load_config
     from retrieval_eval.store import resolve_store_url
 
     return resolve_store_url(db, None if db else load_config(config_path))
@@ -106,7 +106,7 @@ def upgrade(db: str | None, config_path: str | None) -> None:
 )
 def replay(db: str | None, config_path: str | None, spool_dir: Path | None) -> None:
     """Save runs that were spooled while the store was unreachable; exit 3 if it still is."""
-    from retrieval_eval.recording import replay_spool
+    from retrieval_eval.judging.recording import replay_spool
     from retrieval_eval.store import mask_url
     from retrieval_eval.store.spool import default_spool_dir
 

@@ -29,7 +29,7 @@ from retrieval_eval.cli.options import (
 if TYPE_CHECKING:
     from rich.table import Table
 
-    from retrieval_eval.config import Config
+    from retrieval_eval.config.models import Config
     from retrieval_eval.lint.models import PowerReport
     from retrieval_eval.store import Store, StoredRun
     from retrieval_eval.store.reader import SqliteReader
@@ -56,7 +56,7 @@ def _open_to_read(db: str | None, config_path: str | None) -> Store | SqliteRead
     """
     config = None
     if not db:
-        from retrieval_eval.config import load_config
+        from retrieval_eval.config.models import load_config
 
         config = load_config(config_path)
     return open_to_read(db, config)
@@ -99,7 +99,7 @@ def _echo_json(data: Any) -> None:
 
 
 def _summary(run: StoredRun) -> dict[str, Any]:
-    from retrieval_eval.results import as_pair
+    from retrieval_eval.evaluation.results import as_pair
 
     r = run.result
     return {
@@ -133,7 +133,7 @@ def _row_summary(row: dict[str, Any]) -> dict[str, Any]:
     """
     from datetime import UTC
 
-    from retrieval_eval.intervals import wilson
+    from retrieval_eval.evaluation.intervals import wilson
     from retrieval_eval.store.names import compared_baseline
 
     run_date = row["run_date"]
@@ -165,7 +165,7 @@ def _row_summary(row: dict[str, Any]) -> dict[str, Any]:
 
 
 def _latest(store: Store | SqliteReader, set_identifier: str, retriever: str) -> StoredRun:
-    from retrieval_eval.leaderboard import latest_run
+    from retrieval_eval.judging.leaderboard import latest_run
 
     return latest_run(store, set_identifier, retriever)
 
@@ -204,7 +204,7 @@ def history(
 
     from rich.table import Table
 
-    from retrieval_eval.intervals import ci, pct
+    from retrieval_eval.evaluation.intervals import ci, pct
 
     table = Table(title=f"{set_identifier} × {retriever}", title_justify="left")
     for name in ("run", "date (UTC)", "questions", "top-1", "top-3", "errors", "verdict", "vs"):
@@ -246,12 +246,12 @@ def stored_power(run: StoredRun, config_path: str | None) -> tuple[PowerReport, 
     """The smallest drop the stored run's set size detects (:func:`~retrieval_eval.lint.power.
     run_power`, from its question count and rates), next to the thresholds of the config found
     for its set and retriever, else the defaults; and which of the two it used."""
-    from retrieval_eval import config_lookup as defaults
+    from retrieval_eval.config import lookup as defaults
     from retrieval_eval.lint.power import run_power
 
     result = run.result
     if defaults.find_config(config_path) is not None:
-        from retrieval_eval.config import load_config
+        from retrieval_eval.config.models import load_config
 
         config = load_config(config_path)
         spec = config.evaluation(result.set_identifier, result.retriever)
@@ -295,12 +295,12 @@ def show(
     check_summary(fmt, summary)
     if per_query and (summary or fmt != "text"):
         raise click.UsageError("--per-query prints trec_eval lines: no --summary or --format")
-    from retrieval_eval.report import render
+    from retrieval_eval.reports.report import render
 
     with _open_to_read(db, config_path) as store:
         run = store.get_run(run_id)
     if per_query:
-        from retrieval_eval.report import render_per_query
+        from retrieval_eval.reports.report import render_per_query
 
         click.echo(render_per_query(run.result), nl=False)
         return
@@ -352,7 +352,7 @@ def report(run_id: int, html_path: str, db: str | None, config_path: str | None)
     ticket, mail it, open it offline.
     """
     from retrieval_eval.cli.output_file import check_writable, output_errors
-    from retrieval_eval.html_report import render_html
+    from retrieval_eval.reports.html import render_html
 
     if html_path != "-":
         check_writable(html_path, "--html")

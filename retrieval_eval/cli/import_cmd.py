@@ -104,7 +104,7 @@ def _how_to_use(identifier: str, path: Path, corpus: Path | None) -> str:
     import os
     import re
 
-    from retrieval_eval.config_lookup import DEFAULT_CONFIG_NAME, find_config
+    from retrieval_eval.config.lookup import DEFAULT_CONFIG_NAME, find_config
 
     config = find_config() or Path(DEFAULT_CONFIG_NAME)
     base = config.resolve().parent
@@ -191,9 +191,9 @@ def export_qrels_cmd(
 ) -> None:
     """Write a golden set as TREC qrels (no-result questions have no lines)."""
     from retrieval_eval.cli.output_file import output_errors
-    from retrieval_eval.config import load_config
+    from retrieval_eval.config.models import load_config
+    from retrieval_eval.evaluation.runner import resolve_set
     from retrieval_eval.golden.exporters import qrels_lines, topics_lines, write_lines
-    from retrieval_eval.runner import resolve_set
 
     golden_set = resolve_set(load_config(config_path), set_name)
     lines = qrels_lines(golden_set)

@@ -18,7 +18,7 @@ from retrieval_eval.cli.options import config_option
 from retrieval_eval.cli.sets_cmd import sets
 
 if TYPE_CHECKING:
-    from retrieval_eval.config import Config
+    from retrieval_eval.config.models import Config
 
 
 @sets.command("lint")
@@ -54,10 +54,10 @@ def lint(
     questions, and the smallest drop the set can detect. Exit 1 when errors are found."""
     from contextlib import nullcontext
 
-    from retrieval_eval.config import load_config
+    from retrieval_eval.config.models import load_config
+    from retrieval_eval.evaluation.runner import opened_retriever, resolve_set
     from retrieval_eval.lint import run_lint
     from retrieval_eval.lint.render import RENDERERS
-    from retrieval_eval.runner import opened_retriever, resolve_set
 
     config = load_config(config_path)
     golden_set = resolve_set(config, set_name)

@@ -17,7 +17,7 @@ def retrievers() -> None:
 @config_option
 def list_retrievers(config_path: str | None) -> None:
     """List configured retrievers and the adapter types available for the config."""
-    from retrieval_eval.config import load_config
+    from retrieval_eval.config.models import load_config
     from retrieval_eval.retrievers.registry import adapter_types
 
     config = load_config(config_path)

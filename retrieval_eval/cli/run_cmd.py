@@ -23,7 +23,7 @@ from retrieval_eval.cli.options import (
 )
 
 if TYPE_CHECKING:
-    from retrieval_eval.config import Config
+    from retrieval_eval.config.models import Config
 
 
 def _cutoffs(ctx: click.Context, param: click.Parameter, value: str | None) -> list[int] | None:
@@ -211,12 +211,12 @@ def run(
     appended to it, whatever --format says.
     """
     check_summary(fmt, summary)
-    from retrieval_eval.config import load_config
+    from retrieval_eval.config.models import load_config
     from retrieval_eval.errors import InvalidRunError, StoreUnavailableError
-    from retrieval_eval.regression import RegressionDetected
-    from retrieval_eval.report import render
-    from retrieval_eval.runner import opened_retriever, resolve_set, resolve_settings
-    from retrieval_eval.scoring import evaluate
+    from retrieval_eval.evaluation.runner import opened_retriever, resolve_set, resolve_settings
+    from retrieval_eval.evaluation.scoring import evaluate
+    from retrieval_eval.judging.regression import RegressionDetected
+    from retrieval_eval.reports.report import render
 
     # every input is checked before anything heavy is imported or built: the config, the set
     # (pydantic and YAML only), the settings, the retriever's name; then the store URL, so a bad
@@ -248,18 +248,18 @@ def run(
             settings,
             progress=sys.stderr.isatty() if progress is None else progress,
         )
-        from retrieval_eval.labels import attach_dead_labels
+        from retrieval_eval.evaluation.labels import attach_dead_labels
 
         # one existing_ids call before judging: stale labels are left out of the verdict
         result = attach_dead_labels(result, golden_set, retriever)
     if store_url is None:
-        from retrieval_eval.regression import detect_regression
+        from retrieval_eval.judging.regression import detect_regression
 
         thresholds = config.section_for(result.set_identifier, retriever_name, "thresholds")
         run_id, saved, spool_path = None, False, None
         verdict = detect_regression(result, None, thresholds)  # a first run: the baseline
     else:
-        from retrieval_eval.recording import record_run, resolve_thresholds
+        from retrieval_eval.judging.recording import record_run, resolve_thresholds
 
         recorded = record_run(
             result,
@@ -301,7 +301,7 @@ def run(
         )
     if output:
         from retrieval_eval.cli.output_file import output_errors
-        from retrieval_eval.report import headline_line
+        from retrieval_eval.reports.report import headline_line
 
         # the terminal still says how the run went; stdout stays empty (the report is the file)
         click.echo(headline_line(result, verdict, run_id), err=True)

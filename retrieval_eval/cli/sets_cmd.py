@@ -17,7 +17,7 @@ def sets() -> None:
 @config_option
 def list_sets(config_path: str | None) -> None:
     """List the sets the config and installed packages provide."""
-    from retrieval_eval.config import load_config
+    from retrieval_eval.config.models import load_config
 
     config = load_config(config_path)
     registry = config.golden_sets

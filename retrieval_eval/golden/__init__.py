@@ -1,13 +1,13 @@
 """Golden question sets: models, file loaders, fingerprint and registry.
 
-The names below are imported when first used (:mod:`retrieval_eval.lazy`): importing one module
+The names below are imported when first used (:func:`retrieval_eval.lazy_exports`): importing one module
 of the package (``results`` needs ``golden.forms``) then costs no set models, loaders, YAML
 parser nor registry (~20 ms of ``show``).
 """
 
 from __future__ import annotations
 
-from retrieval_eval.lazy import lazy_exports
+from retrieval_eval import lazy_exports
 
 _EXPORTS = {
     "GoldenQuestion": "retrieval_eval.golden.models",

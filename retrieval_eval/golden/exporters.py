@@ -20,8 +20,8 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from retrieval_eval.errors import InvalidInputError
+from retrieval_eval.evaluation.results import RunResult
 from retrieval_eval.golden.models import GoldenQuestionSet
-from retrieval_eval.results import RunResult
 
 
 def qrels_lines(golden_set: GoldenQuestionSet) -> list[str]:

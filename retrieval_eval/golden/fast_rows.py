@@ -39,8 +39,8 @@ from typing import Any
 
 from retrieval_eval.golden.forms import QuestionForm
 from retrieval_eval.golden.models import GoldenQuestion
-from retrieval_eval.surrogates import lone_surrogate
-from retrieval_eval.trusted import assembled
+from retrieval_eval.safety.surrogates import lone_surrogate
+from retrieval_eval.store.trusted import assembled
 
 _FIELDS = frozenset(GoldenQuestion.model_fields)
 _FORMS: dict[str, QuestionForm] = {form.value: form for form in QuestionForm}

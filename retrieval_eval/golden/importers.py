@@ -33,10 +33,10 @@ import yaml
 from retrieval_eval.errors import InvalidInputError
 from retrieval_eval.golden.loaders import validate_set_data
 from retrieval_eval.golden.models import GoldenQuestionSet, QuestionForm
-from retrieval_eval.limits import MAX_SET_FILE_BYTES, quote, quote_some, shorten, too_large
-from retrieval_eval.surrogates import escaped
-from retrieval_eval.yaml_input import describe as describe_yaml_error
-from retrieval_eval.yaml_input import load_set_yaml
+from retrieval_eval.safety.limits import MAX_SET_FILE_BYTES, quote, quote_some, shorten, too_large
+from retrieval_eval.safety.surrogates import escaped
+from retrieval_eval.safety.yaml_input import describe as describe_yaml_error
+from retrieval_eval.safety.yaml_input import load_set_yaml
 
 Qrels = dict[str, dict[str, int]]
 

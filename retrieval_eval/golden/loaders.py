@@ -8,7 +8,7 @@
 For JSONL and CSV the set identifier comes from the ``identifier`` argument, else the file name
 (``handbook-faq.csv`` becomes ``handbook_faq``).
 
-Limits (:mod:`retrieval_eval.limits`), each a :class:`GoldenSetError` naming the file and the
+Limits (:mod:`retrieval_eval.safety.limits`), each a :class:`GoldenSetError` naming the file and the
 limit: a file over 256 MiB is refused unread; YAML anchors and aliases are refused; lists and
 mappings nested more than 50 levels deep are refused (a JSON/YAML document, or a JSONL line, is
 level 1); an integer longer than Python's int-to-text limit (4,300 digits) and a CSV cell longer
@@ -33,7 +33,7 @@ from retrieval_eval.errors import GoldenSetError
 from retrieval_eval.golden.fast_rows import ordinary_questions
 from retrieval_eval.golden.models import GoldenQuestion, GoldenQuestionSet
 from retrieval_eval.golden.promotion import promote_young_objects
-from retrieval_eval.limits import (
+from retrieval_eval.safety.limits import (
     MAX_SET_FILE_BYTES,
     digits,
     nesting_exceeds,
@@ -44,7 +44,7 @@ from retrieval_eval.limits import (
     too_large,
     too_long_integer,
 )
-from retrieval_eval.surrogates import escaped, lone_surrogate
+from retrieval_eval.safety.surrogates import escaped, lone_surrogate
 
 SET_SUFFIXES = (".yaml", ".yml", ".json", ".jsonl", ".csv")
 CSV_COLUMNS = ("id", "question", "form", "expected_document_ids", "hard_class", "answer_gist")
@@ -69,7 +69,7 @@ def load_golden_set(path: str | Path, identifier: str | None = None) -> GoldenQu
         text = path.read_text(encoding="utf-8-sig")
     except (OSError, UnicodeDecodeError) as exc:
         raise GoldenSetError([f"{path}: cannot read the file ({shorten(str(exc))})"]) from None
-    from retrieval_eval.results import paused_gc
+    from retrieval_eval.evaluation.results import paused_gc
 
     # parsing and validating allocate a few objects per question and nothing cyclic; the
     # collector's full passes over them were a third of loading 20,000 questions, and its first
@@ -270,8 +270,8 @@ def _read_document(
         # PyYAML for YAML files only: JSONL, CSV and JSON sets never import it (~10 ms)
         import yaml
 
-        from retrieval_eval.yaml_input import describe as describe_yaml_error
-        from retrieval_eval.yaml_input import load_set_yaml
+        from retrieval_eval.safety.yaml_input import describe as describe_yaml_error
+        from retrieval_eval.safety.yaml_input import load_set_yaml
 
         try:
             node, data = load_set_yaml(text)

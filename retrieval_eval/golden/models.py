@@ -14,8 +14,8 @@ from typing import Any, Self
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from retrieval_eval.golden.forms import QuestionForm
-from retrieval_eval.limits import quote
-from retrieval_eval.surrogates import PROBLEM, lone_surrogate
+from retrieval_eval.safety.limits import quote
+from retrieval_eval.safety.surrogates import PROBLEM, lone_surrogate
 
 IDENTIFIER_PATTERN = r"^[a-z0-9_]+(\.[a-z0-9_]+)*$"
 _IDENTIFIER_RE = re.compile(IDENTIFIER_PATTERN)
@@ -34,7 +34,7 @@ _FORMS: dict[str, QuestionForm] = {form.value: form for form in QuestionForm}
 
 
 def _text(value: str) -> str:
-    """``value`` unless it holds a lone surrogate (``retrieval_eval.surrogates``)."""
+    """``value`` unless it holds a lone surrogate (``retrieval_eval.safety.surrogates``)."""
     char = lone_surrogate(value)
     if char is not None:
         raise ValueError(PROBLEM.format(char=char))

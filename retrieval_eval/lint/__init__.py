@@ -4,7 +4,7 @@ One module per check: :mod:`.dead` (dead labels), :mod:`.forms` (form honesty),
 :mod:`.duplicates` (duplicate questions, identical targets), :mod:`.completeness` (candidate
 labels), :mod:`.never_found`, :mod:`.power` (the smallest detectable drop). :mod:`.run` runs
 those the inputs allow; :mod:`.render` writes the report. Thresholds: ``lint:`` in the config
-(:class:`~retrieval_eval.config.LintOptions`).
+(:class:`~retrieval_eval.config.models.LintOptions`).
 
 The names below are imported when first used: the run report imports :mod:`.power` alone, without
 the checks (numpy, the corpus reader).
@@ -14,15 +14,15 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from retrieval_eval.lazy import lazy_exports
+from retrieval_eval import lazy_exports
 
 if TYPE_CHECKING:
-    from retrieval_eval.config import LintOptions
+    from retrieval_eval.config.models import LintOptions
     from retrieval_eval.lint.models import Finding, LintReport, PowerFigure, PowerReport
     from retrieval_eval.lint.run import run_lint
 
 _EXPORTS = {
-    "LintOptions": "retrieval_eval.config",
+    "LintOptions": "retrieval_eval.config.models",
     "Finding": "retrieval_eval.lint.models",
     "LintReport": "retrieval_eval.lint.models",
     "PowerFigure": "retrieval_eval.lint.models",

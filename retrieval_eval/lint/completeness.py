@@ -21,7 +21,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
-from retrieval_eval.config import LintOptions
+from retrieval_eval.config.models import LintOptions
 from retrieval_eval.golden.models import GoldenQuestionSet
 from retrieval_eval.lint.minhash import LshIndex, ShingleSets, jaccard
 from retrieval_eval.lint.models import Finding

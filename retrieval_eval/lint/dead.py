@@ -1,4 +1,4 @@
-"""Dead labels in lint: :func:`retrieval_eval.labels.find_dead_labels`, as error findings.
+"""Dead labels in lint: :func:`retrieval_eval.evaluation.labels.find_dead_labels`, as error findings.
 
 One error per stale question (every target gone: no retriever can answer it) and one per
 partly dead question (a target gone, others left); the dead ids are in ``doc_ids``. A retriever
@@ -18,7 +18,7 @@ from retrieval_eval.golden.models import GoldenQuestionSet
 from retrieval_eval.lint.models import Finding
 
 if TYPE_CHECKING:
-    from retrieval_eval.labels import DeadLabels
+    from retrieval_eval.evaluation.labels import DeadLabels
 
 CHECK = "dead_labels"
 
@@ -27,7 +27,7 @@ def check_dead_labels(
     golden_set: GoldenQuestionSet, retriever: Any, found: DeadLabels | None = None
 ) -> list[Finding] | str:
     """The findings, or the reason the retriever cannot be checked (``found``: see above)."""
-    from retrieval_eval.labels import dead_labels_or_failure
+    from retrieval_eval.evaluation.labels import dead_labels_or_failure
 
     dead = found if found is not None else dead_labels_or_failure(golden_set, retriever)
     if not dead.checked:

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 
-from retrieval_eval.config import LintOptions
+from retrieval_eval.config.models import LintOptions
 from retrieval_eval.golden.models import GoldenQuestion, GoldenQuestionSet
 from retrieval_eval.lint.minhash import LshIndex, ShingleSets, jaccard
 from retrieval_eval.lint.models import Finding

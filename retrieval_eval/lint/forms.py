@@ -22,7 +22,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from retrieval_eval.config import LintOptions
+from retrieval_eval.config.models import LintOptions
 from retrieval_eval.golden.models import GoldenQuestionSet, QuestionForm
 from retrieval_eval.lint.models import Finding
 from retrieval_eval.lint.text import content_words

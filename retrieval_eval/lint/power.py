@@ -1,6 +1,6 @@
 """How small a drop can this set see? The minimum detectable drop of a paired comparison.
 
-Method: McNemar's test, the test :mod:`retrieval_eval.regression` reports for a run against its
+Method: McNemar's test, the test :mod:`retrieval_eval.judging.regression` reports for a run against its
 baseline (the same questions answered twice, so the comparison is paired and only the questions
 that flip carry information). The sample size of the normal approximation to McNemar's test
 (Connor, 1987) is
@@ -20,7 +20,7 @@ most optimistic any paired test can give.
 
 A drop larger than the rate itself cannot happen: when even ``d = rate`` is not detectable the
 figure is None ("no drop is detectable"). Thresholds are absolute rate drops, as in
-:mod:`retrieval_eval.config`. A threshold below the detectable drop means a regression of the
+:mod:`retrieval_eval.config.models`. A threshold below the detectable drop means a regression of the
 threshold's size is indistinguishable from noise at this set size: the threshold rule will fire
 on noise or miss real drops, and the report names the set size that would make it reliable.
 
@@ -35,11 +35,11 @@ from statistics import NormalDist
 from typing import TYPE_CHECKING
 
 from retrieval_eval.lint.models import PowerFigure, PowerReport
-from retrieval_eval.trusted import checked
+from retrieval_eval.store.trusted import checked
 
 if TYPE_CHECKING:
-    from retrieval_eval.config import LintOptions, Thresholds
-    from retrieval_eval.results import RunResult
+    from retrieval_eval.config.models import LintOptions, Thresholds
+    from retrieval_eval.evaluation.results import RunResult
 
 _Z = NormalDist()
 
@@ -141,7 +141,7 @@ def run_power(
 ) -> PowerReport:
     """The overall figures for a run: its question count and its own top-1/top-3 rates."""
     if options is None:  # imported only then: `show` passes its own and skips the config module
-        from retrieval_eval.config import LintOptions
+        from retrieval_eval.config.models import LintOptions
 
         options = LintOptions()
     rates = {("overall", "top1"): result.top1_hit_rate, ("overall", "top3"): result.top3_hit_rate}

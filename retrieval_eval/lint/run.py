@@ -32,7 +32,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
-from retrieval_eval.config import LintOptions, Thresholds
+from retrieval_eval.config.models import LintOptions, Thresholds
 from retrieval_eval.errors import ConfigError
 from retrieval_eval.golden.models import GoldenQuestionSet
 from retrieval_eval.lint import completeness, dead, duplicates, forms, never_found, power
@@ -40,8 +40,8 @@ from retrieval_eval.lint.models import Finding, LintReport, PowerReport
 from retrieval_eval.retrievers.corpus import Document, read_corpus
 
 if TYPE_CHECKING:
-    from retrieval_eval.labels import DeadLabels
-    from retrieval_eval.results import RunResult
+    from retrieval_eval.evaluation.labels import DeadLabels
+    from retrieval_eval.evaluation.results import RunResult
     from retrieval_eval.store.models import StoredRun
 
 NO_CORPUS = "no corpus: give --corpus PATH, or --retriever R whose adapter has one"

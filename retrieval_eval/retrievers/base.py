@@ -18,7 +18,7 @@ Optional extras the scorer honours when present:
   timed out once it returns.
 - ``existing_ids(ids: Iterable[str]) -> set[str]``: which of ``ids`` (document ids, as the
   retriever returns them) exist in what it searches now. Called once per run with every expected
-  id of the set, to find dead labels (:mod:`retrieval_eval.labels`). ``existing_ids_source``
+  id of the set, to find dead labels (:mod:`retrieval_eval.evaluation.labels`). ``existing_ids_source``
   (a string) says how it knows, e.g. ``"corpus"`` or ``"run file (best effort: ids seen in the
   file)"``. Without it labels are not checked. ``lexical``, ``dense``, ``run_file``,
   ``postgres_fts``, ``http`` (with a ``lookup`` template) and ``chunked`` (through its inner
@@ -75,8 +75,8 @@ def checked_identifier(retriever: EvaluatableRetriever) -> EvaluatableRetriever:
     """``retriever``, unless its identifier is no Unicode text (a lone surrogate, e.g. from a
     command-line byte that is not UTF-8): refused before a run, which could not be saved."""
     from retrieval_eval.errors import RetrieverError
-    from retrieval_eval.limits import quote
-    from retrieval_eval.surrogates import lone_surrogate
+    from retrieval_eval.safety.limits import quote
+    from retrieval_eval.safety.surrogates import lone_surrogate
 
     identifier = retriever.identifier
     char = lone_surrogate(identifier) if isinstance(identifier, str) else None

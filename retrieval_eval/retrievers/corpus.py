@@ -12,8 +12,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from retrieval_eval.errors import ConfigError
-from retrieval_eval.limits import quote
-from retrieval_eval.surrogates import PROBLEM, lone_surrogate
+from retrieval_eval.safety.limits import quote
+from retrieval_eval.safety.surrogates import PROBLEM, lone_surrogate
 
 TEXT_SUFFIXES = (".md", ".txt")
 

@@ -27,7 +27,7 @@ Options:
   with ``/`` is joined to the connection's host, port and schema). ``{question}`` in the url
   itself is URL-encoded. Secret values are never logged: every header value from the
   environment or a connection, the connection's password and the url's password and secret
-  query values are registered with :mod:`retrieval_eval.redaction` and masked as ``***`` in
+  query values are registered with :mod:`retrieval_eval.safety.redaction` and masked as ``***`` in
   every error message and retry warning, with their parts and encodings (a token echoed without
   its ``Bearer``, JSON-escaped, URL-encoded, Basic auth's base64 or decoded ``user:password``).
   A response body quoted in an error is redacted and cut to 200 characters.
@@ -42,7 +42,7 @@ Options:
 - ``max_concurrency`` (default 8): questions in flight at once; one pooled, thread-safe client.
 - ``verify_tls`` (default true).
 - ``lookup`` (optional): how to ask the service which document ids exist, for dead labels
-  (:mod:`retrieval_eval.labels`). Without it the adapter cannot check labels. Shaped like the
+  (:mod:`retrieval_eval.evaluation.labels`). Without it the adapter cannot check labels. Shaped like the
   search request: ``url`` (default: the search ``url``; relative urls join a connection's host
   the same way), ``method`` (default ``POST``), ``params`` / ``body`` templates where a value that
   is exactly ``"{ids}"`` becomes the list of ids (a JSON list in a body, a repeated parameter
@@ -69,13 +69,6 @@ from jmespath.exceptions import JMESPathError
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from retrieval_eval.errors import ConfigError
-from retrieval_eval.redaction import (
-    RedactingFilter,
-    redact,
-    register_header,
-    register_secret,
-    register_url,
-)
 from retrieval_eval.retrievers.http_retry import (
     RETRIED_STATUSES,
     AdapterRetry,
@@ -84,6 +77,13 @@ from retrieval_eval.retrievers.http_retry import (
 )
 from retrieval_eval.retrievers.options import BuildContext, parse_options
 from retrieval_eval.retrievers.secrets import airflow_connection, env_secret
+from retrieval_eval.safety.redaction import (
+    RedactingFilter,
+    redact,
+    register_header,
+    register_secret,
+    register_url,
+)
 
 logger = logging.getLogger(__name__)
 # urllib3 logs request URLs, a secret query value (?api_key=) included: every request at debug

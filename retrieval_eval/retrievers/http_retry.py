@@ -21,7 +21,7 @@ from typing import Any
 import urllib3
 from urllib3.exceptions import InvalidHeader
 
-from retrieval_eval.redaction import quote_body, redact
+from retrieval_eval.safety.redaction import quote_body, redact
 
 logger = logging.getLogger("retrieval_eval.retrievers.http")
 

@@ -16,7 +16,7 @@ The index is built once per machine: it is kept in the adapter cache
 (:mod:`retrieval_eval.retrievers.cache`, keyed by the corpus content, the options and the bm25s
 version), so the mapped tasks of a DAG run and later runs load it instead of rebuilding it.
 :meth:`LexicalRetriever.prepare` builds it ahead of the fan-out. ``existing_ids`` (dead
-labels, :mod:`retrieval_eval.labels`) answers from the index's document ids.
+labels, :mod:`retrieval_eval.evaluation.labels`) answers from the index's document ids.
 """
 
 from __future__ import annotations

@@ -16,7 +16,7 @@ Options:
 - Connection: exactly one of ``url`` (a libpq URL; avoid putting a password in a config file),
   ``url_from_env`` (an environment variable holding the URL) or ``connection_id`` (an Airflow
   connection, read only when given). Passwords never appear in errors: the URL's password and
-  secret parameters are registered with :mod:`retrieval_eval.redaction`.
+  secret parameters are registered with :mod:`retrieval_eval.safety.redaction`.
 - ``table``, optional ``schema``, ``id_column``: identifiers are quoted with
   ``psycopg.sql.Identifier``, so names with spaces, capitals or quotes work as written.
 - ``text_columns``: columns concatenated into ``to_tsvector(text_search_config, ...)`` at query
@@ -51,9 +51,9 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from retrieval_eval.errors import ConfigError, RetrieverError
-from retrieval_eval.redaction import redact, register_credentials, register_query
 from retrieval_eval.retrievers.options import BuildContext, parse_options
 from retrieval_eval.retrievers.secrets import airflow_connection, env_secret
+from retrieval_eval.safety.redaction import redact, register_credentials, register_query
 
 
 class PostgresFtsOptions(BaseModel):

@@ -19,16 +19,16 @@ from importlib.metadata import entry_points
 from pathlib import Path
 from typing import Any
 
+from retrieval_eval.config.suggest import did_you_mean
 from retrieval_eval.errors import (
     ConfigError,
     RetrievalEvalError,
     RetrieverError,
     UnknownNameError,
 )
-from retrieval_eval.limits import quote
 from retrieval_eval.retrievers.base import EvaluatableRetriever, as_retriever, checked_identifier
 from retrieval_eval.retrievers.options import BuildContext
-from retrieval_eval.suggest import did_you_mean
+from retrieval_eval.safety.limits import quote
 
 ADAPTER_ENTRY_POINT_GROUP = "retrieval_eval.adapters"
 RETRIEVER_ENTRY_POINT_GROUP = "retrieval_eval.retrievers"

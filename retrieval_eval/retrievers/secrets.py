@@ -1,7 +1,7 @@
 """Secrets for adapters: environment variables and Airflow connections.
 
 Secret values are read once when a retriever is built and never logged. They are registered with
-:mod:`retrieval_eval.redaction` (a connection's password here, header values and URLs by the
+:mod:`retrieval_eval.safety.redaction` (a connection's password here, header values and URLs by the
 adapter that knows what they are), whose ``redact`` masks them in every error text.
 
 Airflow is imported only inside :func:`airflow_connection`, when a config names a
@@ -14,8 +14,8 @@ import os
 from typing import Any
 
 from retrieval_eval.errors import ConfigError
-from retrieval_eval.redaction import register_credentials
-from retrieval_eval.surrogates import lone_surrogate
+from retrieval_eval.safety.redaction import register_credentials
+from retrieval_eval.safety.surrogates import lone_surrogate
 
 
 def env_secret(variable: str, where: str) -> str:

@@ -21,7 +21,7 @@ from sqlalchemy.engine import URL, Engine, create_engine
 from sqlalchemy.exc import DBAPIError, InterfaceError, OperationalError
 
 from retrieval_eval.errors import StoreUnavailableError
-from retrieval_eval.redaction import MASK, redact
+from retrieval_eval.safety.redaction import MASK, redact
 from retrieval_eval.store.url import mask_url
 
 SQLITE_BUSY_TIMEOUT_S = 30

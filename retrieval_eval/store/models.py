@@ -7,8 +7,8 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
 
-from retrieval_eval.regression import Verdict, VerdictState
-from retrieval_eval.results import RunResult
+from retrieval_eval.evaluation.results import RunResult
+from retrieval_eval.judging.regression import Verdict, VerdictState
 
 
 class StoredRun(BaseModel):
@@ -19,7 +19,7 @@ class StoredRun(BaseModel):
     regressed run a person accepted as the new normal (``retrieval-eval baseline accept``).
     """
 
-    model_config = ConfigDict(defer_build=True)  # built at first use: retrieval_eval.trusted
+    model_config = ConfigDict(defer_build=True)  # built at first use: retrieval_eval.store.trusted
 
     id: int
     grader: str

@@ -5,7 +5,7 @@ read back is taken as UTC. Slices and questions keep their order through a ``pos
 An invalid run read back names no baseline (neither the run nor its verdict), even when it was
 stored before invalid runs stopped naming one (:func:`~retrieval_eval.store.names.compared_baseline`).
 :func:`read_run` (the SQLite reader's) builds the models without validating when every value
-read is already what validation would make of it (:mod:`retrieval_eval.trusted`), and
+read is already what validation would make of it (:mod:`retrieval_eval.store.trusted`), and
 validates the whole run otherwise (an integer in a float column, a form spelled ``GAP``, a
 verdict stored with a field since removed is fine: unknown keys are dropped either way).
 """
@@ -18,12 +18,18 @@ from typing import Any, Protocol, TypeVar
 
 from pydantic import BaseModel
 
-from retrieval_eval.labels import DeadLabels
-from retrieval_eval.regression import Verdict
-from retrieval_eval.results import Latency, QuestionResult, RunResult, RunSettings, SliceRates
+from retrieval_eval.evaluation.labels import DeadLabels
+from retrieval_eval.evaluation.results import (
+    Latency,
+    QuestionResult,
+    RunResult,
+    RunSettings,
+    SliceRates,
+)
+from retrieval_eval.judging.regression import Verdict
 from retrieval_eval.store.models import StoredRun
 from retrieval_eval.store.names import GRADER, compared_baseline
-from retrieval_eval.trusted import NotPlain, trusted
+from retrieval_eval.store.trusted import NotPlain, trusted
 
 M = TypeVar("M", bound=BaseModel)
 
@@ -53,7 +59,7 @@ def result_row(result: RunResult, verdict: Verdict | None) -> dict[str, Any]:
             k: {**v.model_dump(), **v.intervals()} for k, v in result.by_hard_class.items()
         },
         "verdict": verdict.model_dump(mode="json") if verdict is not None else None,
-        # the dead-label check (retrieval_eval.labels), or null: a baseline's stale questions
+        # the dead-label check (retrieval_eval.evaluation.labels), or null: a baseline's stale questions
         # are left out of later comparisons with it
         "dead_labels": result.dead_labels.model_dump() if result.dead_labels else None,
         "lint": result.lint,  # the DAG lint task's findings, or null
@@ -176,7 +182,7 @@ def read_run(
     slices: Sequence[Mapping[str, Any]],
 ) -> StoredRun:
     """:func:`stored_run` without building a schema when every value read is plain
-    (:mod:`retrieval_eval.trusted`; ~0.1 s of ``show``), else validated as ever.
+    (:mod:`retrieval_eval.store.trusted`; ~0.1 s of ``show``), else validated as ever.
 
     Once the process has built the schemas (a dashboard, a task that scored a run), validating
     is the faster of the two per question (20,000 questions: ~170 against ~210 ms), so it
@@ -196,7 +202,7 @@ def stored_run(
     build: Build = validated,
 ) -> StoredRun:
     """Rebuild a StoredRun from its eval_result row and its question and slice rows, each model
-    made by ``build`` (:func:`validated`, or :func:`~retrieval_eval.trusted.trusted`)."""
+    made by ``build`` (:func:`validated`, or :func:`~retrieval_eval.store.trusted.trusted`)."""
     details = row["details"] or {}
     verdict = details.get("verdict")
     baseline_run_id = compared_baseline(row["status"], row["baseline_run_id"])

@@ -15,10 +15,10 @@ from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
-from retrieval_eval.config import Thresholds
+from retrieval_eval.config.models import Thresholds
 from retrieval_eval.errors import InvalidInputError
-from retrieval_eval.limits import quote
-from retrieval_eval.results import RunResult
+from retrieval_eval.evaluation.results import RunResult
+from retrieval_eval.safety.limits import quote
 from retrieval_eval.store.url import home_dir
 
 SPOOL_VERSION = 1

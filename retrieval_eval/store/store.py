@@ -49,8 +49,8 @@ from retrieval_eval.errors import (
     StoreUnavailableError,
     UnknownNameError,
 )
-from retrieval_eval.regression import Verdict
-from retrieval_eval.results import RunResult
+from retrieval_eval.evaluation.results import RunResult
+from retrieval_eval.judging.regression import Verdict
 from retrieval_eval.store import migrate
 from retrieval_eval.store.engine import make_engine, unavailable_as_error
 from retrieval_eval.store.models import StoredRun

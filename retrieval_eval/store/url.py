@@ -10,7 +10,7 @@ Edge cases: a relative SQLite path in the config file resolves against the confi
 given by ``--db`` or the environment against the working directory; ``~`` is expanded. Every URL
 shown to a person goes through :func:`mask_url`, so passwords (and secret query parameters such
 as ``?password=``) never reach a message or a log; every URL parsed here is also registered with
-:mod:`retrieval_eval.redaction`, so a password quoted in any error text is masked as well.
+:mod:`retrieval_eval.safety.redaction`, so a password quoted in any error text is masked as well.
 """
 
 from __future__ import annotations
@@ -25,11 +25,11 @@ from sqlalchemy.engine import URL, make_url
 from sqlalchemy.exc import ArgumentError
 
 from retrieval_eval.errors import InvalidInputError
-from retrieval_eval.redaction import MASK, is_secret_query_name, register_url
-from retrieval_eval.surrogates import lone_surrogate
+from retrieval_eval.safety.redaction import MASK, is_secret_query_name, register_url
+from retrieval_eval.safety.surrogates import lone_surrogate
 
 if TYPE_CHECKING:
-    from retrieval_eval.config import Config
+    from retrieval_eval.config.models import Config
 
 DB_ENV = "RETRIEVAL_EVAL_DB"
 HOME_ENV = "RETRIEVAL_EVAL_HOME"

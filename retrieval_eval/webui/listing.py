@@ -5,7 +5,7 @@ parameters, so a filtered page is a link anyone can share and works without Java
 
 - ``show``: ``all`` (default), ``misses`` (top-3 misses), ``top1_misses``, ``hits`` (top-1
   hits), ``errors`` (the retriever failed), ``flipped`` (changed outcome against the baseline)
-  or ``stale`` (stale labels: every target gone from the index, see :mod:`retrieval_eval.labels`);
+  or ``stale`` (stale labels: every target gone from the index, see :mod:`retrieval_eval.evaluation.labels`);
 - ``form`` and ``hard_class``: one value each, among those the run's questions have;
 - ``page``: 1-based, :data:`PER_PAGE` questions a page.
 
@@ -40,7 +40,7 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 from retrieval_eval.errors import InvalidInputError, UnknownNameError
-from retrieval_eval.results import QuestionResult
+from retrieval_eval.evaluation.results import QuestionResult
 
 PER_PAGE = 50
 SHOW = {

@@ -16,7 +16,7 @@ if TYPE_CHECKING:
 
 def power_of(stored: StoredRun) -> tuple[dict[str, Any], str]:
     """The power report as JSON data, and its one-line summary."""
-    from retrieval_eval.config import Config, load_config
+    from retrieval_eval.config.models import Config, load_config
     from retrieval_eval.errors import RetrievalEvalError
     from retrieval_eval.lint.power import run_power
     from retrieval_eval.lint.render import power_summary

@@ -22,7 +22,7 @@ from typing import Any
 from pydantic import BaseModel, Field
 from sqlalchemy import Select, func, select
 
-from retrieval_eval.intervals import wilson
+from retrieval_eval.evaluation.intervals import wilson
 from retrieval_eval.store import Store
 from retrieval_eval.store.engine import unavailable_as_error
 from retrieval_eval.store.names import compared_baseline

@@ -26,7 +26,7 @@ if TYPE_CHECKING:
 
 def configured_store_url() -> str:
     """The store URL the DAGs use, resolved the same way (see the module docstring)."""
-    from retrieval_eval.config import load_config
+    from retrieval_eval.config.models import load_config
     from retrieval_eval.store import store_url_for
 
     def connection_uri(connection_id: str) -> str:

@@ -28,7 +28,7 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 from retrieval_eval.errors import UnknownNameError
-from retrieval_eval.results import SliceRates
+from retrieval_eval.evaluation.results import SliceRates
 from retrieval_eval.store import Store, StoredRun
 from retrieval_eval.webui.compare_view import Comparison, compare
 from retrieval_eval.webui.listing import ListedQuestion, Listing, ListQuery, list_questions
@@ -97,7 +97,7 @@ class RunView(BaseModel):
     # the smallest drop this run's set size detects, by the thresholds (webui/power_view.py)
     power: dict[str, Any] | None = None
     power_summary: str | None = None
-    # the dead-label check's line when it found dead ids (retrieval_eval.labels), else None
+    # the dead-label check's line when it found dead ids (retrieval_eval.evaluation.labels), else None
     labels_summary: str | None = None
 
 

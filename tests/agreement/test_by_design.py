@@ -16,12 +16,12 @@ from pathlib import Path
 import pytest
 from helpers import shared_collection
 
-from retrieval_eval import metrics
+from retrieval_eval.evaluation import metrics
+from retrieval_eval.evaluation.results import RunSettings
+from retrieval_eval.evaluation.scoring import evaluate
 from retrieval_eval.golden.importers import import_beir, read_qrels
 from retrieval_eval.golden.models import GoldenQuestion, GoldenQuestionSet
-from retrieval_eval.results import RunSettings
 from retrieval_eval.retrievers.run_file import RunFileRetriever
-from retrieval_eval.scoring import evaluate
 
 from .ir_tools import pytrec_per_query, ranx_means, ranx_read_run
 

@@ -17,11 +17,11 @@ from pathlib import Path
 import pytest
 from helpers import shared_collection, shared_data
 
-from retrieval_eval import metrics
+from retrieval_eval.evaluation import metrics
+from retrieval_eval.evaluation.results import RunResult, RunSettings
+from retrieval_eval.evaluation.scoring import evaluate
 from retrieval_eval.golden.importers import import_beir, read_qrels
-from retrieval_eval.results import RunResult, RunSettings
 from retrieval_eval.retrievers.run_file import RunFileRetriever, read_run
-from retrieval_eval.scoring import evaluate
 
 from .ir_tools import binary, pytrec_per_query, ranx_means
 

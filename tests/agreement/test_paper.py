@@ -10,10 +10,10 @@ from __future__ import annotations
 import pytest
 from helpers import shared_collection
 
+from retrieval_eval.evaluation.results import RunSettings
+from retrieval_eval.evaluation.scoring import evaluate
 from retrieval_eval.golden.importers import import_beir
-from retrieval_eval.results import RunSettings
 from retrieval_eval.retrievers.lexical import LexicalOptions, LexicalRetriever
-from retrieval_eval.scoring import evaluate
 
 PUBLISHED_NDCG_AT_10 = 0.687
 

@@ -43,7 +43,7 @@ def _evaluation_set(folder: Path) -> tuple[Path, Path, dict[str, Any]]:
         golden = import_beir(scifact, split="test", identifier="scifact")
         path = folder / "scifact.yaml"
         dump_golden_set(golden, path)
-        # the lexical defaults' published figures (tests/test_scifact_reference.py)
+        # the lexical defaults' published figures (tests/evaluation/test_scifact_reference.py)
         return path, scifact / "corpus.jsonl", {"count": 300, "top1": 0.5500, "top3": 0.7267}
     return EXAMPLES / "golden" / "handbook.yaml", EXAMPLES / "corpus", {"count": 46}
 

@@ -57,8 +57,8 @@ def test_the_lint_task_asks_existing_ids_once_and_still_reports_dead_labels(
 
 
 def test_run_lint_given_the_check_does_not_ask_again() -> None:
+    from retrieval_eval.evaluation.labels import find_dead_labels
     from retrieval_eval.golden.loaders import load_golden_set
-    from retrieval_eval.labels import find_dead_labels
     from retrieval_eval.lint import run_lint
 
     golden = load_golden_set(EXAMPLES / "golden" / "handbook.yaml")

@@ -45,11 +45,11 @@ print(json.dumps({"added": sorted(set(sys.modules) - before), "all": sorted(sys.
 """
 HEAVY = ("pandas", "sqlalchemy", "alembic", "rich", "numpy", "bm25s", "urllib3", "psycopg")
 CORE_AT_RUN_TIME = (
-    "retrieval_eval.results",
-    "retrieval_eval.scoring",
+    "retrieval_eval.evaluation.results",
+    "retrieval_eval.evaluation.scoring",
     "retrieval_eval.store",
-    "retrieval_eval.recording",
-    "retrieval_eval.runner",
+    "retrieval_eval.judging.recording",
+    "retrieval_eval.evaluation.runner",
     "retrieval_eval.golden.loaders",
     "retrieval_eval.retrievers.registry",
     "retrieval_eval.airflow.steps",

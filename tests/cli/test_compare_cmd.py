@@ -14,11 +14,11 @@ from click.testing import CliRunner, Result
 from store.builders import make_run, question
 
 from retrieval_eval.cli import cli
-from retrieval_eval.config import Thresholds
-from retrieval_eval.leaderboard import compare_runs, latest_runs
-from retrieval_eval.leaderboard_report import CSV_COLUMNS
-from retrieval_eval.regression import detect_regression
-from retrieval_eval.results import QuestionResult
+from retrieval_eval.config.models import Thresholds
+from retrieval_eval.evaluation.results import QuestionResult
+from retrieval_eval.judging.leaderboard import compare_runs, latest_runs
+from retrieval_eval.judging.regression import detect_regression
+from retrieval_eval.reports.leaderboard import CSV_COLUMNS
 from retrieval_eval.store import open_store
 
 SET = "demo.set"
@@ -214,7 +214,7 @@ def test_compare_loads_neither_pandas_nor_sqlalchemy_nor_rich(db: str, tmp_path:
     """A SQLite store at head is read with sqlite3; the board is plain text (no rich)."""
     from cli.test_startup import HEAVY, loaded
 
-    watch = HEAVY | {"rich", "retrieval_eval.config"}
+    watch = HEAVY | {"rich", "retrieval_eval.config.models"}
     for fmt in ("text", "json", "markdown", "csv"):
         args = ("compare", SET, "best", "middle", "worst", "--format", fmt, "--db", db)
         assert loaded(tmp_path, *args, watch=watch)[:2] == (0, []), fmt

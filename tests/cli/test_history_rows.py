@@ -10,7 +10,7 @@ from store.builders import hits, make_run, question
 
 from retrieval_eval.cli import cli
 from retrieval_eval.cli.history_cmd import _row_summary, _summary
-from retrieval_eval.regression import Verdict
+from retrieval_eval.judging.regression import Verdict
 from retrieval_eval.store import open_store
 from retrieval_eval.store.reader import open_reader
 

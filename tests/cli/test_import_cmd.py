@@ -9,9 +9,9 @@ from click.testing import CliRunner, Result
 from helpers import shared_collection
 
 from retrieval_eval.cli import cli
+from retrieval_eval.evaluation.scoring import evaluate
 from retrieval_eval.golden.loaders import load_golden_set
 from retrieval_eval.retrievers.run_file import RunFileRetriever
-from retrieval_eval.scoring import evaluate
 
 
 def invoke(*args: str) -> Result:

@@ -15,9 +15,9 @@ from click.testing import CliRunner, Result
 
 from retrieval_eval.cli import cli
 from retrieval_eval.errors import RetrieverError
+from retrieval_eval.evaluation.scoring import evaluate
 from retrieval_eval.golden.loaders import load_golden_set
 from retrieval_eval.retrievers.base import FunctionRetriever
-from retrieval_eval.scoring import evaluate
 
 ROOT = Path(__file__).resolve().parents[2]
 DEMO_SET = ROOT / "examples" / "golden" / "handbook.yaml"

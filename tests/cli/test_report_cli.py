@@ -138,7 +138,7 @@ def test_report_html_writes_one_file(
 
 
 def test_history_and_compare_show_intervals(db: str, monkeypatch: pytest.MonkeyPatch) -> None:
-    from retrieval_eval.intervals import paired_difference, wilson
+    from retrieval_eval.evaluation.intervals import paired_difference, wilson
 
     run(db, monkeypatch=monkeypatch)
     run(db, mode="empty", monkeypatch=monkeypatch)

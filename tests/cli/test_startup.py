@@ -21,7 +21,7 @@ from click.testing import CliRunner
 
 from retrieval_eval.cli import cli
 from retrieval_eval.cli.db_cmd import plain_sqlite_file
-from retrieval_eval.config import Config
+from retrieval_eval.config.models import Config
 from retrieval_eval.store import resolve_store_url
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -240,7 +240,7 @@ def test_history_and_show_load_neither_pandas_nor_sqlalchemy_nor_an_adapter(
     db, run_id = _saved_run(work, monkeypatch)
     # a SQLite store at head is read with sqlite3 (retrieval_eval.store.reader); a stored run
     # needs no YAML parser, set loader nor set models (~20 ms of show)
-    watch = HEAVY | {"rich", "retrieval_eval.config", "yaml", *SET_MODULES}
+    watch = HEAVY | {"rich", "retrieval_eval.config.models", "yaml", *SET_MODULES}
     for args in (
         ("history", "cli.two", "startup_retrievers:always_a", "--format", "json"),
         ("show", run_id, "--format", "json"),
@@ -364,7 +364,7 @@ def test_a_run_leaves_the_garbage_collector_as_it_found_it(
 def test_show_on_a_sqlite_store_builds_no_pydantic_schema(
     work: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """The reader builds a stored run from plain values (retrieval_eval.trusted) and the report
+    """The reader builds a stored run from plain values (retrieval_eval.store.trusted) and the report
     renders from attributes: no schema is built, so pydantic never discovers its plugins
     (importlib.metadata over every installed distribution, ~35 ms) nor builds the models'
     schemas (~45 ms). JSON dumps models (the contract), which builds their schemas."""

@@ -1,7 +1,7 @@
 """Hostile set files: bounded time, memory and messages, each refusal an exit-2 error naming the
 file and the limit it broke.
 
-Limits (``retrieval_eval/limits.py``): YAML anchors/aliases are refused in set files; nesting
+Limits (``retrieval_eval/safety/limits.py``): YAML anchors/aliases are refused in set files; nesting
 past 50 levels is refused; a set file over 256 MiB is refused unread; messages quote at most
 ~200 characters of any input value; integers longer than Python's int-to-str limit (4,300
 digits) and CSV cells longer than csv's field limit (131,072 characters) are errors, not crashes.

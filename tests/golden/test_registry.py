@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from retrieval_eval.config import load_config
+from retrieval_eval.config.models import load_config
 from retrieval_eval.errors import GoldenSetError, InvalidInputError, UnknownNameError
 from retrieval_eval.golden.registry import GoldenSetRegistry
 

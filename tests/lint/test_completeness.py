@@ -6,7 +6,7 @@ from pathlib import Path
 import pytest
 
 from lint.sets import document, golden, question
-from retrieval_eval.config import LintOptions
+from retrieval_eval.config.models import LintOptions
 from retrieval_eval.lint.completeness import check_completeness
 from retrieval_eval.lint.signature_cache import KIND
 from retrieval_eval.retrievers.corpus import read_corpus

@@ -1,7 +1,7 @@
 from __future__ import annotations
 
 from lint.sets import golden, question
-from retrieval_eval.config import LintOptions
+from retrieval_eval.config.models import LintOptions
 from retrieval_eval.lint.duplicates import CHECK, TARGETS_CHECK, check_duplicates
 
 

@@ -1,7 +1,7 @@
 from __future__ import annotations
 
 from lint.sets import document, golden, question
-from retrieval_eval.config import LintOptions
+from retrieval_eval.config.models import LintOptions
 from retrieval_eval.lint.forms import check_forms
 
 TEXTS = {

@@ -2,7 +2,7 @@
 
 For a set of n questions and the formula's detectable drop d, draw many paired runs with
 p10 = d + churn (hit -> miss) and p01 = churn (miss -> hit), judge each with
-:func:`retrieval_eval.regression.mcnemar_exact` at alpha 0.05, and count rejections. The
+:func:`retrieval_eval.judging.regression.mcnemar_exact` at alpha 0.05, and count rejections. The
 formula is the normal approximation; the exact test is a little conservative, so the simulated
 power is within 0.05 of the target 0.8 (the simulation's own standard error is ~0.007).
 """
@@ -14,8 +14,8 @@ from functools import cache
 import numpy as np
 import pytest
 
+from retrieval_eval.judging.regression import mcnemar_exact
 from retrieval_eval.lint.power import detectable_drop, questions_needed
-from retrieval_eval.regression import mcnemar_exact
 
 DRAWS = 4000
 TOLERANCE = 0.05
@@ -57,12 +57,12 @@ def test_the_run_report_shows_the_detectable_drop_next_to_the_thresholds() -> No
     import json
 
     from lint.sets import golden, question
-    from retrieval_eval.config import Thresholds
+    from retrieval_eval.config.models import Thresholds
+    from retrieval_eval.evaluation.results import RunSettings
+    from retrieval_eval.evaluation.scoring import evaluate
     from retrieval_eval.lint.power import run_power
-    from retrieval_eval.report import render
-    from retrieval_eval.results import RunSettings
+    from retrieval_eval.reports.report import render
     from retrieval_eval.retrievers.base import FunctionRetriever
-    from retrieval_eval.scoring import evaluate
 
     big = golden(*(question(f"q{i}", f"question {i}?", "match", f"d{i}.md") for i in range(46)))
 

@@ -8,13 +8,13 @@ from pathlib import Path
 import pytest
 
 from lint.sets import document, golden, question
-from retrieval_eval.config import Thresholds
+from retrieval_eval.config.models import Thresholds
+from retrieval_eval.evaluation.results import RunSettings
+from retrieval_eval.evaluation.scoring import evaluate
 from retrieval_eval.lint import run_lint
 from retrieval_eval.lint.power import questions_needed
 from retrieval_eval.lint.render import RENDERERS
-from retrieval_eval.results import RunSettings
 from retrieval_eval.retrievers.base import FunctionRetriever
-from retrieval_eval.scoring import evaluate
 from retrieval_eval.store import open_store
 from retrieval_eval.store.reader import open_reader
 

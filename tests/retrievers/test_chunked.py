@@ -10,10 +10,10 @@ import pytest
 from servers.ranking_server import RankingServer
 
 from retrieval_eval.errors import ConfigError
+from retrieval_eval.evaluation.scoring import evaluate
 from retrieval_eval.golden.models import GoldenQuestion, GoldenQuestionSet
 from retrieval_eval.retrievers.chunked import ChunkedRetriever
 from retrieval_eval.retrievers.registry import RetrieverRegistry
-from retrieval_eval.scoring import evaluate
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 

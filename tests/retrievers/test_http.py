@@ -17,12 +17,12 @@ from click.testing import CliRunner
 from servers.ranking_server import RankingServer
 
 from retrieval_eval.errors import ConfigError
+from retrieval_eval.evaluation.results import RunSettings
+from retrieval_eval.evaluation.scoring import evaluate
 from retrieval_eval.golden.models import GoldenQuestion, GoldenQuestionSet
-from retrieval_eval.report import render
-from retrieval_eval.results import RunSettings
+from retrieval_eval.reports.report import render
 from retrieval_eval.retrievers.http import HttpRetrievalError, HttpRetriever, fill
 from retrieval_eval.retrievers.options import BuildContext
-from retrieval_eval.scoring import evaluate
 
 SECRET = "tok-7f3a9c1e-very-secret"
 

@@ -7,10 +7,10 @@ from typing import Any
 import pytest
 
 from retrieval_eval.errors import ConfigError
+from retrieval_eval.evaluation.scoring import evaluate
 from retrieval_eval.golden.models import GoldenQuestion, GoldenQuestionSet
 from retrieval_eval.retrievers.options import BuildContext
 from retrieval_eval.retrievers.registry import RetrieverRegistry
-from retrieval_eval.scoring import evaluate
 
 pytest.importorskip("langchain_core")
 

@@ -8,12 +8,12 @@ from typing import Any
 
 import pytest
 
-from retrieval_eval.config import load_config
+from retrieval_eval.config.models import load_config
 from retrieval_eval.errors import ConfigError
+from retrieval_eval.evaluation.scoring import evaluate
 from retrieval_eval.retrievers.base import EvaluatableRetriever
 from retrieval_eval.retrievers.lexical import LexicalRetriever
 from retrieval_eval.retrievers.options import BuildContext
-from retrieval_eval.scoring import evaluate
 
 ROOT = Path(__file__).resolve().parents[2]
 DEMO_CONFIG = ROOT / "examples" / "retrieval_eval.yaml"

@@ -10,12 +10,12 @@ import pytest
 from helpers import shared_collection
 
 from retrieval_eval.errors import ConfigError, RetrieverError
+from retrieval_eval.evaluation.scoring import evaluate
 from retrieval_eval.golden.importers import import_beir
 from retrieval_eval.golden.models import GoldenQuestionSet
 from retrieval_eval.retrievers.corpus import read_corpus
 from retrieval_eval.retrievers.options import BuildContext
 from retrieval_eval.retrievers.postgres_fts import PostgresFtsRetriever
-from retrieval_eval.scoring import evaluate
 
 pytestmark = pytest.mark.postgres
 

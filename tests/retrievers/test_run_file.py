@@ -9,11 +9,11 @@ import pytest
 from helpers import shared_collection
 
 from retrieval_eval.errors import ConfigError
+from retrieval_eval.evaluation.scoring import evaluate
 from retrieval_eval.golden.models import GoldenQuestion, GoldenQuestionSet
 from retrieval_eval.retrievers.options import BuildContext
 from retrieval_eval.retrievers.registry import RetrieverRegistry
 from retrieval_eval.retrievers.run_file import RunFileRetriever, read_run
-from retrieval_eval.scoring import evaluate
 
 
 def _set(*questions: tuple[str, list[str]]) -> GoldenQuestionSet:

@@ -10,9 +10,9 @@ from typing import Any
 
 from sqlalchemy.engine import make_url
 
-from retrieval_eval.aggregate import summarise
+from retrieval_eval.evaluation.aggregate import summarise
+from retrieval_eval.evaluation.results import QuestionResult, RunResult, RunSettings
 from retrieval_eval.golden.models import QuestionForm
-from retrieval_eval.results import QuestionResult, RunResult, RunSettings
 from retrieval_eval.store.models import StoredRun
 
 T0 = datetime(2026, 1, 1, 3, 0, tzinfo=UTC)

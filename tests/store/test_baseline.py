@@ -6,9 +6,9 @@ from datetime import timedelta
 
 import pytest
 
-from retrieval_eval.config import Thresholds
+from retrieval_eval.config.models import Thresholds
 from retrieval_eval.errors import UnknownNameError
-from retrieval_eval.recording import Recorded, record_run
+from retrieval_eval.judging.recording import Recorded, record_run
 from retrieval_eval.store import Store
 from store.builders import hits, make_run, question
 

@@ -11,7 +11,7 @@ import pytest
 from click.testing import CliRunner
 
 from retrieval_eval.cli import cli, history_cmd
-from retrieval_eval.regression import Verdict
+from retrieval_eval.judging.regression import Verdict
 from retrieval_eval.store import open_store
 from retrieval_eval.store.reader import open_reader
 from retrieval_eval.webui.queries import recent

@@ -17,7 +17,7 @@ from sqlalchemy import JSON, Boolean, DateTime, insert, text
 
 from retrieval_eval.cli.history_cmd import _open_to_read
 from retrieval_eval.errors import NoStoreError, StoreUnavailableError, UnknownNameError
-from retrieval_eval.regression import SliceRegression, Verdict
+from retrieval_eval.judging.regression import SliceRegression, Verdict
 from retrieval_eval.store import Store, StoreSchemaError, open_store
 from retrieval_eval.store.migrate import alembic_config
 from retrieval_eval.store.reader import _DECODERS, SqliteReader, open_reader

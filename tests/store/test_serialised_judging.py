@@ -11,8 +11,8 @@ from __future__ import annotations
 import multiprocessing
 from typing import Any
 
-from retrieval_eval.config import Thresholds
-from retrieval_eval.recording import record_run
+from retrieval_eval.config.models import Thresholds
+from retrieval_eval.judging.recording import record_run
 from retrieval_eval.store import Store
 from store.builders import hits, make_run
 

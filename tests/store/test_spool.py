@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from retrieval_eval.config import Thresholds
+from retrieval_eval.config.models import Thresholds
 from retrieval_eval.errors import InvalidInputError, StoreUnavailableError
-from retrieval_eval.recording import record_run, replay_spool
+from retrieval_eval.judging.recording import record_run, replay_spool
 from retrieval_eval.store import Store
 from store.builders import hits, make_run
 

@@ -9,8 +9,8 @@ import pytest
 from sqlalchemy import func, insert, select
 
 from retrieval_eval.errors import InvalidInputError, UnknownNameError
-from retrieval_eval.regression import Verdict
-from retrieval_eval.results import RunResult
+from retrieval_eval.evaluation.results import RunResult
+from retrieval_eval.judging.regression import Verdict
 from retrieval_eval.store import Store, open_store
 from retrieval_eval.store import store as store_module
 from retrieval_eval.store.engine import StoreFailedError

@@ -1,16 +1,16 @@
 """A retriever's id or error text that is no Unicode text (a lone surrogate) is its question's
-error, and the run is saved, on each backend (``retrieval_eval/surrogates.py``).
+error, and the run is saved, on each backend (``retrieval_eval/safety/surrogates.py``).
 
 Before, the id crashed the JSON report and the PostgreSQL save, the error text the SQLite save.
 """
 
 from __future__ import annotations
 
+from retrieval_eval.evaluation.results import RunSettings
+from retrieval_eval.evaluation.scoring import evaluate
 from retrieval_eval.golden.models import GoldenQuestion, GoldenQuestionSet
-from retrieval_eval.report import render_json
-from retrieval_eval.results import RunSettings
+from retrieval_eval.reports.report import render_json
 from retrieval_eval.retrievers.base import FunctionRetriever
-from retrieval_eval.scoring import evaluate
 from retrieval_eval.store import open_store
 
 LONE = "\ud800"

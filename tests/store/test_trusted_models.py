@@ -1,4 +1,4 @@
-"""retrieval_eval.trusted builds what validation builds, or refuses (NotPlain).
+"""retrieval_eval.store.trusted builds what validation builds, or refuses (NotPlain).
 
 Random field values, plausible and not, for every model a stored run or its power figures are
 made of: whenever :func:`trusted` accepts them, ``model_validate`` accepts them too and gives an
@@ -17,12 +17,18 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from retrieval_eval.labels import DeadLabels
+from retrieval_eval.evaluation.labels import DeadLabels
+from retrieval_eval.evaluation.results import (
+    Latency,
+    QuestionResult,
+    RunResult,
+    RunSettings,
+    SliceRates,
+)
+from retrieval_eval.judging.regression import SliceRegression, Verdict
 from retrieval_eval.lint.models import PowerFigure, PowerReport
-from retrieval_eval.regression import SliceRegression, Verdict
-from retrieval_eval.results import Latency, QuestionResult, RunResult, RunSettings, SliceRates
 from retrieval_eval.store.models import StoredRun
-from retrieval_eval.trusted import NotPlain, checked, trusted
+from retrieval_eval.store.trusted import NotPlain, checked, trusted
 from store.test_trusted_reads import _same
 
 MODELS = [

@@ -1,4 +1,4 @@
-"""The SQLite reader builds stored runs without validating (retrieval_eval.trusted): the same
+"""The SQLite reader builds stored runs without validating (retrieval_eval.store.trusted): the same
 models, and the same bytes from ``show`` in every format, as the validating path.
 
 Each run below is stored once, then read both ways from the same rows: trusted (what the reader
@@ -16,11 +16,11 @@ from click.testing import CliRunner
 from pydantic import BaseModel
 
 from retrieval_eval.cli import cli
-from retrieval_eval.labels import DeadLabels
-from retrieval_eval.regression import SliceRegression, Verdict
+from retrieval_eval.evaluation.labels import DeadLabels
+from retrieval_eval.judging.regression import SliceRegression, Verdict
 from retrieval_eval.store import Store, open_store, rows
 from retrieval_eval.store.reader import SqliteReader, open_reader
-from retrieval_eval.trusted import NotPlain
+from retrieval_eval.store.trusted import NotPlain
 from store.builders import hits, make_run, question
 
 SLICE = SliceRegression(
@@ -186,7 +186,9 @@ def test_show_prints_the_same_bytes_either_way(
         raise NotPlain("validate everything")
 
     monkeypatch.setattr(rows, "trusted", refuse)  # the reader falls back to validating
-    monkeypatch.setattr("retrieval_eval.trusted.trusted", refuse)  # and so do the power figures
+    monkeypatch.setattr(
+        "retrieval_eval.store.trusted.trusted", refuse
+    )  # and so do the power figures
     assert shown() == fast
 
 
@@ -217,7 +219,7 @@ def test_once_the_schemas_are_built_the_reader_validates(
 ) -> None:
     """Validation is the faster read per question once its schema exists (a dashboard, a task
     that scored a run): the trusted path serves only a process that has built none."""
-    from retrieval_eval.results import QuestionResult, RunResult
+    from retrieval_eval.evaluation.results import QuestionResult, RunResult
 
     url, ids = filled
     QuestionResult.model_rebuild(force=True)

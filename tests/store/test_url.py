@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from retrieval_eval.config import Config, load_config
+from retrieval_eval.config.models import Config, load_config
 from retrieval_eval.errors import InvalidInputError, StoreUnavailableError
 from retrieval_eval.store import mask_url, open_store, resolve_store_url, store_url_for
 

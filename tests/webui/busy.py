@@ -16,10 +16,10 @@ from datetime import timedelta
 
 from store.builders import make_run
 
-from retrieval_eval.config import Thresholds
+from retrieval_eval.config.models import Thresholds
+from retrieval_eval.evaluation.results import QuestionResult
 from retrieval_eval.golden.models import QuestionForm
-from retrieval_eval.recording import record_run
-from retrieval_eval.results import QuestionResult
+from retrieval_eval.judging.recording import record_run
 from retrieval_eval.store import open_store
 
 SET = "docs.faq"

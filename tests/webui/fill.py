@@ -13,11 +13,11 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
-from retrieval_eval.config import load_config
-from retrieval_eval.recording import record_run, resolve_thresholds
+from retrieval_eval.config.models import load_config
+from retrieval_eval.evaluation.runner import resolve_retriever, resolve_set, resolve_settings
+from retrieval_eval.evaluation.scoring import evaluate
+from retrieval_eval.judging.recording import record_run, resolve_thresholds
 from retrieval_eval.retrievers.base import EvaluatableRetriever, FunctionRetriever
-from retrieval_eval.runner import resolve_retriever, resolve_set, resolve_settings
-from retrieval_eval.scoring import evaluate
 
 SET = "handbook.demo"
 BM25 = "handbook_bm25"

@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from retrieval_eval.intervals import wilson
+from retrieval_eval.evaluation.intervals import wilson
 from retrieval_eval.store import open_store
 from retrieval_eval.webui.app import create_app
 from webui.browsing import serve

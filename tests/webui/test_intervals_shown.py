@@ -1,6 +1,6 @@
 """Every rate the dashboard prints carries its 95 % Wilson interval, and its JSON twin the pair.
 
-The intervals are computed here independently, with :func:`retrieval_eval.intervals.wilson` over
+The intervals are computed here independently, with :func:`retrieval_eval.evaluation.intervals.wilson` over
 the stored runs' hit counts, and looked for next to each rate: the run page's top-1/top-3 cards,
 its slice table (by form and hard class, the baseline's columns too) and its baseline line; the
 overview's rows; the history page's cards and rows. Each page's rate cells are also counted, so
@@ -15,8 +15,8 @@ from collections.abc import Iterator
 import pytest
 from fastapi.testclient import TestClient
 
-from retrieval_eval.intervals import wilson
-from retrieval_eval.results import SliceRates
+from retrieval_eval.evaluation.intervals import wilson
+from retrieval_eval.evaluation.results import SliceRates
 from retrieval_eval.store import open_store
 from retrieval_eval.webui.app import create_app
 from webui.fill import BM25, SET, Filled

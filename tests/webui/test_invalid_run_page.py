@@ -9,8 +9,8 @@ import pytest
 from fastapi.testclient import TestClient
 from store.builders import hits, make_run
 
-from retrieval_eval.config import Thresholds
-from retrieval_eval.recording import record_run
+from retrieval_eval.config.models import Thresholds
+from retrieval_eval.judging.recording import record_run
 from retrieval_eval.webui.app import create_app
 
 

@@ -21,10 +21,10 @@ import pytest
 from fastapi.testclient import TestClient
 from store.builders import hits, make_run
 
-from retrieval_eval.config import Thresholds
-from retrieval_eval.labels import DeadLabels
-from retrieval_eval.recording import Recorded, record_run
-from retrieval_eval.results import QuestionResult, RunResult
+from retrieval_eval.config.models import Thresholds
+from retrieval_eval.evaluation.labels import DeadLabels
+from retrieval_eval.evaluation.results import QuestionResult, RunResult
+from retrieval_eval.judging.recording import Recorded, record_run
 from retrieval_eval.webui.app import create_app
 from webui.browsing import serve
 

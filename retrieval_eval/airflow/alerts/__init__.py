@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from retrieval_eval.airflow.alerts.message import AlertMessage, build_message
-from retrieval_eval.redaction import redact
+from retrieval_eval.safety.redaction import redact
 
 if TYPE_CHECKING:
     from retrieval_eval.store import Store

@@ -1,10 +1,10 @@
 """What an alert says, independent of the channel that carries it.
 
-Every line of it goes through :func:`retrieval_eval.redaction.redact`, and the senders register
+Every line of it goes through :func:`retrieval_eval.safety.redaction.redact`, and the senders register
 their channel's secrets (webhook paths, bearer tokens) before they send.
 
 Kinds: ``regression``, ``invalid_run`` (the verdict's alerts, at most one per run and channel)
-and ``labels`` (expected ids no longer in the index, :mod:`retrieval_eval.labels`): its own
+and ``labels`` (expected ids no longer in the index, :mod:`retrieval_eval.evaluation.labels`): its own
 title and lines, "labels need attention: N ids no longer in the index", the stale questions left
 out of the verdict and the lint task's counts, and never a regression's rates.
 
@@ -25,8 +25,8 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from retrieval_eval.redaction import redact, register_header, register_url, register_webhook
-from retrieval_eval.report import pct
+from retrieval_eval.reports.report import pct
+from retrieval_eval.safety.redaction import redact, register_header, register_url, register_webhook
 
 MAX_FLIPS_SHOWN = 5
 

@@ -2,7 +2,7 @@
 
 The webhook URL lives in the Airflow connection and is never logged or put in an error: failures
 are re-raised naming only the connection id, and the webhook path in the connection's password
-(``T000/B000/xxx``) is registered with :mod:`retrieval_eval.redaction` before anything is sent.
+(``T000/B000/xxx``) is registered with :mod:`retrieval_eval.safety.redaction` before anything is sent.
 """
 
 from __future__ import annotations

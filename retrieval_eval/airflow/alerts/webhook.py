@@ -2,7 +2,7 @@
 
 Connection fields: ``host`` is the URL (``https://hooks.example.com/path``; a ``port`` is added
 when given), ``password`` (optional) is sent as a Bearer token. Neither appears in logs or errors:
-both are registered with :mod:`retrieval_eval.redaction` before anything is sent.
+both are registered with :mod:`retrieval_eval.safety.redaction` before anything is sent.
 """
 
 from __future__ import annotations

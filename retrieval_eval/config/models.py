@@ -1,0 +1,301 @@
+"""The YAML config shared by the CLI and the DAG factory.
+
+Relative paths inside a config resolve against the config file's folder, so a config works from
+any working directory. Lookup order for the file: ``--config``, ``$RETRIEVAL_EVAL_CONFIG``, then
+``./retrieval_eval.yaml`` when present; with none, an empty config (sets and retrievers can still be
+given as paths), and an unknown set or retriever name says where the file was looked for
+(:func:`lookup_note`). A config is at most 1 MiB; anchors and aliases may expand it to at most 100,000
+values, nested at most 50 levels (:mod:`retrieval_eval.safety.limits`).
+
+.. code-block:: yaml
+
+    store: sqlite:///results.sqlite        # optional; --db and $RETRIEVAL_EVAL_DB win
+    sets:
+      - golden/handbook.yaml               # a set file
+      - {directory: golden/more}           # every set file in a folder
+      - {path: faq.csv, identifier: faq}   # JSONL/CSV with an explicit identifier
+    retrievers:
+      handbook_bm25: {type: lexical, corpus: corpus/}
+    run: {timeout_s: 30, max_error_rate: 0.0}
+    thresholds: {max_top1_drop: 0.10, max_top3_drop: 0.10, min_slice_questions: 5}
+    lint: warn                             # or {mode: fail, match_min_overlap: 0.2, ...}
+    evaluations:
+      - {set: handbook.demo, retriever: handbook_bm25, schedule: "0 3 * * *"}
+"""
+
+from __future__ import annotations
+
+from functools import cached_property
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+
+# the lookup and the defaults live apart so a command can use them without these models
+from retrieval_eval.config.lookup import (
+    MAX_TOP1_DROP,
+    MAX_TOP3_DROP,
+    POWER,
+    POWER_ALPHA,
+    POWER_CHURN,
+    find_config,
+    lookup_note,
+)
+from retrieval_eval.errors import ConfigError, GoldenSetError
+from retrieval_eval.safety.limits import MAX_CONFIG_FILE_BYTES, shorten, too_large
+
+if TYPE_CHECKING:
+    # imported where used: the DAG file reads configs at parse time, and these pull in the set
+    # loaders, the adapters' registry and pandas, none of which parsing needs
+    from retrieval_eval.evaluation.results import RunSettings
+    from retrieval_eval.golden.registry import GoldenSetRegistry
+    from retrieval_eval.retrievers.registry import RetrieverRegistry
+
+
+class SetSource(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    path: Path | None = None
+    directory: Path | None = None
+    identifier: str | None = None
+
+    @model_validator(mode="before")
+    @classmethod
+    def _shorthand(cls, value: Any) -> Any:
+        return {"path": value} if isinstance(value, str) else value
+
+    @model_validator(mode="after")
+    def _one_kind(self) -> SetSource:
+        if (self.path is None) == (self.directory is None):
+            raise ValueError("give exactly one of 'path' or 'directory'")
+        return self
+
+
+class Thresholds(BaseModel):
+    """Regression thresholds: absolute rate drops; a drop strictly greater than one regresses."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    max_top1_drop: float = Field(default=MAX_TOP1_DROP, ge=0, le=1)
+    max_top3_drop: float = Field(default=MAX_TOP3_DROP, ge=0, le=1)
+    min_slice_questions: int = Field(default=5, ge=1)
+    max_latency_p95_increase: float | None = Field(default=None, ge=0)
+
+
+class RunOptions(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    cutoffs: list[int] = Field(default_factory=lambda: [1, 3])
+    overfetch_multiplier: int = Field(default=4, ge=1)
+    timeout_s: float | None = Field(default=30.0, gt=0)
+    max_error_rate: float = Field(default=0.0, ge=0, le=1)
+    max_concurrency: int | None = Field(default=None, ge=1)
+
+    @field_validator("cutoffs")
+    @classmethod
+    def _positive(cls, value: list[int]) -> list[int]:
+        if not value or any(k < 1 for k in value):
+            raise ValueError("cutoffs must be a non-empty list of positive integers")
+        return sorted(set(value))
+
+    def settings(self) -> RunSettings:
+        from retrieval_eval.evaluation.results import RunSettings
+
+        return RunSettings(
+            cutoffs=self.cutoffs,
+            overfetch_multiplier=self.overfetch_multiplier,
+            timeout_s=self.timeout_s,
+            max_error_rate=self.max_error_rate,
+            max_concurrency=self.max_concurrency,
+        )
+
+
+class LintOptions(BaseModel):
+    """``sets lint`` and the DAG's optional lint task (:mod:`retrieval_eval.lint`).
+
+    ``lint: warn`` is shorthand for ``lint: {mode: warn}``. ``mode``: ``off`` skips the DAG task,
+    ``warn`` records and alerts findings, ``fail`` also fails the run on error findings. The
+    thresholds' reasons are in the lint modules' docstrings.
+    """
+
+    model_config = ConfigDict(extra="forbid")
+
+    mode: Literal["off", "warn", "fail"] = "warn"
+    # form honesty: share of a question's stemmed content words found in its best target's text
+    match_min_overlap: float = Field(default=0.2, ge=0, le=1)
+    gap_max_overlap: float = Field(default=0.6, ge=0, le=1)
+    # near duplicates: Jaccard of character 3-grams (questions), of word 3-shingles (documents)
+    question_similarity: float = Field(default=0.8, gt=0, le=1)
+    document_similarity: float = Field(default=0.8, gt=0, le=1)
+    # power: McNemar at alpha (two-sided) with this power; churn = share of questions assumed to
+    # flip miss -> hit while a drop of d flips d + churn hit -> miss
+    alpha: float = Field(default=POWER_ALPHA, gt=0, lt=1)
+    power: float = Field(default=POWER, gt=0, lt=1)
+    churn: float = Field(default=POWER_CHURN, ge=0, le=0.5)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _shorthand(cls, value: Any) -> Any:
+        return {"mode": value} if isinstance(value, (str, bool)) else value
+
+    @field_validator("mode", mode="before")
+    @classmethod
+    def _yaml_off(cls, value: Any) -> Any:
+        # YAML 1.1 reads a bare `off` as false (and `on` as true)
+        return {False: "off", True: "warn"}.get(value, value) if isinstance(value, bool) else value
+
+
+class AlertSpec(BaseModel):
+    """An alert channel; ``type`` names a registered sender (``slack``, ``webhook``)."""
+
+    model_config = ConfigDict(extra="allow")
+
+    type: Literal["slack", "webhook"] = "slack"
+    connection_id: str | None = None
+
+
+class EvaluationSpec(BaseModel):
+    """One (set, retriever) pair: one DAG in Airflow, one ``run`` on the CLI."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    set: str
+    retriever: str
+    schedule: str | None = "0 3 * * *"
+    assets: list[str] = Field(default_factory=list)
+    owner: str = "retrieval-eval"
+    tags: list[str] = Field(default_factory=list)
+    alerts: list[AlertSpec] = Field(default_factory=list)
+    thresholds: Thresholds | None = None
+    run: RunOptions | None = None
+    max_batches: int = Field(default=8, ge=1, le=1024)
+
+
+class AirflowOptions(BaseModel):
+    """How the DAG factory runs evaluations; only the Airflow layer reads these."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    # an Airflow connection holding the store's URL (e.g. a postgres connection); wins over `store`
+    store_connection_id: str | None = None
+    # every task: retries, first delay, its growth factor per retry (1 = constant), the cap
+    retries: int = Field(default=3, ge=0)
+    retry_delay_s: float = Field(default=30.0, gt=0)
+    retry_backoff: float = Field(default=2.0, ge=1)
+    max_retry_delay_s: float = Field(default=600.0, gt=0)
+    # the Celery queue every task goes to (workers started with `--queues <name>`); None: default
+    queue: str | None = None
+    # a link to the run in alerts: "{ui_base_url}/runs/{run_id}" (the dashboard plugin's page)
+    ui_base_url: str | None = None
+
+
+class Config(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    store: str | None = None
+    airflow: AirflowOptions = Field(default_factory=AirflowOptions)
+    sets: list[SetSource] = Field(default_factory=list)
+    retrievers: dict[str, dict[str, Any]] = Field(default_factory=dict)
+    run: RunOptions = Field(default_factory=RunOptions)
+    thresholds: Thresholds = Field(default_factory=Thresholds)
+    lint: LintOptions = Field(default_factory=LintOptions)
+    evaluations: list[EvaluationSpec] = Field(default_factory=list)
+
+    # where the config came from; relative paths resolve against base_dir
+    path: Path | None = Field(default=None, exclude=True)
+
+    @property
+    def base_dir(self) -> Path:
+        return self.path.parent if self.path else Path.cwd()
+
+    @property
+    def source(self) -> str:
+        return str(self.path) if self.path else "<no config file>"
+
+    def resolve(self, path: Path | str) -> Path:
+        path = Path(path).expanduser()
+        return path if path.is_absolute() else self.base_dir / path
+
+    @cached_property
+    def golden_sets(self) -> GoldenSetRegistry:
+        """Every set the config names, plus those installed packages provide."""
+        from retrieval_eval.golden.registry import GoldenSetRegistry
+
+        registry = GoldenSetRegistry(missing_config="" if self.path else lookup_note())
+        problems: list[str] = []
+        for source in self.sets:
+            try:
+                if source.directory is not None:
+                    registry.add_directory(self.resolve(source.directory))
+                elif source.path is not None:
+                    registry.add_file(self.resolve(source.path), identifier=source.identifier)
+            except GoldenSetError as exc:
+                problems.extend(exc.problems)
+        if problems:
+            raise GoldenSetError(problems)
+        registry.add_entry_points()
+        return registry
+
+    @cached_property
+    def retriever_registry(self) -> RetrieverRegistry:
+        from retrieval_eval.retrievers.registry import RetrieverRegistry
+
+        return RetrieverRegistry(
+            self.retrievers,
+            base_dir=self.base_dir,
+            source=self.source,
+            missing_config="" if self.path else lookup_note(),
+        )
+
+    def evaluation(self, set_identifier: str, retriever: str) -> EvaluationSpec | None:
+        for spec in self.evaluations:
+            if spec.set == set_identifier and spec.retriever == retriever:
+                return spec
+        return None
+
+    def section_for(self, set_identifier: str, retriever: str, name: str) -> Any:
+        """The evaluation's own ``run`` or ``thresholds`` section, else the config's."""
+        spec = self.evaluation(set_identifier, retriever)
+        own = getattr(spec, name) if spec is not None else None
+        return own if own is not None else getattr(self, name)
+
+
+def load_config(path: str | Path | None = None) -> Config:
+    """Load and validate a config; errors name the file and the field path."""
+    found = find_config(path)
+    if found is None:
+        return Config()
+    if not found.is_file():
+        raise ConfigError(f"config file {found} does not exist")
+    try:
+        size = found.stat().st_size
+        if size > MAX_CONFIG_FILE_BYTES:
+            raise ConfigError(f"{found}: {too_large(size, MAX_CONFIG_FILE_BYTES, 'a config file')}")
+        text = found.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        reason = "not UTF-8 text" if isinstance(exc, UnicodeDecodeError) else exc.strerror
+        raise ConfigError(f"{found}: cannot read the config file: {reason}") from None
+    # PyYAML only when there is a config file to read (~10 ms of every command without one)
+    import yaml
+
+    from retrieval_eval.safety.yaml_input import describe as describe_yaml_error
+    from retrieval_eval.safety.yaml_input import load_config_yaml
+
+    try:
+        # libyaml when present: the DAG file reads the config at every parse
+        data = load_config_yaml(text) or {}
+    except (yaml.YAMLError, RecursionError) as exc:
+        raise ConfigError(f"{found}: {describe_yaml_error(exc, column=False)}") from None
+    if not isinstance(data, dict):
+        raise ConfigError(f"{found}: expected a mapping at the top level")
+    try:
+        config = Config.model_validate(data)
+    except ValidationError as exc:
+        lines = []
+        for err in exc.errors():
+            # keys come from the file: a message quotes at most ~200 characters of them
+            loc = shorten(".".join(str(p) for p in err["loc"]))
+            msg = shorten(err["msg"].removeprefix("Value error, "))
+            lines.append(f"{found}: {loc}: {msg}")
+        raise ConfigError("\n".join(lines)) from None
+    return config.model_copy(update={"path": found.resolve()})

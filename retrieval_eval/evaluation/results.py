@@ -1,0 +1,359 @@
+"""What a run produces: per-question results and their aggregates, as pydantic models.
+
+:func:`retrieval_eval.evaluation.aggregate.summarise` builds a :class:`RunResult` from per-question results;
+:meth:`RunResult.to_frame` gives the per-question
+results as a DataFrame for your own analysis, and it alone imports pandas: a run never needs
+pandas, whose import costs ~0.2 s of every ``retrieval-eval run``.
+
+Edge cases, written down once:
+
+- A group with no questions has rates ``None`` (never a division by zero). Both forms are always
+  listed in ``by_form``; ``by_hard_class`` lists only classes that occur. Questions without a hard
+  class count in the overall figures only.
+- Latency percentiles (linear interpolation) are over questions whose retrieval succeeded; they
+  are ``None`` when no call succeeded.
+- ``valid`` is ``error_count / question_count <= max_error_rate``.
+- ``dead_labels`` (:mod:`retrieval_eval.evaluation.labels`) is None when no check ran. A question all of
+  whose targets are dead is a *stale label*: its result stays as scored (a miss, usually) and it
+  counts in every figure of the run, but :meth:`RunResult.stale_targets` names it, reports mark
+  it, the JSON contract gives it ``"stale_label": true`` and its ``"dead_ids"``, and the
+  regression judgement leaves it out (:mod:`retrieval_eval.judging.regression`).
+"""
+
+from __future__ import annotations
+
+import gc
+import uuid
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from datetime import UTC, datetime
+from operator import attrgetter
+from typing import TYPE_CHECKING, Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from retrieval_eval.evaluation.intervals import Interval, rate_interval, wilson
+from retrieval_eval.evaluation.labels import DeadLabels
+from retrieval_eval.golden.forms import QuestionForm
+from retrieval_eval.store.trusted import assembled
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+TOP_K = 3
+OVERFETCH_MULTIPLIER = 4
+
+
+@contextmanager
+def paused_gc() -> Iterator[None]:
+    """Pause the cyclic garbage collector around bulk, acyclic allocation (no user code inside).
+
+    Building 100,000 results triggers full collections that walk every live object and cost
+    more than the work itself; reference counting still frees everything at once. The collector
+    is re-enabled afterwards only when it was enabled before.
+    """
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
+
+
+class QuestionResult(BaseModel):
+    """How one question fared. ``retrieved`` holds distinct ids, best first, to the deepest cutoff."""
+
+    model_config = ConfigDict(defer_build=True)  # built at first use: retrieval_eval.store.trusted
+
+    id: str
+    question: str = ""
+    form: QuestionForm
+    hard_class: str | None = None
+    expected_document_ids: list[str] = Field(default_factory=list)
+    top1_hit: bool
+    top3_hit: bool
+    first_hit_rank: int | None = None
+    retrieved: list[str] = Field(default_factory=list)
+    latency_ms: float | None = None
+    error: str | None = None
+
+    @classmethod
+    def trusted(cls, values: dict[str, Any]) -> QuestionResult:
+        """A result from EVERY field's value, already well typed, without re-validating them.
+
+        What ``model_construct`` does, minus its per-field bookkeeping: the scorer's 100k-question
+        path (:func:`retrieval_eval.evaluation.scoring.judge_many`) spends a third of its time validating
+        values it just built from a validated question. ``tests/evaluation/test_metrics.py`` checks that
+        the result equals ``QuestionResult(**values)``.
+
+        Every field being set, the results share one set of set fields (``model_fields_set``):
+        building an 11-name set per result was half of this method's time. pydantic only adds
+        to it the name of a field assigned (already there) and copies it for a copy.
+        """
+        return assembled(cls, values, _EVERY_FIELD)
+
+
+_EVERY_FIELD = set(QuestionResult.model_fields)  # the fields set in every trusted result
+
+
+class SliceRates(BaseModel):
+    model_config = ConfigDict(defer_build=True)  # built at first use: retrieval_eval.store.trusted
+
+    questions: int
+    top1_hits: int
+    top3_hits: int
+    top1_hit_rate: float | None
+    top3_hit_rate: float | None
+
+    @property
+    def top1_hit_rate_ci(self) -> Interval | None:
+        """95 % Wilson interval of the top-1 rate (None for an empty slice)."""
+        return wilson(self.top1_hits, self.questions)
+
+    @property
+    def top3_hit_rate_ci(self) -> Interval | None:
+        return wilson(self.top3_hits, self.questions)
+
+    def intervals(self) -> dict[str, list[float] | None]:
+        """The ``*_ci`` keys of the JSON report and the stored details: ``[low, high]`` or null."""
+        return {
+            "top1_hit_rate_ci": as_pair(self.top1_hit_rate_ci),
+            "top3_hit_rate_ci": as_pair(self.top3_hit_rate_ci),
+        }
+
+
+class Latency(BaseModel):
+    model_config = ConfigDict(defer_build=True)  # built at first use: retrieval_eval.store.trusted
+
+    p50: float | None = None
+    p95: float | None = None
+
+
+class RunSettings(BaseModel):
+    model_config = ConfigDict(defer_build=True)  # built at first use: retrieval_eval.store.trusted
+
+    top_k: int = TOP_K
+    overfetch_multiplier: int = OVERFETCH_MULTIPLIER
+    cutoffs: list[int] = Field(default_factory=lambda: [1, TOP_K])
+    timeout_s: float | None = 30.0
+    max_error_rate: float = 0.0
+    max_concurrency: int | None = None
+
+    @property
+    def depth(self) -> int:
+        """How many distinct documents are judged and kept per question."""
+        return max([self.top_k, *self.cutoffs])
+
+    @property
+    def fetch_limit(self) -> int:
+        """What the retriever is asked for: the deepest cutoff times the overfetch multiplier."""
+        return self.depth * self.overfetch_multiplier
+
+
+class RunResult(BaseModel):
+    """One evaluation of one retriever on one golden set."""
+
+    model_config = ConfigDict(defer_build=True)  # built at first use: retrieval_eval.store.trusted
+
+    run_key: str = Field(default_factory=lambda: uuid.uuid4().hex)
+    set_identifier: str
+    set_name: str = ""
+    corpus_revision: str | None = None
+    labels_fingerprint: str
+    retriever: str
+    started_at: datetime = Field(default_factory=lambda: datetime.now(UTC))
+    finished_at: datetime = Field(default_factory=lambda: datetime.now(UTC))
+    settings: RunSettings = Field(default_factory=RunSettings)
+    question_count: int
+    top1_hits: int
+    top3_hits: int
+    top1_hit_rate: float | None
+    top3_hit_rate: float | None
+    error_count: int
+    valid: bool
+    by_form: dict[str, SliceRates]
+    by_hard_class: dict[str, SliceRates]
+    latency_ms: Latency
+    metrics: dict[str, float | None] = Field(default_factory=dict)
+    questions: list[QuestionResult]
+    dead_labels: DeadLabels | None = None
+    # the DAG's lint task: its mode, finding counts by severity and the first findings (stored in
+    # the run's details, shown with the run); None when no lint ran
+    lint: dict[str, Any] | None = None
+
+    def stale_targets(self) -> dict[str, list[str]]:
+        """Stale questions (every target dead) -> their dead ids; empty when none or unchecked."""
+        labels = self.dead_labels
+        if labels is None or not labels.stale_questions:
+            return {}
+        dead = set(labels.dead_ids)
+        stale = set(labels.stale_questions)
+        return {
+            q.id: sorted({d for d in q.expected_document_ids if d in dead})
+            for q in self.questions
+            if q.id in stale
+        }
+
+    @property
+    def error_rate(self) -> float:
+        return self.error_count / self.question_count if self.question_count else 0.0
+
+    @property
+    def top1_hit_rate_ci(self) -> Interval | None:
+        """95 % Wilson interval of the top-1 rate (see :mod:`retrieval_eval.evaluation.intervals`)."""
+        return wilson(self.top1_hits, self.question_count)
+
+    @property
+    def top3_hit_rate_ci(self) -> Interval | None:
+        return wilson(self.top3_hits, self.question_count)
+
+    @property
+    def metrics_ci(self) -> dict[str, Interval | None]:
+        """95 % Wilson intervals of the metrics that are proportions: ``hit_rate@k`` (over every
+        question). recall, MRR and nDCG are means of per-question values, not proportions: they
+        have no Wilson interval and are not listed."""
+        return {
+            name: rate_interval(value, self.question_count)
+            for name, value in self.metrics.items()
+            if name.startswith("hit_rate@")
+        }
+
+    def intervals(self) -> dict[str, Any]:
+        """The ``*_ci`` keys of the JSON report and the stored details (``[low, high]`` or null):
+        ``top1_hit_rate_ci``, ``top3_hit_rate_ci`` and ``metrics_ci`` (``hit_rate@k`` only)."""
+        return {
+            "top1_hit_rate_ci": as_pair(self.top1_hit_rate_ci),
+            "top3_hit_rate_ci": as_pair(self.top3_hit_rate_ci),
+            "metrics_ci": {name: as_pair(ci) for name, ci in self.metrics_ci.items()},
+        }
+
+    def to_frame(self) -> pd.DataFrame:
+        """The per-question results, one row per question."""
+        return questions_frame(self.questions)
+
+    def contract(self) -> dict[str, Any]:
+        """The stable JSON document other tools read (``--format json``)."""
+        return {
+            **self.contract_head(),
+            "questions": _questions_contract(self.questions, self.stale_targets()),
+        }
+
+    def contract_head(self) -> dict[str, Any]:
+        """:meth:`contract` but its last key, ``questions`` (the JSON report writes them from
+        the results: :mod:`retrieval_eval.reports.question_json`)."""
+        return {
+            "set": self.set_identifier,
+            "retriever": self.retriever,
+            "run_key": self.run_key,
+            "labels_fingerprint": self.labels_fingerprint,
+            "corpus_revision": self.corpus_revision,
+            "started_at": self.started_at.isoformat(),
+            "finished_at": self.finished_at.isoformat(),
+            "question_count": self.question_count,
+            "top1_hits": self.top1_hits,
+            "top3_hits": self.top3_hits,
+            "top1_hit_rate": self.top1_hit_rate,
+            "top3_hit_rate": self.top3_hit_rate,
+            "error_count": self.error_count,
+            "valid": self.valid,
+            "by_form": _slices_contract(self.by_form),
+            "by_hard_class": _slices_contract(self.by_hard_class),
+            "latency_ms": self.latency_ms.model_dump(),
+            "metrics": self.metrics,
+            **self.intervals(),
+            "settings": self.settings.model_dump(),
+            "dead_labels": self.dead_labels.model_dump() if self.dead_labels else None,
+        }
+
+
+def _questions_contract(
+    questions: list[QuestionResult], stale: dict[str, list[str]]
+) -> list[dict[str, Any]]:
+    """Every question's contract; a stale one also carries ``stale_label`` and ``dead_ids``."""
+    rows = [_question_contract(q) for q in questions]
+    if stale:
+        for row in rows:
+            if row["id"] in stale:
+                row["stale_label"] = True
+                row["dead_ids"] = stale[row["id"]]
+    return rows
+
+
+def _question_contract(q: QuestionResult) -> dict[str, Any]:
+    """One question of the contract: what ``model_dump(mode="json", include=...)`` gives, read
+    straight from the attributes in half its time (0.75 against 1.5 µs a question).
+    ``tests/evaluation/test_results.py`` checks the two agree."""
+    return {
+        "id": q.id,
+        "form": str(q.form),  # a StrEnum's str() is its value
+        "hard_class": q.hard_class,
+        "top1_hit": q.top1_hit,
+        "top3_hit": q.top3_hit,
+        "first_hit_rank": q.first_hit_rank,
+        "retrieved": list(q.retrieved),
+        "latency_ms": q.latency_ms,
+        "error": q.error,
+    }
+
+
+def _slices_contract(slices: dict[str, SliceRates]) -> dict[str, dict[str, Any]]:
+    return {
+        value: {
+            "questions": s.questions,
+            "top1_hit_rate": s.top1_hit_rate,
+            "top3_hit_rate": s.top3_hit_rate,
+            **s.intervals(),
+        }
+        for value, s in slices.items()
+    }
+
+
+def as_pair(interval: Interval | None) -> list[float] | None:
+    """An interval as JSON has it: ``[low, high]``, or null."""
+    return None if interval is None else [interval[0], interval[1]]
+
+
+_FRAME_COLUMNS = [
+    "id",
+    "question",
+    "form",
+    "hard_class",
+    "expected_document_ids",
+    "top1_hit",
+    "top3_hit",
+    "first_hit_rank",
+    "retrieved",
+    "latency_ms",
+    "error",
+]
+
+
+def questions_frame(
+    questions: list[QuestionResult], columns: Sequence[str] = tuple(_FRAME_COLUMNS)
+) -> pd.DataFrame:
+    """The per-question results, one row per question (``columns``: a subset, in that order)."""
+    import pandas as pd
+
+    # one C-level attrgetter pass, transposed: a per-question model_dump costs seconds at 100k
+    names = list(columns)
+    if not questions:  # with no rows every column stays object dtype, as it always has
+        frame = pd.DataFrame([], columns=names)
+    else:
+        rows = map(attrgetter(*names), questions)
+        data: dict[str, Any] = dict(zip(names, zip(*rows, strict=True), strict=True))
+        form_value = {form: form.value for form in QuestionForm}
+        for name, values in data.items():
+            if name == "form":
+                data[name] = [form_value[v] for v in values]
+            elif name in ("expected_document_ids", "retrieved"):
+                data[name] = [list(v) for v in values]  # copies: the frame must not alias models
+            else:
+                data[name] = list(values)
+        frame = pd.DataFrame(data, columns=names)
+    if "first_hit_rank" in frame:
+        frame["first_hit_rank"] = frame["first_hit_rank"].astype("Int64")
+    for name in ("top1_hit", "top3_hit"):
+        if name in frame:
+            frame[name] = frame[name].astype(bool)
+    return frame

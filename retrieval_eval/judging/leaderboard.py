@@ -1,0 +1,400 @@
+"""N retrievers on one golden set, as a leaderboard: :func:`compare_runs` over stored runs.
+
+Each entry is one run: its top-1 and top-3 rates with 95 % Wilson intervals
+(:mod:`retrieval_eval.evaluation.intervals`), MRR and the deepest nDCG when the run's metrics hold them,
+its error count and latency p50/p95. Entries are ranked by top-1 rate, ties broken by top-3
+rate and then by name (a run without questions, whose rates are ``None``, ranks last).
+
+Every entry but the reference is compared with the reference on top-1, over the questions both
+runs have: McNemar's exact test on the discordant questions
+(:func:`~retrieval_eval.judging.regression.mcnemar_exact`), the paired change in top-1 rate
+(``(only this − only reference) / shared``) with Newcombe's paired 95 % interval
+(:func:`~retrieval_eval.evaluation.intervals.paired_difference`), and the p-value Holm-corrected across
+the N − 1 comparisons (:func:`holm`). An entry is ``significant`` when its corrected p-value is
+at most α (default 0.05): the family-wise error rate of all N − 1 verdicts together stays at α.
+The reference is the best-ranked entry unless one is named.
+
+``differences`` lists the questions where the retrievers disagree on top-1 (at least one run
+that has the question hits it and at least one misses it), in the best-ranked run's question
+order (then questions only lower-ranked runs have), with every run's outcome (``None`` where a
+run lacks the question).
+
+Edge cases:
+
+- Fewer than two runs is an error (a leaderboard of one compares nothing); so is the same run
+  twice, a run of another set (``--runs``), and a retriever named twice or without a stored run
+  on the set (the error names the set and the retriever and lists the retrievers that have runs,
+  or the sets that have runs when this set has none, with the closest names: "did you mean").
+- Two runs of the same retriever (``--runs``) are entries named ``retriever (run ID)``.
+- Runs under different labels fingerprints (the golden set was edited between them) are compared
+  anyway, with a warning in ``warnings``: differences may come from the labels.
+- An invalid run (too many retriever errors; ``--runs`` can name one, and a retriever's latest
+  run may be one) is ranked like any other, but its entry says ``valid: False`` (every format
+  marks it) and a warning names it.
+- A question missing from some runs is left out of the comparisons of those runs (each pair uses
+  the questions both have; ``shared_questions`` says how many), and a warning says so.
+- Ties in rate keep the name order, so the board is the same whichever order the runs came in.
+- Equal outcomes on every shared question: no discordant pair, p = 1 (corrected: 1), a zero
+  change with an interval around it (n agreements still leave the size of a change uncertain).
+- No shared question at all: p = 1, no change and no interval.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Sequence
+from datetime import datetime
+from typing import TYPE_CHECKING, Protocol
+
+from pydantic import BaseModel
+
+from retrieval_eval.errors import InvalidInputError, UnknownNameError
+from retrieval_eval.evaluation.intervals import paired_difference, wilson
+from retrieval_eval.evaluation.results import QuestionResult, as_pair
+from retrieval_eval.judging.regression import mcnemar_exact
+
+if TYPE_CHECKING:
+    from retrieval_eval.store.models import StoredRun
+
+ALPHA = 0.05
+
+
+class RunSource(Protocol):
+    """What :func:`latest_runs` and :func:`runs_by_id` read: a Store or a SQLite reader."""
+
+    display_url: str
+
+    def history(self, set_identifier: str, model_id: str, limit: int = 50) -> list[StoredRun]: ...
+
+    def get_run(self, run_id: int) -> StoredRun: ...
+
+    def retrievers_for(self, set_identifier: str) -> list[str]: ...
+
+    def stored_pairs(self) -> list[tuple[str, str]]: ...
+
+
+class Versus(BaseModel):
+    """One entry against the reference, on top-1 over the questions both runs have."""
+
+    shared_questions: int
+    top1_only_this: int  # hit here, missed by the reference
+    top1_only_reference: int
+    top1_delta: float | None  # (only_this - only_reference) / shared; None without shared
+    top1_delta_ci: list[float] | None  # Newcombe's paired 95 % interval of that change
+    p_value: float  # McNemar exact, two-sided
+    p_holm: float  # Holm-corrected across the N - 1 comparisons
+    significant: bool  # p_holm <= alpha
+
+
+class Entry(BaseModel):
+    name: str  # the retriever, or "retriever (run ID)" when it has several runs here
+    retriever: str
+    run_id: int
+    run_date: datetime
+    labels_fingerprint: str
+    question_count: int
+    top1_hits: int
+    top3_hits: int
+    top1_hit_rate: float | None
+    top3_hit_rate: float | None
+    top1_hit_rate_ci: list[float] | None
+    top3_hit_rate_ci: list[float] | None
+    mrr: float | None
+    ndcg: float | None
+    ndcg_metric: str | None  # which nDCG: "ndcg@3" (the run's deepest cutoff)
+    error_count: int
+    valid: bool  # False: too many retriever errors; ranked, but marked in every format
+    latency_p50_ms: float | None
+    latency_p95_ms: float | None
+    is_reference: bool
+    versus: Versus | None  # None for the reference itself
+
+
+class Outcome(BaseModel):
+    top1_hit: bool
+    top3_hit: bool
+    first_hit_rank: int | None
+    retrieved: list[str]
+    error: str | None
+
+
+class Difference(BaseModel):
+    id: str
+    question: str
+    form: str
+    hard_class: str | None
+    expected_document_ids: list[str]
+    outcomes: dict[str, Outcome | None]  # by entry name, in board order; None: not in that run
+
+
+class Leaderboard(BaseModel):
+    set: str
+    reference: str  # the entry name every other entry is compared with
+    reference_is_best: bool  # chosen as the best-ranked entry (not named by the caller)
+    alpha: float
+    same_labels: bool
+    warnings: list[str]
+    entries: list[Entry]  # ranked: top-1, then top-3, then name
+    differences: list[Difference]
+
+
+def holm(p_values: Sequence[float]) -> list[float]:
+    """Holm's step-down adjusted p-values, in the order given.
+
+    Sorted ascending, the i-th smallest (from 0) of m is multiplied by m − i, capped at 1, and
+    never allowed below the adjusted value before it (so the adjustment keeps the order).
+    """
+    m = len(p_values)
+    adjusted = [0.0] * m
+    running = 0.0
+    for i, index in enumerate(sorted(range(m), key=lambda j: p_values[j])):
+        running = max(running, min(1.0, (m - i) * p_values[index]))
+        adjusted[index] = running
+    return adjusted
+
+
+def latest_runs(
+    source: RunSource, set_identifier: str, retrievers: Sequence[str]
+) -> list[StoredRun]:
+    """The latest stored run of each retriever on the set, in the order given."""
+    _check_count(len(retrievers), "retrievers")
+    repeated = sorted(name for name, n in Counter(retrievers).items() if n > 1)
+    if repeated:
+        raise InvalidInputError(f"retriever named more than once: {', '.join(repeated)}")
+    return [latest_run(source, set_identifier, retriever) for retriever in retrievers]
+
+
+def latest_run(source: RunSource, set_identifier: str, retriever: str) -> StoredRun:
+    """The retriever's latest stored run on the set; an error naming what is stored if none."""
+    found = source.history(set_identifier, retriever, limit=1)
+    if not found:
+        raise UnknownNameError(no_runs_message(source, set_identifier, retriever))
+    return found[0]
+
+
+def no_runs_message(source: RunSource, set_identifier: str, retriever: str) -> str:
+    """Why (set, retriever) has no runs: the sets with runs when the set has none (a typo in
+    the set), else the set's retrievers; with the closest names ("did you mean"). One query."""
+    from retrieval_eval.config.suggest import did_you_mean
+
+    pairs = source.stored_pairs()
+    head = (
+        f"no stored runs for set {set_identifier!r} and retriever {retriever!r} in "
+        f"{source.display_url}"
+    )
+    sets = sorted({name for name, _ in pairs})
+    if set_identifier not in sets:
+        listed = _listed(sets)
+        return f"{head}; sets with runs: {listed}{did_you_mean(set_identifier, sets)}"
+    known = [name for set_name, name in pairs if set_name == set_identifier]
+    return f"{head}; retrievers with runs on this set: {_listed(known)}" + did_you_mean(
+        retriever, known
+    )
+
+
+def _listed(names: Sequence[str], most: int = 20) -> str:
+    """Names for a message: at most ``most``, then how many more."""
+    if not names:
+        return "none"
+    more = f" and {len(names) - most} more" if len(names) > most else ""
+    return ", ".join(names[:most]) + more
+
+
+def runs_by_id(source: RunSource, run_ids: Sequence[int]) -> list[StoredRun]:
+    """The stored runs with these ids, in the order given (:func:`compare_runs` checks that
+    they are of one set)."""
+    _check_count(len(run_ids), "runs")
+    repeated = sorted(i for i, n in Counter(run_ids).items() if n > 1)
+    if repeated:
+        raise InvalidInputError(f"run listed more than once: {', '.join(map(str, repeated))}")
+    return [source.get_run(run_id) for run_id in run_ids]
+
+
+def _check_count(count: int, what: str) -> None:
+    if count < 2:
+        raise InvalidInputError(f"a comparison needs at least two {what}, got {count}")
+
+
+def compare_runs(
+    runs: Sequence[StoredRun], *, reference: str | None = None, alpha: float = ALPHA
+) -> Leaderboard:
+    """The leaderboard of these runs (of one set), compared with ``reference`` (an entry name:
+    the retriever) or else with the best-ranked run."""
+    _check_count(len(runs), "runs")
+    if not 0 < alpha < 1:
+        raise InvalidInputError(f"alpha must be between 0 and 1 (exclusive), got {alpha}")
+    if len({run.id for run in runs}) < len(runs):
+        raise InvalidInputError("the same run is listed more than once")
+    if len({run.result.set_identifier for run in runs}) > 1:
+        listed = ", ".join(f"run {r.id}: {r.result.set_identifier!r}" for r in runs)
+        raise InvalidInputError(f"runs to compare must be of one golden set, got {listed}")
+    names = _names(runs)
+    ranked = sorted(zip(names, runs, strict=True), key=lambda pair: _rank_key(*pair))
+    if reference is None:
+        ref_name = ranked[0][0]
+    elif reference in names:
+        ref_name = reference
+    else:
+        raise UnknownNameError(
+            f"reference {reference!r} is not among the compared retrievers: {', '.join(names)}"
+        )
+    ref_run = runs[names.index(ref_name)]
+    others = [(name, run) for name, run in ranked if name != ref_name]
+    tables = {name: _paired(run, ref_run) for name, run in others}
+    p_values = {name: mcnemar_exact(t[True, False], t[False, True]) for name, t in tables.items()}
+    adjusted = dict(zip(p_values, holm(list(p_values.values())), strict=True))
+    entries = [
+        _entry(
+            name,
+            run,
+            None
+            if name == ref_name
+            else _versus(tables[name], p_values[name], adjusted[name], alpha),
+        )
+        for name, run in ranked
+    ]
+    fingerprints = {run.result.labels_fingerprint for run in runs}
+    return Leaderboard(
+        set=runs[0].result.set_identifier,
+        reference=ref_name,
+        reference_is_best=reference is None,
+        alpha=alpha,
+        same_labels=len(fingerprints) == 1,
+        warnings=_warnings(ranked),
+        entries=entries,
+        differences=_differences(ranked),
+    )
+
+
+def _names(runs: Sequence[StoredRun]) -> list[str]:
+    counts = Counter(run.result.retriever for run in runs)
+    return [
+        run.result.retriever
+        if counts[run.result.retriever] == 1
+        else f"{run.result.retriever} (run {run.id})"
+        for run in runs
+    ]
+
+
+def _rank_key(name: str, run: StoredRun) -> tuple[float, float, str]:
+    r = run.result
+    top1 = -1.0 if r.top1_hit_rate is None else r.top1_hit_rate
+    top3 = -1.0 if r.top3_hit_rate is None else r.top3_hit_rate
+    return -top1, -top3, name
+
+
+def _paired(run: StoredRun, reference: StoredRun) -> Counter[tuple[bool, bool]]:
+    """The paired 2×2 top-1 table of ``run`` (first) and ``reference`` on shared questions."""
+    theirs = {q.id: q.top1_hit for q in reference.result.questions}
+    return Counter((q.top1_hit, theirs[q.id]) for q in run.result.questions if q.id in theirs)
+
+
+def _versus(table: Counter[tuple[bool, bool]], p: float, p_holm: float, alpha: float) -> Versus:
+    only_this, only_ref = table[True, False], table[False, True]
+    shared = sum(table.values())
+    interval = paired_difference(table[True, True], only_this, only_ref, table[False, False])
+    return Versus(
+        shared_questions=shared,
+        top1_only_this=only_this,
+        top1_only_reference=only_ref,
+        top1_delta=(only_this - only_ref) / shared if shared else None,
+        top1_delta_ci=as_pair(interval),
+        p_value=p,
+        p_holm=p_holm,
+        significant=p_holm <= alpha,
+    )
+
+
+def _entry(name: str, run: StoredRun, versus: Versus | None) -> Entry:
+    r = run.result
+    ndcg = [k for k in r.metrics if k.startswith("ndcg@")]
+    deepest = max(ndcg, key=lambda k: int(k.partition("@")[2])) if ndcg else None
+    return Entry(
+        name=name,
+        retriever=r.retriever,
+        run_id=run.id,
+        run_date=run.run_date,
+        labels_fingerprint=r.labels_fingerprint,
+        question_count=r.question_count,
+        top1_hits=r.top1_hits,
+        top3_hits=r.top3_hits,
+        top1_hit_rate=r.top1_hit_rate,
+        top3_hit_rate=r.top3_hit_rate,
+        top1_hit_rate_ci=as_pair(wilson(r.top1_hits, r.question_count)),
+        top3_hit_rate_ci=as_pair(wilson(r.top3_hits, r.question_count)),
+        mrr=r.metrics.get("mrr"),
+        ndcg=r.metrics.get(deepest) if deepest else None,
+        ndcg_metric=deepest,
+        error_count=r.error_count,
+        valid=run.status == "valid",
+        latency_p50_ms=r.latency_ms.p50,
+        latency_p95_ms=r.latency_ms.p95,
+        is_reference=versus is None,
+        versus=versus,
+    )
+
+
+def _warnings(ranked: list[tuple[str, StoredRun]]) -> list[str]:
+    warnings = []
+    by_fingerprint: dict[str, list[str]] = {}
+    for name, run in ranked:
+        # a name already "retriever (run ID)" (several runs of one retriever) names its run
+        named = name if name != run.result.retriever else f"{name} (run {run.id})"
+        by_fingerprint.setdefault(run.result.labels_fingerprint, []).append(named)
+        if run.status != "valid":
+            r = run.result
+            warnings.append(
+                f"{named} is an invalid run ({r.error_count} of {r.question_count} questions "
+                "errored): its rates say more about the errors than the retrieval; compare a "
+                "valid run of it"
+            )
+    if len(by_fingerprint) > 1:
+        groups = "; ".join(", ".join(group) for group in by_fingerprint.values())
+        warnings.append(
+            f"the runs used different labels (the golden set was edited between them): {groups}; "
+            "differences may come from the labels, not the retrievers"
+        )
+    ids = [{q.id for q in run.result.questions} for _, run in ranked]
+    missing = len(ids[0].union(*ids[1:]) - ids[0].intersection(*ids[1:]))
+    if missing:
+        warnings.append(
+            f"{missing} question(s) are missing from some runs; each comparison uses the "
+            "questions both runs have"
+        )
+    return warnings
+
+
+def _outcome(q: QuestionResult | None) -> Outcome | None:
+    if q is None:
+        return None
+    return Outcome(
+        top1_hit=q.top1_hit,
+        top3_hit=q.top3_hit,
+        first_hit_rank=q.first_hit_rank,
+        retrieved=q.retrieved,
+        error=q.error,
+    )
+
+
+def _differences(ranked: list[tuple[str, StoredRun]]) -> list[Difference]:
+    by_name = {name: {q.id: q for q in run.result.questions} for name, run in ranked}
+    order: dict[str, QuestionResult] = {}  # every question id, first run's order first
+    for _, run in ranked:
+        for q in run.result.questions:
+            order.setdefault(q.id, q)
+    out = []
+    for qid, first in order.items():
+        found = {name: questions.get(qid) for name, questions in by_name.items()}
+        if len({q.top1_hit for q in found.values() if q is not None}) < 2:
+            continue
+        out.append(
+            Difference(
+                id=qid,
+                question=first.question,
+                form=first.form.value,
+                hard_class=first.hard_class,
+                expected_document_ids=first.expected_document_ids,
+                outcomes={name: _outcome(q) for name, q in found.items()},
+            )
+        )
+    return out

@@ -1,0 +1,1 @@
+"""Rendering runs, verdicts and leaderboards: text, Markdown, JSON, CSV and HTML."""

@@ -1,0 +1,270 @@
+"""A :class:`~retrieval_eval.judging.leaderboard.Leaderboard` as text, Markdown, CSV or JSON.
+
+- text: the board (rank, rates with 95 % intervals, MRR, nDCG, errors, latency), then each
+  retriever against the reference (shared questions, top-1 change with its paired interval,
+  McNemar p, Holm-corrected p, ``*`` when significant), the legend, any warnings, and the
+  questions where they disagree on top-1, one column per retriever. Plain aligned columns.
+- markdown: the same tables as GitHub tables; the disagreements in a collapsed ``<details>``;
+  names and ids through :func:`~retrieval_eval.reports.markdown_text.md_text` (shown, never rendered).
+- csv: one row per retriever (RFC 4180), the rates, intervals and comparison flattened into
+  columns; text cells that a spreadsheet would run as a formula get a leading ``'``.
+- json: the model, ``model_dump(mode="json")``; its keys do not depend on the data.
+
+An invalid run's entry reads ``name (invalid run)`` in text and Markdown, ``valid`` 0 in CSV and
+``"valid": false`` in JSON; the warnings name it too.
+
+A question's outcome reads ``top-1/top-3`` (``hit/miss``), with the rank of the first expected
+document when one was found, ``error`` when retrieval failed and ``absent`` when the run lacks
+the question.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+from collections.abc import Sequence
+from textwrap import wrap
+
+from retrieval_eval.evaluation.intervals import ci, pct
+from retrieval_eval.judging.leaderboard import Entry, Leaderboard, Outcome
+from retrieval_eval.judging.regression import interval_pts
+from retrieval_eval.reports.markdown_text import md_row, md_text
+from retrieval_eval.reports.report import _number, _text_cell, ms
+
+FORMATS = ("text", "json", "markdown", "csv")
+MARKER = "*"
+INVALID = "(invalid run)"  # after the name of an invalid run's entry, in text and Markdown
+WIDTH = 100  # the legend's lines; the tables are as wide as their cells
+
+BOARD_COLUMNS = ("#", "retriever", "run", "date (UTC)", "questions", "top-1 [95% CI]")
+BOARD_RIGHT = {0, 2, 4, 7, 8, 9, 10, 11}  # the numbers but rates with intervals and dates
+VERSUS_COLUMNS = ("retriever", "shared", "only it / only ref", "Δ top-1 [paired 95% CI]")
+CSV_COLUMNS = (
+    "rank", "retriever", "name", "run_id", "run_date", "question_count", "top1_hit_rate",
+    "top1_ci_low", "top1_ci_high", "top3_hit_rate", "top3_ci_low", "top3_ci_high", "mrr",
+    "ndcg_metric", "ndcg", "error_count", "latency_p50_ms", "latency_p95_ms", "is_reference",
+    "shared_questions", "top1_only_this", "top1_only_reference", "top1_delta",
+    "top1_delta_ci_low", "top1_delta_ci_high", "p_value", "p_holm", "significant", "valid",
+)  # fmt: skip
+
+
+def render_leaderboard(board: Leaderboard, fmt: str) -> str:
+    if fmt == "json":
+        return json.dumps(board.model_dump(mode="json"), indent=2, ensure_ascii=False) + "\n"
+    if fmt == "csv":
+        return _csv(board)
+    if fmt == "markdown":
+        return _markdown(board)
+    if fmt == "text":
+        return _text(board)
+    raise ValueError(f"unknown format {fmt!r}; choose from {', '.join(FORMATS)}")
+
+
+def _ndcg_header(board: Leaderboard) -> str:
+    metrics = {e.ndcg_metric for e in board.entries if e.ndcg_metric}
+    return f"nDCG@{metrics.pop().partition('@')[2]}" if len(metrics) == 1 else "nDCG"
+
+
+def _board_rows(board: Leaderboard) -> tuple[list[str], list[list[str]]]:
+    headers = [*BOARD_COLUMNS, "top-3 [95% CI]", "MRR", _ndcg_header(board), "errors"]
+    headers += ["p50", "p95"]
+    several_ndcg = headers[8] == "nDCG"
+    rows = []
+    for rank, e in enumerate(board.entries, 1):
+        ndcg = _metric(e.ndcg)
+        if several_ndcg and e.ndcg_metric:
+            ndcg += f" ({e.ndcg_metric})"
+        rows.append(
+            [
+                str(rank),
+                e.name if e.valid else f"{e.name} {INVALID}",
+                str(e.run_id),
+                f"{e.run_date:%Y-%m-%d %H:%M}",
+                str(e.question_count),
+                _rate(e.top1_hit_rate, e.top1_hit_rate_ci),
+                _rate(e.top3_hit_rate, e.top3_hit_rate_ci),
+                _metric(e.mrr),
+                ndcg,
+                str(e.error_count),
+                ms(e.latency_p50_ms),
+                ms(e.latency_p95_ms),
+            ]
+        )
+    return headers, rows
+
+
+def _versus_rows(board: Leaderboard) -> tuple[list[str], list[list[str]]]:
+    headers = [*VERSUS_COLUMNS, "p", "p Holm", ""]
+    rows = []
+    for e in board.entries:
+        v = e.versus
+        if v is None:
+            continue
+        delta = "–" if v.top1_delta is None else f"{v.top1_delta * 100:+.1f}"
+        rows.append(
+            [
+                e.name,
+                str(v.shared_questions),
+                f"{v.top1_only_this} / {v.top1_only_reference}",
+                f"{delta} {interval_pts(_pair(v.top1_delta_ci))}",
+                f"{v.p_value:.3g}",
+                f"{v.p_holm:.3g}",
+                MARKER if v.significant else "",
+            ]
+        )
+    return headers, rows
+
+
+def _difference_rows(board: Leaderboard) -> tuple[list[str], list[list[str]]]:
+    names = [e.name for e in board.entries]
+    rows = [[d.id, *(_mark(d.outcomes.get(n)) for n in names)] for d in board.differences]
+    return ["id", *names], rows
+
+
+def _title(board: Leaderboard) -> str:
+    why = "the best top-1" if board.reference_is_best else "as asked"
+    return f"{board.set}: {len(board.entries)} retrievers, compared with {board.reference} ({why})"
+
+
+def _legend(board: Leaderboard) -> str:
+    pairs = len(board.entries) - 1
+    return (
+        f"{MARKER} top-1 differs from {board.reference} at α = {board.alpha:g}: McNemar's exact "
+        f"test on the questions both runs have, p Holm-corrected across the {pairs} "
+        f"comparison{'s' if pairs != 1 else ''} with the reference. Δ is the other retriever "
+        "minus the reference."
+    )
+
+
+def _text(board: Leaderboard) -> str:
+    parts = [_title(board), *_aligned(*_board_rows(board), right=BOARD_RIGHT), ""]
+    parts += [
+        f"Against {board.reference} on top-1:",
+        *_aligned(*_versus_rows(board), right={1, 4, 5}),
+    ]
+    parts += [
+        *wrap(_legend(board), WIDTH, break_on_hyphens=False),
+        *(f"warning: {w}" for w in board.warnings),
+        "",
+    ]
+    if board.differences:
+        parts.append(f"Questions where they disagree on top-1 ({len(board.differences)}):")
+        parts += _aligned(*_difference_rows(board), right=set())
+    else:
+        parts.append("No question where they disagree on top-1.")
+    return "\n".join(parts) + "\n"
+
+
+def _markdown(board: Leaderboard) -> str:
+    lines = [f"### {md_text(_title(board))}", ""]
+    lines += [*_md_table(*_board_rows(board), right=BOARD_RIGHT), ""]
+    lines += [f"**Against {md_text(board.reference)} on top-1**", ""]
+    lines += [*_md_table(*_versus_rows(board), right={1, 4, 5}), ""]
+    lines += [md_text(_legend(board)), ""]  # its MARKER too: a lone * would open emphasis
+    lines += [f"> warning: {md_text(w)}" for w in board.warnings]
+    if board.warnings:
+        lines.append("")
+    count = len(board.differences)
+    if count:
+        table = _md_table(*_difference_rows(board), right=set())
+        lines += [
+            f"<details><summary>Questions where they disagree on top-1 ({count})</summary>",
+            "",
+            *table,
+            "",
+            "</details>",
+        ]
+    else:
+        lines.append("No question where they disagree on top-1.")
+    return "\n".join(lines) + "\n"
+
+
+def _csv(board: Leaderboard) -> str:
+    import csv
+
+    buffer = io.StringIO()
+    writer = csv.writer(buffer)
+    writer.writerow(CSV_COLUMNS)
+    for rank, e in enumerate(board.entries, 1):
+        writer.writerow(_csv_row(rank, e))
+    return buffer.getvalue()
+
+
+def _csv_row(rank: int, e: Entry) -> list[object]:
+    v = e.versus
+    top1, top3 = _pair(e.top1_hit_rate_ci), _pair(e.top3_hit_rate_ci)
+    delta_ci = _pair(v.top1_delta_ci) if v else None
+    return [
+        rank,
+        _text_cell(e.retriever),
+        _text_cell(e.name),
+        e.run_id,
+        e.run_date.isoformat(),
+        e.question_count,
+        _number(e.top1_hit_rate),
+        _number(top1[0] if top1 else None),
+        _number(top1[1] if top1 else None),
+        _number(e.top3_hit_rate),
+        _number(top3[0] if top3 else None),
+        _number(top3[1] if top3 else None),
+        _number(e.mrr),
+        e.ndcg_metric or "",
+        _number(e.ndcg),
+        e.error_count,
+        _number(e.latency_p50_ms),
+        _number(e.latency_p95_ms),
+        int(e.is_reference),
+        "" if v is None else v.shared_questions,
+        "" if v is None else v.top1_only_this,
+        "" if v is None else v.top1_only_reference,
+        _number(v.top1_delta if v else None),
+        _number(delta_ci[0] if delta_ci else None),
+        _number(delta_ci[1] if delta_ci else None),
+        _number(v.p_value if v else None),
+        _number(v.p_holm if v else None),
+        "" if v is None else int(v.significant),
+        int(e.valid),
+    ]
+
+
+def _pair(values: list[float] | None) -> tuple[float, float] | None:
+    return None if values is None else (values[0], values[1])
+
+
+def _rate(rate: float | None, interval: list[float] | None) -> str:
+    return f"{pct(rate)} {ci(_pair(interval))}"
+
+
+def _metric(value: float | None) -> str:
+    return "–" if value is None else f"{value:.3f}"
+
+
+def _mark(outcome: Outcome | None) -> str:
+    if outcome is None:
+        return "absent"
+    if outcome.error is not None:
+        return "error"
+    top1 = "hit" if outcome.top1_hit else "miss"
+    top3 = "hit" if outcome.top3_hit else "miss"
+    rank = outcome.first_hit_rank
+    return f"{top1}/{top3}" + ("" if rank is None else f" (rank {rank})")
+
+
+def _aligned(headers: Sequence[str], rows: list[list[str]], right: set[int]) -> list[str]:
+    """Columns padded to their widest cell, two spaces apart; ``right`` ones right-aligned."""
+    widths = [max(len(row[i]) for row in [list(headers), *rows]) for i in range(len(headers))]
+
+    def line(cells: Sequence[str]) -> str:
+        padded = (
+            cell.rjust(widths[i]) if i in right else cell.ljust(widths[i])
+            for i, cell in enumerate(cells)
+        )
+        return "  ".join(padded).rstrip()
+
+    return [line(headers), *(line(row) for row in rows)]
+
+
+def _md_table(headers: Sequence[str], rows: list[list[str]], right: set[int]) -> list[str]:
+    rule = ["---:" if i in right else "---" for i in range(len(headers))]
+    # md_row escapes every cell, the MARKER too ("\\*": a lone * would open emphasis)
+    return [md_row(list(headers)), "| " + " | ".join(rule) + " |", *map(md_row, rows)]

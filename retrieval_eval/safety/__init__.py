@@ -1,0 +1,1 @@
+"""Input safety: size limits, YAML parsed within them, lone surrogates, and the redaction of secrets."""

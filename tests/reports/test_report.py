@@ -1,0 +1,267 @@
+"""The three report formats, and a text report that stays readable when piped."""
+
+from __future__ import annotations
+
+import json
+from enum import IntEnum, StrEnum
+
+import pytest
+
+from retrieval_eval.evaluation.results import RunResult, RunSettings
+from retrieval_eval.evaluation.scoring import evaluate
+from retrieval_eval.golden.models import GoldenQuestion, GoldenQuestionSet
+from retrieval_eval.reports.report import (
+    PIPE_WIDTH,
+    indented_json,
+    render,
+    render_markdown,
+    render_text,
+)
+from retrieval_eval.retrievers.base import FunctionRetriever
+
+LONG_ID = "a-question-id-" + "that-goes-on-" * 10 + "end"  # 147 characters
+LONG_CLASS = "a-deliberately-long-hard-class-name-for-the-report-test"
+LONG_ERROR = "the backend refused: " + "quite a long explanation, " * 6 + "THE-END"
+
+
+def make_result() -> RunResult:
+    questions = (
+        GoldenQuestion(id="hit", question="alpha", form="match", expected_document_ids=("a",)),
+        GoldenQuestion(
+            id=LONG_ID, question="beta", form="gap", expected_document_ids=("b",),
+            hard_class=LONG_CLASS,
+        ),
+        GoldenQuestion(id="pipe|id", question="gamma", form="gap", hard_class="x|y"),
+    )  # fmt: skip
+
+    def retrieve(question: str, limit: int) -> list[str]:
+        if question == "gamma":
+            raise RuntimeError(LONG_ERROR)
+        return ["a", "c", "b"]
+
+    golden = GoldenQuestionSet(identifier="report.demo", questions=questions)
+    return evaluate(golden, FunctionRetriever(retrieve, "fn"), RunSettings(max_error_rate=0.5))
+
+
+@pytest.fixture(scope="module")
+def result() -> RunResult:
+    return make_result()
+
+
+def test_text_headline_lines(result: RunResult) -> None:
+    lines = render_text(result).splitlines()
+    assert "Top-1 hit rate: 33.3% [6.1%, 79.2%] (1/3)" in lines  # 95% Wilson intervals
+    assert "Top-3 hit rate: 66.7% [20.8%, 93.9%] (2/3)" in lines
+    assert lines[0] == "Set report.demo  Retriever fn  Questions 3"
+    assert lines[-1] == "Errors: 1/3 (max error rate 0.5) - run valid"
+    assert any(line.startswith("Latency: p50 ") for line in lines)
+
+
+def test_text_tables(result: RunResult) -> None:
+    text = render_text(result)
+    for title in ("Per question", "By form", "By hard class"):
+        assert title in text.splitlines()
+    rows = {line.split("│")[1].strip(): line for line in text.splitlines() if "│" in line}
+    assert "match" in rows and "gap" in rows  # by-form rows
+    assert "100.0% (1)" in rows["match"] and "[20.7%, 100.0%]" in rows["match"]
+    assert "[0.0615, 0.7923]" in rows["hit_rate@1"]  # a proportion: its interval
+    assert rows["mrr"].rstrip("│ ").endswith("0.6667")  # a mean: none
+    assert "Wilson score interval; for hit_rate@k only" in text
+    assert "hit" in rows["hit"] and "miss" not in rows["hit"]
+
+
+def test_piped_text_keeps_long_ids_and_classes_whole(result: RunResult) -> None:
+    text = render_text(result)  # stdout is captured by pytest: not a terminal
+    assert "…" not in text
+    assert any(LONG_ID in line for line in text.splitlines())
+    assert any(LONG_CLASS in line for line in text.splitlines())
+    # errors wrap inside their column instead of being cut
+    assert "THE-END" in text
+    assert all(line == line.rstrip() for line in text.splitlines())
+
+
+def test_piped_text_is_140_wide_when_ids_are_short() -> None:
+    golden = GoldenQuestionSet(
+        identifier="s",
+        questions=(GoldenQuestion(id="q1", question="x", form="gap"),),
+    )
+    error = "RuntimeError: " + "word " * 80
+    result = evaluate(golden, FunctionRetriever(lambda t, k: (_ for _ in ()).throw(OSError(error))))
+    widths = [len(line) for line in render_text(result).splitlines()]
+    assert max(widths) <= PIPE_WIDTH
+
+
+def test_text_at_a_fixed_narrow_width_folds_ids_instead_of_cutting(result: RunResult) -> None:
+    text = render_text(result, width=100)
+    assert "…" not in text
+    assert all(len(line) <= 100 for line in text.splitlines())
+    flat = "".join(line.split("│")[1].strip() for line in text.splitlines() if line.count("│") > 6)
+    assert LONG_ID in flat
+
+
+def test_markdown(result: RunResult) -> None:
+    text = render_markdown(result)
+    assert text.startswith("**➖ no verdict** · report.demo × fn\n")
+    assert "| top-1 | 33.3% (1/3) | [6.1%, 79.2%] | – | – |" in text
+    assert "| top-3 | 66.7% (2/3) | [20.8%, 93.9%] | – | – |" in text
+    for title in ("By form", "By hard class", "Metrics", "Per question (3)"):
+        assert f"<details><summary>{title}</summary>\n\n|" in text
+    assert "| match | 1 | 100.0% (1) | [20.7%, 100.0%] | 100.0% (1) | [20.7%, 100.0%] |" in text
+    assert "| hit_rate@1 | 0.3333 | [0.0615, 0.7923] |" in text and "| mrr | 0.6667 |  |" in text
+    assert text.count("<details>") == text.count("</details>") == 4
+    # pipes inside cells are escaped so the table keeps its columns
+    row = next(line for line in text.splitlines() if line.startswith("| pipe"))
+    assert row.startswith("| pipe\\|id | gap | x\\|y | miss | miss |")
+    assert f"| {LONG_ID} |" in text
+
+
+def test_json_is_the_contract(result: RunResult) -> None:
+    data = json.loads(render(result, "json"))
+    assert data == json.loads(json.dumps(result.contract()))
+    assert data["set"] == "report.demo" and data["question_count"] == 3
+
+
+def test_json_text_is_what_json_dumps_writes(result: RunResult) -> None:
+    extra = {"run_id": 4, "saved": True, "regression": {"state": "baseline", "p_value": None}}
+    document = {**result.contract(), **extra}
+    assert render(result, "json", extra=extra) == (
+        json.dumps(document, indent=2, ensure_ascii=False) + "\n"
+    )
+
+
+class Form(StrEnum):
+    GAP = "gap"
+
+
+class Rank(IntEnum):
+    ONE = 1
+
+
+@pytest.mark.parametrize(
+    "questions",
+    [
+        [],
+        [{}],
+        [{"id": 'q"\\\n\t\u0001é☃😀\u2028', "retrieved": [], "latency_ms": 0.1 + 0.2}],
+        [{"a": [None, True, False, 0, -1, 10**30, 1e-300, -0.0, "x"], "b": None, "c": "ü"}],
+        [{"nan": float("nan"), "inf": float("inf"), "-inf": float("-inf"), "e": 1e22}],
+        [{"a": 1}, {"b": [1, 2.0, None, "x"]}, {"c": []}],
+        [{"nested": {"b": 1}}],
+        [{"nested": [[1]]}],
+        [{"tuple": (1, 2)}],
+        [{"enum": Form.GAP}],
+        [{"enum": [Rank.ONE]}],
+        [{1: "key not a string"}],
+        [1, 2],
+        "not a list",
+    ],
+)
+def test_indented_json_is_json_dumps_to_the_byte(questions: object) -> None:
+    document = {"set": "s", "questions": questions, "after": {"x": [1, {"y": []}]}, "run_id": None}
+    assert indented_json(document) == json.dumps(document, indent=2, ensure_ascii=False)
+
+
+def test_render_dispatches_on_format(result: RunResult) -> None:
+    assert render(result, "markdown") == render_markdown(result)
+    assert render(result, "text").startswith("Set report.demo")
+
+
+def _rich_lines(table: object, width: int) -> str:
+    import io
+
+    from rich.console import Console
+
+    buffer = io.StringIO()
+    console = Console(file=buffer, width=width, force_terminal=False, highlight=False)
+    console.print(table, markup=False)
+    return "\n".join(line.rstrip() for line in buffer.getvalue().splitlines())
+
+
+def test_plain_tables_print_as_rich_prints_them() -> None:
+    """The text report writes plain tables itself (rich's layout of the per-question table is
+    most of ``show``'s report time): line for line what rich prints, or rich prints them."""
+    import random
+    import string
+
+    from retrieval_eval.reports.report import _plain_lines, _Spec
+
+    rng = random.Random(2)
+    alphabet = string.ascii_letters + string.digits + " .-_%()/:,[]–"
+    written = 0
+    for _ in range(1500):
+        table = _Spec(rng.choice(["Per question", "x" * rng.randint(1, 60)]))
+        columns = rng.randint(1, 8)
+        for _ in range(columns):
+            options = {
+                "overflow": rng.choice(["fold", "ellipsis"]),
+                "max_width": rng.choice([None, None, 60, 8]),
+                "no_wrap": rng.random() < 0.3,
+            }
+            if rng.random() < 0.7:
+                options["justify"] = rng.choice(["left", "right"])
+            table.add_column(rng.choice(["id", "form", "hard class", "error", "95% CI"]), **options)
+        for _ in range(rng.randint(0, 8)):
+            lengths = [rng.choice([0, 1, 3, 10, 25, 70]) for _ in range(columns)]
+            table.add_row(*("".join(rng.choices(alphabet, k=n)).strip() for n in lengths))
+        width = rng.choice([40, 80, 140, 300])
+        lines = _plain_lines(table, width)
+        if lines is not None:
+            written += 1
+            assert "\n".join(line.rstrip() for line in lines) == _rich_lines(table.rich(), width)
+    assert written > 50
+    # what rich would read as markup or an emoji code, or fold, goes to rich
+    for cell in ("[bold]q1[/bold]", "a:smile:b", " q1", "q\t1", "é", "x" * 70):
+        table = _Spec("t")
+        table.add_column("error", max_width=60)
+        table.add_row(cell)
+        assert _plain_lines(table, 140) is None
+
+
+def test_the_text_report_is_what_rich_alone_prints(monkeypatch: pytest.MonkeyPatch) -> None:
+    from retrieval_eval.reports import report
+
+    long = make_result()  # a 147-character id and a 198-character error: rich folds them
+    short = long.model_copy(
+        update={
+            "questions": [
+                q.model_copy(update={"id": f"q{i}", "error": q.error and q.error[:40]})
+                for i, q in enumerate(long.questions)
+            ]
+        }
+    )
+    written: dict[str, bool] = {}
+    plain_lines = report._plain_lines
+
+    def spy(table: report._Spec, width: int) -> list[str] | None:
+        lines = plain_lines(table, width)
+        written[table.title] = lines is not None
+        return lines
+
+    monkeypatch.setattr(report, "_plain_lines", spy)
+    texts = [render_text(long)]
+    assert written.pop("Per question") is False
+    texts.append(render_text(short))
+    assert all(written.values()) and written["Per question"]  # no rich at all
+    monkeypatch.setattr(report, "_plain_lines", lambda table, width: None)
+    assert texts == [render_text(long), render_text(short)]
+
+
+def test_stored_strings_that_look_like_rich_markup_are_printed_as_data() -> None:
+    """A question id "[/f]" or a retriever "[bold]x" is text: rich must neither parse nor eat it."""
+    from retrieval_eval import FunctionRetriever, evaluate
+    from retrieval_eval.golden.models import GoldenQuestionSet
+
+    golden = GoldenQuestionSet(
+        identifier="s",
+        questions=[
+            {
+                "id": "[/f]",
+                "question": "[bold]x[/f]",
+                "form": "match",
+                "expected_document_ids": ["[/a]"],
+            }
+        ],
+    )
+    result = evaluate(golden, FunctionRetriever(lambda q, limit: ["[/b]"], identifier="[red]r"))
+    text = render_text(result, width=200)
+    assert "[/f]" in text and "[red]r" in text
