@@ -155,9 +155,8 @@ def test_a_bad_store_url_is_reported_before_the_retriever_is_built(work: Path) -
 
 def test_run_no_save_without_a_store_never_loads_the_store(work: Path) -> None:
     args = ("run", "two.yaml", "startup_retrievers:always_a", "--no-save", "--format", "json")
-    code, modules, _ = loaded(work, *args, watch=STORE | {"rich", "pandas", "numpy"})
-    # pandas: only DataFrames need it, a run builds none; numpy: only per-question metric
-    # arrays (CSV, --per-query), the run's figures are computed without it
+    code, modules, _ = loaded(work, *args, watch=STORE | {"rich", "pandas"})
+    # pandas: only DataFrames need it, a run builds none
     assert (code, modules) == (0, [])
     assert not (work / "home").exists()  # and no empty store was created on the way
 
