@@ -2,11 +2,8 @@
 
 from __future__ import annotations
 
-import gc
 import os
 import sys
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -45,57 +42,6 @@ def rate_drop(ctx: click.Context, param: click.Parameter, value: float | None) -
     if value is not None and not 0 <= value <= 1:
         raise click.BadParameter(f"must be between 0 and 1 (an absolute rate drop), got {value:g}")
     return value
-
-
-@contextmanager
-def _no_full_collections() -> Iterator[None]:
-    """The cyclic garbage collector makes no full collection while the command runs, and leaves
-    alone what was loaded before it (imports: alive until the command ends).
-
-    Its full collections walk every object alive. On a 20,000-question set that is the set and
-    every result built so far, again each time the objects grow by a quarter: ~0.2 s of a 1.2 s
-    run while scoring, and as much again after it, when the report's first pydantic models (the
-    power figures) are defined with all of it alive. Young collections go on and free a
-    retriever's cyclic garbage; whatever of it lives long enough to grow old waits for the
-    command's end. Both are undone afterwards (``CliRunner`` runs commands in a process that
-    goes on); where something else froze objects first, nothing is changed.
-    """
-    if gc.get_freeze_count():
-        yield
-        return
-    gc.freeze()
-    thresholds = gc.get_threshold()
-    gc.set_threshold(thresholds[0], thresholds[1], _NO_FULL_COLLECTION)
-    try:
-        yield
-    finally:
-        gc.set_threshold(*thresholds)
-        gc.unfreeze()
-
-
-_NO_FULL_COLLECTION = 1_000_000_000  # young collections between full ones: none in a command
-
-
-@contextmanager
-def _frozen_once_loaded() -> Iterator[None]:
-    """What is loaded inside (the set) joins the frozen objects before the collector runs again.
-
-    The set loader pauses the collector, so everything it built is in the youngest generation
-    when it resumes, and the next young collection walks all of it (20,000 questions: ~50 ms,
-    and the loading itself ~25 % slower with that walk in it). Frozen first, nothing walks it.
-    Only inside :func:`_no_full_collections`' own freeze, which it undoes at the command's end.
-    """
-    if gc.get_threshold()[2] != _NO_FULL_COLLECTION:  # someone else's freeze, or none: leave it
-        yield
-        return
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        gc.freeze()
-        if enabled:
-            gc.enable()
 
 
 @cli.command("run")
@@ -176,7 +122,6 @@ def _frozen_once_loaded() -> Iterator[None]:
     is_flag=True,
     help="Exit 1 when the verdict is a regression (default: exit 0 and report it).",
 )
-@_no_full_collections()
 def run(
     set_name: str,
     retriever_name: str,
@@ -222,8 +167,7 @@ def run(
     # (pydantic and YAML only), the settings, the retriever's name; then the store URL, so a bad
     # one fails before a retriever builds an index, not after the run
     config = load_config(config_path)
-    with _frozen_once_loaded():
-        golden_set = resolve_set(config, set_name, identifier)
+    golden_set = resolve_set(config, set_name, identifier)
     settings = resolve_settings(
         config,
         golden_set.identifier,
