@@ -1,4 +1,9 @@
-"""Deadlines for retriever calls that may never return: the scorer's call supervisor."""
+"""Deadlines for retriever calls that may never return: the scorer's call supervisor.
+
+Calls run on call threads and the calling thread, which sleeps until the earliest deadline,
+abandons a call still running at its deadline. A call costs a lock and a clock read, not a
+hand-off to another thread; and a function that hangs never hangs the run.
+"""
 
 from __future__ import annotations
 
@@ -17,12 +22,12 @@ class Supervisor:
     """Scores chunks on call threads while the calling thread watches their deadlines.
 
     ``workers`` daemon threads take chunks in order from a shared cursor and score each in
-    their own thread (:func:`_chunk_scorer`): a call costs a lock and a clock read, not a
-    hand-off to another thread. The calling thread sleeps until the earliest deadline of a call
-    in flight (``timeout_s`` times its questions) and wakes when everything is done. A call still
-    running at its deadline is abandoned with its thread: its questions are recorded as timed
-    out, a fresh thread takes the remaining chunks, and whatever the abandoned call returns
-    later is dropped. ``timeout_s=None`` sets no deadlines. Results keep the chunks' order.
+    their own thread with ``score``. The calling thread sleeps until the earliest deadline of a
+    call in flight (``timeout_s`` times its questions) and wakes when everything is done. A call
+    still running at its deadline is abandoned with its thread: its questions are recorded as
+    timed out (``expire``), a fresh thread takes the remaining chunks, and whatever the abandoned
+    call returns later is dropped. ``timeout_s=None`` sets no deadlines. Results keep the
+    chunks' order.
     """
 
     def __init__(
@@ -95,7 +100,7 @@ class Supervisor:
 
     def _work(self, number: int) -> None:
         # one lock per chunk: a chunk's results are handed in and the next one claimed at once
-        # (a chunk is one question for a retriever without retrieve_many: 20,000 of them)
+        # (a chunk is one question for a retriever without retrieve_many)
         with self._lock:
             index = self._claim(number)
         while index is not None:
