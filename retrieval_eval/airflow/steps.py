@@ -39,7 +39,7 @@ def plan_batches(
     ``retriever_name``, the retriever's ``prepare`` hook runs first (the lexical index is built
     into the adapter cache once here, not once per batch).
     """
-    from retrieval_eval.evaluation.runner import resolve_set
+    from retrieval_eval.judging.pipeline import resolve_set
 
     config = load_config(config_path)
     golden = resolve_set(config, set_name)
@@ -66,7 +66,7 @@ def lint_set(
     fails is recorded (``checked: false``) and is not an error: the evaluation goes on.
     """
     from retrieval_eval.evaluation.labels import dead_labels_or_failure
-    from retrieval_eval.evaluation.runner import opened_retriever, resolve_set
+    from retrieval_eval.judging.pipeline import opened_retriever, resolve_set
 
     config = load_config(config_path)
     golden = resolve_set(config, set_name)
@@ -133,8 +133,8 @@ def retrieve_batch(
 
     Returns ``{"retriever": <its identifier>, "questions": [QuestionResult JSON, ...]}``.
     """
-    from retrieval_eval.evaluation.runner import opened_retriever, resolve_set, resolve_settings
     from retrieval_eval.evaluation.scoring import score_questions
+    from retrieval_eval.judging.pipeline import opened_retriever, resolve_set, resolve_settings
 
     config = load_config(config_path)
     golden = resolve_set(config, set_name)
@@ -166,8 +166,8 @@ def reduce_results(
     """Aggregate every batch into one RunResult (as JSON); ``lint`` (the lint task's output)
     gives the run its ``dead_labels`` and its stored ``lint`` findings."""
     from retrieval_eval.evaluation.results import QuestionResult
-    from retrieval_eval.evaluation.runner import resolve_set, resolve_settings
     from retrieval_eval.evaluation.scoring import summarise_set
+    from retrieval_eval.judging.pipeline import resolve_set, resolve_settings
 
     config = load_config(config_path)
     golden = resolve_set(config, set_name)

@@ -158,8 +158,8 @@ def run(
     check_summary(fmt, summary)
     from retrieval_eval.config.models import load_config
     from retrieval_eval.errors import InvalidRunError, StoreUnavailableError
-    from retrieval_eval.evaluation.runner import opened_retriever, resolve_set, resolve_settings
     from retrieval_eval.evaluation.scoring import evaluate
+    from retrieval_eval.judging.pipeline import opened_retriever, resolve_set, resolve_settings
     from retrieval_eval.judging.regression import RegressionDetected
     from retrieval_eval.reports.report import render
 
