@@ -177,7 +177,7 @@ def run(
         max_error_rate=max_error_rate,
         max_concurrency=max_concurrency,
     )
-    check_retriever_name(config, retriever_name)
+    config.retriever_registry.check(retriever_name)
     if output:
         from retrieval_eval.cli.output_file import check_writable
 
@@ -286,22 +286,6 @@ def _append_step_summary(path: str, markdown: str) -> None:
             summary_file.write(markdown + "\n")
     except OSError as exc:
         click.echo(f"warning: could not append to $GITHUB_STEP_SUMMARY ({path}): {exc}", err=True)
-
-
-def check_retriever_name(config: Config, name: str) -> None:
-    """Fail on a retriever name nothing provides, without building anything.
-
-    A ``module:attribute`` path is imported (a missing module or attribute fails here); any other
-    name must be configured or provided by an installed package. Building comes later.
-    """
-    from retrieval_eval.retrievers.registry import import_object
-
-    if ":" in name:
-        import_object(name)
-        return
-    registry = config.retriever_registry
-    if name not in registry.names():
-        registry.build(name)  # raises UnknownNameError naming what is available
 
 
 def _store_url(db: str | None, config: Config) -> str:
