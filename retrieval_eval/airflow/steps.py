@@ -1,8 +1,10 @@
 """The work each DAG task does, as plain functions over JSON-able values.
 
-The factory only wires these into tasks, so every step is testable without a scheduler and the
-payloads between tasks stay small: batches travel as index ranges, not questions, and each mapped
-task re-reads the (validated) set and checks its fingerprint did not change under the run.
+Each calls the steps of :mod:`retrieval_eval.judging.pipeline`, the pipeline the CLI's ``run``
+chains in one process; here the retrieval fans out per batch. The factory only wires these into
+tasks, so every step is testable without a scheduler and the payloads between tasks stay small:
+batches travel as index ranges, not questions, and each mapped task re-reads the (validated)
+set and checks its fingerprint did not change under the run.
 The modules behind each step are imported by the step itself: a task process imports what its
 own step needs (the branch decision needs no pandas).
 """
@@ -215,15 +217,15 @@ def persist_result(
     """
     from retrieval_eval.errors import StoreUnavailableError
     from retrieval_eval.evaluation.results import RunResult
-    from retrieval_eval.judging.recording import record_run, resolve_thresholds
+    from retrieval_eval.judging.pipeline import record_verdict, resolve_thresholds
 
     config = load_config(config_path)
     result = RunResult.model_validate(result_json)
     thresholds = resolve_thresholds(
         config, result.set_identifier, result.retriever, **(threshold_overrides or {})
     )
-    recorded = record_run(
-        result, store_url=store_url, thresholds=thresholds, baseline_run_id=baseline_run_id
+    recorded = record_verdict(
+        result, thresholds, store_url=store_url, baseline_run_id=baseline_run_id
     )
     if not recorded.saved and recorded.spool_path is not None:
         raise StoreUnavailableError(

@@ -158,8 +158,7 @@ def run(
     check_summary(fmt, summary)
     from retrieval_eval.config.models import load_config
     from retrieval_eval.errors import InvalidRunError, StoreUnavailableError
-    from retrieval_eval.evaluation.scoring import evaluate
-    from retrieval_eval.judging.pipeline import opened_retriever, resolve_set, resolve_settings
+    from retrieval_eval.judging.pipeline import resolve_run, run_pipeline
     from retrieval_eval.judging.regression import RegressionDetected
     from retrieval_eval.reports.report import render
 
@@ -167,17 +166,19 @@ def run(
     # (pydantic and YAML only), the settings, the retriever's name; then the store URL, so a bad
     # one fails before a retriever builds an index, not after the run
     config = load_config(config_path)
-    golden_set = resolve_set(config, set_name, identifier)
-    settings = resolve_settings(
+    plan = resolve_run(
         config,
-        golden_set.identifier,
+        set_name,
         retriever_name,
-        cutoffs=cutoffs,
-        timeout_s=timeout_s,
-        max_error_rate=max_error_rate,
-        max_concurrency=max_concurrency,
+        identifier=identifier,
+        run={
+            "cutoffs": cutoffs,
+            "timeout_s": timeout_s,
+            "max_error_rate": max_error_rate,
+            "max_concurrency": max_concurrency,
+        },
+        thresholds={"max_top1_drop": max_top1_drop, "max_top3_drop": max_top3_drop},
     )
-    config.retriever_registry.check(retriever_name)
     if output:
         from retrieval_eval.cli.output_file import check_writable
 
@@ -185,56 +186,22 @@ def run(
     # --no-save with no store file has nothing to compare with: SQLAlchemy is never loaded
     storeless = no_save and baseline_run_id is None and absent_store_file(db, config) is not None
     store_url = None if storeless else _store_url(db, config)
-    with opened_retriever(config, retriever_name) as retriever:
-        result = evaluate(
-            golden_set,
-            retriever,
-            settings,
-            progress=sys.stderr.isatty() if progress is None else progress,
-        )
-        from retrieval_eval.evaluation.labels import attach_dead_labels
-
-        # one existing_ids call before judging: stale labels are left out of the verdict
-        result = attach_dead_labels(result, golden_set, retriever)
-    if store_url is None:
-        from retrieval_eval.judging.regression import detect_regression
-
-        thresholds = config.section_for(result.set_identifier, retriever_name, "thresholds")
-        run_id, saved, spool_path = None, False, None
-        verdict = detect_regression(result, None, thresholds)  # a first run: the baseline
-    else:
-        from retrieval_eval.judging.recording import record_run, resolve_thresholds
-
-        recorded = record_run(
-            result,
-            store_url=store_url,
-            thresholds=resolve_thresholds(
-                config,
-                result.set_identifier,
-                retriever_name,
-                max_top1_drop=max_top1_drop,
-                max_top3_drop=max_top3_drop,
-            ),
-            baseline_run_id=baseline_run_id,
-            save=not no_save,
-        )
-        run_id, saved, spool_path = recorded.run_id, recorded.saved, recorded.spool_path
-        verdict = recorded.verdict
+    done = run_pipeline(
+        plan,
+        store_url=store_url,
+        baseline_run_id=baseline_run_id,
+        save=not no_save,
+        progress=sys.stderr.isatty() if progress is None else progress,
+    )
+    result, verdict, run_id, spool_path = done.result, done.verdict, done.run_id, done.spool_path
     extra: dict[str, object] = {
         "run_id": run_id,
-        "saved": saved,
+        "saved": done.recorded.saved,
         "regression": verdict.contract(),
     }
     if spool_path is not None:
         extra["spool_path"] = str(spool_path)
-    from retrieval_eval.lint.power import run_power
-
-    # the smallest drop this set size detects, next to the thresholds the verdict used
-    judged = config.section_for(result.set_identifier, retriever_name, "thresholds")
-    overrides = {"max_top1_drop": max_top1_drop, "max_top3_drop": max_top3_drop}
-    judged = judged.model_copy(update={k: v for k, v in overrides.items() if v is not None})
-    power = run_power(result, judged, config.lint)
-    text = render(result, fmt, extra=extra, verdict=verdict, summary=summary, power=power)
+    text = render(result, fmt, extra=extra, verdict=verdict, summary=summary, power=done.power)
     if fmt in ("text", "markdown") and not summary and run_id is not None:
         gap = "\n" if fmt == "markdown" else ""  # Markdown: a paragraph after the last block
         text += f"{gap}Saved as run {run_id} in {_masked(store_url)}\n"
