@@ -24,9 +24,9 @@ from retrieval_eval.evaluation.results import (
     paused_gc,
     questions_frame,
 )
-from retrieval_eval.evaluation.runner import run_evaluation
 from retrieval_eval.evaluation.scoring import collapse, evaluate, judge, judge_many
 from retrieval_eval.golden.models import GoldenQuestion, GoldenQuestionSet
+from retrieval_eval.judging.pipeline import run_evaluation
 from retrieval_eval.retrievers.base import FunctionRetriever
 
 L2, L3, L4, L5 = (math.log2(n) for n in (2, 3, 4, 5))
