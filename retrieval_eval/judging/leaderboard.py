@@ -44,7 +44,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Sequence
 from datetime import datetime
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING
 
 from pydantic import BaseModel
 
@@ -54,23 +54,10 @@ from retrieval_eval.evaluation.results import QuestionResult, as_pair
 from retrieval_eval.judging.regression import mcnemar_exact
 
 if TYPE_CHECKING:
+    from retrieval_eval.store import Store
     from retrieval_eval.store.models import StoredRun
 
 ALPHA = 0.05
-
-
-class RunSource(Protocol):
-    """What :func:`latest_runs` and :func:`runs_by_id` read: a Store or a SQLite reader."""
-
-    display_url: str
-
-    def history(self, set_identifier: str, model_id: str, limit: int = 50) -> list[StoredRun]: ...
-
-    def get_run(self, run_id: int) -> StoredRun: ...
-
-    def retrievers_for(self, set_identifier: str) -> list[str]: ...
-
-    def stored_pairs(self) -> list[tuple[str, str]]: ...
 
 
 class Versus(BaseModel):
@@ -153,9 +140,7 @@ def holm(p_values: Sequence[float]) -> list[float]:
     return adjusted
 
 
-def latest_runs(
-    source: RunSource, set_identifier: str, retrievers: Sequence[str]
-) -> list[StoredRun]:
+def latest_runs(source: Store, set_identifier: str, retrievers: Sequence[str]) -> list[StoredRun]:
     """The latest stored run of each retriever on the set, in the order given."""
     _check_count(len(retrievers), "retrievers")
     repeated = sorted(name for name, n in Counter(retrievers).items() if n > 1)
@@ -164,7 +149,7 @@ def latest_runs(
     return [latest_run(source, set_identifier, retriever) for retriever in retrievers]
 
 
-def latest_run(source: RunSource, set_identifier: str, retriever: str) -> StoredRun:
+def latest_run(source: Store, set_identifier: str, retriever: str) -> StoredRun:
     """The retriever's latest stored run on the set; an error naming what is stored if none."""
     found = source.history(set_identifier, retriever, limit=1)
     if not found:
@@ -172,7 +157,7 @@ def latest_run(source: RunSource, set_identifier: str, retriever: str) -> Stored
     return found[0]
 
 
-def no_runs_message(source: RunSource, set_identifier: str, retriever: str) -> str:
+def no_runs_message(source: Store, set_identifier: str, retriever: str) -> str:
     """Why (set, retriever) has no runs: the sets with runs when the set has none (a typo in
     the set), else the set's retrievers; with the closest names ("did you mean"). One query."""
     from retrieval_eval.config.suggest import did_you_mean
@@ -200,7 +185,7 @@ def _listed(names: Sequence[str], most: int = 20) -> str:
     return ", ".join(names[:most]) + more
 
 
-def runs_by_id(source: RunSource, run_ids: Sequence[int]) -> list[StoredRun]:
+def runs_by_id(source: Store, run_ids: Sequence[int]) -> list[StoredRun]:
     """The stored runs with these ids, in the order given (:func:`compare_runs` checks that
     they are of one set)."""
     _check_count(len(run_ids), "runs")

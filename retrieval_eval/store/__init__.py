@@ -6,8 +6,8 @@ schema in an empty database, and ``open_store_to_read`` (read-only commands) cre
 :class:`Store` saves runs and answers the questions regression detection and the CLI ask. The
 spool keeps runs the store could not take.
 
-The names below are imported when first used, so a module of this package that needs no
-SQLAlchemy (:mod:`retrieval_eval.store.reader`) can be imported without it.
+The names below are imported when first used, so ``--help`` and the commands that never open a
+store do not import SQLAlchemy.
 """
 
 from __future__ import annotations
