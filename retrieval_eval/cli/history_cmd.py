@@ -31,7 +31,7 @@ if TYPE_CHECKING:
 
     from retrieval_eval.config.models import Config
     from retrieval_eval.lint.models import PowerReport
-    from retrieval_eval.store import Store, StoredRun
+    from retrieval_eval.store import RunSummary, Store, StoredRun
 
 TEXT_JSON = click.Choice(["text", "json"])
 
@@ -80,29 +80,29 @@ def _echo_json(data: Any) -> None:
     click.echo(json.dumps(data, indent=2, ensure_ascii=False))
 
 
-def _summary(run: StoredRun) -> dict[str, Any]:
+def _listed(run: RunSummary) -> dict[str, Any]:
+    """One run as ``history --format json`` lists it (the text table reads the same keys)."""
     from retrieval_eval.evaluation.results import as_pair
 
-    r = run.result
     return {
-        "id": run.id,
+        "id": run.run_id,
         "run_date": run.run_date.isoformat(),
-        "set": r.set_identifier,
-        "retriever": r.retriever,
-        "question_count": r.question_count,
-        "top1_hit_rate": r.top1_hit_rate,
-        "top3_hit_rate": r.top3_hit_rate,
-        "top1_hit_rate_ci": as_pair(r.top1_hit_rate_ci),
-        "top3_hit_rate_ci": as_pair(r.top3_hit_rate_ci),
-        "error_count": r.error_count,
+        "set": run.set,
+        "retriever": run.retriever,
+        "question_count": run.question_count,
+        "top1_hit_rate": run.top1_hit_rate,
+        "top3_hit_rate": run.top3_hit_rate,
+        "top1_hit_rate_ci": as_pair(run.top1_hit_rate_ci),
+        "top3_hit_rate_ci": as_pair(run.top3_hit_rate_ci),
+        "error_count": run.error_count,
         "status": run.status,
         "verdict_state": run.verdict_state,
         "is_regression": run.is_regression,
         "accepted_baseline": run.accepted_baseline,
         "baseline_run_id": run.baseline_run_id,
-        "labels_fingerprint": r.labels_fingerprint,
+        "labels_fingerprint": run.labels_fingerprint,
         # expected ids the run found gone from the index (0: none, or not checked)
-        "dead_label_count": len(r.dead_labels.dead_ids) if r.dead_labels else 0,
+        "dead_label_count": run.dead_label_count,
     }
 
 
@@ -129,8 +129,7 @@ def history(
 ) -> None:
     """Recent runs of RETRIEVER on SET, newest first, with rates and verdicts."""
     with _open_to_read(db, config_path) as store:
-        stored = store.history(set_identifier, retriever, limit=limit, questions=False)
-        runs = [_summary(run) for run in stored]
+        runs = [_listed(run) for run in store.summaries(set_identifier, retriever, limit)]
         if not runs:
             _latest(store, set_identifier, retriever)  # raises, naming what is stored
     if fmt == "json":

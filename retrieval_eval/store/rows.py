@@ -210,6 +210,14 @@ def stored_run(
         verdict = {**verdict, "baseline_run_id": None}
     labels = details.get("dead_labels")  # absent from runs stored before the check existed
     ordered = sorted(questions, key=lambda r: r["position"])
+    top3_hits = details.get("top3_hits")  # absent from rows other tools wrote: counted, or
+    if top3_hits is None:  # from the rate when the questions were not read
+        rate = row["mean_score"] or 0.0
+        top3_hits = (
+            sum(1 for q in ordered if q["top3_hit"])
+            if ordered
+            else round(rate * row["prompt_count"])
+        )
     result = build(
         RunResult,
         {
@@ -224,7 +232,7 @@ def stored_run(
             "settings": build(RunSettings, details.get("settings") or {}),
             "question_count": row["prompt_count"],
             "top1_hits": row["passed_count"],
-            "top3_hits": details.get("top3_hits", sum(1 for q in ordered if q["top3_hit"])),
+            "top3_hits": top3_hits,
             "top1_hit_rate": row["pass_rate"],
             "top3_hit_rate": row["mean_score"],
             "error_count": row["error_count"],

@@ -12,7 +12,6 @@ from click.testing import CliRunner
 from retrieval_eval.cli import cli
 from retrieval_eval.judging.regression import Verdict
 from retrieval_eval.store import open_store
-from retrieval_eval.webui.queries import recent
 from store.builders import hits, make_run
 
 
@@ -51,7 +50,7 @@ def test_the_store_reads_no_baseline_for_the_invalid_run(tmp_path: Path) -> None
         compared = store.get_run(ids["compared"])
         assert compared.baseline_run_id == ids["base"]
         assert compared.verdict is not None and compared.verdict.baseline_run_id == ids["base"]
-        by_id = {run.run_id: run for run in recent(store, "demo.set", "bm25", 10)}
+        by_id = {run.run_id: run for run in store.summaries("demo.set", "bm25", 10)}
     assert by_id[ids["invalid"]].baseline_run_id is None
     assert by_id[ids["compared"]].baseline_run_id == ids["base"]
 
