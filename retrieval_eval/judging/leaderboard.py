@@ -1,8 +1,8 @@
 """N retrievers on one golden set, as a leaderboard: :func:`compare_runs` over stored runs.
 
-Each entry is one run: its top-1 and top-3 rates with 95 % Wilson intervals
-(:mod:`retrieval_eval.evaluation.intervals`), MRR and the deepest nDCG when the run's metrics hold them,
-its error count and latency p50/p95. Entries are ranked by top-1 rate, ties broken by top-3
+Each entry is one run: the figures of its :class:`~retrieval_eval.store.summary.RunSummary`
+(top-1 and top-3 rates with 95 % Wilson intervals, error count, latency p50/p95), and MRR and the
+deepest nDCG when the run's metrics hold them. Entries are ranked by top-1 rate, ties broken by top-3
 rate and then by name (a run without questions, whose rates are ``None``, ranks last).
 
 Every entry but the reference is compared with the reference on top-1, over the questions both
@@ -49,9 +49,10 @@ from typing import TYPE_CHECKING
 from pydantic import BaseModel
 
 from retrieval_eval.errors import InvalidInputError, UnknownNameError
-from retrieval_eval.evaluation.intervals import paired_difference, wilson
+from retrieval_eval.evaluation.intervals import paired_difference
 from retrieval_eval.evaluation.results import QuestionResult, as_pair
 from retrieval_eval.judging.regression import mcnemar_exact
+from retrieval_eval.store.summary import RunSummary
 
 if TYPE_CHECKING:
     from retrieval_eval.store import Store
@@ -74,6 +75,8 @@ class Versus(BaseModel):
 
 
 class Entry(BaseModel):
+    """One run on the board: its summary's figures (the fields both models name) and more."""
+
     name: str  # the retriever, or "retriever (run ID)" when it has several runs here
     retriever: str
     run_id: int
@@ -290,30 +293,21 @@ def _versus(table: Counter[tuple[bool, bool]], p: float, p_holm: float, alpha: f
     )
 
 
+_FROM_SUMMARY = Entry.model_fields.keys() & RunSummary.model_fields.keys()
+
+
 def _entry(name: str, run: StoredRun, versus: Versus | None) -> Entry:
-    r = run.result
-    ndcg = [k for k in r.metrics if k.startswith("ndcg@")]
+    summary = RunSummary.of(run, slices=False)
+    metrics = run.result.metrics
+    ndcg = [k for k in metrics if k.startswith("ndcg@")]
     deepest = max(ndcg, key=lambda k: int(k.partition("@")[2])) if ndcg else None
     return Entry(
         name=name,
-        retriever=r.retriever,
-        run_id=run.id,
-        run_date=run.run_date,
-        labels_fingerprint=r.labels_fingerprint,
-        question_count=r.question_count,
-        top1_hits=r.top1_hits,
-        top3_hits=r.top3_hits,
-        top1_hit_rate=r.top1_hit_rate,
-        top3_hit_rate=r.top3_hit_rate,
-        top1_hit_rate_ci=as_pair(wilson(r.top1_hits, r.question_count)),
-        top3_hit_rate_ci=as_pair(wilson(r.top3_hits, r.question_count)),
-        mrr=r.metrics.get("mrr"),
-        ndcg=r.metrics.get(deepest) if deepest else None,
+        **summary.model_dump(include=_FROM_SUMMARY),
+        mrr=metrics.get("mrr"),
+        ndcg=metrics.get(deepest) if deepest else None,
         ndcg_metric=deepest,
-        error_count=r.error_count,
-        valid=run.status == "valid",
-        latency_p50_ms=r.latency_ms.p50,
-        latency_p95_ms=r.latency_ms.p95,
+        valid=summary.status == "valid",
         is_reference=versus is None,
         versus=versus,
     )
