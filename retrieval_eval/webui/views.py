@@ -18,7 +18,8 @@ Edge cases:
   dead id is flagged "no longer in the index", a partly dead question's and a flip's included.
 - A verdict that left stale questions out has deltas over fewer questions than the rates beside
   them: the summary then carries ``compared_questions`` and the compared rates
-  (:class:`~retrieval_eval.store.summary.RunSummary`), and the pages say "on the N questions compared (before → after)" next to each Δ.
+  (:class:`~retrieval_eval.store.summary.RunSummary`), and the pages say "on the N questions
+  compared (before → after)" next to each Δ.
 """
 
 from __future__ import annotations

@@ -1,8 +1,7 @@
-"""``rows.read_run`` builds stored runs without validating (retrieval_eval.store.trusted): the
-same models, and the same bytes from ``show`` in every format, as the validating path.
+"""``rows.stored_run`` with retrieval_eval.store.trusted builds the same models as validation.
 
 Each run below is stored once, then read both ways from the same rows: trusted and validated
-(``rows.stored_run`` as the Store does, and as ``read_run`` falls back to).
+(``rows.stored_run`` as the Store does).
 """
 
 from __future__ import annotations
@@ -20,7 +19,7 @@ from retrieval_eval.evaluation.labels import DeadLabels
 from retrieval_eval.judging.regression import SliceRegression, Verdict
 from retrieval_eval.store import Store, open_store, rows
 from retrieval_eval.store.schema import eval_result_question, eval_result_slice
-from retrieval_eval.store.trusted import NotPlain
+from retrieval_eval.store.trusted import NotPlain, trusted
 from store.builders import hits, make_run, question
 
 SLICE = SliceRegression(
@@ -120,7 +119,7 @@ def _read_both(store: Store, run_id: int) -> tuple[Any, Any]:
     """The run read from the same rows: trusted (raising if it cannot be), and validated."""
     row, questions, slices = _rows(store, run_id)
     validated = rows.stored_run(*copy.deepcopy((row, questions, slices)))
-    return rows.stored_run(row, questions, slices, rows.trusted), validated
+    return rows.stored_run(row, questions, slices, trusted), validated
 
 
 def _same(fast: Any, slow: Any, where: str = "run") -> None:
@@ -155,7 +154,7 @@ def test_every_shape_of_run_is_read_trusted_as_validation_reads_it(
             fast, slow = _read_both(store, run_id)
             assert fast == slow
             _same(fast, slow, f"run {run_id}")
-            assert rows.read_run(*_rows(store, run_id)) == slow == store.get_run(run_id)
+            assert store.get_run(run_id) == slow
 
 
 FORMATS = [
@@ -195,42 +194,3 @@ def test_show_prints_the_same_bytes_either_way(
         "retrieval_eval.store.trusted.trusted", refuse
     )  # and so do the power figures
     assert shown() == fast
-
-
-def test_a_value_validation_would_convert_is_read_by_validation(
-    filled: tuple[str, list[int]],
-) -> None:
-    """Not plain (an integer in a float column, a form spelled otherwise): ``read_run``
-    validates, and gets what the Store gets."""
-    url, ids = filled
-    path = Path(url.removeprefix("sqlite:///"))
-    import sqlite3
-
-    with sqlite3.connect(path) as connection:
-        connection.execute("UPDATE eval_result_question SET latency_ms = 7, form = 'GAP'")
-    with open_store(url) as store:
-        with pytest.raises(NotPlain):
-            _read_both(store, ids[0])
-        run = rows.read_run(*_rows(store, ids[0]))
-    assert {q.latency_ms for q in run.result.questions} == {7.0}
-    assert all(type(q.latency_ms) is float for q in run.result.questions)
-    assert {str(q.form) for q in run.result.questions} == {"gap"}
-
-
-def test_once_the_schemas_are_built_read_run_validates(
-    filled: tuple[str, list[int]], monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """Validation is the faster read per question once its schema exists (a dashboard, a task
-    that scored a run): the trusted path serves only a process that has built none."""
-    from retrieval_eval.evaluation.results import QuestionResult, RunResult
-
-    url, ids = filled
-    QuestionResult.model_rebuild(force=True)
-    RunResult.model_rebuild(force=True)
-
-    def refused(*args: Any) -> Any:
-        raise AssertionError("trusted read with the schemas built")
-
-    monkeypatch.setattr(rows, "trusted", refused)
-    with open_store(url) as store:
-        assert [rows.read_run(*_rows(store, run_id)).id for run_id in ids] == ids
