@@ -4,10 +4,9 @@ Edge cases: datetimes are stored in UTC; SQLite hands them back without a zone, 
 read back is taken as UTC. Slices and questions keep their order through a ``position`` column.
 An invalid run read back names no baseline (neither the run nor its verdict), even when it was
 stored before invalid runs stopped naming one (:func:`~retrieval_eval.store.names.compared_baseline`).
-:func:`read_run` (the SQLite reader's) builds the models without validating when every value
-read is already what validation would make of it (:mod:`retrieval_eval.store.trusted`), and
-validates the whole run otherwise (an integer in a float column, a form spelled ``GAP``, a
-verdict stored with a field since removed is fine: unknown keys are dropped either way).
+A row without ``top3_hits`` in its details (written by another tool) counts them from its
+questions, or from its top-3 rate when they were not read. Unknown keys in stored JSON (a
+verdict stored with a field since removed) are dropped.
 """
 
 from __future__ import annotations
@@ -29,13 +28,12 @@ from retrieval_eval.evaluation.results import (
 from retrieval_eval.judging.regression import Verdict
 from retrieval_eval.store.models import StoredRun
 from retrieval_eval.store.names import GRADER, compared_baseline
-from retrieval_eval.store.trusted import NotPlain, trusted
 
 M = TypeVar("M", bound=BaseModel)
 
 
 class Build(Protocol):
-    """Makes one model from its field values (:func:`validated` or ``trusted``)."""
+    """Makes one model from its field values (:func:`validated` by default)."""
 
     def __call__(self, cls: type[M], values: dict[str, Any], /) -> M: ...
 
@@ -176,25 +174,6 @@ def _slices(
     }
 
 
-def read_run(
-    row: Mapping[str, Any],
-    questions: Sequence[Mapping[str, Any]],
-    slices: Sequence[Mapping[str, Any]],
-) -> StoredRun:
-    """:func:`stored_run` without building a schema when every value read is plain
-    (:mod:`retrieval_eval.store.trusted`; ~0.1 s of ``show``), else validated as ever.
-
-    Once the process has built the schemas (a dashboard, a task that scored a run), validating
-    is the faster of the two per question (20,000 questions: ~170 against ~210 ms), so it
-    validates."""
-    if QuestionResult.__pydantic_complete__ and RunResult.__pydantic_complete__:
-        return stored_run(row, questions, slices)
-    try:
-        return stored_run(row, questions, slices, trusted)
-    except NotPlain:
-        return stored_run(row, questions, slices)
-
-
 def stored_run(
     row: Mapping[str, Any],
     questions: Sequence[Mapping[str, Any]],
@@ -210,6 +189,14 @@ def stored_run(
         verdict = {**verdict, "baseline_run_id": None}
     labels = details.get("dead_labels")  # absent from runs stored before the check existed
     ordered = sorted(questions, key=lambda r: r["position"])
+    top3_hits = details.get("top3_hits")  # absent from rows other tools wrote: counted, or
+    if top3_hits is None:  # from the rate when the questions were not read
+        rate = row["mean_score"] or 0.0
+        top3_hits = (
+            sum(1 for q in ordered if q["top3_hit"])
+            if ordered
+            else round(rate * row["prompt_count"])
+        )
     result = build(
         RunResult,
         {
@@ -224,7 +211,7 @@ def stored_run(
             "settings": build(RunSettings, details.get("settings") or {}),
             "question_count": row["prompt_count"],
             "top1_hits": row["passed_count"],
-            "top3_hits": details.get("top3_hits", sum(1 for q in ordered if q["top3_hit"])),
+            "top3_hits": top3_hits,
             "top1_hit_rate": row["pass_rate"],
             "top3_hit_rate": row["mean_score"],
             "error_count": row["error_count"],

@@ -22,8 +22,8 @@ from typing import Any, TypedDict
 from markupsafe import Markup
 
 from retrieval_eval.evaluation.intervals import wilson
+from retrieval_eval.store.summary import RunSummary, SliceSummary
 from retrieval_eval.webui.charts import LineChart, Series, line_chart
-from retrieval_eval.webui.queries import RunSummary, SliceSummary
 from retrieval_eval.webui.sparkline import sparkline
 from retrieval_eval.webui.views import History, Overview
 

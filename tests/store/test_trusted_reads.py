@@ -1,8 +1,7 @@
-"""The SQLite reader builds stored runs without validating (retrieval_eval.store.trusted): the same
-models, and the same bytes from ``show`` in every format, as the validating path.
+"""``rows.stored_run`` with retrieval_eval.store.trusted builds the same models as validation.
 
-Each run below is stored once, then read both ways from the same rows: trusted (what the reader
-does) and validated (``rows.stored_run`` as the Store does, and as the reader falls back to).
+Each run below is stored once, then read both ways from the same rows: trusted and validated
+(``rows.stored_run`` as the Store does).
 """
 
 from __future__ import annotations
@@ -19,8 +18,8 @@ from retrieval_eval.cli import cli
 from retrieval_eval.evaluation.labels import DeadLabels
 from retrieval_eval.judging.regression import SliceRegression, Verdict
 from retrieval_eval.store import Store, open_store, rows
-from retrieval_eval.store.reader import SqliteReader, open_reader
-from retrieval_eval.store.trusted import NotPlain
+from retrieval_eval.store.schema import eval_result_question, eval_result_slice
+from retrieval_eval.store.trusted import NotPlain, trusted
 from store.builders import hits, make_run, question
 
 SLICE = SliceRegression(
@@ -105,14 +104,22 @@ def filled(tmp_path: Path) -> tuple[str, list[int]]:
     return url, ids
 
 
-def _read_both(reader: SqliteReader, run_id: int) -> tuple[Any, Any]:
+def _rows(store: Store, run_id: int) -> tuple[Any, Any, Any]:
+    """The run's decoded rows, as the Store reads them."""
+    with store.engine.connect() as conn:
+        (row,) = [dict(r) for r in conn.execute(Store._by_id(run_id)).mappings()]
+        questions, slices = (
+            [dict(r) for r in conn.execute(t.select().where(t.c.run_id == run_id)).mappings()]
+            for t in (eval_result_question, eval_result_slice)
+        )
+    return row, questions, slices
+
+
+def _read_both(store: Store, run_id: int) -> tuple[Any, Any]:
     """The run read from the same rows: trusted (raising if it cannot be), and validated."""
-    with reader._transaction() as cursor:
-        (row,) = reader._rows(cursor, "eval_result", "WHERE id = ?", (run_id,))
-        questions = reader._rows(cursor, "eval_result_question", "WHERE run_id = ?", (run_id,))
-        slices = reader._rows(cursor, "eval_result_slice", "WHERE run_id = ?", (run_id,))
+    row, questions, slices = _rows(store, run_id)
     validated = rows.stored_run(*copy.deepcopy((row, questions, slices)))
-    return rows.stored_run(row, questions, slices, rows.trusted), validated
+    return rows.stored_run(row, questions, slices, trusted), validated
 
 
 def _same(fast: Any, slow: Any, where: str = "run") -> None:
@@ -142,14 +149,12 @@ def test_every_shape_of_run_is_read_trusted_as_validation_reads_it(
     filled: tuple[str, list[int]],
 ) -> None:
     url, ids = filled
-    reader = open_reader(Path(url.removeprefix("sqlite:///")))
-    assert reader is not None
-    with reader:
+    with open_store(url) as store:
         for run_id in ids:
-            fast, slow = _read_both(reader, run_id)
+            fast, slow = _read_both(store, run_id)
             assert fast == slow
             _same(fast, slow, f"run {run_id}")
-            assert reader.get_run(run_id) == slow  # what the reader hands out
+            assert store.get_run(run_id) == slow
 
 
 FORMATS = [
@@ -185,51 +190,7 @@ def test_show_prints_the_same_bytes_either_way(
     def refuse(cls: type, values: dict[str, Any]) -> Any:
         raise NotPlain("validate everything")
 
-    monkeypatch.setattr(rows, "trusted", refuse)  # the reader falls back to validating
     monkeypatch.setattr(
         "retrieval_eval.store.trusted.trusted", refuse
     )  # and so do the power figures
     assert shown() == fast
-
-
-def test_a_value_validation_would_convert_is_read_by_validation(
-    filled: tuple[str, list[int]],
-) -> None:
-    """Not plain (an integer in a float column, a form spelled otherwise): the reader
-    validates, and gets what the Store gets."""
-    url, ids = filled
-    path = Path(url.removeprefix("sqlite:///"))
-    import sqlite3
-
-    with sqlite3.connect(path) as connection:
-        connection.execute("UPDATE eval_result_question SET latency_ms = 7, form = 'GAP'")
-    reader = open_reader(path)
-    assert reader is not None
-    with reader:
-        with pytest.raises(NotPlain):
-            _read_both(reader, ids[0])
-        run = reader.get_run(ids[0])
-    assert {q.latency_ms for q in run.result.questions} == {7.0}
-    assert all(type(q.latency_ms) is float for q in run.result.questions)
-    assert {str(q.form) for q in run.result.questions} == {"gap"}
-
-
-def test_once_the_schemas_are_built_the_reader_validates(
-    filled: tuple[str, list[int]], monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """Validation is the faster read per question once its schema exists (a dashboard, a task
-    that scored a run): the trusted path serves only a process that has built none."""
-    from retrieval_eval.evaluation.results import QuestionResult, RunResult
-
-    url, ids = filled
-    QuestionResult.model_rebuild(force=True)
-    RunResult.model_rebuild(force=True)
-
-    def refused(*args: Any) -> Any:
-        raise AssertionError("trusted read with the schemas built")
-
-    monkeypatch.setattr(rows, "trusted", refused)
-    reader = open_reader(Path(url.removeprefix("sqlite:///")))
-    assert reader is not None
-    with reader:
-        assert [reader.get_run(run_id).id for run_id in ids] == ids
