@@ -494,14 +494,6 @@ MUTATIONS: list[Mutation] = [
         ("tests/evaluation/test_metrics.py",),
     ),
     Mutation(
-        "trusted-read-accepts-subclasses",
-        "fast paths",
-        "retrieval_eval/store/trusted.py",
-        "data[name] = value if type(value) is kind else convert(value)",
-        "data[name] = value if isinstance(value, kind) else convert(value)",
-        ("tests/store/test_trusted_models.py",),
-    ),
-    Mutation(
         "question-json-skips-escapes",
         "fast paths",
         "retrieval_eval/reports/question_json.py",

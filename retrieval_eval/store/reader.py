@@ -10,8 +10,7 @@ answers :meth:`history`, :meth:`get_run` and :meth:`retrievers_for` exactly as t
 order, decoded as SQLAlchemy decodes them. Which columns are JSON, BOOLEAN or DATETIME is read
 from the tables' declared types, i.e. from the migrations that created them. Every read runs
 in one transaction, so a run never comes back without its questions. Runs are built by
-:func:`~retrieval_eval.store.rows.read_run`: without a pydantic schema when the values are plain
-(``show`` then never builds one), validated otherwise.
+:func:`~retrieval_eval.store.rows.stored_run`.
 """
 
 from __future__ import annotations
@@ -159,14 +158,14 @@ class SqliteReader:
         return found
 
     def _load(self, where: str, params: Any, *, questions: bool = True) -> list[StoredRun]:
-        from retrieval_eval.store.rows import read_run
+        from retrieval_eval.store.rows import stored_run
 
         with self._transaction() as cursor:
             runs = self._rows(cursor, "eval_result", where, params)
             ids = [row["id"] for row in runs]
             per_run = self._children(cursor, "eval_result_question", ids if questions else [])
             slices = self._children(cursor, "eval_result_slice", ids)
-        return [read_run(row, per_run.get(row["id"], []), slices[row["id"]]) for row in runs]
+        return [stored_run(row, per_run.get(row["id"], []), slices[row["id"]]) for row in runs]
 
 
 def open_reader(path: Path) -> SqliteReader | None:

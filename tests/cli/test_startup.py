@@ -359,19 +359,3 @@ def test_a_run_leaves_the_garbage_collector_as_it_found_it(
     assert all(frozen > 0 and full > 10**6 for frozen, full in seen)
     assert unfrozen_questions == [0]
     assert (gc.get_freeze_count(), gc.get_threshold(), gc.isenabled()) == before
-
-
-def test_show_on_a_sqlite_store_builds_no_pydantic_schema(
-    work: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """The reader builds a stored run from plain values (retrieval_eval.store.trusted) and the report
-    renders from attributes: no schema is built, so pydantic never discovers its plugins
-    (importlib.metadata over every installed distribution, ~35 ms) nor builds the models'
-    schemas (~45 ms). JSON dumps models (the contract), which builds their schemas."""
-    db, run_id = _saved_run(work, monkeypatch)
-    watch = {"pydantic.plugin._loader", "importlib.metadata"}
-    for args in ((), ("--format", "markdown"), ("--summary",), ("--format", "csv")):
-        assert loaded(work, "show", run_id, *args, "--db", db, watch=watch)[:2] == (0, []), args
-    # the check can fail: a JSON report builds schemas, and so discovers the plugins
-    code, modules, _ = loaded(work, "show", run_id, "--format", "json", "--db", db, watch=watch)
-    assert (code, "pydantic.plugin._loader" in modules) == (0, True)
