@@ -23,8 +23,6 @@ import io
 import json
 import re
 from functools import cache
-from itertools import repeat
-from operator import itemgetter
 from pathlib import Path
 from typing import Any
 
@@ -252,7 +250,6 @@ def _parse_int(literal: str) -> int:
 # json's decoder, but for integers, which it would let int() refuse with a ValueError naming
 # sys.set_int_max_str_digits(); sets seldom hold integers, so the hook is seldom called
 _DECODER = json.JSONDecoder(parse_int=_parse_int)
-_SCAN = _DECODER.scan_once  # type: ignore[attr-defined]  # raw_decode's C scanner
 
 
 def _read_document(
@@ -308,10 +305,6 @@ def _read_jsonl(
 ) -> tuple[list[Any], list[int | None], list[str]]:
     """Rows, their lines, and the problems of lines that are no JSON (or, with ``measure``, that
     nest past the limit)."""
-    if not measure:
-        every = _every_line_decoded(text)
-        if every is not None:
-            return every, list(range(1, len(every) + 1)), []
     rows: list[Any] = []
     lines: list[int | None] = []
     problems: list[str] = []
@@ -345,27 +338,6 @@ def _read_jsonl(
         rows.append(value)
         lines.append(number)
     return rows, lines, problems
-
-
-def _every_line_decoded(text: str) -> list[Any] | None:
-    """Every line's value when every line is one JSON document, decoded with C-level passes.
-
-    The loop of :func:`_read_jsonl` costs ~1 µs a line in Python around the decoding. Here
-    json's C scanner (what ``raw_decode`` calls) maps over the lines stripped of JSON whitespace;
-    the values are the loop's when every document decodes and is consumed whole. Else None, and
-    the loop reads the file, for its problems and its line numbers: a blank line (the loop skips
-    it) is no JSON, so it ends up there too, as does any error (the scanner's StopIteration on a
-    document with no value ends ``map`` early: the list of ends is then too short).
-    """
-    documents = list(map(str.strip, text.splitlines(), repeat(_JSON_WHITESPACE)))
-    try:
-        decoded = list(map(_SCAN, documents, repeat(0)))
-    except (ValueError, RecursionError):  # JSONDecodeError, _IntegerTooLong
-        return None
-    # every document consumed whole; a shorter list (map ended early) differs too
-    if list(map(itemgetter(1), decoded)) != list(map(len, documents)):
-        return None
-    return list(map(itemgetter(0), decoded))
 
 
 def _unreadable(exc: Exception) -> str:

@@ -2,8 +2,8 @@
 
 The rules live in the field types, checked by pydantic-core: text is Unicode (no lone
 surrogate), ids and the question are stripped and not empty, ids hold no control character, a
-form is one of :class:`QuestionForm`, a set identifier matches :data:`IDENTIFIER_PATTERN`. Python
-checks only what pydantic cannot (no document id or question id twice), and names what pydantic
+set identifier matches :data:`IDENTIFIER_PATTERN`. Python checks only what pydantic cannot (no
+document id or question id twice; a form's spelling, :func:`_form`), and names what pydantic
 found in the words users read (:func:`_named`). Validation collects every problem of a set so a
 user fixes a file in one pass; see :func:`retrieval_eval.golden.loaders.validate_set_data` for
 the collecting side.
