@@ -41,6 +41,7 @@ ROOT = Path(__file__).resolve().parent.parent
 
 SCORING_TESTS = ("tests/evaluation/test_scoring.py",)
 RESULTS_TESTS = ("tests/evaluation/test_results.py",)
+GOLDEN_TESTS = ("tests/golden/test_models.py", "tests/golden/test_loaders.py")
 REGRESSION_TESTS = ("tests/judging/test_regression.py",)
 STORE_TESTS = ("tests/store/test_store.py", "tests/store/test_baseline.py")
 BASELINE_TESTS = ("tests/store/test_baseline.py", "tests/store/test_store.py")
@@ -49,6 +50,7 @@ CHART_TESTS = ("tests/webui/test_escaping.py", "tests/webui/test_charts.py")
 
 SCORING = "retrieval_eval/evaluation/scoring.py"
 RESULTS = "retrieval_eval/evaluation/results.py"
+GOLDEN_MODELS = "retrieval_eval/golden/models.py"
 AGGREGATE = "retrieval_eval/evaluation/aggregate.py"
 REGRESSION = "retrieval_eval/judging/regression.py"
 STORE = "retrieval_eval/store/store.py"
@@ -440,31 +442,57 @@ MUTATIONS: list[Mutation] = [
         STORE_TESTS,
         must_kill=False,
     ),
+    # -- golden sets: the question and set rules (pydantic-core constraints, and the checks it
+    # cannot express) ---------------------------------------------------------------------------
+    Mutation(
+        "golden-ids-unstripped",
+        "golden",
+        GOLDEN_MODELS,
+        'str, StringConstraints(strip_whitespace=True, min_length=1, pattern=f"^[^{_CONTROL}]*$")',
+        'str, StringConstraints(strip_whitespace=False, min_length=1, pattern=f"^[^{_CONTROL}]*$")',
+        GOLDEN_TESTS,
+    ),
+    Mutation(
+        "golden-ids-control-characters",
+        "golden",
+        GOLDEN_MODELS,
+        'str, StringConstraints(strip_whitespace=True, min_length=1, pattern=f"^[^{_CONTROL}]*$")',
+        "str, StringConstraints(strip_whitespace=True, min_length=1)",
+        GOLDEN_TESTS,
+    ),
+    Mutation(
+        "golden-text-lone-surrogate",
+        "golden",
+        GOLDEN_MODELS,
+        "Text = Annotated[str, StringConstraints(min_length=0)]",
+        "Text = str",
+        ("tests/safety/test_surrogates.py",),
+    ),
+    Mutation(
+        "golden-document-id-twice",
+        "golden",
+        GOLDEN_MODELS,
+        "    ids: tuple[str, ...] = handler(value)\n    twice = _twice(ids)\n",
+        "    ids: tuple[str, ...] = handler(value)\n    twice = None\n",
+        GOLDEN_TESTS,
+    ),
+    Mutation(
+        "golden-set-question-id-twice",
+        "golden",
+        GOLDEN_MODELS,
+        "twice = _twice(tuple(question.id for question in golden_set.questions))",
+        "twice = None",
+        GOLDEN_TESTS,
+    ),
+    Mutation(
+        "golden-file-question-id-twice",
+        "golden",
+        "retrieval_eval/golden/loaders.py",
+        "return questions if len({question.id for question in questions}) == len(questions) else None",
+        "return questions",
+        GOLDEN_TESTS,
+    ),
     # -- fast paths: each must do exactly what the path it stands in for does --------------------
-    Mutation(
-        "fast-rows-unstripped-id",
-        "fast paths",
-        "retrieval_eval/golden/fast_rows.py",
-        "if not qid or qid.strip() != qid or not qid.isprintable() or qid in seen:",
-        "if not qid or not qid.isprintable() or qid in seen:",
-        ("tests/golden/test_fast_rows.py",),
-    ),
-    Mutation(
-        "fast-rows-duplicate-id",
-        "fast paths",
-        "retrieval_eval/golden/fast_rows.py",
-        "if not qid or qid.strip() != qid or not qid.isprintable() or qid in seen:",
-        "if not qid or qid.strip() != qid or not qid.isprintable():",
-        ("tests/golden/test_fast_rows.py",),
-    ),
-    Mutation(
-        "trusted-read-accepts-subclasses",
-        "fast paths",
-        "retrieval_eval/store/trusted.py",
-        "data[name] = value if type(value) is kind else convert(value)",
-        "data[name] = value if isinstance(value, kind) else convert(value)",
-        ("tests/store/test_trusted_models.py",),
-    ),
     Mutation(
         "question-json-skips-escapes",
         "fast paths",

@@ -78,7 +78,7 @@ class RegressionDetected(RetrievalEvalError):
 
 
 class SliceRegression(BaseModel):
-    model_config = ConfigDict(defer_build=True)  # built at first use: retrieval_eval.store.trusted
+    model_config = ConfigDict(defer_build=True)  # schema built at first use, not at import
 
     dimension: Literal["form", "hard_class"]
     value: str
@@ -91,7 +91,7 @@ class SliceRegression(BaseModel):
 class Verdict(BaseModel):
     """What a person or CI acts on. Deltas are current minus baseline (negative = worse)."""
 
-    model_config = ConfigDict(defer_build=True)  # built at first use: retrieval_eval.store.trusted
+    model_config = ConfigDict(defer_build=True)  # schema built at first use, not at import
 
     state: VerdictState
     baseline_run_id: int | None = None

@@ -55,7 +55,7 @@ def _results(rng: random.Random, n: int, odd: float) -> list[QuestionResult]:
         return awkward() if rng.random() < odd else plain
 
     return [
-        QuestionResult.trusted(
+        QuestionResult.model_validate(
             {
                 "id": pick(f"q{i}", lambda i=i: _text(rng) + str(i)),
                 "question": "x",
