@@ -300,7 +300,7 @@ def show(
     with _open_to_read(db, config_path) as store:
         run = store.get_run(run_id)
     if per_query:
-        from retrieval_eval.reports.report import render_per_query
+        from retrieval_eval.reports.csv import render_per_query
 
         click.echo(render_per_query(run.result), nl=False)
         return

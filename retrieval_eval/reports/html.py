@@ -21,18 +21,19 @@ from __future__ import annotations
 from html import escape
 from typing import TYPE_CHECKING
 
-from retrieval_eval.reports.report import (
+from retrieval_eval.evaluation.intervals import ci, pct
+from retrieval_eval.reports.cells import (
     CI_NOTE,
-    badge,
-    ci,
-    headline_rows,
-    labels_line,
     metric_ci,
     metric_value,
-    outcome_lines,
-    pct,
     question_cells,
     slice_cells,
+)
+from retrieval_eval.reports.headline import (
+    badge,
+    headline_rows,
+    labels_line,
+    outcome_lines,
     where_line,
 )
 

@@ -28,8 +28,9 @@ from textwrap import wrap
 from retrieval_eval.evaluation.intervals import ci, pct
 from retrieval_eval.judging.leaderboard import Entry, Leaderboard, Outcome
 from retrieval_eval.judging.regression import interval_pts
+from retrieval_eval.reports.cells import ms
+from retrieval_eval.reports.csv import _number, _text_cell
 from retrieval_eval.reports.markdown_text import md_row, md_text
-from retrieval_eval.reports.report import _number, _text_cell, ms
 
 FORMATS = ("text", "json", "markdown", "csv")
 MARKER = "*"

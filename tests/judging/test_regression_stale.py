@@ -137,7 +137,8 @@ def test_contract_marks_stale_questions() -> None:
 
 
 def test_reports_mark_stale_questions_with_their_dead_ids() -> None:
-    from retrieval_eval.reports.report import render_markdown, render_text
+    from retrieval_eval.reports.markdown import render_markdown
+    from retrieval_eval.reports.text import render_text
 
     run = with_dead(make_run(hits(8, 10)), ["q009"])
     verdict = detect_regression(run, None, DEFAULT)

@@ -22,8 +22,8 @@ from retrieval_eval.evaluation.results import (
 )
 from retrieval_eval.golden.forms import QuestionForm
 from retrieval_eval.reports import json_text, question_json
+from retrieval_eval.reports.json import render_json
 from retrieval_eval.reports.question_json import FIELDS, questions_json
-from retrieval_eval.reports.report import render_json
 
 # strings json escapes (test_json_text's), and ones the column writer might be split at: its
 # separators, a value's own ", ", a lone surrogate, a string spelling null

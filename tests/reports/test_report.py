@@ -10,13 +10,10 @@ import pytest
 from retrieval_eval.evaluation.results import RunResult, RunSettings
 from retrieval_eval.evaluation.scoring import evaluate
 from retrieval_eval.golden.models import GoldenQuestion, GoldenQuestionSet
-from retrieval_eval.reports.report import (
-    PIPE_WIDTH,
-    indented_json,
-    render,
-    render_markdown,
-    render_text,
-)
+from retrieval_eval.reports.json_text import indented_json
+from retrieval_eval.reports.markdown import render_markdown
+from retrieval_eval.reports.report import render
+from retrieval_eval.reports.text import PIPE_WIDTH, render_text
 from retrieval_eval.retrievers.base import FunctionRetriever
 
 LONG_ID = "a-question-id-" + "that-goes-on-" * 10 + "end"  # 147 characters
@@ -183,7 +180,7 @@ def test_plain_tables_print_as_rich_prints_them() -> None:
     import random
     import string
 
-    from retrieval_eval.reports.report import _plain_lines, _Spec
+    from retrieval_eval.reports.text import _plain_lines, _Spec
 
     rng = random.Random(2)
     alphabet = string.ascii_letters + string.digits + " .-_%()/:,[]–"
@@ -218,7 +215,7 @@ def test_plain_tables_print_as_rich_prints_them() -> None:
 
 
 def test_the_text_report_is_what_rich_alone_prints(monkeypatch: pytest.MonkeyPatch) -> None:
-    from retrieval_eval.reports import report
+    from retrieval_eval.reports import text as report
 
     long = make_result()  # a 147-character id and a 198-character error: rich folds them
     short = long.model_copy(
