@@ -67,7 +67,6 @@ class Baseline(Protocol):
 
 
 _EPS = 1e-9
-_SHOWN_IDS = 12  # flipped ids listed in the text block; JSON lists them all
 _SHOWN_SLICES = 3  # slice regressions named in the summary; the verdict lists them all
 
 
@@ -389,67 +388,3 @@ def _compare(current: RunResult, baseline: Baseline, thresholds: Thresholds) -> 
         reasons=reasons,
         summary=summary,
     )
-
-
-def render_verdict(verdict: Verdict, *, markdown: bool = False) -> str:
-    """The text block printed after the report (a Markdown section with ``markdown=True``).
-
-    Compared runs show rates, slice regressions and flipped question ids; the other states show
-    their summary sentence.
-    """
-    head = verdict.state.upper().replace("_", " ")
-    # an invalid run is never compared: no baseline named (runs stored before may carry an id)
-    if verdict.baseline_run_id is not None and verdict.state != "invalid_run":
-        head += f" (baseline run {verdict.baseline_run_id})"
-    lines = [f"Verdict: {head}"]
-    if verdict.state in ("regression", "no_regression"):
-        lines += [
-            f"  Top-1: {_pct(verdict.top1_baseline)} → {_pct(verdict.top1_current)} "
-            f"({_pts(verdict.top1_delta)})",
-            f"  Top-3: {_pct(verdict.top3_baseline)} → {_pct(verdict.top3_current)} "
-            f"({_pts(verdict.top3_delta)})",
-        ]
-        lines += [
-            f"  Slice regression: {s.dimension}={s.value} {s.metric} "
-            f"{_pct(s.baseline)} → {_pct(s.current)} ({_pts(s.delta)})"
-            for s in verdict.slice_regressions
-        ]
-        p_value = "n/a" if verdict.p_value is None else f"{verdict.p_value:.3g}"
-        lines += [
-            f"  Top-1 flips: {_flip_text(verdict.flipped_to_miss, verdict.flipped_to_hit)}; "
-            f"McNemar exact p = {p_value}; change 95% CI {interval_pts(verdict.top1_delta_ci)}",
-            f"  Top-3 flips: "
-            f"{_flip_text(verdict.top3_flipped_to_miss, verdict.top3_flipped_to_hit)}; "
-            f"change 95% CI {interval_pts(verdict.top3_delta_ci)}",
-        ]
-        if verdict.latency_regression and verdict.latency_p95_ratio is not None:
-            lines.append(f"  Latency p95: {verdict.latency_p95_ratio:+.0%} (latency regression)")
-        if verdict.reasons:
-            lines.append(f"  Regressed: {'; '.join(verdict.reasons)}")
-    else:
-        lines.append(f"  {verdict.summary}")
-    if verdict.dead_ids or verdict.stale_questions:
-        lines.append(
-            f"  Labels need attention: {len(verdict.dead_ids)} id"
-            f"{'s' if len(verdict.dead_ids) != 1 else ''} no longer in the index "
-            f"({_shown(verdict.dead_ids)}); stale questions left out of the judgement: "
-            f"{len(verdict.stale_questions)} ({_shown(verdict.stale_questions)})"
-        )
-    if markdown:
-        return "## Verdict\n\n```\n" + "\n".join(lines) + "\n```\n"
-    return "\n".join(lines) + "\n"
-
-
-def _shown(ids: list[str]) -> str:
-    """The first ids, then how many more: ``a, b, +3 more`` (``none`` for no ids)."""
-    if not ids:
-        return "none"
-    more = f", +{len(ids) - _SHOWN_IDS} more" if len(ids) > _SHOWN_IDS else ""
-    return ", ".join(ids[:_SHOWN_IDS]) + more
-
-
-def _flip_text(to_miss: list[str], to_hit: list[str]) -> str:
-    def part(ids: list[str], label: str) -> str:
-        return f"{len(ids)} {label}" + (f" ({_shown(ids)})" if ids else "")
-
-    return f"{part(to_miss, 'hit→miss')}, {part(to_hit, 'miss→hit')}"

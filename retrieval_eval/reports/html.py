@@ -204,7 +204,7 @@ def render_html(
     """The whole page for a stored run; ``power`` (:func:`retrieval_eval.lint.power.run_power`)
     adds the smallest drop the set detects next to the thresholds, under the headline, with
     where those thresholds came from (``power_source``)."""
-    from retrieval_eval.judging.regression import render_verdict
+    from retrieval_eval.reports.verdict import render_verdict
 
     result, verdict = run.result, run.verdict
     state = verdict.state if verdict is not None else "none"

@@ -63,7 +63,7 @@ def render_markdown(
     table += [md_row(question_cells(q, stale.get(q.id))) for q in result.questions]
     lines += _folded(f"Per question ({result.question_count})", table)
     if verdict is not None:
-        from retrieval_eval.judging.regression import render_verdict
+        from retrieval_eval.reports.verdict import render_verdict
 
         lines += _folded("Verdict details", md_fence(render_verdict(verdict).rstrip("\n")))
     return "\n".join(lines)

@@ -72,7 +72,7 @@ def render(
         return headline_text(result, verdict, run_id)
     text = render_text(result)
     if verdict is not None:
-        from retrieval_eval.judging.regression import render_verdict
+        from retrieval_eval.reports.verdict import render_verdict
 
         text += "\n" + render_verdict(verdict)
     return text + _power_line(power, source=power_source)
