@@ -465,14 +465,6 @@ MUTATIONS: list[Mutation] = [
         "data[name] = value if isinstance(value, kind) else convert(value)",
         ("tests/store/test_trusted_models.py",),
     ),
-    Mutation(
-        "question-json-skips-escapes",
-        "fast paths",
-        "retrieval_eval/reports/question_json.py",
-        "    return len(data) - len(data.translate(None, _ESCAPED_BYTES))",
-        "    return 0",
-        ("tests/reports/test_question_json.py",),
-    ),
     # -- webui: every stored string escaped ------------------------------------------------------
     Mutation(
         "autoescape-off",

@@ -10,7 +10,6 @@ accept``, which write to an existing store; the first ``run`` does).
 from __future__ import annotations
 
 import io
-import json
 import sys
 from typing import TYPE_CHECKING, Any
 
@@ -95,7 +94,9 @@ def _table_text(*tables: Table) -> str:
 
 
 def _echo_json(data: Any) -> None:
-    click.echo(json.dumps(data, indent=2, ensure_ascii=False))
+    from retrieval_eval.reports.jsonio import dumps
+
+    click.echo(dumps(data))
 
 
 def _summary(run: StoredRun) -> dict[str, Any]:

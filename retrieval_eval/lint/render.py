@@ -8,9 +8,8 @@ through :func:`retrieval_eval.reports.markdown_text.md_text`, so they are shown,
 
 from __future__ import annotations
 
-import json
-
 from retrieval_eval.lint.models import SEVERITIES, Finding, LintReport, PowerFigure, PowerReport
+from retrieval_eval.reports.jsonio import dumps
 from retrieval_eval.reports.markdown_text import md_text
 
 _ORDER = {severity: rank for rank, severity in enumerate(SEVERITIES)}
@@ -118,7 +117,7 @@ def render_markdown(report: LintReport) -> str:
 
 
 def render_json(report: LintReport) -> str:
-    return json.dumps(report.model_dump(mode="json"), indent=2, ensure_ascii=False) + "\n"
+    return dumps(report.model_dump(mode="json")) + "\n"
 
 
 RENDERERS = {"text": render_text, "markdown": render_markdown, "json": render_json}

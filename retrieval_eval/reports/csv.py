@@ -23,7 +23,8 @@ def _number(value: float | None) -> str:
 
 
 def _ids_cell(ids: list[str]) -> str:
-    """A list of ids as one CSV cell: a JSON array (``json.loads`` reads it back)."""
+    """A list of ids as one CSV cell: a JSON array spaced for a reader, ``["a", "b"]``
+    (``json.loads`` reads it back)."""
     return _text_cell(json.dumps(list(ids), ensure_ascii=False))
 
 

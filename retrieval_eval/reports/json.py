@@ -1,25 +1,15 @@
-"""The JSON contract document of a run (``--format json``)."""
+"""The JSON contract document of a run (``--format json``): ``{**result.contract(), **extra}``,
+indented, written by :mod:`retrieval_eval.reports.jsonio` (NaN and infinities as ``null``)."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from retrieval_eval.evaluation.results import RunResult, paused_gc
-from retrieval_eval.reports.json_text import indented_json, marked_halves
-from retrieval_eval.reports.question_json import questions_json
+from retrieval_eval.evaluation.results import RunResult
+from retrieval_eval.reports.jsonio import dumps
 
 
-@paused_gc()  # bulk, acyclic allocation only: no user code runs in here
 def render_json(result: RunResult, extra: dict[str, Any] | None = None) -> str:
-    """``json.dumps({**result.contract(), **extra}, indent=2, ensure_ascii=False)``: the
-    questions written straight from the results when their values are plain
-    (:mod:`retrieval_eval.reports.question_json`), else from the contract's records."""
-    extra = extra or {}
-    if "questions" not in extra:  # else extra's questions are the report's
-        halves = marked_halves({**result.contract_head(), "questions": None, **extra})
-        if halves is not None:
-            around = (halves[0], halves[1] + "\n")
-            text = questions_json(result.questions, result.stale_targets(), around)
-            if text is not None:
-                return text
-    return indented_json({**result.contract(), **extra}) + "\n"
+    """The run's contract with ``extra``'s keys (run id, verdict, power...) after its own; a
+    ``questions`` key in ``extra`` replaces the run's questions."""
+    return dumps({**result.contract(), **(extra or {})}) + "\n"

@@ -21,7 +21,6 @@ the question.
 from __future__ import annotations
 
 import io
-import json
 from collections.abc import Sequence
 from textwrap import wrap
 
@@ -30,6 +29,7 @@ from retrieval_eval.judging.leaderboard import Entry, Leaderboard, Outcome
 from retrieval_eval.judging.regression import interval_pts
 from retrieval_eval.reports.cells import ms
 from retrieval_eval.reports.csv import _number, _text_cell
+from retrieval_eval.reports.jsonio import dumps
 from retrieval_eval.reports.markdown_text import md_row, md_text
 
 FORMATS = ("text", "json", "markdown", "csv")
@@ -51,7 +51,7 @@ CSV_COLUMNS = (
 
 def render_leaderboard(board: Leaderboard, fmt: str) -> str:
     if fmt == "json":
-        return json.dumps(board.model_dump(mode="json"), indent=2, ensure_ascii=False) + "\n"
+        return dumps(board.model_dump(mode="json")) + "\n"
     if fmt == "csv":
         return _csv(board)
     if fmt == "markdown":

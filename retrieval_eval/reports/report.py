@@ -8,7 +8,6 @@ verdict's deltas with their paired interval. Markdown starts with the headline
 
 from __future__ import annotations
 
-import json
 from typing import TYPE_CHECKING, Any
 
 from retrieval_eval.evaluation.results import RunResult
@@ -20,6 +19,7 @@ from retrieval_eval.reports.headline import (
     headline_text,
 )
 from retrieval_eval.reports.json import render_json
+from retrieval_eval.reports.jsonio import dumps
 from retrieval_eval.reports.markdown import render_markdown
 from retrieval_eval.reports.text import render_text
 
@@ -55,10 +55,7 @@ def render(
         return render_csv(result)
     if fmt == "json":
         if summary:
-            return (
-                json.dumps(headline_document(result, verdict, extra), indent=2, ensure_ascii=False)
-                + "\n"
-            )
+            return dumps(headline_document(result, verdict, extra)) + "\n"
         if power is not None:
             extra = {**(extra or {}), "power": power.model_dump(mode="json")}
             if power_source is not None:
