@@ -205,7 +205,7 @@ def history(
 
     from rich.table import Table
 
-    from retrieval_eval.evaluation.intervals import ci, pct
+    from retrieval_eval.reports.numbers import ci, pct
 
     table = Table(title=f"{set_identifier} × {retriever}", title_justify="left")
     for name in ("run", "date (UTC)", "questions", "top-1", "top-3", "errors", "verdict", "vs"):

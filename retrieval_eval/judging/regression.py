@@ -43,6 +43,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from retrieval_eval.errors import RetrievalEvalError
 from retrieval_eval.evaluation.intervals import paired_difference
 from retrieval_eval.evaluation.results import RunResult, SliceRates
+from retrieval_eval.reports.numbers import change, p_value, pct, points, pts, pts_interval
 
 if TYPE_CHECKING:
     # annotations only: reading stored verdicts (history, show) needs no config models or YAML
@@ -208,21 +209,6 @@ def _latency_ratio(current: RunResult, baseline: RunResult) -> float | None:
     return now / before - 1
 
 
-def _pts(delta: float | None) -> str:
-    return "n/a" if delta is None else f"{delta * 100:+.1f} pts"
-
-
-def interval_pts(interval: tuple[float, float] | None) -> str:
-    """A paired interval of a change in points: ``[-4.1, +2.0] pts`` (``n/a`` without one)."""
-    if interval is None:
-        return "n/a"
-    return f"[{interval[0] * 100:+.1f}, {interval[1] * 100:+.1f}] pts"
-
-
-def _pct(rate: float | None) -> str:
-    return "n/a" if rate is None else f"{rate * 100:.1f}%"
-
-
 def detect_regression(
     current: RunResult,
     baseline: Baseline | None,
@@ -332,26 +318,26 @@ def _compare(current: RunResult, baseline: Baseline, thresholds: Thresholds) -> 
     slow = limit is not None and ratio is not None and ratio - limit > _EPS
     reasons = []
     if _drops(top1, thresholds.max_top1_drop):
-        reasons.append(f"top-1 {_pts(top1)} (max drop {thresholds.max_top1_drop * 100:.1f} pts)")
+        reasons.append(f"top-1 {pts(top1)} (max drop {points(thresholds.max_top1_drop)})")
     if _drops(top3, thresholds.max_top3_drop):
-        reasons.append(f"top-3 {_pts(top3)} (max drop {thresholds.max_top3_drop * 100:.1f} pts)")
+        reasons.append(f"top-3 {pts(top3)} (max drop {points(thresholds.max_top3_drop)})")
     if slices:
-        named = [f"{s.dimension}={s.value} {s.metric} {_pts(s.delta)}" for s in slices]
+        named = [f"{s.dimension}={s.value} {s.metric} {pts(s.delta)}" for s in slices]
         more = f", +{len(named) - _SHOWN_SLICES} more" if len(named) > _SHOWN_SLICES else ""
         reasons.append(
             f"{len(named)} slice regression{'s' if len(named) != 1 else ''} "
             f"({', '.join(named[:_SHOWN_SLICES])}{more})"
         )
     if slow and ratio is not None and limit is not None:
-        reasons.append(f"latency p95 +{ratio:.0%} (max +{limit:.0%})")
-    p_value = mcnemar_exact(len(to_miss), len(to_hit))
+        reasons.append(f"latency p95 {change(ratio)} (max {change(limit)})")
+    p = mcnemar_exact(len(to_miss), len(to_hit))
     rates = (
-        f"top-1 {_pct(old.top1_hit_rate)} → {_pct(current.top1_hit_rate)} ({_pts(top1)}), "
-        f"top-3 {_pct(old.top3_hit_rate)} → {_pct(current.top3_hit_rate)} ({_pts(top3)})"
+        f"top-1 {pct(old.top1_hit_rate)} → {pct(current.top1_hit_rate)} ({pts(top1)}), "
+        f"top-3 {pct(old.top3_hit_rate)} → {pct(current.top3_hit_rate)} ({pts(top3)})"
     )
     flips = (
         f"top-1 flips: {len(to_miss)} hit→miss, {len(to_hit)} miss→hit "
-        f"(change 95% CI {interval_pts(top1_ci)}, McNemar exact p = {p_value:.3g})"
+        f"(change 95% CI {pts_interval(top1_ci)}, McNemar exact p = {p_value(p)})"
     )
     if reasons:
         summary = f"Regression against run {baseline.id}: {'; '.join(reasons)}; {flips}."
@@ -377,7 +363,7 @@ def _compare(current: RunResult, baseline: Baseline, thresholds: Thresholds) -> 
         flipped_to_hit=to_hit,
         top3_flipped_to_miss=t3_miss,
         top3_flipped_to_hit=t3_hit,
-        p_value=p_value,
+        p_value=p,
         top1_delta_ci=top1_ci,
         top3_delta_ci=top3_ci,
         latency_regression=slow,

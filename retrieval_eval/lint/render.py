@@ -11,6 +11,7 @@ from __future__ import annotations
 from retrieval_eval.lint.models import SEVERITIES, Finding, LintReport, PowerFigure, PowerReport
 from retrieval_eval.reports.jsonio import dumps
 from retrieval_eval.reports.markdown_text import md_text
+from retrieval_eval.reports.numbers import pct, points
 
 _ORDER = {severity: rank for rank, severity in enumerate(SEVERITIES)}
 
@@ -27,11 +28,12 @@ def headline(report: LintReport) -> str:
 
 
 def pts(value: float | None) -> str:
-    return "none" if value is None else f"{value * 100:.1f} pts"
+    """A threshold or detectable drop; ``none`` when no drop up to the whole rate is detectable."""
+    return "none" if value is None else points(value)
 
 
 def _rate(value: float | None) -> str:
-    return "-" if value is None else f"{value:.0%}"
+    return pct(value, digits=0)
 
 
 def power_method(power: PowerReport) -> str:

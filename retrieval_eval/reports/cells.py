@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from retrieval_eval.evaluation.intervals import Interval, ci, pct
+from retrieval_eval.evaluation.intervals import Interval
 from retrieval_eval.evaluation.results import QuestionResult, SliceRates
+from retrieval_eval.reports.numbers import ci, decimal_interval, ms, pct
 
 
 def rate_line(
@@ -17,10 +18,6 @@ CI_NOTE = (
     "95% CI: Wilson score interval; for hit_rate@k only (recall, MRR and nDCG are means "
     "over questions, not proportions, and have none)."
 )
-
-
-def ms(value: float | None) -> str:
-    return "–" if value is None else f"{value:.1f} ms"
 
 
 def slice_cells(value: str, s: SliceRates) -> list[str]:
@@ -54,13 +51,8 @@ def question_cells(q: QuestionResult, dead: list[str] | None = None) -> list[str
     ]
 
 
-def metric_value(value: float | None) -> str:
-    return "–" if value is None else f"{value:.4f}"
-
-
 def metric_ci(name: str, intervals: dict[str, Interval | None]) -> str:
     """A metric's interval: hit_rate@k has one (``–`` when its rate is null); means have none."""
     if name not in intervals:
         return ""
-    interval = intervals[name]
-    return "–" if interval is None else f"[{interval[0]:.4f}, {interval[1]:.4f}]"
+    return decimal_interval(intervals[name])

@@ -8,10 +8,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from retrieval_eval.evaluation.intervals import Interval, ci, pct
 from retrieval_eval.evaluation.results import RunResult, as_pair
-from retrieval_eval.reports.cells import ms
 from retrieval_eval.reports.markdown_text import md_text
+from retrieval_eval.reports.numbers import MISSING, ci, ms, p_value, pct, pts, pts_interval
 
 if TYPE_CHECKING:
     from retrieval_eval.judging.regression import Verdict
@@ -32,23 +31,12 @@ def badge(verdict: Verdict | None) -> str:
     return NO_VERDICT if verdict is None else BADGES[verdict.state]
 
 
-def _pts(delta: float | None) -> str:
-    return "–" if delta is None else f"{delta * 100:+.1f} pts"
-
-
-def _delta_ci(interval: Interval | None) -> str:
-    if interval is None:
-        return "–"
-    return f"[{interval[0] * 100:+.1f}, {interval[1] * 100:+.1f}] pts"
-
-
 def _flips(verdict: Verdict) -> str:
     top1 = len(verdict.flipped_to_miss) + len(verdict.flipped_to_hit)
     top3 = len(verdict.top3_flipped_to_miss) + len(verdict.top3_flipped_to_hit)
-    p_value = "n/a" if verdict.p_value is None else f"{verdict.p_value:.3g}"
     return (
         f"{top1} at top-1 ({len(verdict.flipped_to_miss)} hit→miss, "
-        f"{len(verdict.flipped_to_hit)} miss→hit; McNemar exact p = {p_value}), "
+        f"{len(verdict.flipped_to_hit)} miss→hit; McNemar exact p = {p_value(verdict.p_value)}), "
         f"{top3} at top-3 ({len(verdict.top3_flipped_to_miss)} hit→miss, "
         f"{len(verdict.top3_flipped_to_hit)} miss→hit)"
     )
@@ -65,7 +53,7 @@ def headline_rows(result: RunResult, verdict: Verdict | None) -> list[list[str]]
     rows = []
     for label, key in (("top-1", "top1"), ("top-3", "top3")):
         rate, hits = getattr(result, f"{key}_hit_rate"), getattr(result, f"{key}_hits")
-        delta = _pts(getattr(compared, f"{key}_delta", None))
+        delta = pts(getattr(compared, f"{key}_delta", None))
         judged = judged_rates(verdict, key)
         rows.append(
             [
@@ -73,7 +61,7 @@ def headline_rows(result: RunResult, verdict: Verdict | None) -> list[list[str]]
                 f"{pct(rate)} ({hits}/{result.question_count})",
                 ci(getattr(result, f"{key}_hit_rate_ci")),
                 delta if judged is None else f"{delta} ({judged})",
-                _delta_ci(getattr(compared, f"{key}_delta_ci", None)),
+                pts_interval(getattr(compared, f"{key}_delta_ci", None)),
             ]
         )
     return rows
@@ -177,11 +165,11 @@ def headline_text(result: RunResult, verdict: Verdict | None = None, run_id: obj
         headline_rows(result, verdict), ("top1", "top3"), strict=True
     ):
         line = f"{label.capitalize()}: {rate} 95% CI {interval}"
-        delta = _pts(getattr(verdict, f"{key}_delta", None)) if _compared(verdict) else "–"
+        delta = pts(getattr(verdict, f"{key}_delta", None)) if _compared(verdict) else MISSING
         judged = judged_rates(verdict, key)
         if judged is not None:
             line += f"; {judged}: Δ {delta} vs baseline, paired 95% CI {delta_ci}"
-        elif delta != "–":
+        elif delta != MISSING:
             line += f"; Δ {delta} vs baseline, paired 95% CI {delta_ci}"
         lines.append(line)
     lines += outcome_lines(result, verdict)
@@ -195,7 +183,7 @@ def headline_line(result: RunResult, verdict: Verdict | None = None, run_id: obj
     state = "NO VERDICT" if verdict is None else verdict.state.upper().replace("_", " ")
     rates = []
     for label, rate, interval, delta, _delta_ci in headline_rows(result, verdict):
-        rates.append(f"{label} {rate} {interval}" + (f" Δ {delta}" if delta != "–" else ""))
+        rates.append(f"{label} {rate} {interval}" + (f" Δ {delta}" if delta != MISSING else ""))
     errors = f"errors {result.error_count}/{result.question_count}"
     labels = labels_line(result, verdict)
     errors += "" if labels is None else f"; {labels}"

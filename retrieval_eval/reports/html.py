@@ -21,11 +21,9 @@ from __future__ import annotations
 from html import escape
 from typing import TYPE_CHECKING
 
-from retrieval_eval.evaluation.intervals import ci, pct
 from retrieval_eval.reports.cells import (
     CI_NOTE,
     metric_ci,
-    metric_value,
     question_cells,
     slice_cells,
 )
@@ -36,6 +34,7 @@ from retrieval_eval.reports.headline import (
     outcome_lines,
     where_line,
 )
+from retrieval_eval.reports.numbers import MISSING, ci, decimal, pct
 
 if TYPE_CHECKING:
     from retrieval_eval.evaluation.intervals import Interval
@@ -235,7 +234,7 @@ def render_html(
     if result.metrics:
         intervals = result.metrics_ci
         rows = [
-            [name, metric_value(value), metric_ci(name, intervals)]
+            [name, decimal(value), metric_ci(name, intervals)]
             for name, value in result.metrics.items()
         ]
         body = _table(["metric", "value", "95% CI"], rows, {1, 2})
@@ -253,7 +252,7 @@ def render_html(
     saved = f"{run.created_at:%Y-%m-%d %H:%M} UTC"
     sections.append(
         f'<p class="muted">Run {run.id} ({_e(run.status)}), saved {saved}; labels '
-        f"{_e(result.labels_fingerprint)}; corpus revision {_e(result.corpus_revision or '–')}; "
+        f"{_e(result.labels_fingerprint)}; corpus revision {_e(result.corpus_revision or MISSING)}; "
         "written by retrieval-eval.</p>"
     )
     return (

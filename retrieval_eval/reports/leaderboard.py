@@ -24,13 +24,19 @@ import io
 from collections.abc import Sequence
 from textwrap import wrap
 
-from retrieval_eval.evaluation.intervals import ci, pct
 from retrieval_eval.judging.leaderboard import Entry, Leaderboard, Outcome
-from retrieval_eval.judging.regression import interval_pts
-from retrieval_eval.reports.cells import ms
 from retrieval_eval.reports.csv import _number, _text_cell
 from retrieval_eval.reports.jsonio import dumps
 from retrieval_eval.reports.markdown_text import md_row, md_text
+from retrieval_eval.reports.numbers import (
+    ci,
+    decimal,
+    ms,
+    p_value,
+    pct,
+    pts_interval,
+    signed_points,
+)
 
 FORMATS = ("text", "json", "markdown", "csv")
 MARKER = "*"
@@ -72,7 +78,7 @@ def _board_rows(board: Leaderboard) -> tuple[list[str], list[list[str]]]:
     several_ndcg = headers[8] == "nDCG"
     rows = []
     for rank, e in enumerate(board.entries, 1):
-        ndcg = _metric(e.ndcg)
+        ndcg = decimal(e.ndcg, 3)
         if several_ndcg and e.ndcg_metric:
             ndcg += f" ({e.ndcg_metric})"
         rows.append(
@@ -84,7 +90,7 @@ def _board_rows(board: Leaderboard) -> tuple[list[str], list[list[str]]]:
                 str(e.question_count),
                 _rate(e.top1_hit_rate, e.top1_hit_rate_ci),
                 _rate(e.top3_hit_rate, e.top3_hit_rate_ci),
-                _metric(e.mrr),
+                decimal(e.mrr, 3),
                 ndcg,
                 str(e.error_count),
                 ms(e.latency_p50_ms),
@@ -101,15 +107,14 @@ def _versus_rows(board: Leaderboard) -> tuple[list[str], list[list[str]]]:
         v = e.versus
         if v is None:
             continue
-        delta = "–" if v.top1_delta is None else f"{v.top1_delta * 100:+.1f}"
         rows.append(
             [
                 e.name,
                 str(v.shared_questions),
                 f"{v.top1_only_this} / {v.top1_only_reference}",
-                f"{delta} {interval_pts(_pair(v.top1_delta_ci))}",
-                f"{v.p_value:.3g}",
-                f"{v.p_holm:.3g}",
+                f"{signed_points(v.top1_delta)} {pts_interval(v.top1_delta_ci)}",
+                p_value(v.p_value),
+                p_value(v.p_holm),
                 MARKER if v.significant else "",
             ]
         )
@@ -233,11 +238,7 @@ def _pair(values: list[float] | None) -> tuple[float, float] | None:
 
 
 def _rate(rate: float | None, interval: list[float] | None) -> str:
-    return f"{pct(rate)} {ci(_pair(interval))}"
-
-
-def _metric(value: float | None) -> str:
-    return "–" if value is None else f"{value:.3f}"
+    return f"{pct(rate)} {ci(interval)}"
 
 
 def _mark(outcome: Outcome | None) -> str:

@@ -8,12 +8,12 @@ from retrieval_eval.evaluation.results import RunResult
 from retrieval_eval.reports.cells import (
     CI_NOTE,
     metric_ci,
-    metric_value,
     question_cells,
     slice_cells,
 )
 from retrieval_eval.reports.headline import _power_line, headline_markdown
 from retrieval_eval.reports.markdown_text import md_fence, md_row
+from retrieval_eval.reports.numbers import decimal
 
 if TYPE_CHECKING:
     from retrieval_eval.judging.regression import Verdict
@@ -51,7 +51,7 @@ def render_markdown(
         intervals = result.metrics_ci
         table = ["| metric | value | 95% CI |", "|---|---:|---:|"]
         table += [
-            f"| {name} | {metric_value(value)} | {metric_ci(name, intervals)} |"
+            f"| {name} | {decimal(value)} | {metric_ci(name, intervals)} |"
             for name, value in result.metrics.items()
         ]
         lines += _folded("Metrics", [*table, "", CI_NOTE])

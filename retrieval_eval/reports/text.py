@@ -15,12 +15,11 @@ from retrieval_eval.evaluation.results import RunResult, SliceRates
 from retrieval_eval.reports.cells import (
     CI_NOTE,
     metric_ci,
-    metric_value,
-    ms,
     question_cells,
     rate_line,
     slice_cells,
 )
+from retrieval_eval.reports.numbers import decimal, ms
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -105,7 +104,7 @@ def _metrics_table(result: RunResult) -> _Spec:
     table.add_column("95% CI", justify="right", no_wrap=True)
     intervals = result.metrics_ci
     for name, value in result.metrics.items():
-        table.add_row(name, metric_value(value), metric_ci(name, intervals))
+        table.add_row(name, decimal(value), metric_ci(name, intervals))
     return table
 
 

@@ -5,7 +5,8 @@
 
 from __future__ import annotations
 
-from retrieval_eval.judging.regression import Verdict, _pct, _pts, interval_pts
+from retrieval_eval.judging.regression import Verdict
+from retrieval_eval.reports.numbers import change, p_value, pct, pts, pts_interval
 
 _SHOWN_IDS = 12  # flipped ids listed in the text block; JSON lists them all
 
@@ -23,26 +24,25 @@ def render_verdict(verdict: Verdict, *, markdown: bool = False) -> str:
     lines = [f"Verdict: {head}"]
     if verdict.state in ("regression", "no_regression"):
         lines += [
-            f"  Top-1: {_pct(verdict.top1_baseline)} → {_pct(verdict.top1_current)} "
-            f"({_pts(verdict.top1_delta)})",
-            f"  Top-3: {_pct(verdict.top3_baseline)} → {_pct(verdict.top3_current)} "
-            f"({_pts(verdict.top3_delta)})",
+            f"  Top-1: {pct(verdict.top1_baseline)} → {pct(verdict.top1_current)} "
+            f"({pts(verdict.top1_delta)})",
+            f"  Top-3: {pct(verdict.top3_baseline)} → {pct(verdict.top3_current)} "
+            f"({pts(verdict.top3_delta)})",
         ]
         lines += [
             f"  Slice regression: {s.dimension}={s.value} {s.metric} "
-            f"{_pct(s.baseline)} → {_pct(s.current)} ({_pts(s.delta)})"
+            f"{pct(s.baseline)} → {pct(s.current)} ({pts(s.delta)})"
             for s in verdict.slice_regressions
         ]
-        p_value = "n/a" if verdict.p_value is None else f"{verdict.p_value:.3g}"
         lines += [
             f"  Top-1 flips: {_flip_text(verdict.flipped_to_miss, verdict.flipped_to_hit)}; "
-            f"McNemar exact p = {p_value}; change 95% CI {interval_pts(verdict.top1_delta_ci)}",
+            f"McNemar exact p = {p_value(verdict.p_value)}; change 95% CI {pts_interval(verdict.top1_delta_ci)}",
             f"  Top-3 flips: "
             f"{_flip_text(verdict.top3_flipped_to_miss, verdict.top3_flipped_to_hit)}; "
-            f"change 95% CI {interval_pts(verdict.top3_delta_ci)}",
+            f"change 95% CI {pts_interval(verdict.top3_delta_ci)}",
         ]
         if verdict.latency_regression and verdict.latency_p95_ratio is not None:
-            lines.append(f"  Latency p95: {verdict.latency_p95_ratio:+.0%} (latency regression)")
+            lines.append(f"  Latency p95: {change(verdict.latency_p95_ratio)} (latency regression)")
         if verdict.reasons:
             lines.append(f"  Regressed: {'; '.join(verdict.reasons)}")
     else:
