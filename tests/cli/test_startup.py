@@ -246,11 +246,10 @@ def test_history_and_show_load_neither_pandas_nor_sqlalchemy_nor_an_adapter(
         ("show", run_id, "--format", "json"),
     ):
         assert loaded(work, *args, "--db", db, watch=watch)[:2] == (0, []), args
-    # history's text draws a rich table, and that is all it adds; show's report of plain
-    # tables, piped, is written without rich (report._plain_report)
+    # the text of history and show draws rich tables, and that is all it adds
     history = ("history", "cli.two", "startup_retrievers:always_a")
     assert loaded(work, *history, "--db", db, watch=watch)[:2] == (0, ["rich"])
-    assert loaded(work, "show", run_id, "--db", db, watch=watch)[:2] == (0, [])
+    assert loaded(work, "show", run_id, "--db", db, watch=watch)[:2] == (0, ["rich"])
 
 
 # --- the store file `run --no-save` looks for without SQLAlchemy ----------------------------
