@@ -43,7 +43,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from retrieval_eval.errors import RetrievalEvalError
 from retrieval_eval.evaluation.intervals import paired_difference
 from retrieval_eval.evaluation.results import RunResult, SliceRates
-from retrieval_eval.reports.numbers import change, p_value, pct, points, pts, pts_interval
+from retrieval_eval.reports.verdict import compared_summary, regression_reasons
 
 if TYPE_CHECKING:
     # annotations only: reading stored verdicts (history, show) needs no config models or YAML
@@ -68,7 +68,6 @@ class Baseline(Protocol):
 
 
 _EPS = 1e-9
-_SHOWN_SLICES = 3  # slice regressions named in the summary; the verdict lists them all
 
 
 class RegressionDetected(RetrievalEvalError):
@@ -316,40 +315,11 @@ def _compare(current: RunResult, baseline: Baseline, thresholds: Thresholds) -> 
     ratio = _latency_ratio(current, old)
     limit = thresholds.max_latency_p95_increase
     slow = limit is not None and ratio is not None and ratio - limit > _EPS
-    reasons = []
-    if _drops(top1, thresholds.max_top1_drop):
-        reasons.append(f"top-1 {pts(top1)} (max drop {points(thresholds.max_top1_drop)})")
-    if _drops(top3, thresholds.max_top3_drop):
-        reasons.append(f"top-3 {pts(top3)} (max drop {points(thresholds.max_top3_drop)})")
-    if slices:
-        named = [f"{s.dimension}={s.value} {s.metric} {pts(s.delta)}" for s in slices]
-        more = f", +{len(named) - _SHOWN_SLICES} more" if len(named) > _SHOWN_SLICES else ""
-        reasons.append(
-            f"{len(named)} slice regression{'s' if len(named) != 1 else ''} "
-            f"({', '.join(named[:_SHOWN_SLICES])}{more})"
-        )
-    if slow and ratio is not None and limit is not None:
-        reasons.append(f"latency p95 {change(ratio)} (max {change(limit)})")
-    p = mcnemar_exact(len(to_miss), len(to_hit))
-    rates = (
-        f"top-1 {pct(old.top1_hit_rate)} → {pct(current.top1_hit_rate)} ({pts(top1)}), "
-        f"top-3 {pct(old.top3_hit_rate)} → {pct(current.top3_hit_rate)} ({pts(top3)})"
-    )
-    flips = (
-        f"top-1 flips: {len(to_miss)} hit→miss, {len(to_hit)} miss→hit "
-        f"(change 95% CI {pts_interval(top1_ci)}, McNemar exact p = {p_value(p)})"
-    )
-    if reasons:
-        summary = f"Regression against run {baseline.id}: {'; '.join(reasons)}; {flips}."
-    else:
-        summary = f"No regression against run {baseline.id}: {rates}; {flips}."
-    if stale:
-        summary += (
-            f" {len(stale)} stale-label question{'s' if len(stale) != 1 else ''} (every target "
-            "no longer in the index) left out of both runs."
-        )
-    return Verdict(
-        state="regression" if reasons else "no_regression",
+    top1_dropped = _drops(top1, thresholds.max_top1_drop)
+    top3_dropped = _drops(top3, thresholds.max_top3_drop)
+    regressed = top1_dropped or top3_dropped or bool(slices) or slow
+    verdict = Verdict(
+        state="regression" if regressed else "no_regression",
         baseline_run_id=baseline.id,
         top1_delta=top1,
         top3_delta=top3,
@@ -357,13 +327,13 @@ def _compare(current: RunResult, baseline: Baseline, thresholds: Thresholds) -> 
         top1_current=current.top1_hit_rate,
         top3_baseline=old.top3_hit_rate,
         top3_current=current.top3_hit_rate,
-        is_regression=bool(reasons),
+        is_regression=regressed,
         slice_regressions=slices,
         flipped_to_miss=to_miss,
         flipped_to_hit=to_hit,
         top3_flipped_to_miss=t3_miss,
         top3_flipped_to_hit=t3_hit,
-        p_value=p,
+        p_value=mcnemar_exact(len(to_miss), len(to_hit)),
         top1_delta_ci=top1_ci,
         top3_delta_ci=top3_ci,
         latency_regression=slow,
@@ -371,6 +341,8 @@ def _compare(current: RunResult, baseline: Baseline, thresholds: Thresholds) -> 
         dead_ids=dead,
         stale_questions=stale,
         compared_questions=current.question_count if stale else None,
-        reasons=reasons,
-        summary=summary,
+    )
+    reasons = regression_reasons(verdict, thresholds, top1=top1_dropped, top3=top3_dropped)
+    return verdict.model_copy(
+        update={"reasons": reasons, "summary": compared_summary(verdict, reasons)}
     )

@@ -1,14 +1,76 @@
-"""A regression verdict as the text block printed after a report (or a Markdown section).
+"""A regression verdict in words: the text block printed after a report (or a Markdown
+section), and the ``reasons`` and ``summary`` sentences a compared verdict carries.
 
-:mod:`retrieval_eval.judging.regression` decides; this module shows the decision.
+:mod:`retrieval_eval.judging.regression` decides; this module says what it decided.
 """
 
 from __future__ import annotations
 
-from retrieval_eval.judging.regression import Verdict
-from retrieval_eval.reports.numbers import change, p_value, pct, pts, pts_interval
+from typing import TYPE_CHECKING
+
+from retrieval_eval.reports.numbers import change, p_value, pct, points, pts, pts_interval
+
+if TYPE_CHECKING:
+    from retrieval_eval.config.models import Thresholds
+    from retrieval_eval.judging.regression import Verdict
 
 _SHOWN_IDS = 12  # flipped ids listed in the text block; JSON lists them all
+_SHOWN_SLICES = 3  # slice regressions named in the summary; the verdict lists them all
+
+
+def regression_reasons(
+    verdict: Verdict, thresholds: Thresholds, *, top1: bool, top3: bool
+) -> list[str]:
+    """What regressed, one phrase each: the overall drops (``top1``, ``top3``: whether they
+    exceeded their thresholds), the slice regressions, a latency regression."""
+    reasons = []
+    if top1:
+        reasons.append(
+            f"top-1 {pts(verdict.top1_delta)} (max drop {points(thresholds.max_top1_drop)})"
+        )
+    if top3:
+        reasons.append(
+            f"top-3 {pts(verdict.top3_delta)} (max drop {points(thresholds.max_top3_drop)})"
+        )
+    slices = verdict.slice_regressions
+    if slices:
+        named = [f"{s.dimension}={s.value} {s.metric} {pts(s.delta)}" for s in slices]
+        more = f", +{len(named) - _SHOWN_SLICES} more" if len(named) > _SHOWN_SLICES else ""
+        reasons.append(
+            f"{len(named)} slice regression{'s' if len(named) != 1 else ''} "
+            f"({', '.join(named[:_SHOWN_SLICES])}{more})"
+        )
+    limit = thresholds.max_latency_p95_increase
+    if verdict.latency_regression and limit is not None:
+        reasons.append(f"latency p95 {change(verdict.latency_p95_ratio)} (max {change(limit)})")
+    return reasons
+
+
+def compared_summary(verdict: Verdict, reasons: list[str]) -> str:
+    """The sentence of a compared verdict: what regressed (or the rates), the top-1 flips with
+    their paired interval and McNemar p, and how many stale-label questions were left out."""
+    flips = (
+        f"top-1 flips: {len(verdict.flipped_to_miss)} hit→miss, "
+        f"{len(verdict.flipped_to_hit)} miss→hit (change 95% CI "
+        f"{pts_interval(verdict.top1_delta_ci)}, McNemar exact p = {p_value(verdict.p_value)})"
+    )
+    against = f"against run {verdict.baseline_run_id}"
+    if reasons:
+        summary = f"Regression {against}: {'; '.join(reasons)}; {flips}."
+    else:
+        rates = (
+            f"top-1 {pct(verdict.top1_baseline)} → {pct(verdict.top1_current)} "
+            f"({pts(verdict.top1_delta)}), top-3 {pct(verdict.top3_baseline)} → "
+            f"{pct(verdict.top3_current)} ({pts(verdict.top3_delta)})"
+        )
+        summary = f"No regression {against}: {rates}; {flips}."
+    stale = len(verdict.stale_questions)
+    if stale:
+        summary += (
+            f" {stale} stale-label question{'s' if stale != 1 else ''} (every target "
+            "no longer in the index) left out of both runs."
+        )
+    return summary
 
 
 def render_verdict(verdict: Verdict, *, markdown: bool = False) -> str:
