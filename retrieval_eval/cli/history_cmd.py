@@ -10,7 +10,6 @@ accept``, which write to an existing store; the first ``run`` does).
 from __future__ import annotations
 
 import io
-import json
 import sys
 from typing import TYPE_CHECKING, Any
 
@@ -77,7 +76,9 @@ def _table_text(*tables: Table) -> str:
 
 
 def _echo_json(data: Any) -> None:
-    click.echo(json.dumps(data, indent=2, ensure_ascii=False))
+    from retrieval_eval.reports.jsonio import dumps
+
+    click.echo(dumps(data))
 
 
 def _listed(run: RunSummary) -> dict[str, Any]:
@@ -139,7 +140,7 @@ def history(
 
     from rich.table import Table
 
-    from retrieval_eval.evaluation.intervals import ci, pct
+    from retrieval_eval.reports.numbers import ci, pct
 
     table = Table(title=f"{set_identifier} × {retriever}", title_justify="left")
     for name in ("run", "date (UTC)", "questions", "top-1", "top-3", "errors", "verdict", "vs"):
@@ -235,7 +236,7 @@ def show(
     with _open_to_read(db, config_path) as store:
         run = store.get_run(run_id)
     if per_query:
-        from retrieval_eval.reports.report import render_per_query
+        from retrieval_eval.reports.csv import render_per_query
 
         click.echo(render_per_query(run.result), nl=False)
         return

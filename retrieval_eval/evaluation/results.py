@@ -216,14 +216,6 @@ class RunResult(BaseModel):
     def contract(self) -> dict[str, Any]:
         """The stable JSON document other tools read (``--format json``)."""
         return {
-            **self.contract_head(),
-            "questions": _questions_contract(self.questions, self.stale_targets()),
-        }
-
-    def contract_head(self) -> dict[str, Any]:
-        """:meth:`contract` but its last key, ``questions`` (the JSON report writes them from
-        the results: :mod:`retrieval_eval.reports.question_json`)."""
-        return {
             "set": self.set_identifier,
             "retriever": self.retriever,
             "run_key": self.run_key,
@@ -245,6 +237,7 @@ class RunResult(BaseModel):
             **self.intervals(),
             "settings": self.settings.model_dump(),
             "dead_labels": self.dead_labels.model_dump() if self.dead_labels else None,
+            "questions": _questions_contract(self.questions, self.stale_targets()),
         }
 
 

@@ -342,7 +342,7 @@ def _progress_bar(total: int, enabled: bool, label: str) -> Iterator[Callable[[i
         return
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeElapsedColumn
 
-    from retrieval_eval.reports.report import stderr_console
+    from retrieval_eval.reports.text import stderr_console
 
     with Progress(
         "[progress.description]{task.description}",

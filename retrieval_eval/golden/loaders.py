@@ -410,7 +410,9 @@ def dump_golden_set(golden_set: GoldenQuestionSet, path: str | Path) -> Path:
         question["expected_document_ids"] = list(question["expected_document_ids"])
     path.parent.mkdir(parents=True, exist_ok=True)
     if path.suffix.lower() == ".json":
-        path.write_text(json.dumps(data, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+        from retrieval_eval.reports.jsonio import dumps
+
+        path.write_text(dumps(data) + "\n", encoding="utf-8")
     else:
         import yaml
 

@@ -245,11 +245,10 @@ def test_history_and_show_load_the_store_but_neither_pandas_nor_an_adapter(
         ("show", run_id, "--format", "json"),
     ):
         assert loaded(work, *args, "--db", db, watch=watch)[:2] == (0, ["sqlalchemy"]), args
-    # history's text draws a rich table, and that is all it adds; show's report of plain
-    # tables, piped, is written without rich (report._plain_report)
+    # the text of history and show draws rich tables, and that is all they add to the store
     history = ("history", "cli.two", "startup_retrievers:always_a")
     assert loaded(work, *history, "--db", db, watch=watch)[:2] == (0, ["rich", "sqlalchemy"])
-    assert loaded(work, "show", run_id, "--db", db, watch=watch)[:2] == (0, ["sqlalchemy"])
+    assert loaded(work, "show", run_id, "--db", db, watch=watch)[:2] == (0, ["rich", "sqlalchemy"])
 
 
 # --- the store file `run --no-save` looks for without SQLAlchemy ----------------------------
