@@ -28,6 +28,9 @@ if TYPE_CHECKING:
 
 PIPE_WIDTH = 140  # text report width when stdout is not a terminal (CI logs, files)
 ERROR_WIDTH = 60  # error texts wrap within this many characters
+# a text report is read by people: past this many questions it lists the misses and errors only
+# (the first of them), and says where every question is (the CSV and JSON reports)
+QUESTION_ROWS = 100
 
 
 def stderr_console() -> Console:
@@ -93,8 +96,20 @@ def _slice_table(title: str, slices: dict[str, SliceRates], column: str) -> Tabl
     return table
 
 
-def _question_table(result: RunResult) -> Table:
-    table = new_table("Per question")
+def _question_table(result: RunResult) -> tuple[Table, str | None]:
+    questions = result.questions
+    note = None
+    title = "Per question"
+    if len(questions) > QUESTION_ROWS:
+        missed = [q for q in questions if q.error or not q.top3_hit]
+        questions = missed[:QUESTION_ROWS]
+        shown = f"first {len(questions)} of {len(missed)}" if len(missed) > len(questions) else ""
+        title = f"Misses and errors ({shown or len(missed)})"
+        note = (
+            f"{len(result.questions) - len(questions)} questions not listed here; "
+            "`--format csv` (or json) lists every question"
+        )
+    table = new_table(title)
     # ids and classes fold rather than end in "…": a truncated id cannot be looked up
     table.add_column("id", overflow="fold")
     table.add_column("form")
@@ -105,8 +120,8 @@ def _question_table(result: RunResult) -> Table:
     table.add_column("latency", justify="right", no_wrap=True)
     table.add_column("error", overflow="fold", max_width=ERROR_WIDTH)
     stale = result.stale_targets()
-    add_rows(table, [question_cells(q, stale.get(q.id)) for q in result.questions])
-    return table
+    add_rows(table, [question_cells(q, stale.get(q.id)) for q in questions])
+    return table, note
 
 
 def _metrics_table(result: RunResult) -> Table:
@@ -158,5 +173,9 @@ def render_text(result: RunResult, width: int | None = None) -> str:
         f"Errors: {result.error_count}/{result.question_count} "
         f"(max error rate {result.settings.max_error_rate:g}) - run {status}",
     ]
-    parts: list[RenderableType] = [head, _question_table(result), *map(Text, rates), *tables]
+    questions, not_listed = _question_table(result)
+    parts: list[RenderableType] = [head, questions]
+    if not_listed:
+        parts.append(Text(not_listed))
+    parts += [*map(Text, rates), *tables]
     return print_tables([*parts, *map(Text, tail)], width)

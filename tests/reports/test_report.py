@@ -214,3 +214,31 @@ def test_stored_strings_that_look_like_rich_markup_are_printed_as_data() -> None
     result = evaluate(golden, FunctionRetriever(lambda q, limit: ["[/b]"], identifier="[red]r"))
     text = render_text(result, width=200)
     assert "[/f]" in text and "[red]r" in text
+
+
+def test_a_large_run_lists_its_misses_and_errors_and_says_where_the_rest_is() -> None:
+    from retrieval_eval.reports.text import QUESTION_ROWS
+
+    n = QUESTION_ROWS + 150
+    questions = [
+        GoldenQuestion(
+            id=f"q{i}", question=f"question {i}", form="match", expected_document_ids=(f"d{i}",)
+        )
+        for i in range(n)
+    ]
+
+    def retrieve(question: str, limit: int) -> list[str]:
+        i = int(question.split()[1])
+        return [f"d{i}"] if i % 2 else ["other"]  # odd questions hit, even ones miss
+
+    golden = GoldenQuestionSet(identifier="big.demo", questions=questions)
+    lines = render_text(evaluate(golden, FunctionRetriever(retrieve, "fn"))).splitlines()
+    misses = n // 2 + n % 2
+    assert f"Misses and errors (first {QUESTION_ROWS} of {misses})" in lines
+    assert (
+        f"{n - QUESTION_ROWS} questions not listed here; `--format csv` (or json) lists every question"
+        in lines
+    )
+    listed = [line for line in lines if line.startswith(("┃ q", "│ q"))]
+    assert len(listed) == QUESTION_ROWS
+    assert all(int(line.split()[1][1:]) % 2 == 0 for line in listed)  # misses only
