@@ -8,9 +8,9 @@ the other). Two changes, both measured:
 
 - **Costliest first.** The modules in ``COSTLIEST`` (slowest in CI's ``--durations=15``, in that
   order) come first, then the rest by test count as xdist would order them.
-- **One worker for ranx.** Both agreement modules call ranx, whose numba functions compile on
-  first use (~30 s on a fresh venv, part of it never cached on disk). On one worker they
-  compile once; on two, twice, at the same time, on two cores.
+- **ranx in one module.** ranx's numba functions compile on first use, and CI starts with an
+  empty cache: only ``tests/agreement/test_ranx.py`` calls ranx (the other agreement tests read
+  its stored figures), so it compiles once, on one worker.
 
 Without xdist (``pytest`` alone, ``-p no:xdist``) only the order applies, a module at a time.
 """
@@ -22,13 +22,9 @@ from typing import Any
 
 import pytest
 
-SHARED_SCOPES = {
-    "tests/agreement/test_ir_tools.py": "tests/agreement (ranx)",
-    "tests/agreement/test_by_design.py": "tests/agreement (ranx)",
-}
 COSTLIEST = [
     "tests/airflow/test_deployment.py",
-    "tests/agreement (ranx)",
+    "tests/agreement/test_ranx.py",
     "tests/airflow/test_dag_runs.py",
     "tests/webui/test_screenshots.py",
     "tests/evaluation/test_scoring.py",
@@ -39,12 +35,11 @@ COSTLIEST = [
 
 def scope_of(nodeid: str) -> str:
     """The unit a worker runs whole: a module (a class with its own scope stays in it)."""
-    module = nodeid.split("::", 1)[0]
-    return SHARED_SCOPES.get(module, module)
+    return nodeid.split("::", 1)[0]
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """Modules (and shared scopes) costliest first; a module's own order is untouched."""
+    """Modules costliest first; a module's own order is untouched."""
     scopes = [scope_of(item.nodeid) for item in items]
     sizes = Counter(scopes)
     first_seen: dict[str, int] = {}
@@ -61,7 +56,7 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
 
 @pytest.hookimpl(optionalhook=True)
 def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
-    """``--dist loadscope`` with the scopes above, in collection order (set just above)."""
+    """``--dist loadscope`` by module, in collection order (set just above)."""
     if config.getvalue("dist") != "loadscope":
         return None
     from xdist.scheduler import LoadScopeScheduling

@@ -1,16 +1,40 @@
-"""pytrec_eval and ranx, called the way their users call them, for the agreement tests.
+"""pytrec_eval, called the way its users call it, and the reference cases of the agreement tests.
 
-Both take qrels ``{qid: {docid: relevance}}`` and a run ``{qid: {docid: score}}`` and rank each
-query's documents by score themselves. Our measure names map to theirs here, once.
+pytrec_eval takes qrels ``{qid: {docid: relevance}}`` and a run ``{qid: {docid: score}}`` and
+ranks each query's documents by score itself. Our measure names map to its names here, once.
+ranx's figures come from ``ranx_figures.py`` (stored; one ranx call computes them all).
 """
 
 from __future__ import annotations
 
-import warnings
 from collections.abc import Iterable, Mapping
+
+from helpers import shared_data
 
 Qrels = Mapping[str, Mapping[str, int]]
 Run = Mapping[str, Mapping[str, float]]
+Case = tuple[str, str, str]  # (collection, qrels split, run name)
+CUTOFFS = [1, 3, 10, 100]  # fetch 400 ids: deeper than the runs, so MRR sees every line
+
+
+def reference_cases() -> list[Case]:
+    """Every ``<collection>/runs/*.run`` of the shared data with every ``qrels/test*.tsv``."""
+    cases = []
+    for run in sorted(shared_data().glob("*/runs/*.run")):
+        collection = run.parent.parent
+        for qrels in sorted((collection / "qrels").glob("test*.tsv")):
+            cases.append((collection.name, qrels.stem, run.stem))
+    return cases
+
+
+def case_id(case: Case) -> str:
+    return "/".join(case)
+
+
+def metric_names(cutoffs: Iterable[int]) -> list[str]:
+    """This tool's metric names, which are ranx's too."""
+    ks = sorted(set(cutoffs))
+    return [f"{m}@{k}" for m in ("hit_rate", "recall", "ndcg") for k in ks] + ["mrr"]
 
 
 def trec_measures(cutoffs: Iterable[int]) -> dict[str, str]:
@@ -37,35 +61,6 @@ def pytrec_per_query(qrels: Qrels, run: Run, cutoffs: Iterable[int]) -> dict[str
         qid: {ours: values[theirs] for ours, theirs in names.items()}
         for qid, values in scores.items()
     }
-
-
-def ranx_means(qrels: Qrels, run: Run, metric_names: Iterable[str]) -> dict[str, float]:
-    """ranx's means over the qrels' queries (a query missing from the run scores 0)."""
-    names = list(metric_names)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")  # ranx's escape sequences, numba's int64 cast notices
-        from ranx import Qrels as RanxQrels
-        from ranx import Run as RanxRun
-        from ranx import evaluate
-
-        result = evaluate(
-            RanxQrels({q: dict(d) for q, d in qrels.items()}),
-            RanxRun({q: dict(d) for q, d in run.items()}),
-            names,
-            make_comparable=True,
-        )
-    if not isinstance(result, dict):  # ranx returns a bare float for a single metric
-        return {names[0]: float(result)}
-    return {name: float(value) for name, value in result.items()}
-
-
-def ranx_read_run(path: str) -> dict[str, dict[str, float]]:
-    """A TREC run through ranx's own reader."""
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        from ranx import Run as RanxRun
-
-        return {q: dict(d) for q, d in RanxRun.from_file(path, kind="trec").to_dict().items()}
 
 
 def binary(qrels: Qrels, min_relevance: int = 1) -> dict[str, dict[str, int]]:

@@ -23,10 +23,8 @@ from retrieval_eval.golden.importers import import_beir, read_qrels
 from retrieval_eval.golden.models import GoldenQuestion, GoldenQuestionSet
 from retrieval_eval.retrievers.run_file import RunFileRetriever
 
-from .ir_tools import pytrec_per_query, ranx_means, ranx_read_run
-
-# x is the target; it appears first (score 3) and again last (score 1); a sits between
-DUPLICATE_RUN = "q1 Q0 x 1 3.0 t\nq1 Q0 a 2 2.0 t\nq1 Q0 x 3 1.0 t\n"
+from .ir_tools import pytrec_per_query
+from .ranx_figures import DUPLICATE_QRELS, DUPLICATE_RUN, NO_RESULT_QRELS, stored
 
 
 def golden(*questions: GoldenQuestion) -> GoldenQuestionSet:
@@ -45,12 +43,13 @@ def test_duplicate_ids_first_occurrence_here_last_there(tmp_path: Path) -> None:
 
     with path.open() as handle, pytest.raises(AssertionError):
         pytrec_eval.parse_run(handle)  # pytrec_eval's own reader refuses duplicates
-    last_wins = ranx_read_run(str(path))  # ranx's reader keeps the last
+    ranx = stored()["duplicate"]  # ranx's figures on DUPLICATE_RUN (test_ranx.py checks them)
+    last_wins = ranx["read"]  # ranx's reader keeps the last
     assert last_wins["q1"] == {"x": 1.0, "a": 2.0}
-    qrels = {"q1": {"x": 1}}
+    qrels = DUPLICATE_QRELS
     trec = pytrec_per_query(qrels, last_wins, [1])["q1"]
     assert trec["hit_rate@1"] == 0.0 and trec["mrr"] == 0.5  # x now ranks second
-    assert ranx_means(qrels, last_wins, ["hit_rate@1", "mrr"]) == {"hit_rate@1": 0.0, "mrr": 0.5}
+    assert ranx["means"] == {"hit_rate@1": 0.0, "mrr": 0.5}
 
     first_wins = {"q1": {"x": 3.0, "a": 2.0}}  # deduplicated the way this tool reads it
     assert pytrec_per_query(qrels, first_wins, [1])["q1"]["mrr"] == 1.0
@@ -71,10 +70,11 @@ def test_no_result_questions_scored_here_dropped_or_zero_there() -> None:
     assert metrics.per_question(result.questions, [1]).loc["q0", "mrr"] != 0  # NaN: not counted
     assert result.metrics["mrr"] == 1.0  # the mean is over q1 alone
 
-    qrels = {"q1": {"a": 1}, "q0": {}}
+    qrels = NO_RESULT_QRELS
     run = {"q1": {"a": 1.0}, "q0": {}}
     assert set(pytrec_per_query(qrels, run, [1])) == {"q1"}  # q0 is not in pytrec_eval's output
-    assert ranx_means(qrels, run, ["hit_rate@1"]) == {"hit_rate@1": 0.5}  # ranx scores q0 as 0
+    ranx = stored()["no_result"]["means"]  # on NO_RESULT_RUN (test_ranx.py checks them)
+    assert ranx == {"hit_rate@1": 0.5}  # ranx scores q0 as 0
 
 
 def test_cranfield_minus_one_is_not_a_target() -> None:

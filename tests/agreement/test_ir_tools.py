@@ -1,11 +1,13 @@
 """This tool's metrics against pytrec_eval and ranx on the shared collections' reference runs.
 
 For every ``<collection>/runs/*.run`` of the shared data (``$RETRIEVAL_EVAL_DATA``, default
-``../shared/data``) and every ``qrels/test*.tsv`` split beside it, the run goes through the ``run_file`` adapter and the real scorer, the targets through the
-BEIR importer (relevance >= 1: Cranfield's -1 code is not a target), and pytrec_eval and ranx
-score the same qrels and run in the same test. Everything agrees to 1e-9, per question and in the
-means. nDCG is compared on binary qrels (this tool's gains are binary by design); the by-design
-differences themselves are in ``test_by_design.py``.
+``../shared/data``) and every ``qrels/test*.tsv`` split beside it, the run goes through the
+``run_file`` adapter and the real scorer, the targets through the BEIR importer (relevance >= 1:
+Cranfield's -1 code is not a target), and pytrec_eval scores the same qrels and run in the same
+test; ranx's means are its stored figures (``ranx_figures.py``: ``test_ranx.py`` checks them
+against ranx itself). Everything agrees to 1e-9, per question and in the means. nDCG is
+compared on binary qrels (this tool's gains are binary by design); the by-design differences
+themselves are in ``test_by_design.py``.
 """
 
 from __future__ import annotations
@@ -15,7 +17,7 @@ import math
 from pathlib import Path
 
 import pytest
-from helpers import shared_collection, shared_data
+from helpers import shared_collection
 
 from retrieval_eval.evaluation import metrics
 from retrieval_eval.evaluation.results import RunResult, RunSettings
@@ -23,27 +25,12 @@ from retrieval_eval.evaluation.scoring import evaluate
 from retrieval_eval.golden.importers import import_beir, read_qrels
 from retrieval_eval.retrievers.run_file import RunFileRetriever, read_run
 
-from .ir_tools import binary, pytrec_per_query, ranx_means
+from .ir_tools import CUTOFFS, binary, case_id, pytrec_per_query, reference_cases
+from .ranx_figures import stored_case
 
-CUTOFFS = [1, 3, 10, 100]  # fetch 400 ids: deeper than the runs, so MRR sees every line
 TOLERANCE = 1e-9
-
-
-def _cases() -> list[tuple[str, str, str]]:
-    cases = []
-    for run in sorted(shared_data().glob("*/runs/*.run")):
-        collection = run.parent.parent
-        for qrels in sorted((collection / "qrels").glob("test*.tsv")):
-            cases.append((collection.name, qrels.stem, run.stem))
-    # absent data: one case that skips (or fails, when data is required) inside the test
-    return cases or [("scifact", "test", "bm25s")]
-
-
-CASES = _cases()
-
-
-def case_id(case: tuple[str, str, str]) -> str:
-    return "/".join(case)
+# absent data: one case that skips (or fails, when data is required) inside the test
+CASES = reference_cases() or [("scifact", "test", "bm25s")]
 
 
 def trec_run(path: Path) -> dict[str, dict[str, float]]:
@@ -85,9 +72,7 @@ def test_metrics_agree_with_pytrec_eval_and_ranx(case: tuple[str, str, str]) -> 
                 mismatches.append((qid, metric, ours.loc[qid, metric], expected))
     assert not mismatches, mismatches[:10]
 
-    binary_names = [m for m in result.metrics if not m.startswith("ndcg")]
-    ndcg_names = [m for m in result.metrics if m.startswith("ndcg")]
-    ranx = {**ranx_means(qrels, run, binary_names), **ranx_means(binary(qrels), run, ndcg_names)}
+    ranx = stored_case(case)
     for metric, value in result.metrics.items():
         assert value is not None
         trec_mean = sum(

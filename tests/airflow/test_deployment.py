@@ -5,7 +5,9 @@ Selected alone with ``pytest -m deployment``; ``make test`` and CI run them with
 1. LocalExecutor: SciFact's 300 test claims (the demo set where ../shared/data is absent) with
    the lexical retriever: a baseline run with the reference figures, a degraded run that alerts
    once through a loopback Slack server, a ``fail_on_regression`` run that ends failed after its
-   alert, and a cleared ``persist`` that stores nothing twice and alerts nobody twice.
+   alert, and a cleared ``persist`` that stores nothing twice and alerts nobody twice. Every
+   figure checked comes from the set that ran: a retriever that returns nothing still hits the
+   questions that expect nothing (the demo set has three, SciFact none).
 2. CeleryExecutor with two workers (Redis broker, PostgreSQL result backend): the mapped
    ``retrieve`` batches run on both.
 """
@@ -32,7 +34,11 @@ PG_PASSWORD = "pgSECRETpw-123"  # trust auth ignores it; it must still never rea
 
 
 def _evaluation_set(folder: Path) -> tuple[Path, Path, dict[str, Any]]:
-    """(set file, corpus, expected figures): SciFact's test split when the shared data is there."""
+    """(set file, corpus, expected figures): SciFact's test split when the shared data is there.
+
+    ``count`` and ``nothing`` (the share of questions that expect no document: the hit rate at
+    every depth of a retriever that returns nothing) are read from the set file itself.
+    """
     scifact = shared_data() / "scifact"
     if required(REQUIRE_DATA_ENV):
         shared_collection("scifact")  # in CI a missing collection fails instead of falling back
@@ -44,8 +50,18 @@ def _evaluation_set(folder: Path) -> tuple[Path, Path, dict[str, Any]]:
         path = folder / "scifact.yaml"
         dump_golden_set(golden, path)
         # the lexical defaults' published figures (tests/evaluation/test_scifact_reference.py)
-        return path, scifact / "corpus.jsonl", {"count": 300, "top1": 0.5500, "top3": 0.7267}
-    return EXAMPLES / "golden" / "handbook.yaml", EXAMPLES / "corpus", {"count": 46}
+        reference = {"top1": 0.5500, "top3": 0.7267}
+        return path, scifact / "corpus.jsonl", {**_figures_of(path), **reference}
+    path = EXAMPLES / "golden" / "handbook.yaml"
+    return path, EXAMPLES / "corpus", _figures_of(path)
+
+
+def _figures_of(path: Path) -> dict[str, Any]:
+    from retrieval_eval.golden.loaders import load_golden_set
+
+    questions = load_golden_set(path).questions
+    expect_nothing = sum(1 for q in questions if not q.expected_document_ids)
+    return {"count": len(questions), "nothing": expect_nothing / len(questions)}
 
 
 def _write_config(path: Path, golden: Path, corpus: Path, **lexical: Any) -> None:
@@ -152,10 +168,14 @@ def test_local_executor_deployment(tmp_path: Path, pg_url: str, store_schema: st
             assert len(slack.requests) == 1
             text = slack.requests[0]["body"]["text"]
             assert slack.requests[0]["path"] == "/" + WEBHOOK_SECRET
-            assert f"Top-1: {baseline.result.top1_hit_rate * 100:.1f}% → 0.0%" in text
-            assert f"Top-3: {baseline.result.top3_hit_rate * 100:.1f}% → 0.0%" in text
             (degraded,) = _rows(store_url, f"airflow:{dag_id}:{second}")
             assert degraded.verdict_state == "regression"
+            nothing = expected["nothing"]
+            assert degraded.result.top1_hit_rate == pytest.approx(nothing, abs=1e-9)
+            assert degraded.result.top3_hit_rate == pytest.approx(nothing, abs=1e-9)
+            top1, top3 = baseline.result.top1_hit_rate, baseline.result.top3_hit_rate
+            assert f"Top-1: {top1 * 100:.1f}% → {nothing * 100:.1f}%" in text
+            assert f"Top-3: {top3 * 100:.1f}% → {nothing * 100:.1f}%" in text
             assert f"Run {degraded.id} (baseline run {baseline.id})" in text
 
             # 3. fail_on_regression: the run ends failed, after its alert went out
