@@ -48,10 +48,13 @@ def replay_sample(
     """Each query of ``sample`` asked with ``texts[key]``, in the sample's order."""
     settings = settings or ReplaySettings()
     asked = [q for q in sample.queries if q.key in texts]
+    # the log's own id where it has one: a run file looks rankings up by it
     questions = [
-        GoldenQuestion(id=q.key, question=texts[q.key], form=QuestionForm.MATCH) for q in asked
+        GoldenQuestion(id=q.query_id or q.key, question=texts[q.key], form=QuestionForm.MATCH)
+        for q in asked
     ]
-    results = {r.id: r for r in score_questions(questions, retriever, settings.run_settings())}
+    scored = score_questions(questions, retriever, settings.run_settings())
+    results = {q.key: r for q, r in zip(asked, scored, strict=True)}
     out: list[Ranked] = []
     for q in sample.queries:
         result = results.get(q.key)

@@ -56,6 +56,7 @@ class SampleSource(BaseModel):
     connection_id: str | None = None
     text_field: str | None = None
     count_field: str | None = None
+    id_field: str | None = None  # the log's own query id (a run file looks rankings up by it)
     timestamp_field: str | None = None
 
     @model_validator(mode="after")
@@ -98,6 +99,7 @@ class _Row(BaseModel):
     model_config = ConfigDict(extra="ignore")
 
     text: Annotated[str, Field(max_length=MAX_QUERY_CHARS)]
+    id: Annotated[str, Field(min_length=1, max_length=255)] | None = None
     count: Annotated[int, Field(ge=1)] = 1
     timestamp: datetime | None = None
 
@@ -107,12 +109,14 @@ _ROWS = TypeAdapter(list[_Row])
 
 @dataclass(frozen=True, slots=True)
 class SampledQuery:
-    """One query of a sample: its key, the text as stored, its count in the log, its bucket."""
+    """One query of a sample: its key, the text as stored, its count in the log, its bucket, and
+    the log's own id for it when the log has one."""
 
     key: str
     text: str
     count: int
     bucket: Bucket
+    query_id: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -130,6 +134,8 @@ class QuerySample:
         digest = hashlib.sha256(self.privacy.encode())
         for q in self.queries:
             digest.update(f"\x00{q.key}\x00{q.text}\x00{q.count}\x00{q.bucket}".encode())
+            if q.query_id is not None:
+                digest.update(f"\x01{q.query_id}".encode())
         return digest.hexdigest()[:16]
 
 
@@ -139,8 +145,10 @@ def build_sample(name: str, spec: SampleSpec, base_dir: Path | None = None) -> Q
     merged = _merged(read_log(spec.source, base_dir, where=f"samples.{name}"), spec, key)
     buckets = _buckets(merged)
     drawn = _draw(merged, spec)
-    queries = tuple(SampledQuery(k, merged[k][0], merged[k][1], buckets[k]) for k in drawn)
-    traffic = sum(count for _, count in merged.values())
+    queries = tuple(
+        SampledQuery(k, merged[k][0], merged[k][1], buckets[k], merged[k][2]) for k in drawn
+    )
+    traffic = sum(count for _, count, _ in merged.values())
     return QuerySample(name, spec.privacy, queries, len(merged), traffic)
 
 
@@ -155,7 +163,7 @@ def resolve_texts(
     assert key is not None
     wanted = {q.key for q in sample.queries}
     found: dict[str, str] = {}
-    for text, _count in read_log(spec.source, base_dir, where=f"samples.{sample.name}"):
+    for text, _count, _id in read_log(spec.source, base_dir, where=f"samples.{sample.name}"):
         normal = _normal(text, spec.casefold)
         if not normal:
             continue
@@ -167,8 +175,8 @@ def resolve_texts(
 
 def read_log(
     source: SampleSource, base_dir: Path | None = None, *, where: str = "samples"
-) -> list[tuple[str, int]]:
-    """(text, count) for every row of the log; bad rows are a :class:`SampleError` naming
+) -> list[tuple[str, int, str | None]]:
+    """(text, count, the log's id or None) for every row of the log; bad rows are a :class:`SampleError` naming
     the file and line of each (at most :data:`MAX_PROBLEMS` listed)."""
     if source.path is not None:
         path = (
@@ -196,7 +204,7 @@ def read_log(
     ]
     if problems:
         raise SampleError(problems[:MAX_PROBLEMS])
-    return [(row.text, row.count) for row in rows]
+    return [(row.text, row.count, row.id) for row in rows]
 
 
 def _read_file(path: Path, source: SampleSource) -> tuple[list[dict[str, Any]], list[int]]:
@@ -279,6 +287,8 @@ def _mapped(
         count_field = source.count_field or next((f for f in COUNT_FIELDS if f in record), None)
         if count_field is not None and count_field in record:
             row["count"] = record[count_field]
+        if source.id_field is not None and record.get(source.id_field) is not None:
+            row["id"] = str(record[source.id_field])
         if source.timestamp_field and source.timestamp_field in record:
             row["timestamp"] = record[source.timestamp_field]
         out.append(row)
@@ -370,11 +380,11 @@ def stored_text(text: str, privacy: Privacy, key: bytes | None = None) -> str:
 
 
 def _merged(
-    rows: Iterable[tuple[str, int]], spec: SampleSpec, key: bytes | None
-) -> dict[str, tuple[str, int]]:
-    """key -> (stored text, summed count); queries that normalise to the same text merge."""
-    merged: dict[str, tuple[str, int]] = {}
-    for text, count in rows:
+    rows: Iterable[tuple[str, int, str | None]], spec: SampleSpec, key: bytes | None
+) -> dict[str, tuple[str, int, str | None]]:
+    """key -> (stored text, summed count, first id); queries that normalise alike merge."""
+    merged: dict[str, tuple[str, int, str | None]] = {}
+    for text, count, query_id in rows:
         normal = _normal(text, spec.casefold)
         if not normal:
             continue
@@ -385,16 +395,19 @@ def _merged(
             else hashlib.sha256(shown.encode()).hexdigest()[:32]
         )
         previous = merged.get(k)
-        merged[k] = (shown, count + (previous[1] if previous else 0))
+        if previous is None:
+            merged[k] = (shown, count, query_id)
+        else:
+            merged[k] = (shown, previous[1] + count, previous[2] or query_id)
     return merged
 
 
-def _by_traffic(merged: dict[str, tuple[str, int]]) -> list[str]:
+def _by_traffic(merged: dict[str, tuple[str, int, str | None]]) -> list[str]:
     return sorted(merged, key=lambda k: (-merged[k][1], merged[k][0], k))
 
 
-def _buckets(merged: dict[str, tuple[str, int]]) -> dict[str, Bucket]:
-    total = sum(count for _, count in merged.values()) or 1
+def _buckets(merged: dict[str, tuple[str, int, str | None]]) -> dict[str, Bucket]:
+    total = sum(count for _, count, _ in merged.values()) or 1
     buckets: dict[str, Bucket] = {}
     before = 0
     for k in _by_traffic(merged):
@@ -404,7 +417,7 @@ def _buckets(merged: dict[str, tuple[str, int]]) -> dict[str, Bucket]:
     return buckets
 
 
-def _draw(merged: dict[str, tuple[str, int]], spec: SampleSpec) -> list[str]:
+def _draw(merged: dict[str, tuple[str, int, str | None]], spec: SampleSpec) -> list[str]:
     ordered = _by_traffic(merged)
     size = len(ordered) if spec.size is None else min(spec.size, len(ordered))
     if spec.method == "all":

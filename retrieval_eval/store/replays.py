@@ -116,6 +116,7 @@ def save_sample(store: Store, sample: QuerySample) -> int:
                         query_text=q.text,
                         query_count=q.count,
                         bucket=q.bucket,
+                        query_id=q.query_id,
                     )
                     for i, q in enumerate(sample.queries)
                 ],
@@ -160,7 +161,8 @@ def _sample(conn: Connection, row: Any) -> QuerySample:
         .order_by(query_sample_item.c.position)
     ).mappings()
     queries = tuple(
-        SampledQuery(i["query_key"], i["query_text"], i["query_count"], i["bucket"]) for i in items
+        SampledQuery(i["query_key"], i["query_text"], i["query_count"], i["bucket"], i["query_id"])
+        for i in items
     )
     return QuerySample(row["name"], row["privacy"], queries, row["log_queries"], row["log_traffic"])
 

@@ -165,6 +165,7 @@ query_sample_item = Table(
     Column("query_text", Text, nullable=False),
     Column("query_count", Integer, nullable=False),
     Column("bucket", String(8), nullable=False),
+    Column("query_id", String(255), nullable=True),
     UniqueConstraint("sample_id", "query_key", name="uq_query_sample_item_key"),
 )
 

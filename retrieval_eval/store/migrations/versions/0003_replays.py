@@ -49,6 +49,7 @@ def upgrade() -> None:
         sa.Column("query_text", sa.Text, nullable=False),
         sa.Column("query_count", sa.Integer, nullable=False),
         sa.Column("bucket", sa.String(8), nullable=False),
+        sa.Column("query_id", sa.String(255), nullable=True),
         sa.UniqueConstraint("sample_id", "query_key", name="uq_query_sample_item_key"),
     )
     op.create_table(
