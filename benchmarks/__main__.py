@@ -1,6 +1,6 @@
 """``python -m benchmarks [NAME ...]`` (``make bench``): every benchmark, one table of ratios.
 
-Names: scoring, harness, concurrency, airflow, memory, parse, deployment, cli, lint (default: all, in that order). A benchmark
+Names: scoring, harness, concurrency, airflow, memory, parse, deployment, cli, lint, replay (default: all, in that order). A benchmark
 that cannot run (missing data, an exception) gets a row saying so; the others still run. Exit
 code 1 only when a benchmark broke; a missed target is a figure (the table says MISSED).
 """
@@ -23,6 +23,7 @@ BENCHMARKS = {
     "deployment": "benchmarks.airflow_deployment",
     "cli": "benchmarks.cli_startup",
     "lint": "benchmarks.lint",
+    "replay": "benchmarks.replay",
 }
 
 

@@ -49,8 +49,11 @@ def replay_sample(
     settings = settings or ReplaySettings()
     asked = [q for q in sample.queries if q.key in texts]
     # the log's own id where it has one: a run file looks rankings up by it
+    # the sample's texts were checked when it was drawn: built without validating them again
     questions = [
-        GoldenQuestion(id=q.query_id or q.key, question=texts[q.key], form=QuestionForm.MATCH)
+        GoldenQuestion.model_construct(
+            id=q.query_id or q.key, question=texts[q.key], form=QuestionForm.MATCH
+        )
         for q in asked
     ]
     scored = score_questions(questions, retriever, settings.run_settings())
