@@ -58,7 +58,7 @@ _EXPORTS = {
     "QuestionResult": "retrieval_eval.evaluation.results",
     "Config": "retrieval_eval.config.models",
     "load_config": "retrieval_eval.config.models",
-    "run_evaluation": "retrieval_eval.evaluation.runner",
+    "run_evaluation": "retrieval_eval.judging.pipeline",
     "RetrievalEvalError": "retrieval_eval.errors",
     "Store": "retrieval_eval.store",
     "StoredRun": "retrieval_eval.store",

@@ -1,8 +1,10 @@
 """The work each DAG task does, as plain functions over JSON-able values.
 
-The factory only wires these into tasks, so every step is testable without a scheduler and the
-payloads between tasks stay small: batches travel as index ranges, not questions, and each mapped
-task re-reads the (validated) set and checks its fingerprint did not change under the run.
+Each calls the steps of :mod:`retrieval_eval.judging.pipeline`, the pipeline the CLI's ``run``
+chains in one process; here the retrieval fans out per batch. The factory only wires these into
+tasks, so every step is testable without a scheduler and the payloads between tasks stay small:
+batches travel as index ranges, not questions, and each mapped task re-reads the (validated)
+set and checks its fingerprint did not change under the run.
 The modules behind each step are imported by the step itself: a task process imports what its
 own step needs (the branch decision needs no pandas).
 """
@@ -39,7 +41,7 @@ def plan_batches(
     ``retriever_name``, the retriever's ``prepare`` hook runs first (the lexical index is built
     into the adapter cache once here, not once per batch).
     """
-    from retrieval_eval.evaluation.runner import resolve_set
+    from retrieval_eval.judging.pipeline import resolve_set
 
     config = load_config(config_path)
     golden = resolve_set(config, set_name)
@@ -66,7 +68,7 @@ def lint_set(
     fails is recorded (``checked: false``) and is not an error: the evaluation goes on.
     """
     from retrieval_eval.evaluation.labels import dead_labels_or_failure
-    from retrieval_eval.evaluation.runner import opened_retriever, resolve_set
+    from retrieval_eval.judging.pipeline import opened_retriever, resolve_set
 
     config = load_config(config_path)
     golden = resolve_set(config, set_name)
@@ -133,8 +135,8 @@ def retrieve_batch(
 
     Returns ``{"retriever": <its identifier>, "questions": [QuestionResult JSON, ...]}``.
     """
-    from retrieval_eval.evaluation.runner import opened_retriever, resolve_set, resolve_settings
     from retrieval_eval.evaluation.scoring import score_questions
+    from retrieval_eval.judging.pipeline import opened_retriever, resolve_set, resolve_settings
 
     config = load_config(config_path)
     golden = resolve_set(config, set_name)
@@ -166,8 +168,8 @@ def reduce_results(
     """Aggregate every batch into one RunResult (as JSON); ``lint`` (the lint task's output)
     gives the run its ``dead_labels`` and its stored ``lint`` findings."""
     from retrieval_eval.evaluation.results import QuestionResult
-    from retrieval_eval.evaluation.runner import resolve_set, resolve_settings
     from retrieval_eval.evaluation.scoring import summarise_set
+    from retrieval_eval.judging.pipeline import resolve_set, resolve_settings
 
     config = load_config(config_path)
     golden = resolve_set(config, set_name)
@@ -215,15 +217,15 @@ def persist_result(
     """
     from retrieval_eval.errors import StoreUnavailableError
     from retrieval_eval.evaluation.results import RunResult
-    from retrieval_eval.judging.recording import record_run, resolve_thresholds
+    from retrieval_eval.judging.pipeline import record_verdict, resolve_thresholds
 
     config = load_config(config_path)
     result = RunResult.model_validate(result_json)
     thresholds = resolve_thresholds(
         config, result.set_identifier, result.retriever, **(threshold_overrides or {})
     )
-    recorded = record_run(
-        result, store_url=store_url, thresholds=thresholds, baseline_run_id=baseline_run_id
+    recorded = record_verdict(
+        result, thresholds, store_url=store_url, baseline_run_id=baseline_run_id
     )
     if not recorded.saved and recorded.spool_path is not None:
         raise StoreUnavailableError(

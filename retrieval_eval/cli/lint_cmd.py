@@ -55,7 +55,7 @@ def lint(
     from contextlib import nullcontext
 
     from retrieval_eval.config.models import load_config
-    from retrieval_eval.evaluation.runner import opened_retriever, resolve_set
+    from retrieval_eval.judging.pipeline import opened_retriever, resolve_set
     from retrieval_eval.lint import run_lint
     from retrieval_eval.lint.render import RENDERERS
 

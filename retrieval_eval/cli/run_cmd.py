@@ -2,11 +2,8 @@
 
 from __future__ import annotations
 
-import gc
 import os
 import sys
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -45,57 +42,6 @@ def rate_drop(ctx: click.Context, param: click.Parameter, value: float | None) -
     if value is not None and not 0 <= value <= 1:
         raise click.BadParameter(f"must be between 0 and 1 (an absolute rate drop), got {value:g}")
     return value
-
-
-@contextmanager
-def _no_full_collections() -> Iterator[None]:
-    """The cyclic garbage collector makes no full collection while the command runs, and leaves
-    alone what was loaded before it (imports: alive until the command ends).
-
-    Its full collections walk every object alive. On a 20,000-question set that is the set and
-    every result built so far, again each time the objects grow by a quarter: ~0.2 s of a 1.2 s
-    run while scoring, and as much again after it, when the report's first pydantic models (the
-    power figures) are defined with all of it alive. Young collections go on and free a
-    retriever's cyclic garbage; whatever of it lives long enough to grow old waits for the
-    command's end. Both are undone afterwards (``CliRunner`` runs commands in a process that
-    goes on); where something else froze objects first, nothing is changed.
-    """
-    if gc.get_freeze_count():
-        yield
-        return
-    gc.freeze()
-    thresholds = gc.get_threshold()
-    gc.set_threshold(thresholds[0], thresholds[1], _NO_FULL_COLLECTION)
-    try:
-        yield
-    finally:
-        gc.set_threshold(*thresholds)
-        gc.unfreeze()
-
-
-_NO_FULL_COLLECTION = 1_000_000_000  # young collections between full ones: none in a command
-
-
-@contextmanager
-def _frozen_once_loaded() -> Iterator[None]:
-    """What is loaded inside (the set) joins the frozen objects before the collector runs again.
-
-    The set loader pauses the collector, so everything it built is in the youngest generation
-    when it resumes, and the next young collection walks all of it (20,000 questions: ~50 ms,
-    and the loading itself ~25 % slower with that walk in it). Frozen first, nothing walks it.
-    Only inside :func:`_no_full_collections`' own freeze, which it undoes at the command's end.
-    """
-    if gc.get_threshold()[2] != _NO_FULL_COLLECTION:  # someone else's freeze, or none: leave it
-        yield
-        return
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        gc.freeze()
-        if enabled:
-            gc.enable()
 
 
 @cli.command("run")
@@ -176,7 +122,6 @@ def _frozen_once_loaded() -> Iterator[None]:
     is_flag=True,
     help="Exit 1 when the verdict is a regression (default: exit 0 and report it).",
 )
-@_no_full_collections()
 def run(
     set_name: str,
     retriever_name: str,
@@ -213,8 +158,7 @@ def run(
     check_summary(fmt, summary)
     from retrieval_eval.config.models import load_config
     from retrieval_eval.errors import InvalidRunError, StoreUnavailableError
-    from retrieval_eval.evaluation.runner import opened_retriever, resolve_set, resolve_settings
-    from retrieval_eval.evaluation.scoring import evaluate
+    from retrieval_eval.judging.pipeline import resolve_run, run_pipeline
     from retrieval_eval.judging.regression import RegressionDetected
     from retrieval_eval.reports.report import render
 
@@ -222,18 +166,19 @@ def run(
     # (pydantic and YAML only), the settings, the retriever's name; then the store URL, so a bad
     # one fails before a retriever builds an index, not after the run
     config = load_config(config_path)
-    with _frozen_once_loaded():
-        golden_set = resolve_set(config, set_name, identifier)
-    settings = resolve_settings(
+    plan = resolve_run(
         config,
-        golden_set.identifier,
+        set_name,
         retriever_name,
-        cutoffs=cutoffs,
-        timeout_s=timeout_s,
-        max_error_rate=max_error_rate,
-        max_concurrency=max_concurrency,
+        identifier=identifier,
+        run={
+            "cutoffs": cutoffs,
+            "timeout_s": timeout_s,
+            "max_error_rate": max_error_rate,
+            "max_concurrency": max_concurrency,
+        },
+        thresholds={"max_top1_drop": max_top1_drop, "max_top3_drop": max_top3_drop},
     )
-    check_retriever_name(config, retriever_name)
     if output:
         from retrieval_eval.cli.output_file import check_writable
 
@@ -241,56 +186,22 @@ def run(
     # --no-save with no store file has nothing to compare with: SQLAlchemy is never loaded
     storeless = no_save and baseline_run_id is None and absent_store_file(db, config) is not None
     store_url = None if storeless else _store_url(db, config)
-    with opened_retriever(config, retriever_name) as retriever:
-        result = evaluate(
-            golden_set,
-            retriever,
-            settings,
-            progress=sys.stderr.isatty() if progress is None else progress,
-        )
-        from retrieval_eval.evaluation.labels import attach_dead_labels
-
-        # one existing_ids call before judging: stale labels are left out of the verdict
-        result = attach_dead_labels(result, golden_set, retriever)
-    if store_url is None:
-        from retrieval_eval.judging.regression import detect_regression
-
-        thresholds = config.section_for(result.set_identifier, retriever_name, "thresholds")
-        run_id, saved, spool_path = None, False, None
-        verdict = detect_regression(result, None, thresholds)  # a first run: the baseline
-    else:
-        from retrieval_eval.judging.recording import record_run, resolve_thresholds
-
-        recorded = record_run(
-            result,
-            store_url=store_url,
-            thresholds=resolve_thresholds(
-                config,
-                result.set_identifier,
-                retriever_name,
-                max_top1_drop=max_top1_drop,
-                max_top3_drop=max_top3_drop,
-            ),
-            baseline_run_id=baseline_run_id,
-            save=not no_save,
-        )
-        run_id, saved, spool_path = recorded.run_id, recorded.saved, recorded.spool_path
-        verdict = recorded.verdict
+    done = run_pipeline(
+        plan,
+        store_url=store_url,
+        baseline_run_id=baseline_run_id,
+        save=not no_save,
+        progress=sys.stderr.isatty() if progress is None else progress,
+    )
+    result, verdict, run_id, spool_path = done.result, done.verdict, done.run_id, done.spool_path
     extra: dict[str, object] = {
         "run_id": run_id,
-        "saved": saved,
+        "saved": done.recorded.saved,
         "regression": verdict.contract(),
     }
     if spool_path is not None:
         extra["spool_path"] = str(spool_path)
-    from retrieval_eval.lint.power import run_power
-
-    # the smallest drop this set size detects, next to the thresholds the verdict used
-    judged = config.section_for(result.set_identifier, retriever_name, "thresholds")
-    overrides = {"max_top1_drop": max_top1_drop, "max_top3_drop": max_top3_drop}
-    judged = judged.model_copy(update={k: v for k, v in overrides.items() if v is not None})
-    power = run_power(result, judged, config.lint)
-    text = render(result, fmt, extra=extra, verdict=verdict, summary=summary, power=power)
+    text = render(result, fmt, extra=extra, verdict=verdict, summary=summary, power=done.power)
     if fmt in ("text", "markdown") and not summary and run_id is not None:
         gap = "\n" if fmt == "markdown" else ""  # Markdown: a paragraph after the last block
         text += f"{gap}Saved as run {run_id} in {_masked(store_url)}\n"
@@ -342,22 +253,6 @@ def _append_step_summary(path: str, markdown: str) -> None:
             summary_file.write(markdown + "\n")
     except OSError as exc:
         click.echo(f"warning: could not append to $GITHUB_STEP_SUMMARY ({path}): {exc}", err=True)
-
-
-def check_retriever_name(config: Config, name: str) -> None:
-    """Fail on a retriever name nothing provides, without building anything.
-
-    A ``module:attribute`` path is imported (a missing module or attribute fails here); any other
-    name must be configured or provided by an installed package. Building comes later.
-    """
-    from retrieval_eval.retrievers.registry import import_object
-
-    if ":" in name:
-        import_object(name)
-        return
-    registry = config.retriever_registry
-    if name not in registry.names():
-        registry.build(name)  # raises UnknownNameError naming what is available
 
 
 def _store_url(db: str | None, config: Config) -> str:

@@ -1,17 +1,17 @@
 """Per-question results into a run's figures: counts, rates, slices, latency percentiles, metrics.
 
-Aggregation apart from the models it builds (:mod:`retrieval_eval.evaluation.results`), so the secondary
-metrics (:mod:`retrieval_eval.evaluation.metrics`, which reads those models) need no import cycle; they
-are imported when a run is summarised. Neither imports numpy: a run's figures need none.
-The standard library counts (C-level passes over columns) and takes the percentiles as numpy
-does (:func:`percentile`); the figures are what grouping :meth:`RunResult.to_frame` with
-pandas gives (``tests/evaluation/test_results.py`` checks). Edge cases (empty groups, questions without a
-hard class, failed calls' latency) are in :mod:`retrieval_eval.evaluation.results`' docstring.
+Aggregation apart from the models it builds (:mod:`retrieval_eval.evaluation.results`), so the
+secondary metrics (:mod:`retrieval_eval.evaluation.metrics`, which reads those models) need no
+import cycle. They and numpy are imported when a run is summarised, so a command that fails on
+its arguments loads neither. Counts and rates are standard-library passes over columns; latency
+percentiles are numpy's (linear interpolation). The figures are what grouping
+:meth:`RunResult.to_frame` with pandas gives (``tests/evaluation/test_results.py`` checks). Edge
+cases (empty groups, questions without a hard class, failed calls' latency) are in
+:mod:`retrieval_eval.evaluation.results`' docstring.
 """
 
 from __future__ import annotations
 
-import math
 from collections import Counter
 from collections.abc import Sequence
 from datetime import UTC, datetime
@@ -63,30 +63,17 @@ def _slices(
 def _latency(latencies: Sequence[float | None], errors: Sequence[str | None]) -> Latency:
     """p50 and p95 (linear interpolation) over the questions whose retrieval succeeded and
     whose latency is known (neither None nor NaN)."""
-    ok = sorted(
+    ok = [
         ms
         for ms, error in zip(latencies, errors, strict=True)
         if error is None and ms is not None and ms == ms
-    )
+    ]
     if not ok:
         return Latency()
-    return Latency(p50=percentile(ok, 50), p95=percentile(ok, 95))
+    import numpy as np
 
-
-def percentile(ordered: Sequence[float], percent: float) -> float:
-    """``numpy.percentile(ordered, percent)`` (its default "linear" method) for sorted values,
-    the same floating-point steps in the same order, so the same bits: numpy's percentile
-    imports ``numpy.ma`` (~12 ms of a run). ``tests/evaluation/test_results.py`` compares the two."""
-    last = len(ordered) - 1
-    virtual = last * (percent / 100)
-    if virtual >= last:
-        return ordered[last]
-    lower = math.floor(virtual)
-    gamma = virtual - lower
-    below, above = ordered[lower], ordered[lower + 1]
-    step = above - below
-    # numpy's _lerp: from the upper end when past half way, as numpy does
-    return above - step * (1 - gamma) if gamma >= 0.5 else below + step * gamma
+    p50, p95 = np.percentile(ok, [50, 95]).tolist()
+    return Latency(p50=p50, p95=p95)
 
 
 @paused_gc()  # bulk allocation only: no user code runs in here

@@ -19,34 +19,25 @@ The per-question timeout (``timeout_s``; a ``retrieve_many`` batch gets it times
 
 - A call that TOOK longer than its budget is a timeout, however it ended: the scorer times
   every call and records an overrun as ``retrieval timed out after N s`` when it returns.
-- A call that does not RETURN in time does not hold the run: calls run on call threads and the
-  calling thread, which sleeps until the earliest deadline, abandons a call still running at
-  its deadline with its thread (:class:`_Supervisor`). A fresh thread takes the rest.
+- A call that does not RETURN in time does not hold the run: it is abandoned at its deadline
+  with its thread (:mod:`retrieval_eval.evaluation.deadline`), and a fresh thread takes the rest.
 - A retriever that declares ``bounds_own_time`` (the ``http`` adapter: per-attempt timeouts,
   bounded retries) ends its own calls; only the first rule applies, and with one question at a
   time it runs in the calling thread. So does every retriever when ``timeout_s`` is None.
-
-Why not a thread hand-off per call (the previous watchdog, kept for every retriever but those
-that bound their own time)? Each hand-off cost ~20 µs of thread switching, several times an
-in-process retriever's whole call: 20,000 questions answered from a dict took 0.69 s with the
-default timeout and 0.28 s without one. And why not time a plain function and fail it
-afterwards, with no thread at all? A function that hangs would then hang the run, which is
-what the timeout is for. Supervising deadlines from the calling thread keeps both guarantees
-for every retriever for ~1 µs a call (lock and clock): 0.20 s with the timeout, 0.19 s without.
 """
 
 from __future__ import annotations
 
-import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from datetime import UTC, datetime
-from itertools import chain, count, repeat
+from itertools import chain, repeat
 from operator import is_
 from typing import Any
 
 from retrieval_eval.evaluation.aggregate import summarise
+from retrieval_eval.evaluation.deadline import Supervisor
 from retrieval_eval.evaluation.results import QuestionResult, RunResult, RunSettings, paused_gc
 from retrieval_eval.golden.models import GoldenQuestion, GoldenQuestionSet
 from retrieval_eval.retrievers.base import EvaluatableRetriever, checked_identifier
@@ -59,7 +50,7 @@ DEFAULT_BATCH_SIZE = 64
 
 def collapse(ranking: Sequence[str]) -> list[str]:
     """Distinct ids in first-occurrence order, empty ids dropped."""
-    # dict.fromkeys keeps first occurrences in order at C speed (the 100k-question hot path)
+    # dict.fromkeys keeps first occurrences in order
     distinct = dict.fromkeys(ranking)
     distinct.pop("", None)
     return list(distinct)
@@ -134,8 +125,8 @@ def judge_many(
 ) -> list[QuestionResult]:
     """Score rankings you already hold (a run file, a notebook), one per question, in bulk.
 
-    The same rules and results as :func:`judge` (no latency is recorded), about twice as fast:
-    the cyclic garbage collector is paused, and results whose kept ids are all strings skip
+    The same rules and results as :func:`judge` (no latency is recorded), built in bulk: the
+    cyclic garbage collector is paused, and results whose kept ids are all strings skip
     pydantic's re-validation of values the scorer built itself from a validated question.
     A kept id that is no Unicode text (a lone surrogate) raises ValueError naming its question.
     """
@@ -149,7 +140,7 @@ def judge_many(
             build(_judged(question, ranking, depth, None, None))
             for question, ranking in zip(questions, rankings, strict=True)
         ]
-    # what is kept must be text (what validation would not check): ~10 ms a 100k-question run
+    # what is kept must be text (what validation would not check)
     if has_lone_surrogate(chain.from_iterable(r.retrieved for r in results)):
         bad = next(i for i, r in enumerate(results) if has_lone_surrogate(r.retrieved))
         what = f"the ranking of question {quote(results[bad].id)} holds"
@@ -305,128 +296,6 @@ def _judge_raw(question: GoldenQuestion, raw: Any, depth: int, latency_ms: float
     return _result(question, ranking, depth, latency_ms, None)
 
 
-PROGRESS_INTERVAL_S = 0.1  # how often a supervised run reports progress
-
-
-class _Supervisor:
-    """Scores chunks on call threads while the calling thread watches their deadlines.
-
-    ``workers`` daemon threads take chunks in order from a shared cursor and score each in
-    their own thread (:func:`_chunk_scorer`): a call costs a lock and a clock read, not a
-    hand-off to another thread. The calling thread sleeps until the earliest deadline of a call
-    in flight (``timeout_s`` times its questions) and wakes when everything is done. A call still
-    running at its deadline is abandoned with its thread: its questions are recorded as timed
-    out, a fresh thread takes the remaining chunks, and whatever the abandoned call returns
-    later is dropped. ``timeout_s=None`` sets no deadlines. Results keep the chunks' order.
-    """
-
-    def __init__(
-        self,
-        chunks: list[Sequence[GoldenQuestion]],
-        score: Callable[[Sequence[GoldenQuestion]], list[QuestionResult]],
-        expire: Callable[[Sequence[GoldenQuestion], float, float], list[QuestionResult]],
-        timeout_s: float | None,
-    ) -> None:
-        self._chunks, self._score, self._expire = chunks, score, expire
-        self._timeout = timeout_s
-        self._results: list[list[QuestionResult]] = [[] for _ in chunks]
-        self._lock = threading.Lock()
-        self._next = 0  # the next chunk to take
-        self._left = len(chunks)  # chunks without results
-        self._scored = 0  # questions with results
-        self._in_flight: dict[int, tuple[int, float]] = {}  # thread number: (chunk, started)
-        self._numbers = count()
-        self._settled = threading.Event()  # everything scored, or a call raised
-        self._stopped = False
-        self._failure: BaseException | None = None
-
-    def run(self, workers: int, progress: Callable[[int], None] | None) -> list[QuestionResult]:
-        reported = 0
-        try:
-            with self._lock:
-                for _ in range(min(workers, len(self._chunks))):
-                    self._start()
-            while True:
-                with self._lock:
-                    wake = self._check_deadlines() if self._timeout is not None else None
-                    failure, left, scored = self._failure, self._left, self._scored
-                if progress is not None and scored > reported:
-                    progress(scored - reported)
-                    reported = scored
-                if failure is not None:
-                    raise failure
-                if not left:
-                    break
-                if progress is not None:
-                    wake = PROGRESS_INTERVAL_S if wake is None else min(wake, PROGRESS_INTERVAL_S)
-                # a timeout_s the config accepts (1e300, inf) overflows a wait past TIMEOUT_MAX
-                self._settled.wait(None if wake is None else min(wake, threading.TIMEOUT_MAX))
-        finally:
-            with self._lock:
-                self._stopped = True  # on an error or an interrupt, no thread takes more work
-        return [result for chunk in self._results for result in chunk]
-
-    def _start(self) -> None:
-        threading.Thread(
-            target=self._work, args=(next(self._numbers),), daemon=True, name="retrieval-eval-call"
-        ).start()
-
-    def _done(self, index: int, results: list[QuestionResult]) -> None:
-        self._results[index] = results
-        self._left -= 1
-        self._scored += len(results)
-        if not self._left:
-            self._settled.set()
-
-    def _claim(self, number: int) -> int | None:
-        """The next chunk for thread ``number``, registered in flight; None when there is none.
-        Called with the lock held."""
-        if self._stopped or self._next >= len(self._chunks):
-            return None
-        index = self._next
-        self._next += 1
-        self._in_flight[number] = (index, time.perf_counter())
-        return index
-
-    def _work(self, number: int) -> None:
-        # one lock per chunk: a chunk's results are handed in and the next one claimed at once
-        # (a chunk is one question for a retriever without retrieve_many: 20,000 of them)
-        with self._lock:
-            index = self._claim(number)
-        while index is not None:
-            try:
-                results = self._score(self._chunks[index])
-            except BaseException as exc:  # not the retriever's error (those are recorded): stop
-                with self._lock:
-                    if self._in_flight.pop(number, None) is not None and self._failure is None:
-                        self._failure = exc
-                        self._stopped = True
-                        self._settled.set()
-                return
-            with self._lock:
-                if self._in_flight.pop(number, None) is None:
-                    return  # abandoned: its questions were recorded as timed out
-                self._done(index, results)
-                index = self._claim(number)
-
-    def _check_deadlines(self) -> float:
-        """Abandon calls past their deadline; seconds until the next deadline can fall."""
-        assert self._timeout is not None
-        now = time.perf_counter()
-        wake = self._timeout  # a call that starts from now on has at least this long
-        for number, (index, started) in list(self._in_flight.items()):
-            chunk = self._chunks[index]
-            remaining = started + self._timeout * len(chunk) - now
-            if remaining > 0:
-                wake = min(wake, remaining)
-                continue
-            del self._in_flight[number]  # its thread sees this when the call returns, and ends
-            self._done(index, self._expire(chunk, now - started, self._timeout * len(chunk)))
-            if not self._stopped and self._next < len(self._chunks):
-                self._start()
-        return wake
-
-
 def batches(items: Sequence[Any], size: int) -> list[Sequence[Any]]:
     """Split ``items`` into consecutive slices of at most ``size``."""
     return [items[i : i + size] for i in range(0, len(items), max(1, size))]
@@ -473,7 +342,7 @@ def score_questions(
         latency = elapsed_s * 1000 / len(chunk)
         return [_result(q, None, settings.depth, latency, _timed_out(budget_s)) for q in chunk]
 
-    return _Supervisor(chunks, score, expire, deadline).run(workers, progress)
+    return Supervisor(chunks, score, expire, deadline).run(workers, progress)
 
 
 @contextmanager

@@ -15,16 +15,17 @@ judged and saved in one transaction serialised per (set, retriever): see
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 from pydantic import BaseModel
 
-from retrieval_eval.config.models import Config, Thresholds
+from retrieval_eval.config.models import Thresholds
 from retrieval_eval.errors import StoreUnavailableError, UnknownNameError
 from retrieval_eval.evaluation.results import RunResult
 from retrieval_eval.judging.regression import Verdict, detect_regression
-from retrieval_eval.store import Store, StoredRun, open_store
-from retrieval_eval.store.spool import SpooledRun, spooled_files, write_spool
+
+if TYPE_CHECKING:  # the store (SQLAlchemy) is imported by the calls that open one
+    from retrieval_eval.store import Store, StoredRun
 
 LABELS_CHANGED = (
     "The golden set's labels changed since the last stored run; this run starts a new baseline."
@@ -38,16 +39,6 @@ class Recorded(BaseModel):
     saved: bool
     verdict: Verdict
     spool_path: Path | None = None
-
-
-def resolve_thresholds(
-    config: Config, set_identifier: str, retriever: str, **overrides: Any
-) -> Thresholds:
-    """Thresholds: the config's ``thresholds:``, then the evaluation's own, then overrides."""
-    chosen: Thresholds = config.section_for(set_identifier, retriever, "thresholds")
-    values = chosen.model_dump()
-    values.update({k: v for k, v in overrides.items() if v is not None})
-    return Thresholds.model_validate(values)
 
 
 def judge_and_save(
@@ -87,6 +78,9 @@ def record_run(
     Never raises StoreUnavailableError: an unreachable store gives a spooled run (when ``save``)
     and a verdict saying so. An unknown pinned baseline raises UnknownNameError (exit 2).
     """
+    from retrieval_eval.store import open_store
+    from retrieval_eval.store.spool import SpooledRun, write_spool
+
     result = errors_redacted(result)
     try:
         with open_store(store_url) as store:
@@ -128,6 +122,9 @@ def replay_spool(store_url: str, spool_dir: Path | None = None) -> list[int]:
     Raises StoreUnavailableError when the store is still unreachable (the files stay), and
     InvalidInputError naming a spool file that cannot be read.
     """
+    from retrieval_eval.store import open_store
+    from retrieval_eval.store.spool import spooled_files
+
     entries = spooled_files(spool_dir)
     if not entries:
         return []

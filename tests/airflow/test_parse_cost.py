@@ -49,7 +49,7 @@ CORE_AT_RUN_TIME = (
     "retrieval_eval.evaluation.scoring",
     "retrieval_eval.store",
     "retrieval_eval.judging.recording",
-    "retrieval_eval.evaluation.runner",
+    "retrieval_eval.judging.pipeline",
     "retrieval_eval.golden.loaders",
     "retrieval_eval.retrievers.registry",
     "retrieval_eval.airflow.steps",

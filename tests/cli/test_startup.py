@@ -155,9 +155,8 @@ def test_a_bad_store_url_is_reported_before_the_retriever_is_built(work: Path) -
 
 def test_run_no_save_without_a_store_never_loads_the_store(work: Path) -> None:
     args = ("run", "two.yaml", "startup_retrievers:always_a", "--no-save", "--format", "json")
-    code, modules, _ = loaded(work, *args, watch=STORE | {"rich", "pandas", "numpy"})
-    # pandas: only DataFrames need it, a run builds none; numpy: only per-question metric
-    # arrays (CSV, --per-query), the run's figures are computed without it
+    code, modules, _ = loaded(work, *args, watch=STORE | {"rich", "pandas"})
+    # pandas: only DataFrames need it, a run builds none
     assert (code, modules) == (0, [])
     assert not (work / "home").exists()  # and no empty store was created on the way
 
@@ -315,50 +314,6 @@ def test_any_other_url_is_left_to_the_store_layer(
 ) -> None:
     monkeypatch.chdir(tmp_path)
     assert plain_sqlite_file(db, Config()) is None
-
-
-def test_a_run_leaves_the_garbage_collector_as_it_found_it(
-    work: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """During the run the loaded objects are frozen and no full collection runs (run_cmd's
-    _no_full_collections), through the report (whose power figures define the first pydantic
-    models with every result alive); afterwards the process's collector is as before."""
-    import gc
-
-    from retrieval_eval.golden.models import GoldenQuestion
-    from retrieval_eval.lint import power
-
-    monkeypatch.chdir(work)
-    monkeypatch.setattr(sys, "path", list(sys.path))
-    monkeypatch.delitem(sys.modules, "startup_retrievers", raising=False)
-    monkeypatch.setenv("RETRIEVAL_EVAL_HOME", str(work / "home"))
-    seen: list[tuple[int, int]] = []
-    unfrozen_questions: list[int] = []
-
-    def watching(question: str, limit: int) -> list[str]:
-        seen.append((gc.get_freeze_count(), gc.get_threshold()[2]))
-        if not unfrozen_questions:  # the loaded set was frozen, not left for the collector
-            live = gc.get_objects()  # every tracked object but the frozen ones
-            unfrozen_questions.append(sum(isinstance(o, GoldenQuestion) for o in live))
-        return ["a"]
-
-    monkeypatch.setitem(sys.modules, "watching_retrievers", type(sys)("watching_retrievers"))
-    sys.modules["watching_retrievers"].watching = watching  # type: ignore[attr-defined]
-    run_power = power.run_power
-
-    def watched_power(*args: object, **kwargs: object) -> object:
-        seen.append((gc.get_freeze_count(), gc.get_threshold()[2]))
-        return run_power(*args, **kwargs)  # type: ignore[arg-type]
-
-    monkeypatch.setattr(power, "run_power", watched_power)
-    before = (gc.get_freeze_count(), gc.get_threshold(), gc.isenabled())
-    args = ["run", "two.yaml", "watching_retrievers:watching", "--no-save", "--format", "json"]
-    result = CliRunner().invoke(cli, args)
-    assert result.exit_code == 0, result.output
-    assert len(seen) == 3  # two questions, then the report's power figures
-    assert all(frozen > 0 and full > 10**6 for frozen, full in seen)
-    assert unfrozen_questions == [0]
-    assert (gc.get_freeze_count(), gc.get_threshold(), gc.isenabled()) == before
 
 
 def test_show_on_a_sqlite_store_builds_no_pydantic_schema(

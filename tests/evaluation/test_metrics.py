@@ -24,9 +24,9 @@ from retrieval_eval.evaluation.results import (
     paused_gc,
     questions_frame,
 )
-from retrieval_eval.evaluation.runner import run_evaluation
 from retrieval_eval.evaluation.scoring import collapse, evaluate, judge, judge_many
 from retrieval_eval.golden.models import GoldenQuestion, GoldenQuestionSet
+from retrieval_eval.judging.pipeline import run_evaluation
 from retrieval_eval.retrievers.base import FunctionRetriever
 
 L2, L3, L4, L5 = (math.log2(n) for n in (2, 3, 4, 5))
@@ -371,30 +371,3 @@ def test_reports_show_the_metrics() -> None:
     text = render(run, "text")
     assert "ndcg@3" in text and "0.6309" in text
     assert json.loads(render(run, "json"))["metrics"]["hit_rate@1"] == 0.5
-
-
-def test_the_run_figures_are_the_means_of_the_per_question_values() -> None:
-    """compute() counts questions by kind and takes exact means; the per-question arrays
-    (numpy) give the same figures to the last bit or two, the hit rates to the bit."""
-    rng = random.Random(29)
-    docs = [f"d{i}" for i in range(9)]
-    for trial in range(40):
-        questions, rankings = [], []
-        for i in range(rng.randint(1, 300)):
-            targets = rng.sample(docs, rng.choice([0, 1, 1, 1, 2, 3, 5]))
-            questions.append(q(f"q{i}", targets))
-            rankings.append(rng.choices([*docs, ""], k=rng.randint(0, 14)))
-        depth = rng.choice([1, 3, 5])
-        results = judge_many(questions, rankings, depth=depth)
-        for i in rng.sample(range(len(results)), len(results) // 10):  # some calls failed
-            results[i] = judge(questions[i], None, depth=depth, error="TimeoutError")
-        cutoffs = sorted(set(rng.sample([1, 2, 3, 5, 10], rng.randint(1, 3))))
-        exact = metrics.compute(results, cutoffs)
-        arrays = metrics.values(results, cutoffs)
-        assert list(exact) == list(arrays)
-        for name, column in arrays.items():
-            theirs = metrics.mean(column)
-            if name.startswith("hit_rate") or theirs is None:
-                assert exact[name] == theirs, (trial, name)
-            else:
-                assert exact[name] == pytest.approx(theirs, rel=1e-14, abs=0), (trial, name)

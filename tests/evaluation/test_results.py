@@ -6,8 +6,6 @@ import random
 
 import pandas as pd
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
 
 from retrieval_eval.evaluation.aggregate import summarise
 from retrieval_eval.evaluation.results import QuestionResult, RunResult, RunSettings
@@ -117,21 +115,6 @@ def test_latency_is_none_when_no_call_succeeded() -> None:
 def test_single_question_latency() -> None:
     latency = run([r("a", True, True, latency=7.5)]).latency_ms
     assert latency.p50 == latency.p95 == 7.5
-
-
-@settings(max_examples=300, derandomize=True, deadline=None)
-@given(
-    st.lists(st.floats(allow_nan=False, min_value=0, max_value=1e12), min_size=1, max_size=60),
-    st.sampled_from([0, 1, 5, 25, 50, 75, 90, 95, 99, 100]),
-)
-def test_percentile_is_numpys_to_the_bit(values: list[float], percent: int) -> None:
-    import numpy as np
-
-    from retrieval_eval.evaluation.aggregate import percentile
-
-    ours = percentile(sorted(values), percent)
-    theirs = float(np.percentile(np.asarray(values, dtype=float), percent))
-    assert ours.hex() == theirs.hex()
 
 
 def test_empty_run_has_no_rates_and_no_division_by_zero() -> None:

@@ -94,7 +94,7 @@ def test_plain_function_becomes_a_function_retriever(user_module: str) -> None:
 def test_an_import_path_never_scans_the_entry_points(
     user_module: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """A name with a colon is an import path, as check_retriever_name reads it: building it
+    """A name with a colon is an import path, as RetrieverRegistry.check reads it: building it
     reads no distribution's entry points (every installed one, ~30 ms in an Airflow venv)."""
 
     def scanned(self: RetrieverRegistry) -> dict[str, object]:

@@ -14,9 +14,14 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 from retrieval_eval.config.models import load_config
-from retrieval_eval.evaluation.runner import resolve_retriever, resolve_set, resolve_settings
 from retrieval_eval.evaluation.scoring import evaluate
-from retrieval_eval.judging.recording import record_run, resolve_thresholds
+from retrieval_eval.judging.pipeline import (
+    resolve_retriever,
+    resolve_set,
+    resolve_settings,
+    resolve_thresholds,
+)
+from retrieval_eval.judging.recording import record_run
 from retrieval_eval.retrievers.base import EvaluatableRetriever, FunctionRetriever
 
 SET = "handbook.demo"

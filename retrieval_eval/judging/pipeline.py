@@ -1,0 +1,232 @@
+"""The run pipeline the CLI's ``run`` and the DAG's tasks share, as small steps.
+
+resolve (the set, the settings, the thresholds, the retriever's name) → evaluate (the protocol,
+then the run's dead labels, with the retriever open) → record (judged against its baseline and
+saved, or judged as a first run when there is no store) → power (the smallest drop the set's
+size detects). :func:`run_pipeline` chains them in one process; the DAG calls the steps one task
+at a time, since it fans retrieval out per batch. Names resolve one way, down: the config, then
+the retriever registry it builds.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from retrieval_eval.config.models import Config, RunOptions, Thresholds
+from retrieval_eval.errors import InvalidInputError
+from retrieval_eval.evaluation.labels import attach_dead_labels
+from retrieval_eval.evaluation.results import RunResult, RunSettings
+from retrieval_eval.evaluation.scoring import evaluate
+from retrieval_eval.golden.loaders import SET_SUFFIXES, load_golden_set
+from retrieval_eval.golden.models import GoldenQuestionSet
+from retrieval_eval.judging.recording import Recorded
+from retrieval_eval.retrievers.base import EvaluatableRetriever
+from retrieval_eval.safety.limits import quote
+
+if TYPE_CHECKING:
+    from retrieval_eval.evaluation.labels import DeadLabels
+    from retrieval_eval.judging.regression import Verdict
+    from retrieval_eval.lint.models import PowerReport
+
+
+def resolve_set(config: Config, name: str, identifier: str | None = None) -> GoldenQuestionSet:
+    """A registered set identifier, or a path to a set file (relative to the cwd).
+
+    ``identifier`` names a file's set (JSONL and CSV files have none of their own); with a
+    registered set it is an error, since it would silently go unused.
+    """
+    path = Path(name)
+    if path.suffix.lower() in SET_SUFFIXES or path.is_file():
+        return load_golden_set(path, identifier=identifier)
+    if identifier is not None:
+        raise InvalidInputError(
+            f"--identifier names the set of a set file, but {quote(name)} is not a set file; "
+            "give the file's path, or leave --identifier out"
+        )
+    return config.golden_sets.get(name)
+
+
+def resolve_retriever(config: Config, name: str) -> EvaluatableRetriever:
+    return config.retriever_registry.build(name)
+
+
+@contextmanager
+def opened_retriever(config: Config, name: str) -> Iterator[EvaluatableRetriever]:
+    """Build the retriever; close it afterwards when it has ``close()`` (pools, connections).
+
+    A ``close()`` that raises is logged as a warning, not raised: by then the run is evaluated
+    (and, the block done, saved unless ``--no-save``), and a pool that fails to shut down must
+    not lose it, nor hide the block's own error.
+    """
+    retriever = resolve_retriever(config, name)
+    try:
+        yield retriever
+    finally:
+        close = getattr(retriever, "close", None)
+        if callable(close):
+            try:
+                close()
+            except Exception as exc:
+                from retrieval_eval.safety.redaction import redact
+                from retrieval_eval.safety.surrogates import escaped
+
+                said = str(exc).strip()
+                text = f"{type(exc).__name__}: {said}" if said else type(exc).__name__
+                logging.getLogger(__name__).warning(
+                    "retriever %s: close() failed after the evaluation, whose results stand: %s",
+                    quote(name),
+                    escaped(redact(text))[:300],
+                )
+
+
+def resolve_settings(
+    config: Config, set_identifier: str, retriever: str, **overrides: Any
+) -> RunSettings:
+    """Run settings: the config's ``run:``, then the evaluation's own, then explicit overrides."""
+    options: RunOptions = config.section_for(set_identifier, retriever, "run")
+    return RunSettings.model_validate(_overridden(options.settings(), overrides))
+
+
+def resolve_thresholds(
+    config: Config, set_identifier: str, retriever: str, **overrides: Any
+) -> Thresholds:
+    """Thresholds: the config's ``thresholds:``, then the evaluation's own, then overrides."""
+    chosen: Thresholds = config.section_for(set_identifier, retriever, "thresholds")
+    return Thresholds.model_validate(_overridden(chosen, overrides))
+
+
+def _overridden(section: Any, overrides: Mapping[str, Any]) -> dict[str, Any]:
+    """A config section's values with the overrides that are set (None: not given)."""
+    values: dict[str, Any] = section.model_dump()
+    values.update({k: v for k, v in overrides.items() if v is not None})
+    return values
+
+
+@dataclass(frozen=True)
+class Plan:
+    """What one run evaluates and is judged with: every input checked, nothing built yet."""
+
+    config: Config
+    golden_set: GoldenQuestionSet
+    retriever_name: str
+    settings: RunSettings
+    thresholds: Thresholds
+
+
+def resolve_run(
+    config: Config,
+    set_name: str,
+    retriever_name: str,
+    *,
+    identifier: str | None = None,
+    run: Mapping[str, Any] | None = None,
+    thresholds: Mapping[str, Any] | None = None,
+) -> Plan:
+    """The set, its settings (``run`` overrides), its thresholds (``thresholds`` overrides) and
+    the retriever's name, each checked in that order; the retriever is not built."""
+    golden_set = resolve_set(config, set_name, identifier)
+    settings = resolve_settings(config, golden_set.identifier, retriever_name, **(run or {}))
+    limits = resolve_thresholds(config, golden_set.identifier, retriever_name, **(thresholds or {}))
+    config.retriever_registry.check(retriever_name)
+    return Plan(config, golden_set, retriever_name, settings, limits)
+
+
+def evaluate_run(plan: Plan, *, progress: bool = False) -> RunResult:
+    """Build the retriever, evaluate the set, and find its dead labels (one ``existing_ids``
+    call while the retriever is open: stale labels are left out of the verdict)."""
+    with opened_retriever(plan.config, plan.retriever_name) as retriever:
+        result = evaluate(plan.golden_set, retriever, plan.settings, progress=progress)
+        return attach_dead_labels(result, plan.golden_set, retriever)
+
+
+def record_verdict(
+    result: RunResult,
+    thresholds: Thresholds,
+    *,
+    store_url: str | None,
+    baseline_run_id: int | None = None,
+    save: bool = True,
+) -> Recorded:
+    """Judge the run against its baseline and save it (:func:`~retrieval_eval.judging.recording.
+    record_run`); with no store (``store_url`` None) it is judged as a first run, kept nowhere."""
+    if store_url is None:
+        from retrieval_eval.judging.regression import detect_regression
+
+        verdict = detect_regression(result, None, thresholds)
+        return Recorded(run_id=None, saved=False, verdict=verdict)
+    from retrieval_eval.judging.recording import record_run
+
+    return record_run(
+        result,
+        store_url=store_url,
+        thresholds=thresholds,
+        baseline_run_id=baseline_run_id,
+        save=save,
+    )
+
+
+def power_figures(result: RunResult, thresholds: Thresholds, config: Config) -> PowerReport:
+    """The smallest drop this set's size detects, next to the thresholds the verdict used."""
+    from retrieval_eval.lint.power import run_power
+
+    return run_power(result, thresholds, config.lint)
+
+
+@dataclass(frozen=True)
+class PipelineRun:
+    """What one run of the pipeline produced: the result, what was recorded, the power."""
+
+    result: RunResult
+    recorded: Recorded
+    power: PowerReport
+
+    @property
+    def verdict(self) -> Verdict:
+        return self.recorded.verdict
+
+    @property
+    def run_id(self) -> int | None:
+        return self.recorded.run_id
+
+    @property
+    def spool_path(self) -> Path | None:
+        return self.recorded.spool_path
+
+    @property
+    def dead_labels(self) -> DeadLabels | None:
+        return self.result.dead_labels
+
+
+def run_pipeline(
+    plan: Plan,
+    *,
+    store_url: str | None,
+    baseline_run_id: int | None = None,
+    save: bool = True,
+    progress: bool = False,
+) -> PipelineRun:
+    """Evaluate, record and size one resolved run (see the module docstring)."""
+    result = evaluate_run(plan, progress=progress)
+    recorded = record_verdict(
+        result, plan.thresholds, store_url=store_url, baseline_run_id=baseline_run_id, save=save
+    )
+    return PipelineRun(result, recorded, power_figures(result, plan.thresholds, plan.config))
+
+
+def run_evaluation(
+    config: Config,
+    set_name: str,
+    retriever_name: str,
+    *,
+    progress: bool = False,
+    **overrides: Any,
+) -> RunResult:
+    """Load, build, evaluate; the retriever is closed afterwards when it can be."""
+    return evaluate_run(
+        resolve_run(config, set_name, retriever_name, run=overrides), progress=progress
+    )
