@@ -89,7 +89,7 @@ def rankings_of(
     config: Config, sample: QuerySample, spec: SampleSpec, retriever: str, settings: ReplaySettings
 ) -> list[Ranked]:
     """``retriever``'s rankings of every query of ``sample`` (the retriever closed after)."""
-    from retrieval_eval.evaluation.runner import opened_retriever
+    from retrieval_eval.judging.pipeline import opened_retriever
 
     texts = resolve_texts(sample, spec, config.base_dir)
     with opened_retriever(config, retriever) as built:
