@@ -2,8 +2,8 @@
 
 - **LocalExecutor overhead**: a DAG run of the demo set (46 questions, 4 batches) and of SciFact
   (300, 8 batches; skipped without ../shared/data) against the sum of (a) a do-nothing DAG with
-  the same task graph and the same number of mapped tasks in the same deployment and (b) the CLI
-  on the same set (``retrieval-eval run --no-save``, a new process). Run time is the DAG run's
+  the same task graph (:mod:`benchmarks.noop_dag`) and the same number of mapped tasks in
+  the same deployment and (b) the CLI on the same set (``retrieval-eval run --no-save``, a new process). Run time is the DAG run's
   ``end_date - start_date``; two alternating rounds, best of each. Target ≤ 1.3: the package adds
   little beyond Airflow's own per-task cost and the evaluation itself.
 - **Celery scale-out**: 400 questions against a loopback HTTP service answering after 50 ms,
@@ -29,6 +29,7 @@ from typing import Any
 import yaml
 
 from benchmarks.common import ROOT, SHARED_DATA, Row, seconds
+from benchmarks.noop_dag import noop_dag_file
 
 sys.path.insert(0, os.path.join(ROOT, "tests", "airflow"))
 from deployment import Deployment, deployment
@@ -36,53 +37,6 @@ from deployment import Deployment, deployment
 PG = os.environ.get("RETRIEVAL_EVAL_TEST_PG", "postgresql://postgres@127.0.0.1:5432/test")
 EXAMPLES = Path(ROOT) / "examples"
 BIN = Path(sys.executable).parent
-NOOP_DAGS = """
-from datetime import datetime
-from airflow.sdk import DAG, task
-
-@task
-def load_golden_set(n):
-    return list(range(n))
-
-@task
-def retrieve(batch):
-    return batch
-
-@task
-def score(results):
-    return len(list(results))
-
-@task
-def persist(result):
-    return {"state": "ok"}
-
-@task.branch
-def check_regression(recorded):
-    return "no_regression"
-
-@task
-def alert_regression(result, recorded):
-    return ""
-
-@task
-def alert_invalid_run(result, recorded):
-    return ""
-
-@task
-def no_regression(recorded):
-    return ""
-
-for n in (4, 8):
-    with DAG(f"noop_{n}", schedule=None, start_date=datetime(2024, 1, 1), catchup=False) as dag:
-        result = score(retrieve.expand(batch=load_golden_set(n)))
-        recorded = persist(result)
-        check_regression(recorded) >> [
-            alert_regression(result, recorded),
-            alert_invalid_run(result, recorded),
-            no_regression(recorded),
-        ]
-    globals()[dag.dag_id] = dag
-"""
 
 
 def _duration(af: Deployment, dag_id: str, run_id: str) -> float:
@@ -153,7 +107,9 @@ def _local(folder: Path) -> list[Row]:
     )
     dags = folder / "dags"
     dags.mkdir()
-    (dags / "noop_dags.py").write_text(NOOP_DAGS, encoding="utf-8")
+    (dags / "noop_dags.py").write_text(
+        noop_dag_file([("noop_4", 4), ("noop_8", 8)]), encoding="utf-8"
+    )
     rows: list[Row] = []
     for name, _golden, corpus, batches in sets:
         text = config.read_text().replace("CORPUS", str(corpus))
@@ -279,6 +235,12 @@ def _retrieve_stage(af: Deployment, dag_id: str, label: str) -> float:
     start = min(_time(t["start_date"]) for t in batches)
     end = max(_time(t["end_date"]) for t in batches)
     return (end - start).total_seconds()
+
+
+def run_local() -> list[Any]:
+    """Only the LocalExecutor rows (``python -m benchmarks dagrun``): the demo DAG run's ratio."""
+    with tempfile.TemporaryDirectory() as folder:
+        return _local(Path(folder))
 
 
 def run() -> list[Any]:

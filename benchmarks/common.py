@@ -12,7 +12,7 @@ import os
 import platform
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 # the shared collections: $RETRIEVAL_EVAL_DATA as for the tests (relative to the repo root),
@@ -24,9 +24,21 @@ SHARED_DATA = os.path.normpath(
 )
 
 
+def load() -> float:
+    """The one-minute load average (0 where the platform has none): printed beside each figure."""
+    try:
+        return os.getloadavg()[0]
+    except OSError:
+        return 0.0
+
+
 @dataclass
 class Row:
-    """One line of the table. ``met`` is None where there is no target (context only)."""
+    """One line of the table. ``met`` is None where there is no target (information only).
+
+    ``load`` is the load average when the row's figure was taken: on a shared machine, it says
+    how much the figure can be trusted.
+    """
 
     benchmark: str
     ours: str
@@ -35,6 +47,7 @@ class Row:
     target: str
     met: bool | None
     note: str = ""
+    load: float = field(default_factory=load)
 
     @property
     def verdict(self) -> str:
@@ -81,19 +94,15 @@ def machine() -> str:
         cpu = names[0] if names else cpu
     except OSError:
         pass
-    try:
-        load = f"load {os.getloadavg()[0]:.1f}"
-    except OSError:
-        load = ""
     return (
         f"{cpu}, {os.cpu_count()} CPUs, Python {platform.python_version()}, "
-        f"{platform.system()} {platform.release()}, {load}"
+        f"{platform.system()} {platform.release()}, load {load():.1f}"
     )
 
 
 def render(rows: list[Row]) -> str:
     """The one table ``make bench`` prints (plain text, aligned), with the notes below it."""
-    header = ["benchmark", "ours", "reference", "ratio", "target", "result"]
+    header = ["benchmark", "ours", "reference", "ratio", "target", "result", "load"]
     lines = [
         [
             row.benchmark,
@@ -102,6 +111,7 @@ def render(rows: list[Row]) -> str:
             "–" if row.ratio is None else f"{row.ratio:.2f}",
             row.target,
             row.verdict,
+            f"{row.load:.1f}",
         ]
         for row in rows
     ]

@@ -67,7 +67,7 @@ _EXPORTS = {
     "Verdict": "retrieval_eval.judging.regression",
     "detect_regression": "retrieval_eval.judging.regression",
     "mcnemar_exact": "retrieval_eval.judging.regression",
-    "render_verdict": "retrieval_eval.judging.regression",
+    "render_verdict": "retrieval_eval.reports.verdict",
     "Leaderboard": "retrieval_eval.judging.leaderboard",
     "compare_runs": "retrieval_eval.judging.leaderboard",
     "Recorded": "retrieval_eval.judging.recording",

@@ -5,8 +5,8 @@ Each mutation replaces one exact snippet of one file (it must occur exactly once
 that no longer matches the code is reported instead of silently skipped) and runs only the test
 files that guard that rule, with ``pytest -x -q``. A mutation is KILLED when those tests fail and
 SURVIVES when they pass. The mutations cover the scoring rules, aggregation, the regression
-thresholds, baseline selection, atomic saving, the dashboard's escaping and the fast paths
-(each must do what the path it stands in for does).
+thresholds, baseline selection, atomic saving, the golden-set rules and the dashboard's
+escaping.
 
 Everything happens in a throwaway copy of the working tree (tracked files plus untracked ones git
 does not ignore) in a temporary folder, imported through ``PYTHONPATH``: the live checkout is
@@ -41,6 +41,7 @@ ROOT = Path(__file__).resolve().parent.parent
 
 SCORING_TESTS = ("tests/evaluation/test_scoring.py",)
 RESULTS_TESTS = ("tests/evaluation/test_results.py",)
+GOLDEN_TESTS = ("tests/golden/test_models.py", "tests/golden/test_loaders.py")
 REGRESSION_TESTS = ("tests/judging/test_regression.py",)
 STORE_TESTS = ("tests/store/test_store.py", "tests/store/test_baseline.py")
 BASELINE_TESTS = ("tests/store/test_baseline.py", "tests/store/test_store.py")
@@ -49,6 +50,7 @@ CHART_TESTS = ("tests/webui/test_escaping.py", "tests/webui/test_charts.py")
 
 SCORING = "retrieval_eval/evaluation/scoring.py"
 RESULTS = "retrieval_eval/evaluation/results.py"
+GOLDEN_MODELS = "retrieval_eval/golden/models.py"
 AGGREGATE = "retrieval_eval/evaluation/aggregate.py"
 REGRESSION = "retrieval_eval/judging/regression.py"
 STORE = "retrieval_eval/store/store.py"
@@ -269,8 +271,8 @@ MUTATIONS: list[Mutation] = [
         "top3-judged-on-top1-threshold",
         "regression",
         REGRESSION,
-        "if _drops(top3, thresholds.max_top3_drop):",
-        "if _drops(top3, thresholds.max_top1_drop):",
+        "top3_dropped = _drops(top3, thresholds.max_top3_drop)",
+        "top3_dropped = _drops(top3, thresholds.max_top1_drop)",
         REGRESSION_TESTS,
         must_kill=False,
     ),
@@ -440,38 +442,55 @@ MUTATIONS: list[Mutation] = [
         STORE_TESTS,
         must_kill=False,
     ),
-    # -- fast paths: each must do exactly what the path it stands in for does --------------------
+    # -- golden sets: the question and set rules (pydantic-core constraints, and the checks it
+    # cannot express) ---------------------------------------------------------------------------
     Mutation(
-        "fast-rows-unstripped-id",
-        "fast paths",
-        "retrieval_eval/golden/fast_rows.py",
-        "if not qid or qid.strip() != qid or not qid.isprintable() or qid in seen:",
-        "if not qid or not qid.isprintable() or qid in seen:",
-        ("tests/golden/test_fast_rows.py",),
+        "golden-ids-unstripped",
+        "golden",
+        GOLDEN_MODELS,
+        'str, StringConstraints(strip_whitespace=True, min_length=1, pattern=f"^[^{_CONTROL}]*$")',
+        'str, StringConstraints(strip_whitespace=False, min_length=1, pattern=f"^[^{_CONTROL}]*$")',
+        GOLDEN_TESTS,
     ),
     Mutation(
-        "fast-rows-duplicate-id",
-        "fast paths",
-        "retrieval_eval/golden/fast_rows.py",
-        "if not qid or qid.strip() != qid or not qid.isprintable() or qid in seen:",
-        "if not qid or qid.strip() != qid or not qid.isprintable():",
-        ("tests/golden/test_fast_rows.py",),
+        "golden-ids-control-characters",
+        "golden",
+        GOLDEN_MODELS,
+        'str, StringConstraints(strip_whitespace=True, min_length=1, pattern=f"^[^{_CONTROL}]*$")',
+        "str, StringConstraints(strip_whitespace=True, min_length=1)",
+        GOLDEN_TESTS,
     ),
     Mutation(
-        "trusted-read-accepts-subclasses",
-        "fast paths",
-        "retrieval_eval/store/trusted.py",
-        "data[name] = value if type(value) is kind else convert(value)",
-        "data[name] = value if isinstance(value, kind) else convert(value)",
-        ("tests/store/test_trusted_models.py",),
+        "golden-text-lone-surrogate",
+        "golden",
+        GOLDEN_MODELS,
+        "Text = Annotated[str, StringConstraints(min_length=0)]",
+        "Text = str",
+        ("tests/safety/test_surrogates.py",),
     ),
     Mutation(
-        "question-json-skips-escapes",
-        "fast paths",
-        "retrieval_eval/reports/question_json.py",
-        "    return len(data) - len(data.translate(None, _ESCAPED_BYTES))",
-        "    return 0",
-        ("tests/reports/test_question_json.py",),
+        "golden-document-id-twice",
+        "golden",
+        GOLDEN_MODELS,
+        "    ids: tuple[str, ...] = handler(value)\n    twice = _twice(ids)\n",
+        "    ids: tuple[str, ...] = handler(value)\n    twice = None\n",
+        GOLDEN_TESTS,
+    ),
+    Mutation(
+        "golden-set-question-id-twice",
+        "golden",
+        GOLDEN_MODELS,
+        "twice = _twice(tuple(question.id for question in golden_set.questions))",
+        "twice = None",
+        GOLDEN_TESTS,
+    ),
+    Mutation(
+        "golden-file-question-id-twice",
+        "golden",
+        "retrieval_eval/golden/loaders.py",
+        "return questions if len({question.id for question in questions}) == len(questions) else None",
+        "return questions",
+        GOLDEN_TESTS,
     ),
     # -- webui: every stored string escaped ------------------------------------------------------
     Mutation(

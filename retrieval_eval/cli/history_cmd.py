@@ -10,7 +10,6 @@ accept``, which write to an existing store; the first ``run`` does).
 from __future__ import annotations
 
 import io
-import json
 import sys
 from typing import TYPE_CHECKING, Any
 
@@ -31,8 +30,7 @@ if TYPE_CHECKING:
 
     from retrieval_eval.config.models import Config
     from retrieval_eval.lint.models import PowerReport
-    from retrieval_eval.store import Store, StoredRun
-    from retrieval_eval.store.reader import SqliteReader
+    from retrieval_eval.store import RunSummary, Store, StoredRun
 
 TEXT_JSON = click.Choice(["text", "json"])
 
@@ -46,13 +44,10 @@ def _open_existing(db: str | None, config_path: str | None) -> Store:
     return open_store_to_read(store_url_for(db, config_path))
 
 
-def _open_to_read(db: str | None, config_path: str | None) -> Store | SqliteReader:
-    """The store for a command that only reads runs (history, show, report, compare).
-
-    A plain SQLite file already at this version's schema is read with sqlite3, without
-    SQLAlchemy's ~0.2 s of imports; any other store is opened without creating anything: a
-    missing SQLite file or a database without the tables is NoStoreError (exit 2, naming it and
-    how to create one), another revision StoreSchemaError.
+def _open_to_read(db: str | None, config_path: str | None) -> Store:
+    """The store for a command that only reads runs (history, show, report, compare), opened
+    without creating anything: a missing SQLite file or a database without the tables is
+    NoStoreError (exit 2, naming it and how to create one), another revision StoreSchemaError.
     """
     config = None
     if not db:
@@ -62,22 +57,8 @@ def _open_to_read(db: str | None, config_path: str | None) -> Store | SqliteRead
     return open_to_read(db, config)
 
 
-def open_to_read(db: str | None, config: Config | None) -> Store | SqliteReader:
+def open_to_read(db: str | None, config: Config | None) -> Store:
     """:func:`_open_to_read` with the config loaded (``sets lint`` opens the store this way)."""
-    from retrieval_eval.cli.db_cmd import plain_sqlite_file
-
-    path = plain_sqlite_file(db, config)
-    if path is not None:
-        from retrieval_eval.store.reader import open_reader
-
-        reader = open_reader(path)
-        if reader is not None:
-            return reader
-        if not path.exists():  # said without importing SQLAlchemy
-            from retrieval_eval.errors import NoStoreError
-            from retrieval_eval.store.names import no_store_file
-
-            raise NoStoreError(no_store_file(path))
     from retrieval_eval.store import resolve_store_url
     from retrieval_eval.store.store import open_store_to_read
 
@@ -95,76 +76,38 @@ def _table_text(*tables: Table) -> str:
 
 
 def _echo_json(data: Any) -> None:
-    click.echo(json.dumps(data, indent=2, ensure_ascii=False))
+    from retrieval_eval.reports.jsonio import dumps
+
+    click.echo(dumps(data))
 
 
-def _summary(run: StoredRun) -> dict[str, Any]:
+def _listed(run: RunSummary) -> dict[str, Any]:
+    """One run as ``history --format json`` lists it (the text table reads the same keys)."""
     from retrieval_eval.evaluation.results import as_pair
 
-    r = run.result
     return {
-        "id": run.id,
+        "id": run.run_id,
         "run_date": run.run_date.isoformat(),
-        "set": r.set_identifier,
-        "retriever": r.retriever,
-        "question_count": r.question_count,
-        "top1_hit_rate": r.top1_hit_rate,
-        "top3_hit_rate": r.top3_hit_rate,
-        "top1_hit_rate_ci": as_pair(r.top1_hit_rate_ci),
-        "top3_hit_rate_ci": as_pair(r.top3_hit_rate_ci),
-        "error_count": r.error_count,
+        "set": run.set,
+        "retriever": run.retriever,
+        "question_count": run.question_count,
+        "top1_hit_rate": run.top1_hit_rate,
+        "top3_hit_rate": run.top3_hit_rate,
+        "top1_hit_rate_ci": as_pair(run.top1_hit_rate_ci),
+        "top3_hit_rate_ci": as_pair(run.top3_hit_rate_ci),
+        "error_count": run.error_count,
         "status": run.status,
         "verdict_state": run.verdict_state,
         "is_regression": run.is_regression,
         "accepted_baseline": run.accepted_baseline,
         "baseline_run_id": run.baseline_run_id,
-        "labels_fingerprint": r.labels_fingerprint,
+        "labels_fingerprint": run.labels_fingerprint,
         # expected ids the run found gone from the index (0: none, or not checked)
-        "dead_label_count": len(r.dead_labels.dead_ids) if r.dead_labels else 0,
+        "dead_label_count": run.dead_label_count,
     }
 
 
-def _row_summary(row: dict[str, Any]) -> dict[str, Any]:
-    """:func:`_summary` of a stored run, from its decoded ``eval_result`` row alone.
-
-    What ``history`` lists, without building the run's pydantic models (importing pydantic and
-    defining them is most of what ``history`` costs): the same keys and values as
-    ``_summary(rows.stored_run(row, [], slices))``, the intervals from the same counts.
-    """
-    from datetime import UTC
-
-    from retrieval_eval.evaluation.intervals import wilson
-    from retrieval_eval.store.names import compared_baseline
-
-    run_date = row["run_date"]
-    run_date = run_date.replace(tzinfo=UTC) if run_date.tzinfo is None else run_date.astimezone(UTC)
-    details = row["details"] or {}
-    count = row["prompt_count"]
-    interval_1 = wilson(row["passed_count"], count)
-    interval_3 = wilson(details.get("top3_hits", 0), count)  # no questions read: as stored_run
-    return {
-        "id": row["id"],
-        "run_date": run_date.isoformat(),
-        "set": row["set_identifier"],
-        "retriever": row["model_id"],
-        "question_count": count,
-        "top1_hit_rate": row["pass_rate"],
-        "top3_hit_rate": row["mean_score"],
-        "top1_hit_rate_ci": None if interval_1 is None else list(interval_1),
-        "top3_hit_rate_ci": None if interval_3 is None else list(interval_3),
-        "error_count": row["error_count"],
-        "status": row["status"],
-        "verdict_state": row["verdict_state"],
-        "is_regression": row["is_regression"],
-        "accepted_baseline": row["accepted_baseline"],
-        # an invalid run was never compared, even if stored before it stopped naming a baseline
-        "baseline_run_id": compared_baseline(row["status"], row["baseline_run_id"]),
-        "labels_fingerprint": row["labels_fingerprint"] or "",
-        "dead_label_count": len((details.get("dead_labels") or {}).get("dead_ids") or []),
-    }
-
-
-def _latest(store: Store | SqliteReader, set_identifier: str, retriever: str) -> StoredRun:
+def _latest(store: Store, set_identifier: str, retriever: str) -> StoredRun:
     from retrieval_eval.judging.leaderboard import latest_run
 
     return latest_run(store, set_identifier, retriever)
@@ -187,14 +130,7 @@ def history(
 ) -> None:
     """Recent runs of RETRIEVER on SET, newest first, with rates and verdicts."""
     with _open_to_read(db, config_path) as store:
-        from retrieval_eval.store.reader import SqliteReader
-
-        if isinstance(store, SqliteReader):  # rows, without pydantic and the models
-            rows = store.history_rows(set_identifier, retriever, limit)
-            runs = [_row_summary(row) for row in rows]
-        else:
-            stored = store.history(set_identifier, retriever, limit=limit, questions=False)
-            runs = [_summary(run) for run in stored]
+        runs = [_listed(run) for run in store.summaries(set_identifier, retriever, limit)]
         if not runs:
             _latest(store, set_identifier, retriever)  # raises, naming what is stored
     if fmt == "json":
@@ -204,7 +140,7 @@ def history(
 
     from rich.table import Table
 
-    from retrieval_eval.evaluation.intervals import ci, pct
+    from retrieval_eval.reports.numbers import ci, pct
 
     table = Table(title=f"{set_identifier} × {retriever}", title_justify="left")
     for name in ("run", "date (UTC)", "questions", "top-1", "top-3", "errors", "verdict", "vs"):
@@ -300,7 +236,7 @@ def show(
     with _open_to_read(db, config_path) as store:
         run = store.get_run(run_id)
     if per_query:
-        from retrieval_eval.reports.report import render_per_query
+        from retrieval_eval.reports.csv import render_per_query
 
         click.echo(render_per_query(run.result), nl=False)
         return

@@ -200,7 +200,7 @@ def replay(
 def drift(sample: str, retriever: str, limit: int, db: str | None, config_path: str | None) -> None:
     """The replays of SAMPLE by RETRIEVER, newest first: mean RBO and top-1 changed over time."""
     from retrieval_eval.config.models import load_config
-    from retrieval_eval.evaluation.intervals import pct
+    from retrieval_eval.reports.numbers import MISSING, decimal, pct
     from retrieval_eval.store.replays import replay_history
 
     config = load_config(config_path)
@@ -210,8 +210,8 @@ def drift(sample: str, retriever: str, limit: int, db: str | None, config_path: 
         click.echo(f"no replays of sample {sample} by {retriever} yet")
         return
     for r in rows:
-        rbo = "–" if r.mean_rbo is None else f"{r.mean_rbo:.3f}"
-        index = f"index {r.index_version}" if r.index_version else "index –"
+        rbo = decimal(r.mean_rbo, 3)
+        index = f"index {r.index_version or MISSING}"
         click.echo(
             f"{r.id:>5}  {r.run_date:%Y-%m-%d %H:%M}  {r.state:<8}  RBO {rbo}  "
             f"top-1 changed {pct(r.top1_changed)}  {index}  {r.query_count} queries"

@@ -212,7 +212,7 @@ def run(
         )
     if output:
         from retrieval_eval.cli.output_file import output_errors
-        from retrieval_eval.reports.report import headline_line
+        from retrieval_eval.reports.headline import headline_line
 
         # the terminal still says how the run went; stdout stays empty (the report is the file)
         click.echo(headline_line(result, verdict, run_id), err=True)

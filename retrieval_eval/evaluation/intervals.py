@@ -60,16 +60,6 @@ def wilson(k: int, n: int, z: float = Z95) -> Interval | None:
     return low, high
 
 
-def pct(rate: float | None) -> str:
-    """A rate as the reports print it: ``55.0%`` (``–`` without one)."""
-    return "–" if rate is None else f"{rate * 100:.1f}%"
-
-
-def ci(interval: Interval | None) -> str:
-    """A 95 % interval of a rate: ``[49.3%, 60.5%]`` (``–`` without one)."""
-    return "–" if interval is None else f"[{pct(interval[0])}, {pct(interval[1])}]"
-
-
 def rate_interval(rate: float | None, n: int) -> Interval | None:
     """:func:`wilson` for a proportion known as a rate over ``n`` (its hits: ``round(rate·n)``)."""
     if rate is None or n <= 0:

@@ -39,7 +39,7 @@ if TYPE_CHECKING:  # annotations only: a stored run's results need no set models
 class DeadLabels(BaseModel):
     """What the check found; ``checked=False`` when the retriever cannot check ids."""
 
-    model_config = ConfigDict(defer_build=True)  # built at first use: retrieval_eval.store.trusted
+    model_config = ConfigDict(defer_build=True)  # schema built at first use, not at import
 
     checked: bool
     source: str = ""

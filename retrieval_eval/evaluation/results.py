@@ -35,7 +35,6 @@ from pydantic import BaseModel, ConfigDict, Field
 from retrieval_eval.evaluation.intervals import Interval, rate_interval, wilson
 from retrieval_eval.evaluation.labels import DeadLabels
 from retrieval_eval.golden.forms import QuestionForm
-from retrieval_eval.store.trusted import assembled
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -64,7 +63,7 @@ def paused_gc() -> Iterator[None]:
 class QuestionResult(BaseModel):
     """How one question fared. ``retrieved`` holds distinct ids, best first, to the deepest cutoff."""
 
-    model_config = ConfigDict(defer_build=True)  # built at first use: retrieval_eval.store.trusted
+    model_config = ConfigDict(defer_build=True)  # schema built at first use, not at import
 
     id: str
     question: str = ""
@@ -78,27 +77,9 @@ class QuestionResult(BaseModel):
     latency_ms: float | None = None
     error: str | None = None
 
-    @classmethod
-    def trusted(cls, values: dict[str, Any]) -> QuestionResult:
-        """A result from EVERY field's value, already well typed, without re-validating them.
-
-        What ``model_construct`` does, minus its per-field bookkeeping: the scorer's 100k-question
-        path (:func:`retrieval_eval.evaluation.scoring.judge_many`) spends a third of its time validating
-        values it just built from a validated question. ``tests/evaluation/test_metrics.py`` checks that
-        the result equals ``QuestionResult(**values)``.
-
-        Every field being set, the results share one set of set fields (``model_fields_set``):
-        building an 11-name set per result was half of this method's time. pydantic only adds
-        to it the name of a field assigned (already there) and copies it for a copy.
-        """
-        return assembled(cls, values, _EVERY_FIELD)
-
-
-_EVERY_FIELD = set(QuestionResult.model_fields)  # the fields set in every trusted result
-
 
 class SliceRates(BaseModel):
-    model_config = ConfigDict(defer_build=True)  # built at first use: retrieval_eval.store.trusted
+    model_config = ConfigDict(defer_build=True)  # schema built at first use, not at import
 
     questions: int
     top1_hits: int
@@ -124,14 +105,14 @@ class SliceRates(BaseModel):
 
 
 class Latency(BaseModel):
-    model_config = ConfigDict(defer_build=True)  # built at first use: retrieval_eval.store.trusted
+    model_config = ConfigDict(defer_build=True)  # schema built at first use, not at import
 
     p50: float | None = None
     p95: float | None = None
 
 
 class RunSettings(BaseModel):
-    model_config = ConfigDict(defer_build=True)  # built at first use: retrieval_eval.store.trusted
+    model_config = ConfigDict(defer_build=True)  # schema built at first use, not at import
 
     top_k: int = TOP_K
     overfetch_multiplier: int = OVERFETCH_MULTIPLIER
@@ -154,7 +135,7 @@ class RunSettings(BaseModel):
 class RunResult(BaseModel):
     """One evaluation of one retriever on one golden set."""
 
-    model_config = ConfigDict(defer_build=True)  # built at first use: retrieval_eval.store.trusted
+    model_config = ConfigDict(defer_build=True)  # schema built at first use, not at import
 
     run_key: str = Field(default_factory=lambda: uuid.uuid4().hex)
     set_identifier: str
@@ -235,14 +216,6 @@ class RunResult(BaseModel):
     def contract(self) -> dict[str, Any]:
         """The stable JSON document other tools read (``--format json``)."""
         return {
-            **self.contract_head(),
-            "questions": _questions_contract(self.questions, self.stale_targets()),
-        }
-
-    def contract_head(self) -> dict[str, Any]:
-        """:meth:`contract` but its last key, ``questions`` (the JSON report writes them from
-        the results: :mod:`retrieval_eval.reports.question_json`)."""
-        return {
             "set": self.set_identifier,
             "retriever": self.retriever,
             "run_key": self.run_key,
@@ -264,6 +237,7 @@ class RunResult(BaseModel):
             **self.intervals(),
             "settings": self.settings.model_dump(),
             "dead_labels": self.dead_labels.model_dump() if self.dead_labels else None,
+            "questions": _questions_contract(self.questions, self.stale_targets()),
         }
 
 

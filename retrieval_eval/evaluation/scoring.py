@@ -125,19 +125,15 @@ def judge_many(
 ) -> list[QuestionResult]:
     """Score rankings you already hold (a run file, a notebook), one per question, in bulk.
 
-    The same rules and results as :func:`judge` (no latency is recorded), built in bulk: the
-    cyclic garbage collector is paused, and results whose kept ids are all strings skip
-    pydantic's re-validation of values the scorer built itself from a validated question.
-    A kept id that is no Unicode text (a lone surrogate) raises ValueError naming its question.
+    The same rules and results as :func:`judge` (no latency is recorded), with the cyclic
+    garbage collector paused. A kept id that is no Unicode text (a lone surrogate) raises
+    ValueError naming its question.
     """
     if len(questions) != len(rankings):
         raise ValueError(f"{len(rankings)} rankings for {len(questions)} questions")
     with paused_gc():
-        # one C-level pass over every id: only all-string rankings may skip validation
-        kinds = set(map(type, chain.from_iterable(r for r in rankings if r)))
-        build = QuestionResult.trusted if kinds <= {str} else _validated
         results = [
-            build(_judged(question, ranking, depth, None, None))
+            QuestionResult.model_validate(_judged(question, ranking, depth, None, None))
             for question, ranking in zip(questions, rankings, strict=True)
         ]
     # what is kept must be text (what validation would not check)
@@ -146,10 +142,6 @@ def judge_many(
         what = f"the ranking of question {quote(results[bad].id)} holds"
         _refuse_surrogate(rankings[bad] or (), what)
     return results
-
-
-def _validated(values: dict[str, Any]) -> QuestionResult:
-    return QuestionResult(**values)
 
 
 def check_ranking(value: Any) -> list[str]:
@@ -216,9 +208,7 @@ def _result(
     latency_ms: float,
     error: str | None,
 ) -> QuestionResult:
-    # every value is well typed here (a checked ranking or none, the scorer's own numbers), so
-    # the result skips pydantic's re-validation, as judge_many's do
-    return QuestionResult.trusted(_judged(question, ranking, depth, latency_ms, error))
+    return QuestionResult.model_validate(_judged(question, ranking, depth, latency_ms, error))
 
 
 def _chunk_scorer(
@@ -352,7 +342,7 @@ def _progress_bar(total: int, enabled: bool, label: str) -> Iterator[Callable[[i
         return
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeElapsedColumn
 
-    from retrieval_eval.reports.report import stderr_console
+    from retrieval_eval.reports.text import stderr_console
 
     with Progress(
         "[progress.description]{task.description}",

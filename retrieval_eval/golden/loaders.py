@@ -22,17 +22,14 @@ import csv
 import io
 import json
 import re
-from itertools import repeat
-from operator import itemgetter
+from functools import cache
 from pathlib import Path
 from typing import Any
 
-from pydantic import ValidationError
+from pydantic import TypeAdapter, ValidationError
 
 from retrieval_eval.errors import GoldenSetError
-from retrieval_eval.golden.fast_rows import ordinary_questions
 from retrieval_eval.golden.models import GoldenQuestion, GoldenQuestionSet
-from retrieval_eval.golden.promotion import promote_young_objects
 from retrieval_eval.safety.limits import (
     MAX_SET_FILE_BYTES,
     digits,
@@ -71,13 +68,9 @@ def load_golden_set(path: str | Path, identifier: str | None = None) -> GoldenQu
         raise GoldenSetError([f"{path}: cannot read the file ({shorten(str(exc))})"]) from None
     from retrieval_eval.evaluation.results import paused_gc
 
-    # parsing and validating allocate a few objects per question and nothing cyclic; the
-    # collector's full passes over them were a third of loading 20,000 questions, and its first
-    # young collection after the pause walked them all again (golden/promotion.py)
+    # parsing and validating allocate a few objects per question and nothing cyclic
     with paused_gc():
-        golden_set = _load_text(path, text, suffix, identifier)
-        promote_young_objects()
-    return golden_set
+        return _load_text(path, text, suffix, identifier)
 
 
 def _load_text(path: Path, text: str, suffix: str, identifier: str | None) -> GoldenQuestionSet:
@@ -141,9 +134,8 @@ def validate_set_data(
     elif not raw_questions and not unread:  # else the unread lines may hold the questions
         problems.append(f"{source}: the set has no questions; add at least one")
 
-    # every row ordinary (golden/fast_rows.py): the same questions, at a fraction of the cost;
-    # else each row is validated below, for its problems
-    fast = ordinary_questions(raw_questions)
+    # a set with no problem is validated in one call; else each row on its own, for its problems
+    fast = _valid_rows(raw_questions)
     questions: list[GoldenQuestion] = fast if fast is not None else []
     seen: dict[str, int] = {}
     for index, raw in enumerate(raw_questions if fast is None else ()):
@@ -193,12 +185,24 @@ def validate_set_data(
             )
     if problems:
         raise GoldenSetError(problems)
-    if fast is not None:
-        # the questions are proved unique: the set is validated with its first one only (the
-        # header's checks), then given all of them, sparing a Python pass over 20,000 of them
-        first = GoldenQuestionSet.model_validate({**header, "questions": questions[:1]})
-        return first.model_copy(update={"questions": tuple(questions)})
     return GoldenQuestionSet.model_validate({**header, "questions": questions})
+
+
+@cache
+def _rows() -> TypeAdapter[list[GoldenQuestion]]:
+    """The validator of a file's rows, built at the first load."""
+    return TypeAdapter(list[GoldenQuestion])
+
+
+def _valid_rows(rows: list[Any]) -> list[GoldenQuestion] | None:
+    """The questions of ``rows`` when no row has a problem and no id is given twice, else None."""
+    if not rows:
+        return None
+    try:
+        questions = _rows().validate_python(rows)
+    except ValidationError:
+        return None
+    return questions if len({question.id for question in questions}) == len(questions) else None
 
 
 def _where(source: str, raw: Any, index: int, lines: list[int | None] | None) -> str:
@@ -216,9 +220,7 @@ def _describe(err: Any) -> str:
     # loc holds the field's name, which may be any key of the file: quoted short like a value
     loc = shorten(".".join(str(part) for part in err.get("loc", ()) if not isinstance(part, int)))
     msg = str(err.get("msg", "invalid")).removeprefix("Value error, ")
-    if err.get("type") == "enum":
-        msg = f"unknown form {quote(err.get('input'))}; use 'match' or 'gap'"
-    elif err.get("type") == "invalid_key":  # a YAML key that is no text (1, null, a date)
+    if err.get("type") == "invalid_key":  # a YAML key that is no text (1, null, a date)
         return f"field {quote(err.get('input'))}: unknown field; allowed: " + ", ".join(CSV_COLUMNS)
     elif err.get("type") == "extra_forbidden":
         msg = "unknown field; allowed: " + ", ".join(CSV_COLUMNS)
@@ -248,7 +250,6 @@ def _parse_int(literal: str) -> int:
 # json's decoder, but for integers, which it would let int() refuse with a ValueError naming
 # sys.set_int_max_str_digits(); sets seldom hold integers, so the hook is seldom called
 _DECODER = json.JSONDecoder(parse_int=_parse_int)
-_SCAN = _DECODER.scan_once  # type: ignore[attr-defined]  # raw_decode's C scanner
 
 
 def _read_document(
@@ -304,10 +305,6 @@ def _read_jsonl(
 ) -> tuple[list[Any], list[int | None], list[str]]:
     """Rows, their lines, and the problems of lines that are no JSON (or, with ``measure``, that
     nest past the limit)."""
-    if not measure:
-        every = _every_line_decoded(text)
-        if every is not None:
-            return every, list(range(1, len(every) + 1)), []
     rows: list[Any] = []
     lines: list[int | None] = []
     problems: list[str] = []
@@ -341,27 +338,6 @@ def _read_jsonl(
         rows.append(value)
         lines.append(number)
     return rows, lines, problems
-
-
-def _every_line_decoded(text: str) -> list[Any] | None:
-    """Every line's value when every line is one JSON document, decoded with C-level passes.
-
-    The loop of :func:`_read_jsonl` costs ~1 µs a line in Python around the decoding. Here
-    json's C scanner (what ``raw_decode`` calls) maps over the lines stripped of JSON whitespace;
-    the values are the loop's when every document decodes and is consumed whole. Else None, and
-    the loop reads the file, for its problems and its line numbers: a blank line (the loop skips
-    it) is no JSON, so it ends up there too, as does any error (the scanner's StopIteration on a
-    document with no value ends ``map`` early: the list of ends is then too short).
-    """
-    documents = list(map(str.strip, text.splitlines(), repeat(_JSON_WHITESPACE)))
-    try:
-        decoded = list(map(_SCAN, documents, repeat(0)))
-    except (ValueError, RecursionError):  # JSONDecodeError, _IntegerTooLong
-        return None
-    # every document consumed whole; a shorter list (map ended early) differs too
-    if list(map(itemgetter(1), decoded)) != list(map(len, documents)):
-        return None
-    return list(map(itemgetter(0), decoded))
 
 
 def _unreadable(exc: Exception) -> str:
@@ -434,7 +410,9 @@ def dump_golden_set(golden_set: GoldenQuestionSet, path: str | Path) -> Path:
         question["expected_document_ids"] = list(question["expected_document_ids"])
     path.parent.mkdir(parents=True, exist_ok=True)
     if path.suffix.lower() == ".json":
-        path.write_text(json.dumps(data, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+        from retrieval_eval.reports.jsonio import dumps
+
+        path.write_text(dumps(data) + "\n", encoding="utf-8")
     else:
         import yaml
 

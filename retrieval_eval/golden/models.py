@@ -1,27 +1,58 @@
 """Golden question sets: the labelled questions a team writes once against its own corpus.
 
-Validation collects every problem of a set so a user fixes a file in one pass; see
-:func:`retrieval_eval.golden.loaders.validate_set_data` for the collecting side.
+The rules live in the field types, checked by pydantic-core: text is Unicode (no lone
+surrogate), ids and the question are stripped and not empty, ids hold no control character, a
+set identifier matches :data:`IDENTIFIER_PATTERN`. Python checks only what pydantic cannot (no
+document id or question id twice; a form's spelling, :func:`_form`), and names what pydantic
+found in the words users read (:func:`_named`). Validation collects every problem of a set so a
+user fixes a file in one pass; see :func:`retrieval_eval.golden.loaders.validate_set_data` for
+the collecting side.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from functools import cached_property
-from typing import Any, Self
+from typing import Annotated, Any, Self
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import (
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    FailFast,
+    Field,
+    StringConstraints,
+    ValidationError,
+    ValidatorFunctionWrapHandler,
+    WrapValidator,
+    model_validator,
+)
+from pydantic_core import InitErrorDetails
 
 from retrieval_eval.golden.forms import QuestionForm
 from retrieval_eval.safety.limits import quote
 from retrieval_eval.safety.surrogates import PROBLEM, lone_surrogate
 
 IDENTIFIER_PATTERN = r"^[a-z0-9_]+(\.[a-z0-9_]+)*$"
-_IDENTIFIER_RE = re.compile(IDENTIFIER_PATTERN)
 # ids are plain text: a control character (a NUL, an escape sequence, a line break) in an id is
 # a broken export, and would garble every report and terminal that shows the id
-_CONTROL_RE = re.compile(r"[\x00-\x1f\x7f]")
+_CONTROL = "\x00-\x1f\x7f"
+_CONTROL_RE = re.compile(f"[{_CONTROL}]")
+
+# Any string constraint makes pydantic-core read the value as UTF-8, which refuses a lone
+# surrogate (``string_unicode``); ``min_length=0`` is that check alone. Stripping is Unicode's
+# White_Space, so an id's edge U+001C-U+001F is a control character here, not a blank.
+Text = Annotated[str, StringConstraints(min_length=0)]
+Stripped = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1)]
+PlainId = Annotated[
+    str, StringConstraints(strip_whitespace=True, min_length=1, pattern=f"^[^{_CONTROL}]*$")
+]
+Identifier = Annotated[str, StringConstraints(pattern=IDENTIFIER_PATTERN)]
+
+# how each field's problem reads: (its value, pydantic's error type) -> a message, or None to
+# keep pydantic's own ("Input should be a valid string")
+Namer = Callable[[Any, str], str | None]
 
 
 def _control_character(text: str) -> str | None:
@@ -30,22 +61,144 @@ def _control_character(text: str) -> str | None:
     return quote(found.group()) if found else None
 
 
+def _text_problem(value: Any, kind: str) -> str | None:
+    if kind == "string_unicode":
+        return PROBLEM.format(char=lone_surrogate(value))
+    return None
+
+
+def _stripped_problem(value: Any, kind: str) -> str | None:
+    if kind == "string_too_short":
+        return "must not be empty or whitespace only"
+    return _text_problem(value, kind)
+
+
+def _id_problem(value: Any, kind: str) -> str | None:
+    if kind == "string_pattern_mismatch":
+        return f"contains a control character ({_control_character(value)}); ids are plain text"
+    return _stripped_problem(value, kind)
+
+
 _FORMS: dict[str, QuestionForm] = {form.value: form for form in QuestionForm}
 
 
-def _text(value: str) -> str:
-    """``value`` unless it holds a lone surrogate (``retrieval_eval.safety.surrogates``)."""
-    char = lone_surrogate(value)
-    if char is not None:
-        raise ValueError(PROBLEM.format(char=char))
-    return value
+def _form(value: Any) -> QuestionForm:
+    """The form ``value`` names, compared stripped and lower-cased.
+
+    Before pydantic's enum validation, which hands an unknown form to the Enum constructor,
+    whose message repr()s the whole input (a 200 MB string, a list of them)."""
+    if isinstance(value, str):
+        form = _FORMS.get(value) or _FORMS.get(value.strip().lower())
+        if form is not None:
+            return form
+    raise ValueError(f"unknown form {quote(value)}; use 'match' or 'gap'")
 
 
-def _stripped(value: str) -> str:
-    text = _text(value).strip()
-    if not text:
-        raise ValueError("must not be empty or whitespace only")
-    return text
+def _twice(ids: tuple[str, ...]) -> str | None:
+    """The first id listed twice, or None (a set's size, at C speed, before any loop)."""
+    if len(ids) < 2 or len(set(ids)) == len(ids):
+        return None
+    seen: set[str] = set()
+    for item in ids:
+        if item in seen:
+            return item
+        seen.add(item)
+    return None
+
+
+def _document_ids(value: Any, handler: ValidatorFunctionWrapHandler) -> tuple[str, ...]:
+    """None is no target; an id listed twice (once stripped) is refused: pydantic has no
+    unique-items constraint."""
+    if value is None:
+        return ()
+    ids: tuple[str, ...] = handler(value)
+    twice = _twice(ids)
+    if twice is not None:
+        raise ValueError(f"lists document id {quote(twice)} twice")
+    return ids
+
+
+# one problem per list, not one per item (a list of a million numbers is one mistake)
+DocumentIds = Annotated[tuple[PlainId, ...], FailFast(), WrapValidator(_document_ids)]
+
+
+def _class_problem(value: Any, kind: str) -> str | None:
+    if kind == "string_too_short":
+        return "must not be an empty string (leave it out instead)"
+    return _text_problem(value, kind)
+
+
+def _document_ids_problem(value: Any, kind: str) -> str | None:
+    """The first problem of a target list, in this order: an item that is no string, then an
+    empty or repeated id (stripped), then a control character or a lone surrogate."""
+    if isinstance(value, str):
+        return "must be a list of document ids, not a single string"
+    if kind == "tuple_type":
+        return None  # pydantic says what it is instead
+    items = list(value)
+    other = next((item for item in items if not isinstance(item, str)), None)
+    if other is not None:
+        return f"must be a list of document id strings, not of {type(other).__name__}"
+    seen: set[str] = set()
+    for doc_id in map(str.strip, items):
+        if not doc_id:
+            return "contains an empty document id"
+        if doc_id in seen:
+            return f"lists document id {quote(doc_id)} twice"
+        seen.add(doc_id)
+    for doc_id in map(str.strip, items):
+        char = _control_character(doc_id)
+        if char is not None:
+            return (
+                f"document id {quote(doc_id)} contains a control character ({char}); "
+                "ids are plain text"
+            )
+        char = lone_surrogate(doc_id)
+        if char is not None:
+            return f"document id {quote(doc_id)} " + PROBLEM.format(char=char)
+    return None
+
+
+def _named(
+    title: str, exc: ValidationError, data: Any, namers: Mapping[str, Namer]
+) -> ValidationError:
+    """``exc`` with each named field's problem in the words users read, one per field, in place."""
+    details: list[InitErrorDetails] = []
+    done: set[str] = set()
+    for err in exc.errors(include_url=False):
+        loc = err["loc"]
+        field = loc[0] if loc and isinstance(loc[0], str) else ""
+        namer = namers.get(field)
+        if namer is not None and isinstance(data, dict) and field in data:
+            if field in done:
+                continue
+            done.add(field)
+            message = namer(data[field], err["type"])
+            if message is not None:
+                error = ValueError(message)
+                details.append(
+                    {
+                        "type": "value_error",
+                        "loc": (field,),
+                        "input": data[field],
+                        "ctx": {"error": error},
+                    }
+                )
+                continue
+        detail: InitErrorDetails = {"type": err["type"], "loc": loc, "input": err["input"]}
+        if "ctx" in err:
+            detail["ctx"] = err["ctx"]
+        details.append(detail)
+    return ValidationError.from_exception_data(title, details)
+
+
+_QUESTION_NAMERS: dict[str, Namer] = {
+    "id": _id_problem,
+    "question": _stripped_problem,
+    "expected_document_ids": _document_ids_problem,
+    "hard_class": _class_problem,
+    "answer_gist": _text_problem,
+}
 
 
 class GoldenQuestion(BaseModel):
@@ -53,97 +206,26 @@ class GoldenQuestion(BaseModel):
 
     ``expected_document_ids`` lists ALL documents that answer the question: any of them counts
     as a hit. An empty list means nothing indexed answers it, and the question is a hit only when
-    the retriever returns nothing. ``answer_gist`` is documentation and never scored.
+    the retriever returns nothing. ``answer_gist`` is documentation and never scored. Ids are
+    stripped: " a " is the document "a", and a second "a " a duplicate.
     """
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    id: str
-    question: str
-    form: QuestionForm
-    expected_document_ids: tuple[str, ...] = Field(default=())
-    hard_class: str | None = None
-    answer_gist: str | None = None
+    id: PlainId
+    question: Stripped
+    form: Annotated[QuestionForm, BeforeValidator(_form)]
+    expected_document_ids: DocumentIds = Field(default=())
+    hard_class: Stripped | None = None
+    answer_gist: Text | None = None
 
-    @field_validator("question")
+    @model_validator(mode="wrap")
     @classmethod
-    def _not_blank(cls, value: str) -> str:
-        return _stripped(value)
-
-    @field_validator("id")
-    @classmethod
-    def _plain_id(cls, value: str) -> str:
-        text = _stripped(value)
-        if not text.isprintable():  # at C speed; then whether it is a control character
-            char = _control_character(text)
-            if char is not None:
-                raise ValueError(f"contains a control character ({char}); ids are plain text")
-        return text
-
-    @field_validator("form", mode="before")
-    @classmethod
-    def _known_form(cls, value: Any) -> QuestionForm:
-        # before pydantic's enum validation, which hands an unknown form to the Enum
-        # constructor, whose message repr()s the whole input (a 200 MB string, an alias bomb)
-        if isinstance(value, str):
-            form = _FORMS.get(value) or _FORMS.get(value.strip().lower())
-            if form is not None:
-                return form
-        raise ValueError(f"unknown form {quote(value)}; use 'match' or 'gap'")
-
-    @field_validator("expected_document_ids", mode="before")
-    @classmethod
-    def _clean_ids(cls, value: Any) -> Any:
-        """Stripped like question ids (" a " is the document "a", and a second "a " a
-        duplicate), no empty one, no duplicate, no control character; one problem per list,
-        not one per item (a list of a million numbers is one mistake)."""
-        if value is None:
-            return ()
-        if isinstance(value, str):
-            raise ValueError("must be a list of document ids, not a single string")
-        if not isinstance(value, (list, tuple)):
-            return value  # pydantic says what it is instead
-        # at C speed, a Python loop only to name what is wrong
+    def _checked(cls, data: Any, handler: ValidatorFunctionWrapHandler) -> GoldenQuestion:
         try:
-            joined = "".join(value)
-        except TypeError:
-            other = next(item for item in value if not isinstance(item, str))
-            raise ValueError(
-                f"must be a list of document id strings, not of {type(other).__name__}"
-            ) from None
-        stripped = tuple(map(str.strip, value))
-        if "" in stripped or len(set(stripped)) < len(stripped):
-            seen: set[str] = set()
-            for doc_id in stripped:
-                if not doc_id:
-                    raise ValueError("contains an empty document id")
-                if doc_id in seen:
-                    raise ValueError(f"lists document id {quote(doc_id)} twice")
-                seen.add(doc_id)
-        if not joined.isprintable():  # a control character, or only a tab or a no-break space
-            for doc_id in stripped:
-                char = _control_character(doc_id)
-                if char is not None:
-                    raise ValueError(
-                        f"document id {quote(doc_id)} contains a control character ({char}); "
-                        "ids are plain text"
-                    )
-                char = lone_surrogate(doc_id)
-                if char is not None:
-                    raise ValueError(f"document id {quote(doc_id)} " + PROBLEM.format(char=char))
-        return stripped
-
-    @field_validator("hard_class")
-    @classmethod
-    def _class_not_blank(cls, value: str | None) -> str | None:
-        if value is not None and not _text(value).strip():
-            raise ValueError("must not be an empty string (leave it out instead)")
-        return value.strip() if value is not None else None
-
-    @field_validator("answer_gist")
-    @classmethod
-    def _gist_is_text(cls, value: str | None) -> str | None:
-        return value if value is None else _text(value)
+            return handler(data)
+        except ValidationError as exc:
+            raise _named(cls.__name__, exc, data, _QUESTION_NAMERS) from None
 
     @property
     def is_no_result(self) -> bool:
@@ -151,49 +233,51 @@ class GoldenQuestion(BaseModel):
         return not self.expected_document_ids
 
 
+def _identifier_problem(value: Any, kind: str) -> str | None:
+    if kind == "string_pattern_mismatch":
+        return (
+            f"{quote(value)} is not a valid identifier: use lowercase letters, digits and "
+            "underscores, in dot-separated parts (e.g. 'handbook.demo')"
+        )
+    return _text_problem(value, kind)
+
+
+_SET_NAMERS: dict[str, Namer] = {
+    "identifier": _identifier_problem,
+    "name": _text_problem,
+    "description": _text_problem,
+    "corpus_revision": _text_problem,
+}
+
+
 class GoldenQuestionSet(BaseModel):
     """A named, versioned collection of golden questions with unique ids."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    identifier: str
-    name: str = ""
-    description: str = ""
-    corpus_revision: str | None = None
+    identifier: Identifier
+    name: Text = ""
+    description: Text = ""
+    corpus_revision: Text | None = None
     questions: tuple[GoldenQuestion, ...]
 
-    @field_validator("name", "description", "corpus_revision")
+    @model_validator(mode="wrap")
     @classmethod
-    def _is_text(cls, value: str | None) -> str | None:
-        return value if value is None else _text(value)
-
-    @field_validator("identifier")
-    @classmethod
-    def _identifier_shape(cls, value: str) -> str:
-        if not _IDENTIFIER_RE.match(value):
-            raise ValueError(
-                f"{quote(value)} is not a valid identifier: use lowercase letters, digits and "
-                "underscores, in dot-separated parts (e.g. 'handbook.demo')"
-            )
-        return value
-
-    @model_validator(mode="after")
-    def _questions_unique(self) -> GoldenQuestionSet:
-        if not self.questions:
+    def _checked(cls, data: Any, handler: ValidatorFunctionWrapHandler) -> GoldenQuestionSet:
+        try:
+            golden_set = handler(data)
+        except ValidationError as exc:
+            raise _named(cls.__name__, exc, data, _SET_NAMERS) from None
+        if not golden_set.questions:
             raise ValueError("questions: the set has no questions; add at least one")
-        seen: set[str] = set()
-        for question in self.questions:
-            if question.id in seen:
-                raise ValueError(f"questions: duplicate question id {quote(question.id)}")
-            seen.add(question.id)
-        return self
+        twice = _twice(tuple(question.id for question in golden_set.questions))
+        if twice is not None:
+            raise ValueError(f"questions: duplicate question id {quote(twice)}")
+        return golden_set
 
     @cached_property
     def fingerprint(self) -> str:
-        """The labels fingerprint, computed once per set: the set is frozen, so it cannot go stale.
-
-        Planning 1,000 batches of a 5,000-question set used to recompute it per batch (~23 s).
-        """
+        """The labels fingerprint, computed once per set: the set is frozen, so it cannot go stale."""
         from retrieval_eval.golden.fingerprint import labels_fingerprint
 
         return labels_fingerprint(self)

@@ -1,8 +1,8 @@
 """N retrievers on one golden set, as a leaderboard: :func:`compare_runs` over stored runs.
 
-Each entry is one run: its top-1 and top-3 rates with 95 % Wilson intervals
-(:mod:`retrieval_eval.evaluation.intervals`), MRR and the deepest nDCG when the run's metrics hold them,
-its error count and latency p50/p95. Entries are ranked by top-1 rate, ties broken by top-3
+Each entry is one run: the figures of its :class:`~retrieval_eval.store.summary.RunSummary`
+(top-1 and top-3 rates with 95 % Wilson intervals, error count, latency p50/p95), and MRR and the
+deepest nDCG when the run's metrics hold them. Entries are ranked by top-1 rate, ties broken by top-3
 rate and then by name (a run without questions, whose rates are ``None``, ranks last).
 
 Every entry but the reference is compared with the reference on top-1, over the questions both
@@ -44,33 +44,21 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Sequence
 from datetime import datetime
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING
 
 from pydantic import BaseModel
 
 from retrieval_eval.errors import InvalidInputError, UnknownNameError
-from retrieval_eval.evaluation.intervals import paired_difference, wilson
+from retrieval_eval.evaluation.intervals import paired_difference
 from retrieval_eval.evaluation.results import QuestionResult, as_pair
 from retrieval_eval.judging.regression import mcnemar_exact
+from retrieval_eval.store.summary import RunSummary
 
 if TYPE_CHECKING:
+    from retrieval_eval.store import Store
     from retrieval_eval.store.models import StoredRun
 
 ALPHA = 0.05
-
-
-class RunSource(Protocol):
-    """What :func:`latest_runs` and :func:`runs_by_id` read: a Store or a SQLite reader."""
-
-    display_url: str
-
-    def history(self, set_identifier: str, model_id: str, limit: int = 50) -> list[StoredRun]: ...
-
-    def get_run(self, run_id: int) -> StoredRun: ...
-
-    def retrievers_for(self, set_identifier: str) -> list[str]: ...
-
-    def stored_pairs(self) -> list[tuple[str, str]]: ...
 
 
 class Versus(BaseModel):
@@ -87,6 +75,8 @@ class Versus(BaseModel):
 
 
 class Entry(BaseModel):
+    """One run on the board: its summary's figures (the fields both models name) and more."""
+
     name: str  # the retriever, or "retriever (run ID)" when it has several runs here
     retriever: str
     run_id: int
@@ -153,9 +143,7 @@ def holm(p_values: Sequence[float]) -> list[float]:
     return adjusted
 
 
-def latest_runs(
-    source: RunSource, set_identifier: str, retrievers: Sequence[str]
-) -> list[StoredRun]:
+def latest_runs(source: Store, set_identifier: str, retrievers: Sequence[str]) -> list[StoredRun]:
     """The latest stored run of each retriever on the set, in the order given."""
     _check_count(len(retrievers), "retrievers")
     repeated = sorted(name for name, n in Counter(retrievers).items() if n > 1)
@@ -164,7 +152,7 @@ def latest_runs(
     return [latest_run(source, set_identifier, retriever) for retriever in retrievers]
 
 
-def latest_run(source: RunSource, set_identifier: str, retriever: str) -> StoredRun:
+def latest_run(source: Store, set_identifier: str, retriever: str) -> StoredRun:
     """The retriever's latest stored run on the set; an error naming what is stored if none."""
     found = source.history(set_identifier, retriever, limit=1)
     if not found:
@@ -172,7 +160,7 @@ def latest_run(source: RunSource, set_identifier: str, retriever: str) -> Stored
     return found[0]
 
 
-def no_runs_message(source: RunSource, set_identifier: str, retriever: str) -> str:
+def no_runs_message(source: Store, set_identifier: str, retriever: str) -> str:
     """Why (set, retriever) has no runs: the sets with runs when the set has none (a typo in
     the set), else the set's retrievers; with the closest names ("did you mean"). One query."""
     from retrieval_eval.config.suggest import did_you_mean
@@ -200,7 +188,7 @@ def _listed(names: Sequence[str], most: int = 20) -> str:
     return ", ".join(names[:most]) + more
 
 
-def runs_by_id(source: RunSource, run_ids: Sequence[int]) -> list[StoredRun]:
+def runs_by_id(source: Store, run_ids: Sequence[int]) -> list[StoredRun]:
     """The stored runs with these ids, in the order given (:func:`compare_runs` checks that
     they are of one set)."""
     _check_count(len(run_ids), "runs")
@@ -305,30 +293,21 @@ def _versus(table: Counter[tuple[bool, bool]], p: float, p_holm: float, alpha: f
     )
 
 
+_FROM_SUMMARY = Entry.model_fields.keys() & RunSummary.model_fields.keys()
+
+
 def _entry(name: str, run: StoredRun, versus: Versus | None) -> Entry:
-    r = run.result
-    ndcg = [k for k in r.metrics if k.startswith("ndcg@")]
+    summary = RunSummary.of(run, slices=False)
+    metrics = run.result.metrics
+    ndcg = [k for k in metrics if k.startswith("ndcg@")]
     deepest = max(ndcg, key=lambda k: int(k.partition("@")[2])) if ndcg else None
     return Entry(
         name=name,
-        retriever=r.retriever,
-        run_id=run.id,
-        run_date=run.run_date,
-        labels_fingerprint=r.labels_fingerprint,
-        question_count=r.question_count,
-        top1_hits=r.top1_hits,
-        top3_hits=r.top3_hits,
-        top1_hit_rate=r.top1_hit_rate,
-        top3_hit_rate=r.top3_hit_rate,
-        top1_hit_rate_ci=as_pair(wilson(r.top1_hits, r.question_count)),
-        top3_hit_rate_ci=as_pair(wilson(r.top3_hits, r.question_count)),
-        mrr=r.metrics.get("mrr"),
-        ndcg=r.metrics.get(deepest) if deepest else None,
+        **summary.model_dump(include=_FROM_SUMMARY),
+        mrr=metrics.get("mrr"),
+        ndcg=metrics.get(deepest) if deepest else None,
         ndcg_metric=deepest,
-        error_count=r.error_count,
-        valid=run.status == "valid",
-        latency_p50_ms=r.latency_ms.p50,
-        latency_p95_ms=r.latency_ms.p95,
+        valid=summary.status == "valid",
         is_reference=versus is None,
         versus=versus,
     )

@@ -43,6 +43,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from retrieval_eval.errors import RetrievalEvalError
 from retrieval_eval.evaluation.intervals import paired_difference
 from retrieval_eval.evaluation.results import RunResult, SliceRates
+from retrieval_eval.reports.verdict import compared_summary, regression_reasons
 
 if TYPE_CHECKING:
     # annotations only: reading stored verdicts (history, show) needs no config models or YAML
@@ -67,8 +68,6 @@ class Baseline(Protocol):
 
 
 _EPS = 1e-9
-_SHOWN_IDS = 12  # flipped ids listed in the text block; JSON lists them all
-_SHOWN_SLICES = 3  # slice regressions named in the summary; the verdict lists them all
 
 
 class RegressionDetected(RetrievalEvalError):
@@ -78,7 +77,7 @@ class RegressionDetected(RetrievalEvalError):
 
 
 class SliceRegression(BaseModel):
-    model_config = ConfigDict(defer_build=True)  # built at first use: retrieval_eval.store.trusted
+    model_config = ConfigDict(defer_build=True)  # schema built at first use, not at import
 
     dimension: Literal["form", "hard_class"]
     value: str
@@ -91,7 +90,7 @@ class SliceRegression(BaseModel):
 class Verdict(BaseModel):
     """What a person or CI acts on. Deltas are current minus baseline (negative = worse)."""
 
-    model_config = ConfigDict(defer_build=True)  # built at first use: retrieval_eval.store.trusted
+    model_config = ConfigDict(defer_build=True)  # schema built at first use, not at import
 
     state: VerdictState
     baseline_run_id: int | None = None
@@ -209,21 +208,6 @@ def _latency_ratio(current: RunResult, baseline: RunResult) -> float | None:
     return now / before - 1
 
 
-def _pts(delta: float | None) -> str:
-    return "n/a" if delta is None else f"{delta * 100:+.1f} pts"
-
-
-def interval_pts(interval: tuple[float, float] | None) -> str:
-    """A paired interval of a change in points: ``[-4.1, +2.0] pts`` (``n/a`` without one)."""
-    if interval is None:
-        return "n/a"
-    return f"[{interval[0] * 100:+.1f}, {interval[1] * 100:+.1f}] pts"
-
-
-def _pct(rate: float | None) -> str:
-    return "n/a" if rate is None else f"{rate * 100:.1f}%"
-
-
 def detect_regression(
     current: RunResult,
     baseline: Baseline | None,
@@ -331,40 +315,11 @@ def _compare(current: RunResult, baseline: Baseline, thresholds: Thresholds) -> 
     ratio = _latency_ratio(current, old)
     limit = thresholds.max_latency_p95_increase
     slow = limit is not None and ratio is not None and ratio - limit > _EPS
-    reasons = []
-    if _drops(top1, thresholds.max_top1_drop):
-        reasons.append(f"top-1 {_pts(top1)} (max drop {thresholds.max_top1_drop * 100:.1f} pts)")
-    if _drops(top3, thresholds.max_top3_drop):
-        reasons.append(f"top-3 {_pts(top3)} (max drop {thresholds.max_top3_drop * 100:.1f} pts)")
-    if slices:
-        named = [f"{s.dimension}={s.value} {s.metric} {_pts(s.delta)}" for s in slices]
-        more = f", +{len(named) - _SHOWN_SLICES} more" if len(named) > _SHOWN_SLICES else ""
-        reasons.append(
-            f"{len(named)} slice regression{'s' if len(named) != 1 else ''} "
-            f"({', '.join(named[:_SHOWN_SLICES])}{more})"
-        )
-    if slow and ratio is not None and limit is not None:
-        reasons.append(f"latency p95 +{ratio:.0%} (max +{limit:.0%})")
-    p_value = mcnemar_exact(len(to_miss), len(to_hit))
-    rates = (
-        f"top-1 {_pct(old.top1_hit_rate)} → {_pct(current.top1_hit_rate)} ({_pts(top1)}), "
-        f"top-3 {_pct(old.top3_hit_rate)} → {_pct(current.top3_hit_rate)} ({_pts(top3)})"
-    )
-    flips = (
-        f"top-1 flips: {len(to_miss)} hit→miss, {len(to_hit)} miss→hit "
-        f"(change 95% CI {interval_pts(top1_ci)}, McNemar exact p = {p_value:.3g})"
-    )
-    if reasons:
-        summary = f"Regression against run {baseline.id}: {'; '.join(reasons)}; {flips}."
-    else:
-        summary = f"No regression against run {baseline.id}: {rates}; {flips}."
-    if stale:
-        summary += (
-            f" {len(stale)} stale-label question{'s' if len(stale) != 1 else ''} (every target "
-            "no longer in the index) left out of both runs."
-        )
-    return Verdict(
-        state="regression" if reasons else "no_regression",
+    top1_dropped = _drops(top1, thresholds.max_top1_drop)
+    top3_dropped = _drops(top3, thresholds.max_top3_drop)
+    regressed = top1_dropped or top3_dropped or bool(slices) or slow
+    verdict = Verdict(
+        state="regression" if regressed else "no_regression",
         baseline_run_id=baseline.id,
         top1_delta=top1,
         top3_delta=top3,
@@ -372,13 +327,13 @@ def _compare(current: RunResult, baseline: Baseline, thresholds: Thresholds) -> 
         top1_current=current.top1_hit_rate,
         top3_baseline=old.top3_hit_rate,
         top3_current=current.top3_hit_rate,
-        is_regression=bool(reasons),
+        is_regression=regressed,
         slice_regressions=slices,
         flipped_to_miss=to_miss,
         flipped_to_hit=to_hit,
         top3_flipped_to_miss=t3_miss,
         top3_flipped_to_hit=t3_hit,
-        p_value=p_value,
+        p_value=mcnemar_exact(len(to_miss), len(to_hit)),
         top1_delta_ci=top1_ci,
         top3_delta_ci=top3_ci,
         latency_regression=slow,
@@ -386,70 +341,8 @@ def _compare(current: RunResult, baseline: Baseline, thresholds: Thresholds) -> 
         dead_ids=dead,
         stale_questions=stale,
         compared_questions=current.question_count if stale else None,
-        reasons=reasons,
-        summary=summary,
     )
-
-
-def render_verdict(verdict: Verdict, *, markdown: bool = False) -> str:
-    """The text block printed after the report (a Markdown section with ``markdown=True``).
-
-    Compared runs show rates, slice regressions and flipped question ids; the other states show
-    their summary sentence.
-    """
-    head = verdict.state.upper().replace("_", " ")
-    # an invalid run is never compared: no baseline named (runs stored before may carry an id)
-    if verdict.baseline_run_id is not None and verdict.state != "invalid_run":
-        head += f" (baseline run {verdict.baseline_run_id})"
-    lines = [f"Verdict: {head}"]
-    if verdict.state in ("regression", "no_regression"):
-        lines += [
-            f"  Top-1: {_pct(verdict.top1_baseline)} → {_pct(verdict.top1_current)} "
-            f"({_pts(verdict.top1_delta)})",
-            f"  Top-3: {_pct(verdict.top3_baseline)} → {_pct(verdict.top3_current)} "
-            f"({_pts(verdict.top3_delta)})",
-        ]
-        lines += [
-            f"  Slice regression: {s.dimension}={s.value} {s.metric} "
-            f"{_pct(s.baseline)} → {_pct(s.current)} ({_pts(s.delta)})"
-            for s in verdict.slice_regressions
-        ]
-        p_value = "n/a" if verdict.p_value is None else f"{verdict.p_value:.3g}"
-        lines += [
-            f"  Top-1 flips: {_flip_text(verdict.flipped_to_miss, verdict.flipped_to_hit)}; "
-            f"McNemar exact p = {p_value}; change 95% CI {interval_pts(verdict.top1_delta_ci)}",
-            f"  Top-3 flips: "
-            f"{_flip_text(verdict.top3_flipped_to_miss, verdict.top3_flipped_to_hit)}; "
-            f"change 95% CI {interval_pts(verdict.top3_delta_ci)}",
-        ]
-        if verdict.latency_regression and verdict.latency_p95_ratio is not None:
-            lines.append(f"  Latency p95: {verdict.latency_p95_ratio:+.0%} (latency regression)")
-        if verdict.reasons:
-            lines.append(f"  Regressed: {'; '.join(verdict.reasons)}")
-    else:
-        lines.append(f"  {verdict.summary}")
-    if verdict.dead_ids or verdict.stale_questions:
-        lines.append(
-            f"  Labels need attention: {len(verdict.dead_ids)} id"
-            f"{'s' if len(verdict.dead_ids) != 1 else ''} no longer in the index "
-            f"({_shown(verdict.dead_ids)}); stale questions left out of the judgement: "
-            f"{len(verdict.stale_questions)} ({_shown(verdict.stale_questions)})"
-        )
-    if markdown:
-        return "## Verdict\n\n```\n" + "\n".join(lines) + "\n```\n"
-    return "\n".join(lines) + "\n"
-
-
-def _shown(ids: list[str]) -> str:
-    """The first ids, then how many more: ``a, b, +3 more`` (``none`` for no ids)."""
-    if not ids:
-        return "none"
-    more = f", +{len(ids) - _SHOWN_IDS} more" if len(ids) > _SHOWN_IDS else ""
-    return ", ".join(ids[:_SHOWN_IDS]) + more
-
-
-def _flip_text(to_miss: list[str], to_hit: list[str]) -> str:
-    def part(ids: list[str], label: str) -> str:
-        return f"{len(ids)} {label}" + (f" ({_shown(ids)})" if ids else "")
-
-    return f"{part(to_miss, 'hit→miss')}, {part(to_hit, 'miss→hit')}"
+    reasons = regression_reasons(verdict, thresholds, top1=top1_dropped, top3=top3_dropped)
+    return verdict.model_copy(
+        update={"reasons": reasons, "summary": compared_summary(verdict, reasons)}
+    )

@@ -13,7 +13,7 @@ SEVERITIES: tuple[Severity, ...] = ("error", "warning", "info")
 class Finding(BaseModel):
     """One thing a person should look at; ``details`` holds the figures behind the message."""
 
-    model_config = ConfigDict(defer_build=True)  # built at first use: retrieval_eval.store.trusted
+    model_config = ConfigDict(defer_build=True)  # schema built at first use, not at import
 
     check: str
     severity: Severity
@@ -30,7 +30,7 @@ class PowerFigure(BaseModel):
     ``questions_needed`` is the set size at which the threshold itself becomes detectable.
     """
 
-    model_config = ConfigDict(defer_build=True)  # built at first use: retrieval_eval.store.trusted
+    model_config = ConfigDict(defer_build=True)  # schema built at first use, not at import
 
     metric: Literal["top1", "top3"]
     scope: str = "overall"  # "overall", or "form=gap", "hard_class=near-duplicate"
@@ -48,7 +48,7 @@ class PowerFigure(BaseModel):
 class PowerReport(BaseModel):
     """Power of the set at ``alpha`` (two-sided) with ``power``; method in :mod:`.power`."""
 
-    model_config = ConfigDict(defer_build=True)  # built at first use: retrieval_eval.store.trusted
+    model_config = ConfigDict(defer_build=True)  # schema built at first use, not at import
 
     alpha: float
     power: float
@@ -58,7 +58,7 @@ class PowerReport(BaseModel):
 
 
 class LintReport(BaseModel):
-    model_config = ConfigDict(defer_build=True)  # built at first use: retrieval_eval.store.trusted
+    model_config = ConfigDict(defer_build=True)  # schema built at first use, not at import
 
     set_id: str
     questions: int

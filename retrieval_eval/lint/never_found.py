@@ -2,9 +2,8 @@
 
 Runs count when they are of this set, with the same labels fingerprint (the labels they were
 judged against are these), and valid. The newest ``RUNS_PER_RETRIEVER`` runs of every retriever
-with runs on the set are read, through any object with the store's reading methods
-(``retrievers_for``, ``history``): a :class:`~retrieval_eval.store.Store` or a read-only
-:class:`~retrieval_eval.store.reader.SqliteReader`. The check never writes or creates a store.
+with runs on the set are read through a :class:`~retrieval_eval.store.Store` opened read-only.
+The check never writes or creates a store.
 
 Each finding names, per retriever, what its newest such run returned at top 3 instead, for a
 person to judge: a label to add, a question to reword, or a retriever that truly cannot find it.

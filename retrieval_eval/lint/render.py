@@ -8,10 +8,10 @@ through :func:`retrieval_eval.reports.markdown_text.md_text`, so they are shown,
 
 from __future__ import annotations
 
-import json
-
 from retrieval_eval.lint.models import SEVERITIES, Finding, LintReport, PowerFigure, PowerReport
+from retrieval_eval.reports.jsonio import dumps
 from retrieval_eval.reports.markdown_text import md_text
+from retrieval_eval.reports.numbers import pct, points
 
 _ORDER = {severity: rank for rank, severity in enumerate(SEVERITIES)}
 
@@ -28,11 +28,12 @@ def headline(report: LintReport) -> str:
 
 
 def pts(value: float | None) -> str:
-    return "none" if value is None else f"{value * 100:.1f} pts"
+    """A threshold or detectable drop; ``none`` when no drop up to the whole rate is detectable."""
+    return "none" if value is None else points(value)
 
 
 def _rate(value: float | None) -> str:
-    return "-" if value is None else f"{value:.0%}"
+    return pct(value, digits=0)
 
 
 def power_method(power: PowerReport) -> str:
@@ -118,7 +119,7 @@ def render_markdown(report: LintReport) -> str:
 
 
 def render_json(report: LintReport) -> str:
-    return json.dumps(report.model_dump(mode="json"), indent=2, ensure_ascii=False) + "\n"
+    return dumps(report.model_dump(mode="json")) + "\n"
 
 
 RENDERERS = {"text": render_text, "markdown": render_markdown, "json": render_json}

@@ -37,6 +37,7 @@ from retrieval_eval.errors import ConfigError
 from retrieval_eval.golden.models import GoldenQuestionSet
 from retrieval_eval.lint import completeness, dead, duplicates, forms, never_found, power
 from retrieval_eval.lint.models import Finding, LintReport, PowerReport
+from retrieval_eval.reports.numbers import points
 from retrieval_eval.retrievers.corpus import Document, read_corpus
 
 if TYPE_CHECKING:
@@ -217,13 +218,14 @@ def _power_findings(report: PowerReport, thresholds: Thresholds) -> list[Finding
         seen = (
             "no drop up to the whole rate"
             if figure.detectable_drop is None
-            else f"{figure.detectable_drop * 100:.1f} points"
+            else points(figure.detectable_drop, "points")
         )
+        threshold = points(figure.threshold, "points", digits=0)
         findings.append(
             Finding(
                 check=POWER,
                 severity="warning",
-                message=f"max_{figure.metric}_drop {figure.threshold * 100:.0f} points is below "
+                message=f"max_{figure.metric}_drop {threshold} is below "
                 f"what {figure.questions} questions detect ({seen} at alpha {report.alpha}, "
                 f"power {report.power}): about {figure.questions_needed} questions are needed",
                 details=figure.model_dump(),

@@ -193,7 +193,7 @@ def compare(
 def _verdict(
     first: bool, overall: Figures, error_rate: float, limits: DriftThresholds
 ) -> tuple[DriftState, tuple[str, ...]]:
-    from retrieval_eval.evaluation.intervals import pct
+    from retrieval_eval.reports.numbers import decimal, pct
 
     if error_rate > limits.max_error_rate:
         return "invalid", (
@@ -231,7 +231,7 @@ def _verdict(
             continue
         if (value > limit) if is_max else (value < limit):
             word = "above" if is_max else "below"
-            shown = pct(value) if is_max else f"{value:.3f}"
-            bound = pct(limit) if is_max else f"{limit:.3f}"
+            shown = pct(value) if is_max else decimal(value, 3)
+            bound = pct(limit) if is_max else decimal(limit, 3)
             reasons.append(f"{label} {shown} is {word} {option} {bound}")
     return ("drift" if reasons else "no_drift"), tuple(reasons)

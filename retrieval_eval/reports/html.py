@@ -21,20 +21,20 @@ from __future__ import annotations
 from html import escape
 from typing import TYPE_CHECKING
 
-from retrieval_eval.reports.report import (
+from retrieval_eval.reports.cells import (
     CI_NOTE,
-    badge,
-    ci,
-    headline_rows,
-    labels_line,
     metric_ci,
-    metric_value,
-    outcome_lines,
-    pct,
     question_cells,
     slice_cells,
+)
+from retrieval_eval.reports.headline import (
+    badge,
+    headline_rows,
+    labels_line,
+    outcome_lines,
     where_line,
 )
+from retrieval_eval.reports.numbers import MISSING, ci, decimal, pct
 
 if TYPE_CHECKING:
     from retrieval_eval.evaluation.intervals import Interval
@@ -203,7 +203,7 @@ def render_html(
     """The whole page for a stored run; ``power`` (:func:`retrieval_eval.lint.power.run_power`)
     adds the smallest drop the set detects next to the thresholds, under the headline, with
     where those thresholds came from (``power_source``)."""
-    from retrieval_eval.judging.regression import render_verdict
+    from retrieval_eval.reports.verdict import render_verdict
 
     result, verdict = run.result, run.verdict
     state = verdict.state if verdict is not None else "none"
@@ -234,7 +234,7 @@ def render_html(
     if result.metrics:
         intervals = result.metrics_ci
         rows = [
-            [name, metric_value(value), metric_ci(name, intervals)]
+            [name, decimal(value), metric_ci(name, intervals)]
             for name, value in result.metrics.items()
         ]
         body = _table(["metric", "value", "95% CI"], rows, {1, 2})
@@ -252,7 +252,7 @@ def render_html(
     saved = f"{run.created_at:%Y-%m-%d %H:%M} UTC"
     sections.append(
         f'<p class="muted">Run {run.id} ({_e(run.status)}), saved {saved}; labels '
-        f"{_e(result.labels_fingerprint)}; corpus revision {_e(result.corpus_revision or '–')}; "
+        f"{_e(result.labels_fingerprint)}; corpus revision {_e(result.corpus_revision or MISSING)}; "
         "written by retrieval-eval.</p>"
     )
     return (

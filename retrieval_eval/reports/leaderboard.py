@@ -3,7 +3,7 @@
 - text: the board (rank, rates with 95 % intervals, MRR, nDCG, errors, latency), then each
   retriever against the reference (shared questions, top-1 change with its paired interval,
   McNemar p, Holm-corrected p, ``*`` when significant), the legend, any warnings, and the
-  questions where they disagree on top-1, one column per retriever. Plain aligned columns.
+  questions where they disagree on top-1, one column per retriever. Aligned columns (rich).
 - markdown: the same tables as GitHub tables; the disagreements in a collapsed ``<details>``;
   names and ids through :func:`~retrieval_eval.reports.markdown_text.md_text` (shown, never rendered).
 - csv: one row per retriever (RFC 4180), the rates, intervals and comparison flattened into
@@ -21,15 +21,28 @@ the question.
 from __future__ import annotations
 
 import io
-import json
 from collections.abc import Sequence
 from textwrap import wrap
+from typing import TYPE_CHECKING
 
-from retrieval_eval.evaluation.intervals import ci, pct
 from retrieval_eval.judging.leaderboard import Entry, Leaderboard, Outcome
-from retrieval_eval.judging.regression import interval_pts
+from retrieval_eval.reports.csv import _number, _text_cell
+from retrieval_eval.reports.jsonio import dumps
 from retrieval_eval.reports.markdown_text import md_row, md_text
-from retrieval_eval.reports.report import _number, _text_cell, ms
+from retrieval_eval.reports.numbers import (
+    ci,
+    decimal,
+    ms,
+    p_value,
+    pct,
+    pts_interval,
+    signed_points,
+)
+from retrieval_eval.reports.text import add_rows, new_table, print_tables
+
+if TYPE_CHECKING:
+    from rich.console import RenderableType
+    from rich.table import Table
 
 FORMATS = ("text", "json", "markdown", "csv")
 MARKER = "*"
@@ -50,7 +63,7 @@ CSV_COLUMNS = (
 
 def render_leaderboard(board: Leaderboard, fmt: str) -> str:
     if fmt == "json":
-        return json.dumps(board.model_dump(mode="json"), indent=2, ensure_ascii=False) + "\n"
+        return dumps(board.model_dump(mode="json")) + "\n"
     if fmt == "csv":
         return _csv(board)
     if fmt == "markdown":
@@ -71,7 +84,7 @@ def _board_rows(board: Leaderboard) -> tuple[list[str], list[list[str]]]:
     several_ndcg = headers[8] == "nDCG"
     rows = []
     for rank, e in enumerate(board.entries, 1):
-        ndcg = _metric(e.ndcg)
+        ndcg = decimal(e.ndcg, 3)
         if several_ndcg and e.ndcg_metric:
             ndcg += f" ({e.ndcg_metric})"
         rows.append(
@@ -83,7 +96,7 @@ def _board_rows(board: Leaderboard) -> tuple[list[str], list[list[str]]]:
                 str(e.question_count),
                 _rate(e.top1_hit_rate, e.top1_hit_rate_ci),
                 _rate(e.top3_hit_rate, e.top3_hit_rate_ci),
-                _metric(e.mrr),
+                decimal(e.mrr, 3),
                 ndcg,
                 str(e.error_count),
                 ms(e.latency_p50_ms),
@@ -100,15 +113,14 @@ def _versus_rows(board: Leaderboard) -> tuple[list[str], list[list[str]]]:
         v = e.versus
         if v is None:
             continue
-        delta = "–" if v.top1_delta is None else f"{v.top1_delta * 100:+.1f}"
         rows.append(
             [
                 e.name,
                 str(v.shared_questions),
                 f"{v.top1_only_this} / {v.top1_only_reference}",
-                f"{delta} {interval_pts(_pair(v.top1_delta_ci))}",
-                f"{v.p_value:.3g}",
-                f"{v.p_holm:.3g}",
+                f"{signed_points(v.top1_delta)} {pts_interval(v.top1_delta_ci)}",
+                p_value(v.p_value),
+                p_value(v.p_holm),
                 MARKER if v.significant else "",
             ]
         )
@@ -137,11 +149,11 @@ def _legend(board: Leaderboard) -> str:
 
 
 def _text(board: Leaderboard) -> str:
-    parts = [_title(board), *_aligned(*_board_rows(board), right=BOARD_RIGHT), ""]
-    parts += [
-        f"Against {board.reference} on top-1:",
-        *_aligned(*_versus_rows(board), right={1, 4, 5}),
-    ]
+    from rich.text import Text
+
+    parts: list[RenderableType] = [_title(board), _aligned(*_board_rows(board), right=BOARD_RIGHT)]
+    parts += ["", f"Against {board.reference} on top-1:"]
+    parts.append(_aligned(*_versus_rows(board), right={1, 4, 5}))
     parts += [
         *wrap(_legend(board), WIDTH, break_on_hyphens=False),
         *(f"warning: {w}" for w in board.warnings),
@@ -149,10 +161,10 @@ def _text(board: Leaderboard) -> str:
     ]
     if board.differences:
         parts.append(f"Questions where they disagree on top-1 ({len(board.differences)}):")
-        parts += _aligned(*_difference_rows(board), right=set())
+        parts.append(_aligned(*_difference_rows(board), right=set()))
     else:
         parts.append("No question where they disagree on top-1.")
-    return "\n".join(parts) + "\n"
+    return print_tables([Text(p) if isinstance(p, str) else p for p in parts], tty=False)
 
 
 def _markdown(board: Leaderboard) -> str:
@@ -232,11 +244,7 @@ def _pair(values: list[float] | None) -> tuple[float, float] | None:
 
 
 def _rate(rate: float | None, interval: list[float] | None) -> str:
-    return f"{pct(rate)} {ci(_pair(interval))}"
-
-
-def _metric(value: float | None) -> str:
-    return "–" if value is None else f"{value:.3f}"
+    return f"{pct(rate)} {ci(interval)}"
 
 
 def _mark(outcome: Outcome | None) -> str:
@@ -250,18 +258,13 @@ def _mark(outcome: Outcome | None) -> str:
     return f"{top1}/{top3}" + ("" if rank is None else f" (rank {rank})")
 
 
-def _aligned(headers: Sequence[str], rows: list[list[str]], right: set[int]) -> list[str]:
-    """Columns padded to their widest cell, two spaces apart; ``right`` ones right-aligned."""
-    widths = [max(len(row[i]) for row in [list(headers), *rows]) for i in range(len(headers))]
-
-    def line(cells: Sequence[str]) -> str:
-        padded = (
-            cell.rjust(widths[i]) if i in right else cell.ljust(widths[i])
-            for i, cell in enumerate(cells)
-        )
-        return "  ".join(padded).rstrip()
-
-    return [line(headers), *(line(row) for row in rows)]
+def _aligned(headers: Sequence[str], rows: list[list[str]], right: set[int]) -> Table:
+    """Aligned columns without a box; ``right`` ones right-aligned."""
+    table = new_table(plain=True)
+    for i, header in enumerate(headers):
+        table.add_column(header, justify="right" if i in right else "left", no_wrap=True)
+    add_rows(table, rows)
+    return table
 
 
 def _md_table(headers: Sequence[str], rows: list[list[str]], right: set[int]) -> list[str]:

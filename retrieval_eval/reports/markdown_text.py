@@ -1,7 +1,7 @@
 """Stored text (ids, class names, questions, messages) inside the Markdown reports.
 
 Every Markdown writer (``run``/``show --format markdown`` and the $GITHUB_STEP_SUMMARY headline
-in :mod:`retrieval_eval.reports.report`, ``sets lint --format markdown``, ``compare --format markdown``)
+in :mod:`retrieval_eval.reports.markdown`, ``sets lint --format markdown``, ``compare --format markdown``)
 puts data through :func:`md_text`, so a stored string is shown, never rendered:
 
 - ``&``, ``<`` and ``>`` become HTML entities: GitHub renders a subset of HTML (``<i>``,

@@ -8,6 +8,7 @@ from typing import Any
 
 from retrieval_eval.replay.compare import Comparison, Figures, QueryChange
 from retrieval_eval.replay.pipeline import ReplayOutcome
+from retrieval_eval.reports.numbers import ci, decimal, pct
 
 STATE_WORDS = {
     "first": "FIRST REPLAY (nothing to compare with yet)",
@@ -17,14 +18,8 @@ STATE_WORDS = {
 }
 
 
-def _pct(value: float | None) -> str:
-    from retrieval_eval.evaluation.intervals import pct
-
-    return pct(value)
-
-
 def _rbo(value: float | None) -> str:
-    return "–" if value is None else f"{value:.3f}"
+    return decimal(value, 3)
 
 
 def headline(outcome: ReplayOutcome) -> str:
@@ -43,18 +38,16 @@ def headline(outcome: ReplayOutcome) -> str:
         return line
     return (
         f"{line}\nmean RBO@{c.k} (p={c.p:g}) {_rbo(o.mean_rbo)}, weighted {_rbo(o.weighted_mean_rbo)}; "
-        f"top-1 changed {_pct(o.top1_changed_share)} ({o.top1_changed}/{o.queries}), "
-        f"weighted {_pct(o.weighted_top1_changed)}"
+        f"top-1 changed {pct(o.top1_changed_share)} ({o.top1_changed}/{o.queries}), "
+        f"weighted {pct(o.weighted_top1_changed)}"
     )
 
 
 def render_replay(outcome: ReplayOutcome, fmt: str = "text", most: int = 10) -> str:
     if fmt == "json":
-        import orjson
+        from retrieval_eval.reports.jsonio import dumps
 
-        return (
-            orjson.dumps(replay_document(outcome, most), option=orjson.OPT_INDENT_2).decode() + "\n"
-        )
+        return dumps(replay_document(outcome, most)) + "\n"
     if fmt == "markdown":
         return _markdown(outcome, most)
     return _text(outcome, most)
@@ -65,66 +58,79 @@ def _figures_rows(c: Comparison) -> list[tuple[str, Figures]]:
 
 
 def _text(outcome: ReplayOutcome, most: int) -> str:
-    from rich.console import Console
-    from rich.table import Table
+    from rich.console import RenderableType
+    from rich.text import Text
+
+    from retrieval_eval.reports.text import add_rows, new_table, print_tables
 
     c = outcome.comparison
-    console = Console(width=120, record=True, force_terminal=False, no_color=True)
-    with console.capture() as captured:
-        console.print(headline(outcome), highlight=False, soft_wrap=True)
-        for reason in c.reasons:
-            console.print(f"  - {reason}", highlight=False, soft_wrap=True)
-        if c.errors:
-            console.print(
-                f"{c.errors} of {len(outcome.rankings)} queries failed ({_pct(c.error_rate)}): "
-                "never counted as unchanged",
-                highlight=False,
+    parts: list[RenderableType] = [Text(headline(outcome))]
+    parts += [Text(f"  - {reason}") for reason in c.reasons]
+    if c.errors:
+        parts.append(
+            Text(
+                f"{c.errors} of {len(outcome.rankings)} queries failed ({pct(c.error_rate)}): "
+                "never counted as unchanged"
             )
-        if c.state != "first" and c.overall.queries:
-            table = Table(title=None, box=None, pad_edge=False)
-            for name in (
-                "bucket",
-                "queries",
-                "mean RBO",
-                "p10",
-                "median",
-                "top-1 changed",
-                "95% interval",
-                "weighted RBO",
-                "weighted top-1 changed",
-            ):
-                table.add_column(name, justify="left" if name == "bucket" else "right")
-            for name, f in _figures_rows(c):
-                interval = f.top1_interval
-                table.add_row(
+        )
+    if c.state != "first" and c.overall.queries:
+        table = new_table(plain=True)
+        for name in FIGURE_COLUMNS:
+            table.add_column(name, justify="left" if name == "bucket" else "right")
+        add_rows(
+            table,
+            [
+                [
                     name,
                     str(f.queries),
                     _rbo(f.mean_rbo),
                     _rbo(f.quantiles.get("p10")),
                     _rbo(f.quantiles.get("p50")),
-                    _pct(f.top1_changed_share),
-                    "–" if interval is None else f"[{_pct(interval[0])}, {_pct(interval[1])}]",
+                    pct(f.top1_changed_share),
+                    ci(f.top1_interval),
                     _rbo(f.weighted_mean_rbo),
-                    _pct(f.weighted_top1_changed),
-                )
-            console.print(table)
-            moved = c.most_changed(most)
-            if moved:
-                console.print(f"\nMost changed ({len(moved)}, lowest RBO weighted by count):")
-                rows = Table(box=None, pad_edge=False)
-                for name in ("query", "count", "bucket", "RBO", "before (top 3)", "after (top 3)"):
-                    rows.add_column(name, overflow="fold")
-                for m in moved:
-                    rows.add_row(
+                    pct(f.weighted_top1_changed),
+                ]
+                for name, f in _figures_rows(c)
+            ],
+        )
+        parts.append(table)
+        moved = c.most_changed(most)
+        if moved:
+            rows = new_table(
+                f"Most changed ({len(moved)}, lowest RBO weighted by count)", plain=True
+            )
+            for name in ("query", "count", "bucket", "RBO", "before (top 3)", "after (top 3)"):
+                rows.add_column(name, overflow="fold")
+            add_rows(
+                rows,
+                [
+                    [
                         m.text,
                         str(m.count),
                         m.bucket,
                         _rbo(m.rbo),
                         " ".join(m.before[:3]),
                         " ".join(m.after[:3]),
-                    )
-                console.print(rows)
-    return captured.get()
+                    ]
+                    for m in moved
+                ],
+            )
+            parts.append(rows)
+    return print_tables(parts, width=120, tty=False)
+
+
+FIGURE_COLUMNS = (
+    "bucket",
+    "queries",
+    "mean RBO",
+    "p10",
+    "median",
+    "top-1 changed",
+    "95% interval",
+    "weighted RBO",
+    "weighted top-1 changed",
+)
 
 
 def _markdown(outcome: ReplayOutcome, most: int) -> str:
@@ -143,8 +149,8 @@ def _markdown(outcome: ReplayOutcome, most: int) -> str:
         ]
         for name, f in _figures_rows(c):
             lines.append(
-                f"| {name} | {f.queries} | {_rbo(f.mean_rbo)} | {_pct(f.top1_changed_share)} | "
-                f"{_rbo(f.weighted_mean_rbo)} | {_pct(f.weighted_top1_changed)} |"
+                f"| {name} | {f.queries} | {_rbo(f.mean_rbo)} | {pct(f.top1_changed_share)} | "
+                f"{_rbo(f.weighted_mean_rbo)} | {pct(f.weighted_top1_changed)} |"
             )
         moved = c.most_changed(most)
         if moved:

@@ -6,8 +6,8 @@ schema in an empty database, and ``open_store_to_read`` (read-only commands) cre
 :class:`Store` saves runs and answers the questions regression detection and the CLI ask. The
 spool keeps runs the store could not take.
 
-The names below are imported when first used, so a module of this package that needs no
-SQLAlchemy (:mod:`retrieval_eval.store.reader`) can be imported without it.
+The names below are imported when first used, so ``--help`` and the commands that never open a
+store do not import SQLAlchemy.
 """
 
 from __future__ import annotations
@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from retrieval_eval.store.models import StoredRun
     from retrieval_eval.store.store import Store, StoreSchemaError, open_store, open_store_to_read
+    from retrieval_eval.store.summary import RunSummary
     from retrieval_eval.store.url import home_dir, mask_url, resolve_store_url, store_url_for
 
 _EXPORTS = {
@@ -26,6 +27,7 @@ _EXPORTS = {
     "open_store": "retrieval_eval.store.store",
     "open_store_to_read": "retrieval_eval.store.store",
     "StoredRun": "retrieval_eval.store.models",
+    "RunSummary": "retrieval_eval.store.summary",
     "home_dir": "retrieval_eval.store.url",
     "mask_url": "retrieval_eval.store.url",
     "resolve_store_url": "retrieval_eval.store.url",
@@ -33,6 +35,7 @@ _EXPORTS = {
 }
 
 __all__ = [
+    "RunSummary",
     "Store",
     "StoreSchemaError",
     "StoredRun",

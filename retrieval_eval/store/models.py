@@ -19,7 +19,7 @@ class StoredRun(BaseModel):
     regressed run a person accepted as the new normal (``retrieval-eval baseline accept``).
     """
 
-    model_config = ConfigDict(defer_build=True)  # built at first use: retrieval_eval.store.trusted
+    model_config = ConfigDict(defer_build=True)  # schema built at first use, not at import
 
     id: int
     grader: str

@@ -1,4 +1,4 @@
-"""Names the store layer shares without importing SQLAlchemy (the SQLite reader needs them too).
+"""Names the store layer shares without importing SQLAlchemy (the CLI checks run ids with them).
 
 ``schema.py`` and ``migrate.py`` re-export them; ``tests/store/test_schema.py`` pins ``HEAD`` to
 the head of the migration scripts.

@@ -4,19 +4,17 @@ Edge cases: datetimes are stored in UTC; SQLite hands them back without a zone, 
 read back is taken as UTC. Slices and questions keep their order through a ``position`` column.
 An invalid run read back names no baseline (neither the run nor its verdict), even when it was
 stored before invalid runs stopped naming one (:func:`~retrieval_eval.store.names.compared_baseline`).
-:func:`read_run` (the SQLite reader's) builds the models without validating when every value
-read is already what validation would make of it (:mod:`retrieval_eval.store.trusted`), and
-validates the whole run otherwise (an integer in a float column, a form spelled ``GAP``, a
-verdict stored with a field since removed is fine: unknown keys are dropped either way).
+:func:`stored_run` validates what it reads: an integer in a float column, a form spelled
+``GAP``, a verdict stored with a field since removed is fine (unknown keys are dropped). A row
+without ``top3_hits`` in its details (written by another tool) counts them from its questions,
+or from its top-3 rate when they were not read.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
-from typing import Any, Protocol, TypeVar
-
-from pydantic import BaseModel
+from typing import Any
 
 from retrieval_eval.evaluation.labels import DeadLabels
 from retrieval_eval.evaluation.results import (
@@ -29,16 +27,6 @@ from retrieval_eval.evaluation.results import (
 from retrieval_eval.judging.regression import Verdict
 from retrieval_eval.store.models import StoredRun
 from retrieval_eval.store.names import GRADER, compared_baseline
-from retrieval_eval.store.trusted import NotPlain, trusted
-
-M = TypeVar("M", bound=BaseModel)
-
-
-class Build(Protocol):
-    """Makes one model from its field values (:func:`validated` or ``trusted``)."""
-
-    def __call__(self, cls: type[M], values: dict[str, Any], /) -> M: ...
-
 
 DIMENSIONS = ("form", "hard_class")
 
@@ -133,14 +121,8 @@ def slice_rows(result: RunResult, run_id: int) -> list[dict[str, Any]]:
     return rows
 
 
-def validated(cls: type[M], values: dict[str, Any]) -> M:
-    """How :func:`stored_run` builds each model by default: validating its values."""
-    return cls.model_validate(values)
-
-
-def _question(row: Mapping[str, Any], build: Build) -> QuestionResult:
-    return build(
-        QuestionResult,
+def _question(row: Mapping[str, Any]) -> QuestionResult:
+    return QuestionResult.model_validate(
         {
             "id": row["question_id"],
             "question": row["question"],
@@ -157,13 +139,10 @@ def _question(row: Mapping[str, Any], build: Build) -> QuestionResult:
     )
 
 
-def _slices(
-    rows: Sequence[Mapping[str, Any]], dimension: str, build: Build
-) -> dict[str, SliceRates]:
+def _slices(rows: Sequence[Mapping[str, Any]], dimension: str) -> dict[str, SliceRates]:
     chosen = sorted((r for r in rows if r["dimension"] == dimension), key=lambda r: r["position"])
     return {
-        r["value"]: build(
-            SliceRates,
+        r["value"]: SliceRates.model_validate(
             {
                 "questions": r["question_count"],
                 "top1_hits": r["top1_hits"],
@@ -176,33 +155,12 @@ def _slices(
     }
 
 
-def read_run(
-    row: Mapping[str, Any],
-    questions: Sequence[Mapping[str, Any]],
-    slices: Sequence[Mapping[str, Any]],
-) -> StoredRun:
-    """:func:`stored_run` without building a schema when every value read is plain
-    (:mod:`retrieval_eval.store.trusted`; ~0.1 s of ``show``), else validated as ever.
-
-    Once the process has built the schemas (a dashboard, a task that scored a run), validating
-    is the faster of the two per question (20,000 questions: ~170 against ~210 ms), so it
-    validates."""
-    if QuestionResult.__pydantic_complete__ and RunResult.__pydantic_complete__:
-        return stored_run(row, questions, slices)
-    try:
-        return stored_run(row, questions, slices, trusted)
-    except NotPlain:
-        return stored_run(row, questions, slices)
-
-
 def stored_run(
     row: Mapping[str, Any],
     questions: Sequence[Mapping[str, Any]],
     slices: Sequence[Mapping[str, Any]],
-    build: Build = validated,
 ) -> StoredRun:
-    """Rebuild a StoredRun from its eval_result row and its question and slice rows, each model
-    made by ``build`` (:func:`validated`, or :func:`~retrieval_eval.store.trusted.trusted`)."""
+    """Rebuild a StoredRun from its eval_result row and its question and slice rows."""
     details = row["details"] or {}
     verdict = details.get("verdict")
     baseline_run_id = compared_baseline(row["status"], row["baseline_run_id"])
@@ -210,8 +168,15 @@ def stored_run(
         verdict = {**verdict, "baseline_run_id": None}
     labels = details.get("dead_labels")  # absent from runs stored before the check existed
     ordered = sorted(questions, key=lambda r: r["position"])
-    result = build(
-        RunResult,
+    top3_hits = details.get("top3_hits")  # absent from rows other tools wrote: counted, or
+    if top3_hits is None:  # from the rate when the questions were not read
+        rate = row["mean_score"] or 0.0
+        top3_hits = (
+            sum(1 for q in ordered if q["top3_hit"])
+            if ordered
+            else round(rate * row["prompt_count"])
+        )
+    result = RunResult.model_validate(
         {
             "run_key": row["run_key"] or f"eval_result:{row['id']}",
             "set_identifier": row["set_identifier"],
@@ -221,27 +186,26 @@ def stored_run(
             "retriever": row["model_id"],
             "started_at": utc(row["run_date"]),
             "finished_at": details.get("finished_at") or utc(row["run_date"]),
-            "settings": build(RunSettings, details.get("settings") or {}),
+            "settings": RunSettings.model_validate(details.get("settings") or {}),
             "question_count": row["prompt_count"],
             "top1_hits": row["passed_count"],
-            "top3_hits": details.get("top3_hits", sum(1 for q in ordered if q["top3_hit"])),
+            "top3_hits": top3_hits,
             "top1_hit_rate": row["pass_rate"],
             "top3_hit_rate": row["mean_score"],
             "error_count": row["error_count"],
             "valid": row["status"] == "valid",
-            "by_form": _slices(slices, "form", build),
-            "by_hard_class": _slices(slices, "hard_class", build),
-            "latency_ms": build(
-                Latency, {"p50": row["latency_p50_ms"], "p95": row["latency_p95_ms"]}
+            "by_form": _slices(slices, "form"),
+            "by_hard_class": _slices(slices, "hard_class"),
+            "latency_ms": Latency.model_validate(
+                {"p50": row["latency_p50_ms"], "p95": row["latency_p95_ms"]}
             ),
             "metrics": details.get("metrics") or {},
-            "questions": [_question(q, build) for q in ordered],
-            "dead_labels": build(DeadLabels, labels) if labels else None,
+            "questions": [_question(q) for q in ordered],
+            "dead_labels": DeadLabels.model_validate(labels) if labels else None,
             "lint": details.get("lint"),
         },
     )
-    return build(
-        StoredRun,
+    return StoredRun.model_validate(
         {
             "id": row["id"],
             "grader": row["grader"],
@@ -252,7 +216,7 @@ def stored_run(
             "run_date": utc(row["run_date"]),
             "created_at": utc(row["created_at"]),
             "baseline_run_id": baseline_run_id,
-            "verdict": build(Verdict, verdict) if verdict else None,
+            "verdict": Verdict.model_validate(verdict) if verdict else None,
             "result": result,
         },
     )

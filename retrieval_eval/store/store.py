@@ -63,6 +63,7 @@ from retrieval_eval.store.schema import (
     eval_result_question,
     eval_result_slice,
 )
+from retrieval_eval.store.summary import RunSummary
 from retrieval_eval.store.url import mask_url, parse_store_url
 
 _CHUNK = 500  # ids per IN (...) list: far below SQLite's and PostgreSQL's parameter limits
@@ -396,22 +397,26 @@ class Store:
 
         ``questions=False`` as in :meth:`history`.
         """
-        rank = (
-            func.row_number()
-            .over(
-                partition_by=(eval_result.c.set_identifier, eval_result.c.model_id),
-                order_by=_NEWEST,
-            )
-            .label("rank")
-        )
-        ranked = select(eval_result.c.id, rank).where(eval_result.c.grader == GRADER).subquery()
-        newest = select(ranked.c.id).where(ranked.c.rank == 1)
-        return self._load(
-            select(eval_result)
-            .where(eval_result.c.id.in_(newest))
-            .order_by(eval_result.c.set_identifier, eval_result.c.model_id),
-            questions=questions,
-        )
+        return self._load(self._newest_per_pair(1), questions=questions)
+
+    def summaries(
+        self,
+        set_identifier: str | None = None,
+        model_id: str | None = None,
+        limit: int = 50,
+        *,
+        slices: bool = False,
+    ) -> list[RunSummary]:
+        """The ``limit`` newest runs of (set, retriever), or of every pair when neither is
+        given, as :class:`RunSummary` (no questions read): newest first within a pair, pairs by
+        set then retriever. ``slices`` fills each summary's per-form and per-class figures."""
+        if (set_identifier is None) != (model_id is None):
+            raise ValueError("summaries takes both a set and a retriever, or neither")
+        if set_identifier is not None and model_id is not None:
+            runs = self.history(set_identifier, model_id, limit, questions=False)
+        else:
+            runs = self._load(self._newest_per_pair(limit), questions=False)
+        return [RunSummary.of(run, slices=slices) for run in runs]
 
     def fingerprints(self, set_identifier: str, model_id: str, grader: str = GRADER) -> set[str]:
         """The labels fingerprints of the valid runs stored for a key."""
@@ -451,6 +456,16 @@ class Store:
             eval_result.c.model_id == model_id,
             eval_result.c.grader == grader,
         ]
+
+    @staticmethod
+    def _newest_per_pair(limit: int) -> Select[Any]:
+        """The ``limit`` newest runs of every (set, retriever) pair, ordered by set, retriever,
+        then newest first: one query, ranked by a window function."""
+        pair = (eval_result.c.set_identifier, eval_result.c.model_id)
+        rank = func.row_number().over(partition_by=pair, order_by=_NEWEST).label("rank")
+        ranked = select(eval_result.c.id, rank).where(eval_result.c.grader == GRADER).subquery()
+        newest = select(ranked.c.id).where(ranked.c.rank <= limit)
+        return select(eval_result).where(eval_result.c.id.in_(newest)).order_by(*pair, *_NEWEST)
 
     @staticmethod
     def _by_id(run_id: int) -> Select[Any]:

@@ -42,6 +42,7 @@ from dataclasses import dataclass, field
 
 from markupsafe import Markup, escape
 
+from retrieval_eval.reports.numbers import pct
 from retrieval_eval.webui.chart_axis import unique_labels, x_labels
 from retrieval_eval.webui.chart_marks import (
     BASELINE_COLOUR,
@@ -103,7 +104,7 @@ _CHAR_W = 6.6  # average glyph width of the 12 px system font, for the layout
 
 def _fmt(value: float, percent: bool, unit: str) -> str:
     if percent:
-        return f"{value * 100:.1f}%"
+        return pct(value)
     return f"{value:,.1f}{(' ' + unit) if unit else ''}"
 
 
@@ -235,7 +236,7 @@ def _dash(series: Series, index: int) -> str:
 
 def _tick(value: float, percent: bool) -> str:
     if percent:
-        return f"{value * 100:.0f}%"
+        return pct(value, digits=0)
     return f"{value:,.2f}".rstrip("0").rstrip(".")
 
 

@@ -1,10 +1,10 @@
-"""Presentation helpers for the HTML pages: number formats, sparklines and charts from view data.
+"""Presentation helpers for the HTML pages: sparklines, charts and labels from view data.
 
 Kept apart from :mod:`views` (what is shown) so the JSON API never carries presentation, and from
 the templates so the formatting rules are plain, testable functions.
 
-Formats: rates as percentages with one decimal (``81.2%``), deltas in points (``+1.2 pts``),
-``–`` for a missing value; dates in UTC.
+Numbers are written by :mod:`retrieval_eval.reports.numbers` (the templates' filters); dates in
+UTC.
 
 History charts draw each rate with its 95 % Wilson band: the run's stored interval overall, and
 per slice the interval of the slice's hits out of its questions when the chart has at most
@@ -22,12 +22,12 @@ from typing import Any, TypedDict
 from markupsafe import Markup
 
 from retrieval_eval.evaluation.intervals import wilson
+from retrieval_eval.reports.numbers import MISSING
+from retrieval_eval.store.summary import RunSummary, SliceSummary
 from retrieval_eval.webui.charts import LineChart, Series, line_chart
-from retrieval_eval.webui.queries import RunSummary, SliceSummary
 from retrieval_eval.webui.sparkline import sparkline
 from retrieval_eval.webui.views import History, Overview
 
-MISSING = "–"
 MAX_BANDS = 2  # slices on one chart that still get their interval band (3 made a muddle)
 NARROW_WIDTH, NARROW_HEIGHT = 380, 250  # the phone copy of each chart (see history_charts)
 STATES = {
@@ -37,18 +37,6 @@ STATES = {
     "not_comparable": "not comparable",
     "invalid_run": "invalid run",
 }
-
-
-def pct(rate: float | None) -> str:
-    return MISSING if rate is None else f"{rate * 100:.1f}%"
-
-
-def pts(delta: float | None) -> str:
-    return MISSING if delta is None else f"{delta * 100:+.1f} pts"
-
-
-def ms(value: float | None) -> str:
-    return MISSING if value is None else f"{value:,.1f} ms"
 
 
 def when(value: datetime | None) -> str:

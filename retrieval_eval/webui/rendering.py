@@ -14,6 +14,8 @@ from fastapi import Request
 from fastapi.responses import HTMLResponse
 from jinja2 import Environment, PackageLoader, select_autoescape
 
+from retrieval_eval.reports import numbers
+
 if TYPE_CHECKING:
     from types import ModuleType
 
@@ -36,7 +38,13 @@ def environment() -> Environment:
         lstrip_blocks=True,
     )
     env.filters.update(
-        pct=pages.pct, pts=pages.pts, ms=pages.ms, when=pages.when, state=pages.state_label
+        pct=numbers.pct,
+        pts=numbers.pts,
+        ms=numbers.ms,
+        decimal=numbers.decimal,
+        signed_points=numbers.signed_points,
+        when=pages.when,
+        state=pages.state_label,
     )
     return env
 

@@ -14,6 +14,7 @@ from fastapi import APIRouter, Depends, Path, Query, Request
 from fastapi.responses import HTMLResponse, JSONResponse
 from pydantic import BaseModel, StringConstraints
 
+from retrieval_eval.reports.jsonio import dumps
 from retrieval_eval.webui.rendering import modules, render
 
 if TYPE_CHECKING:
@@ -62,8 +63,15 @@ def _store(request: Request) -> Store:
     return store
 
 
+class _OrjsonResponse(JSONResponse):
+    """A page's JSON twin, written by :mod:`retrieval_eval.reports.jsonio` (compact)."""
+
+    def render(self, content: Any) -> bytes:
+        return dumps(content, indent=False).encode("utf-8")
+
+
 def _json(model: BaseModel) -> JSONResponse:
-    return JSONResponse(model.model_dump(mode="json"))
+    return _OrjsonResponse(model.model_dump(mode="json"))
 
 
 def run_listing(

@@ -17,6 +17,7 @@ from collections.abc import Sequence
 
 from markupsafe import Markup, escape
 
+from retrieval_eval.reports.numbers import pct
 from retrieval_eval.webui.chart_marks import (
     BASELINE_COLOUR,
     INVALID_COLOUR,
@@ -63,8 +64,8 @@ def sparkline(
     """
     present = [(i, v) for i, v in enumerate(values) if v is not None]
     low, high = spark_range(values)
-    listed = ", ".join(f"{v * 100:.0f}%" for _, v in present) or "no data"
-    axis = f" (axis {low * 100:.0f}–{high * 100:.0f}%)" if present else ""
+    listed = ", ".join(pct(v, digits=0) for _, v in present) or "no data"
+    axis = f" (axis {low * 100:.0f}–{pct(high, digits=0)})" if present else ""
     parts = [
         f'<svg class="spark" viewBox="0 0 {width} {height}" width="{width}" height="{height}" '
         f'role="img" aria-label="{escape(label)}" xmlns="http://www.w3.org/2000/svg">',

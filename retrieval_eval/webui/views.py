@@ -17,8 +17,9 @@ Edge cases:
   marked in the listing (:mod:`listing`); a run unchecked, or checked clean, has neither. Every
   dead id is flagged "no longer in the index", a partly dead question's and a flip's included.
 - A verdict that left stale questions out has deltas over fewer questions than the rates beside
-  them: the summary then carries ``compared_questions`` and the compared rates (:mod:`queries`),
-  and the pages say "on the N questions compared (before → after)" next to each Δ.
+  them: the summary then carries ``compared_questions`` and the compared rates
+  (:class:`~retrieval_eval.store.summary.RunSummary`), and the pages say "on the N questions
+  compared (before → after)" next to each Δ.
 """
 
 from __future__ import annotations
@@ -28,18 +29,11 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 from retrieval_eval.errors import UnknownNameError
-from retrieval_eval.evaluation.results import SliceRates
 from retrieval_eval.store import Store, StoredRun
+from retrieval_eval.store.summary import RunSummary
 from retrieval_eval.webui.compare_view import Comparison, compare
 from retrieval_eval.webui.listing import ListedQuestion, Listing, ListQuery, list_questions
 from retrieval_eval.webui.power_view import power_of
-from retrieval_eval.webui.queries import (
-    RunSummary,
-    SliceSummary,
-    compared_rates,
-    recent,
-    recent_by_pair,
-)
 
 
 class PairOverview(BaseModel):
@@ -101,58 +95,11 @@ class RunView(BaseModel):
     labels_summary: str | None = None
 
 
-def _slices(slices: dict[str, SliceRates]) -> dict[str, SliceSummary]:
-    return {
-        k: SliceSummary(
-            questions=s.questions,
-            top1_hit_rate=s.top1_hit_rate,
-            top3_hit_rate=s.top3_hit_rate,
-            top1_hit_rate_ci=s.top1_hit_rate_ci,
-            top3_hit_rate_ci=s.top3_hit_rate_ci,
-        )
-        for k, s in slices.items()
-    }
-
-
-def summary_of(stored: StoredRun) -> RunSummary:
-    """The summary of a fully loaded run (the same figures :mod:`queries` reads from rows)."""
-    r = stored.result
-    verdict = stored.verdict
-    return RunSummary(
-        run_id=stored.id,
-        set=r.set_identifier,
-        retriever=r.retriever,
-        run_date=stored.run_date,
-        status=stored.status,
-        verdict_state=stored.verdict_state,
-        is_regression=stored.is_regression,
-        accepted_baseline=stored.accepted_baseline,
-        baseline_run_id=stored.baseline_run_id,
-        question_count=r.question_count,
-        top1_hits=r.top1_hits,
-        top3_hits=r.top3_hits,
-        top1_hit_rate=r.top1_hit_rate,
-        top3_hit_rate=r.top3_hit_rate,
-        top1_delta=verdict.top1_delta if verdict else None,
-        top3_delta=verdict.top3_delta if verdict else None,
-        top1_hit_rate_ci=r.top1_hit_rate_ci,
-        top3_hit_rate_ci=r.top3_hit_rate_ci,
-        error_count=r.error_count,
-        latency_p50_ms=r.latency_ms.p50,
-        latency_p95_ms=r.latency_ms.p95,
-        labels_fingerprint=r.labels_fingerprint,
-        corpus_revision=r.corpus_revision,
-        verdict_summary=verdict.summary if verdict else "",
-        **compared_rates(verdict.model_dump(mode="json") if verdict else {}),
-        by_form=_slices(r.by_form),
-        by_hard_class=_slices(r.by_hard_class),
-    )
-
-
 def overview(store: Store | None, runs: int) -> Overview:
-    if store is None:
-        return Overview(pairs=[])
-    pairs = recent_by_pair(store, runs)
+    """Every (set, retriever) pair by set then retriever, each with its ``runs`` newest runs."""
+    pairs: dict[tuple[str, str], list[RunSummary]] = {}
+    for summary in store.summaries(limit=runs) if store else []:
+        pairs.setdefault((summary.set, summary.retriever), []).insert(0, summary)  # oldest first
     return Overview(
         pairs=[
             PairOverview(set=s, retriever=r, latest=found[-1], recent=found)
@@ -162,7 +109,8 @@ def overview(store: Store | None, runs: int) -> Overview:
 
 
 def history(store: Store | None, set_identifier: str, retriever: str, runs: int) -> History:
-    found = recent(store, set_identifier, retriever, runs, with_slices=True) if store else []
+    newest = store.summaries(set_identifier, retriever, runs, slices=True) if store else []
+    found = newest[::-1]  # oldest first, the order charts draw
     if not found:
         raise UnknownNameError(f"no stored runs for set {set_identifier!r} × {retriever!r}")
     return History(
@@ -201,12 +149,12 @@ def run_view(store: Store | None, run_id: int, query: ListQuery | None = None) -
     )
     labels = stored.result.dead_labels
     return RunView(
-        run=summary_of(stored),
+        run=RunSummary.of(stored),
         run_key=stored.result.run_key,
         set_name=stored.result.set_name,
         settings=stored.result.settings.model_dump(mode="json"),
         verdict=stored.verdict.model_dump(mode="json") if stored.verdict else None,
-        baseline=summary_of(baseline) if baseline else None,
+        baseline=RunSummary.of(baseline) if baseline else None,
         flips=flips,
         questions=questions,
         listing=listing,
@@ -273,5 +221,4 @@ __all__ = [
     "history",
     "overview",
     "run_view",
-    "summary_of",
 ]

@@ -233,23 +233,22 @@ def _saved_run(work: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[str, str]:
     return db, str(json.loads(saved.stdout)["run_id"])
 
 
-def test_history_and_show_load_neither_pandas_nor_sqlalchemy_nor_an_adapter(
+def test_history_and_show_load_the_store_but_neither_pandas_nor_an_adapter(
     work: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     db, run_id = _saved_run(work, monkeypatch)
-    # a SQLite store at head is read with sqlite3 (retrieval_eval.store.reader); a stored run
-    # needs no YAML parser, set loader nor set models (~20 ms of show)
+    # they read through the Store (SQLAlchemy); a stored run needs no YAML parser, set loader,
+    # set models nor migrations
     watch = HEAVY | {"rich", "retrieval_eval.config.models", "yaml", *SET_MODULES}
     for args in (
         ("history", "cli.two", "startup_retrievers:always_a", "--format", "json"),
         ("show", run_id, "--format", "json"),
     ):
-        assert loaded(work, *args, "--db", db, watch=watch)[:2] == (0, []), args
-    # history's text draws a rich table, and that is all it adds; show's report of plain
-    # tables, piped, is written without rich (report._plain_report)
+        assert loaded(work, *args, "--db", db, watch=watch)[:2] == (0, ["sqlalchemy"]), args
+    # the text of history and show draws rich tables, and that is all they add to the store
     history = ("history", "cli.two", "startup_retrievers:always_a")
-    assert loaded(work, *history, "--db", db, watch=watch)[:2] == (0, ["rich"])
-    assert loaded(work, "show", run_id, "--db", db, watch=watch)[:2] == (0, [])
+    assert loaded(work, *history, "--db", db, watch=watch)[:2] == (0, ["rich", "sqlalchemy"])
+    assert loaded(work, "show", run_id, "--db", db, watch=watch)[:2] == (0, ["rich", "sqlalchemy"])
 
 
 # --- the store file `run --no-save` looks for without SQLAlchemy ----------------------------
@@ -314,19 +313,3 @@ def test_any_other_url_is_left_to_the_store_layer(
 ) -> None:
     monkeypatch.chdir(tmp_path)
     assert plain_sqlite_file(db, Config()) is None
-
-
-def test_show_on_a_sqlite_store_builds_no_pydantic_schema(
-    work: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """The reader builds a stored run from plain values (retrieval_eval.store.trusted) and the report
-    renders from attributes: no schema is built, so pydantic never discovers its plugins
-    (importlib.metadata over every installed distribution, ~35 ms) nor builds the models'
-    schemas (~45 ms). JSON dumps models (the contract), which builds their schemas."""
-    db, run_id = _saved_run(work, monkeypatch)
-    watch = {"pydantic.plugin._loader", "importlib.metadata"}
-    for args in ((), ("--format", "markdown"), ("--summary",), ("--format", "csv")):
-        assert loaded(work, "show", run_id, *args, "--db", db, watch=watch)[:2] == (0, []), args
-    # the check can fail: a JSON report builds schemas, and so discovers the plugins
-    code, modules, _ = loaded(work, "show", run_id, "--format", "json", "--db", db, watch=watch)
-    assert (code, "pydantic.plugin._loader" in modules) == (0, True)

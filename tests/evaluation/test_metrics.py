@@ -274,14 +274,6 @@ def test_judge_many_rejects_what_judge_rejects() -> None:
         judge_many([q("a", ["a"])], [["a"], ["b"]])
 
 
-def test_trusted_result_equals_a_validated_one() -> None:
-    values = judge(q("a", ["a"]), ["a", "b"]).model_dump()
-    trusted, validated = QuestionResult.trusted(dict(values)), QuestionResult(**values)
-    assert trusted == validated
-    assert trusted.model_dump_json() == validated.model_dump_json()
-    assert trusted.model_fields_set == validated.model_fields_set
-
-
 def test_paused_gc_restores_the_collector_state() -> None:
     assert gc.isenabled()
     with pytest.raises(RuntimeError), paused_gc():

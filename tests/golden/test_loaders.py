@@ -146,6 +146,16 @@ questions:
     ]
 
 
+def test_a_file_whose_only_problem_is_a_repeated_id_names_both_places(tmp_path: Path) -> None:
+    rows = ['{"id": "q1", "question": "A?", "form": "match"}'] * 2
+    rows[1] = rows[1].replace('"q1"', '" q1 "')  # ids are compared stripped
+    path = write(tmp_path, "twice.jsonl", "\n".join(rows) + "\n")
+    assert problems_of(path) == [
+        f"{path} (set 'twice'): question 'q1' (#2, line 2): duplicate question id 'q1' (first at "
+        "question #1); give each question its own id"
+    ]
+
+
 def test_error_text_lists_every_problem_and_is_input_error(tmp_path: Path) -> None:
     path = write(
         tmp_path,

@@ -8,7 +8,8 @@ from store.builders import as_stored, hits, make_run, question
 
 from retrieval_eval.config.models import Thresholds
 from retrieval_eval.evaluation.intervals import paired_difference
-from retrieval_eval.judging.regression import detect_regression, mcnemar_exact, render_verdict
+from retrieval_eval.judging.regression import detect_regression, mcnemar_exact
+from retrieval_eval.reports.verdict import render_verdict
 
 DEFAULT = Thresholds()
 
@@ -227,7 +228,7 @@ def test_the_interval_is_over_the_questions_both_runs_have() -> None:
     unpaired = detect_regression(
         make_run(hits(0, 2, prefix="new"), day=1), as_stored(make_run(hits(2, 2))), DEFAULT
     )
-    assert unpaired.top1_delta_ci is None and "change 95% CI n/a" in render_verdict(unpaired)
+    assert unpaired.top1_delta_ci is None and "change 95% CI –" in render_verdict(unpaired)
     first = detect_regression(make_run(hits(1, 2)), None, DEFAULT)
     assert first.top1_delta_ci is None and first.top3_delta_ci is None
 

@@ -10,7 +10,8 @@ from store.builders import as_stored, hits, make_run
 from retrieval_eval.config.models import Thresholds
 from retrieval_eval.evaluation.labels import DeadLabels
 from retrieval_eval.evaluation.results import RunResult
-from retrieval_eval.judging.regression import detect_regression, render_verdict
+from retrieval_eval.judging.regression import detect_regression
+from retrieval_eval.reports.verdict import render_verdict
 from retrieval_eval.store.rows import result_row, stored_run
 
 DEFAULT = Thresholds()
@@ -137,7 +138,8 @@ def test_contract_marks_stale_questions() -> None:
 
 
 def test_reports_mark_stale_questions_with_their_dead_ids() -> None:
-    from retrieval_eval.reports.report import render_markdown, render_text
+    from retrieval_eval.reports.markdown import render_markdown
+    from retrieval_eval.reports.text import render_text
 
     run = with_dead(make_run(hits(8, 10)), ["q009"])
     verdict = detect_regression(run, None, DEFAULT)

@@ -1,4 +1,4 @@
-"""run_lint end to end on small sets, with a real SQLite store read through the read-only reader."""
+"""run_lint end to end on small sets, with a real SQLite store opened read-only."""
 
 from __future__ import annotations
 
@@ -15,8 +15,7 @@ from retrieval_eval.lint import run_lint
 from retrieval_eval.lint.power import questions_needed
 from retrieval_eval.lint.render import RENDERERS
 from retrieval_eval.retrievers.base import FunctionRetriever
-from retrieval_eval.store import open_store
-from retrieval_eval.store.reader import open_reader
+from retrieval_eval.store import open_store, open_store_to_read
 
 SET = golden(
     question("found", "How long do refunds take?", "match", "refunds.md"),
@@ -46,9 +45,7 @@ def test_every_check_runs_when_every_input_is_given(tmp_path: Path) -> None:
                 lambda q, k, a=answer: a[:k], identifier=f"r{len(answer)}"
             )
             store.save(evaluate(SET, retriever, RunSettings()))
-    reader = open_reader(tmp_path / "results.sqlite")
-    assert reader is not None
-    with reader:
+    with open_store_to_read(url) as reader:
         report = run_lint(SET, retriever=Index(), corpus=DOCS, store=reader)
     assert report.checks_skipped == {}
     assert set(report.checks_run) >= {"dead_labels", "form_honesty", "never_found", "power"}

@@ -10,13 +10,10 @@ import pytest
 from retrieval_eval.evaluation.results import RunResult, RunSettings
 from retrieval_eval.evaluation.scoring import evaluate
 from retrieval_eval.golden.models import GoldenQuestion, GoldenQuestionSet
-from retrieval_eval.reports.report import (
-    PIPE_WIDTH,
-    indented_json,
-    render,
-    render_markdown,
-    render_text,
-)
+from retrieval_eval.reports.jsonio import dumps
+from retrieval_eval.reports.markdown import render_markdown
+from retrieval_eval.reports.report import render
+from retrieval_eval.reports.text import PIPE_WIDTH, render_text
 from retrieval_eval.retrievers.base import FunctionRetriever
 
 LONG_ID = "a-question-id-" + "that-goes-on-" * 10 + "end"  # 147 characters
@@ -121,12 +118,20 @@ def test_json_is_the_contract(result: RunResult) -> None:
     assert data["set"] == "report.demo" and data["question_count"] == 3
 
 
-def test_json_text_is_what_json_dumps_writes(result: RunResult) -> None:
+def test_json_is_the_contract_and_extra(result: RunResult) -> None:
     extra = {"run_id": 4, "saved": True, "regression": {"state": "baseline", "p_value": None}}
-    document = {**result.contract(), **extra}
-    assert render(result, "json", extra=extra) == (
-        json.dumps(document, indent=2, ensure_ascii=False) + "\n"
-    )
+    text = render(result, "json", extra=extra)
+    assert text.endswith("}\n") and text.startswith('{\n  "set": "report.demo",')
+    assert json.loads(text) == json.loads(json.dumps({**result.contract(), **extra}))
+
+
+def strict_loads(text: str) -> object:
+    """``json.loads`` refusing NaN and the infinities, which are no JSON."""
+
+    def refuse(constant: str) -> object:
+        raise ValueError(f"not JSON: {constant}")
+
+    return json.loads(text, parse_constant=refuse)
 
 
 class Form(StrEnum):
@@ -137,113 +142,57 @@ class Rank(IntEnum):
     ONE = 1
 
 
+AWKWARD = 'q"\\\n\t\u0001é☃😀\u2028</script>'
+
+
 @pytest.mark.parametrize(
-    "questions",
+    ("value", "parsed"),
     [
-        [],
-        [{}],
-        [{"id": 'q"\\\n\t\u0001é☃😀\u2028', "retrieved": [], "latency_ms": 0.1 + 0.2}],
-        [{"a": [None, True, False, 0, -1, 10**30, 1e-300, -0.0, "x"], "b": None, "c": "ü"}],
-        [{"nan": float("nan"), "inf": float("inf"), "-inf": float("-inf"), "e": 1e22}],
-        [{"a": 1}, {"b": [1, 2.0, None, "x"]}, {"c": []}],
-        [{"nested": {"b": 1}}],
-        [{"nested": [[1]]}],
-        [{"tuple": (1, 2)}],
-        [{"enum": Form.GAP}],
-        [{"enum": [Rank.ONE]}],
-        [{1: "key not a string"}],
-        [1, 2],
-        "not a list",
+        ([], []),
+        ({"id": AWKWARD, "retrieved": [], "latency_ms": 0.1 + 0.2}, None),
+        ([None, True, False, 0, -1, 2**63 - 1, 1e-300, -0.0, 1e22, "x"], None),
+        (
+            {"nan": float("nan"), "inf": float("inf"), "-inf": float("-inf")},
+            dict.fromkeys(["nan", "inf", "-inf"]),
+        ),
+        ((1, 2), [1, 2]),
+        ([Form.GAP, Rank.ONE], ["gap", 1]),
+        ({1: "key not a string"}, {"1": "key not a string"}),
     ],
+    ids=repr,
 )
-def test_indented_json_is_json_dumps_to_the_byte(questions: object) -> None:
-    document = {"set": "s", "questions": questions, "after": {"x": [1, {"y": []}]}, "run_id": None}
-    assert indented_json(document) == json.dumps(document, indent=2, ensure_ascii=False)
+def test_json_documents_are_valid_json_of_the_same_values(value: object, parsed: object) -> None:
+    """Every JSON document is valid JSON (NaN and infinities are null), non-ASCII kept as UTF-8."""
+    document = {"set": "s", "questions": value, "after": {"x": [1, {"y": []}]}, "run_id": None}
+    text = dumps(document)
+    expected = value if parsed is None else parsed
+    assert strict_loads(text) == {**document, "questions": expected}
+    assert strict_loads(dumps(document, indent=False)) == strict_loads(text)
+    assert text.startswith('{\n  "set": "s",') and "\n" not in dumps(document, indent=False)
+    if value and isinstance(value, dict) and "id" in value:
+        assert "é☃😀" in text  # as UTF-8, not escaped
+
+
+def test_json_refuses_a_string_that_is_no_unicode_text() -> None:
+    with pytest.raises(TypeError, match="surrogates"):
+        dumps({"id": "\ud800"})
+
+
+def test_a_nan_in_the_report_is_null(result: RunResult) -> None:
+    odd = result.model_copy(
+        update={
+            "questions": [result.questions[0].model_copy(update={"latency_ms": float("nan")})],
+            "metrics": {**result.metrics, "mrr": float("inf")},
+        }
+    )
+    data = strict_loads(render(odd, "json"))
+    assert isinstance(data, dict)
+    assert data["questions"][0]["latency_ms"] is None and data["metrics"]["mrr"] is None
 
 
 def test_render_dispatches_on_format(result: RunResult) -> None:
     assert render(result, "markdown") == render_markdown(result)
     assert render(result, "text").startswith("Set report.demo")
-
-
-def _rich_lines(table: object, width: int) -> str:
-    import io
-
-    from rich.console import Console
-
-    buffer = io.StringIO()
-    console = Console(file=buffer, width=width, force_terminal=False, highlight=False)
-    console.print(table, markup=False)
-    return "\n".join(line.rstrip() for line in buffer.getvalue().splitlines())
-
-
-def test_plain_tables_print_as_rich_prints_them() -> None:
-    """The text report writes plain tables itself (rich's layout of the per-question table is
-    most of ``show``'s report time): line for line what rich prints, or rich prints them."""
-    import random
-    import string
-
-    from retrieval_eval.reports.report import _plain_lines, _Spec
-
-    rng = random.Random(2)
-    alphabet = string.ascii_letters + string.digits + " .-_%()/:,[]–"
-    written = 0
-    for _ in range(1500):
-        table = _Spec(rng.choice(["Per question", "x" * rng.randint(1, 60)]))
-        columns = rng.randint(1, 8)
-        for _ in range(columns):
-            options = {
-                "overflow": rng.choice(["fold", "ellipsis"]),
-                "max_width": rng.choice([None, None, 60, 8]),
-                "no_wrap": rng.random() < 0.3,
-            }
-            if rng.random() < 0.7:
-                options["justify"] = rng.choice(["left", "right"])
-            table.add_column(rng.choice(["id", "form", "hard class", "error", "95% CI"]), **options)
-        for _ in range(rng.randint(0, 8)):
-            lengths = [rng.choice([0, 1, 3, 10, 25, 70]) for _ in range(columns)]
-            table.add_row(*("".join(rng.choices(alphabet, k=n)).strip() for n in lengths))
-        width = rng.choice([40, 80, 140, 300])
-        lines = _plain_lines(table, width)
-        if lines is not None:
-            written += 1
-            assert "\n".join(line.rstrip() for line in lines) == _rich_lines(table.rich(), width)
-    assert written > 50
-    # what rich would read as markup or an emoji code, or fold, goes to rich
-    for cell in ("[bold]q1[/bold]", "a:smile:b", " q1", "q\t1", "é", "x" * 70):
-        table = _Spec("t")
-        table.add_column("error", max_width=60)
-        table.add_row(cell)
-        assert _plain_lines(table, 140) is None
-
-
-def test_the_text_report_is_what_rich_alone_prints(monkeypatch: pytest.MonkeyPatch) -> None:
-    from retrieval_eval.reports import report
-
-    long = make_result()  # a 147-character id and a 198-character error: rich folds them
-    short = long.model_copy(
-        update={
-            "questions": [
-                q.model_copy(update={"id": f"q{i}", "error": q.error and q.error[:40]})
-                for i, q in enumerate(long.questions)
-            ]
-        }
-    )
-    written: dict[str, bool] = {}
-    plain_lines = report._plain_lines
-
-    def spy(table: report._Spec, width: int) -> list[str] | None:
-        lines = plain_lines(table, width)
-        written[table.title] = lines is not None
-        return lines
-
-    monkeypatch.setattr(report, "_plain_lines", spy)
-    texts = [render_text(long)]
-    assert written.pop("Per question") is False
-    texts.append(render_text(short))
-    assert all(written.values()) and written["Per question"]  # no rich at all
-    monkeypatch.setattr(report, "_plain_lines", lambda table, width: None)
-    assert texts == [render_text(long), render_text(short)]
 
 
 def test_stored_strings_that_look_like_rich_markup_are_printed_as_data() -> None:
@@ -265,3 +214,31 @@ def test_stored_strings_that_look_like_rich_markup_are_printed_as_data() -> None
     result = evaluate(golden, FunctionRetriever(lambda q, limit: ["[/b]"], identifier="[red]r"))
     text = render_text(result, width=200)
     assert "[/f]" in text and "[red]r" in text
+
+
+def test_a_large_run_lists_its_misses_and_errors_and_says_where_the_rest_is() -> None:
+    from retrieval_eval.reports.text import QUESTION_ROWS
+
+    n = QUESTION_ROWS + 150
+    questions = [
+        GoldenQuestion(
+            id=f"q{i}", question=f"question {i}", form="match", expected_document_ids=(f"d{i}",)
+        )
+        for i in range(n)
+    ]
+
+    def retrieve(question: str, limit: int) -> list[str]:
+        i = int(question.split()[1])
+        return [f"d{i}"] if i % 2 else ["other"]  # odd questions hit, even ones miss
+
+    golden = GoldenQuestionSet(identifier="big.demo", questions=questions)
+    lines = render_text(evaluate(golden, FunctionRetriever(retrieve, "fn"))).splitlines()
+    misses = n // 2 + n % 2
+    assert f"Misses and errors (first {QUESTION_ROWS} of {misses})" in lines
+    assert (
+        f"{n - QUESTION_ROWS} questions not listed here; `--format csv` (or json) lists every question"
+        in lines
+    )
+    listed = [line for line in lines if line.startswith(("┃ q", "│ q"))]
+    assert len(listed) == QUESTION_ROWS
+    assert all(int(line.split()[1][1:]) % 2 == 0 for line in listed)  # misses only

@@ -1,20 +1,17 @@
 """An invalid run stored before "invalid runs name no baseline" still carries a baseline id in its
-row and verdict; every read ignores it (the Store, the SQLite reader, ``history --format json``
-from either, the dashboard's summaries), while a compared run keeps naming its baseline."""
+row and verdict; every read ignores it (the Store, ``history --format json``, the dashboard's
+summaries), while a compared run keeps naming its baseline."""
 
 from __future__ import annotations
 
 import json
 from pathlib import Path
 
-import pytest
 from click.testing import CliRunner
 
-from retrieval_eval.cli import cli, history_cmd
+from retrieval_eval.cli import cli
 from retrieval_eval.judging.regression import Verdict
 from retrieval_eval.store import open_store
-from retrieval_eval.store.reader import open_reader
-from retrieval_eval.webui.queries import recent
 from store.builders import hits, make_run
 
 
@@ -43,33 +40,25 @@ def test_the_row_really_carries_the_old_baseline_id(tmp_path: Path) -> None:
     assert stored == ids["base"]
 
 
-def test_store_and_reader_read_no_baseline_for_the_invalid_run(tmp_path: Path) -> None:
+def test_the_store_reads_no_baseline_for_the_invalid_run(tmp_path: Path) -> None:
     path = tmp_path / "results.sqlite"
     ids = _fill(path)
-    reader = open_reader(path)
-    assert reader is not None
-    with reader, open_store(f"sqlite:///{path}") as store:
-        for source in (store, reader):
-            invalid = source.get_run(ids["invalid"])
-            assert invalid.status == "invalid" and invalid.baseline_run_id is None
-            assert invalid.verdict is not None and invalid.verdict.baseline_run_id is None
-            compared = source.get_run(ids["compared"])
-            assert compared.baseline_run_id == ids["base"]
-            assert compared.verdict is not None and compared.verdict.baseline_run_id == ids["base"]
-        by_id = {run.run_id: run for run in recent(store, "demo.set", "bm25", 10)}
+    with open_store(f"sqlite:///{path}") as store:
+        invalid = store.get_run(ids["invalid"])
+        assert invalid.status == "invalid" and invalid.baseline_run_id is None
+        assert invalid.verdict is not None and invalid.verdict.baseline_run_id is None
+        compared = store.get_run(ids["compared"])
+        assert compared.baseline_run_id == ids["base"]
+        assert compared.verdict is not None and compared.verdict.baseline_run_id == ids["base"]
+        by_id = {run.run_id: run for run in store.summaries("demo.set", "bm25", 10)}
     assert by_id[ids["invalid"]].baseline_run_id is None
     assert by_id[ids["compared"]].baseline_run_id == ids["base"]
 
 
-@pytest.mark.parametrize("through", ["reader", "store"])
-def test_history_json_names_no_baseline_for_the_invalid_run(
-    tmp_path: Path, through: str, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_history_json_names_no_baseline_for_the_invalid_run(tmp_path: Path) -> None:
     path = tmp_path / "results.sqlite"
     ids = _fill(path)
     url = f"sqlite:///{path}"
-    if through == "store":  # what history does for a store the reader cannot serve (PostgreSQL)
-        monkeypatch.setattr(history_cmd, "_open_to_read", lambda db, config: open_store(url))
     out = CliRunner().invoke(cli, ["history", "demo.set", "bm25", "--db", url, "--format", "json"])
     assert out.exit_code == 0, out.output
     by_id = {run["id"]: run for run in json.loads(out.output)}

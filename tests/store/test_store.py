@@ -226,6 +226,26 @@ def test_latest_runs_gives_the_newest_run_of_each_pair(store: Store) -> None:
     ]
 
 
+def test_summaries_of_one_pair_or_of_every_pair(store: Store) -> None:
+    old = store.save(make_run(hits(1, 4, form="gap"), day=0))
+    mid = store.save(make_run(hits(2, 4, form="gap"), day=1))
+    new = store.save(make_run(hits(3, 4, form="gap"), day=2))
+    dense = store.save(make_run(hits(1, 2), retriever="dense", day=0))
+    pair = store.summaries("demo.set", "bm25", 2)
+    assert [(s.run_id, s.top1_hits, s.question_count) for s in pair] == [(new, 3, 4), (mid, 2, 4)]
+    assert pair[0].by_form == {} and pair[0].top1_hit_rate_ci is not None
+    assert store.summaries("demo.set", "bm25", 1, slices=True)[0].by_form["gap"].questions == 4
+    every = store.summaries(limit=2)
+    assert [(s.retriever, s.run_id) for s in every] == [
+        ("bm25", new),
+        ("bm25", mid),
+        ("dense", dense),
+    ]
+    assert old not in {s.run_id for s in store.summaries(limit=2)}
+    with pytest.raises(ValueError, match="both a set and a retriever, or neither"):
+        store.summaries("demo.set")
+
+
 def test_rows_of_other_graders_are_left_alone(store: Store) -> None:
     """eval_result is shared: answer-quality rows need none of this tool's extra columns."""
     with store.engine.begin() as conn:

@@ -9,7 +9,7 @@ from __future__ import annotations
 from retrieval_eval.evaluation.results import RunSettings
 from retrieval_eval.evaluation.scoring import evaluate
 from retrieval_eval.golden.models import GoldenQuestion, GoldenQuestionSet
-from retrieval_eval.reports.report import render_json
+from retrieval_eval.reports.json import render_json
 from retrieval_eval.retrievers.base import FunctionRetriever
 from retrieval_eval.store import open_store
 

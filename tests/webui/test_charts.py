@@ -10,6 +10,7 @@ import xml.etree.ElementTree as ET
 
 import pytest
 
+from retrieval_eval.reports import numbers
 from retrieval_eval.store import open_store
 from retrieval_eval.webui import pages
 from retrieval_eval.webui.chart_axis import CHAR_W, tick_positions, unique_labels
@@ -238,11 +239,11 @@ def test_sparkline_marks_invalid_runs_and_baselines() -> None:
 
 
 def test_number_formats() -> None:
-    assert pages.pct(0.8123) == "81.2%"
-    assert pages.pct(None) == "–"
-    assert pages.pts(-0.565) == "-56.5 pts"
-    assert pages.pts(0.0) == "+0.0 pts"
-    assert pages.ms(1234.56) == "1,234.6 ms"
+    assert numbers.pct(0.8123) == "81.2%"
+    assert numbers.pct(None) == "–"
+    assert numbers.pts(-0.565) == "-56.5 pts"
+    assert numbers.pts(0.0) == "+0.0 pts"
+    assert numbers.ms(1234.56) == "1,234.6 ms"
     assert pages.state_label(None) == "not checked"
     assert pages.state_label("no_regression") == "no regression"
 

@@ -25,7 +25,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from retrieval_eval.reports.report import pct
+from retrieval_eval.reports.numbers import pct
 from retrieval_eval.safety.redaction import redact, register_header, register_url, register_webhook
 
 MAX_FLIPS_SHOWN = 5

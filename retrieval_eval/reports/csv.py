@@ -1,0 +1,117 @@
+"""One row per question as CSV, and per-question metrics as ``trec_eval -q`` prints them."""
+
+from __future__ import annotations
+
+import io
+import json
+
+from retrieval_eval.evaluation.results import RunResult
+
+# a spreadsheet runs a cell that starts with one of these as a formula (CSV injection)
+FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
+
+
+def _text_cell(text: str | None) -> str:
+    """A text cell a spreadsheet shows as text: prefixed with ``'`` when it would start a formula."""
+    if not text:
+        return ""
+    return "'" + text if text.startswith(FORMULA_STARTS) else text
+
+
+def _number(value: float | None) -> str:
+    return "" if value is None or value != value else float.__repr__(float(value))
+
+
+def _ids_cell(ids: list[str]) -> str:
+    """A list of ids as one CSV cell: a JSON array spaced for a reader, ``["a", "b"]``
+    (``json.loads`` reads it back)."""
+    return _text_cell(json.dumps(list(ids), ensure_ascii=False))
+
+
+def render_csv(result: RunResult) -> str:
+    """One row per question with every per-question figure (RFC 4180, written by :mod:`csv`).
+
+    A list of ids is one cell holding a JSON array (``["a|b", "c"]``): an id may hold ``|``,
+    ``,``, quotes or a newline, so no separator could be told apart from the ids; ``csv.reader``
+    then ``json.loads`` give the ids back exactly. Hits are 1 or 0; an empty cell is a missing
+    value (no rank, no latency, a metric the question does not count in). Text cells that start
+    with ``=``, ``+``, ``-``, ``@``, a tab or a carriage return get a leading ``'`` (a JSON
+    array starts with ``[``, so it never does).
+
+    The last two columns (after every older one, so readers by position keep working) mark stale
+    labels (:meth:`RunResult.stale_targets`): ``stale_label`` is 1 for a question whose every
+    target is gone from the index, else 0, and empty when the run's labels were not checked;
+    ``dead_ids`` names a stale question's dead targets (as the JSON contract's ``dead_ids``), a
+    JSON array (``[]`` for the others), empty when the labels were not checked.
+    """
+    import csv
+
+    from retrieval_eval.evaluation.metrics import values
+
+    columns = values(result.questions, result.settings.cutoffs)
+    metric_values = [column.tolist() for column in columns.values()]
+    buffer = io.StringIO()
+    writer = csv.writer(buffer)
+    writer.writerow(
+        [
+            "id",
+            "question",
+            "form",
+            "hard_class",
+            "expected_document_ids",
+            "retrieved",
+            "top1_hit",
+            "top3_hit",
+            "first_hit_rank",
+            *columns,
+            "latency_ms",
+            "error",
+            "stale_label",
+            "dead_ids",
+        ]
+    )
+    checked = result.dead_labels is not None and result.dead_labels.checked
+    stale = result.stale_targets()
+    for i, q in enumerate(result.questions):
+        writer.writerow(
+            [
+                _text_cell(q.id),
+                _text_cell(q.question),
+                q.form.value,
+                _text_cell(q.hard_class),
+                _ids_cell(q.expected_document_ids),
+                _ids_cell(q.retrieved),
+                int(q.top1_hit),
+                int(q.top3_hit),
+                "" if q.first_hit_rank is None else q.first_hit_rank,
+                *(_number(column[i]) for column in metric_values),
+                _number(q.latency_ms),
+                _text_cell(q.error),
+                int(q.id in stale) if checked else "",
+                _ids_cell(stale.get(q.id, [])) if checked else "",
+            ]
+        )
+    return buffer.getvalue()
+
+
+def render_per_query(result: RunResult) -> str:
+    """Per-question metrics as ``trec_eval -q`` prints them: ``metric<TAB>qid<TAB>value`` lines
+    (the metric name padded to 22 characters, values to 4 decimals), question by question, then
+    the ``all`` lines: ``num_q`` and each metric's mean. A question that does not count in a
+    metric (recall, MRR, nDCG of a question without targets) has no line for it."""
+    from retrieval_eval.evaluation.metrics import mean, values
+
+    columns = values(result.questions, result.settings.cutoffs)
+    rows = {name: column.tolist() for name, column in columns.items()}
+    lines = []
+    for i, q in enumerate(result.questions):
+        for name, column in rows.items():
+            value = column[i]
+            if value == value:  # NaN: the question does not count
+                lines.append(f"{name:<22}\t{q.id}\t{value:.4f}")
+    lines.append(f"{'num_q':<22}\tall\t{len(result.questions)}")
+    for name, column in columns.items():
+        average = mean(column)
+        if average is not None:
+            lines.append(f"{name:<22}\tall\t{average:.4f}")
+    return "\n".join(lines) + "\n"

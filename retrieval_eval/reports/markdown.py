@@ -1,0 +1,69 @@
+"""The Markdown report: the headline, then the tables folded into ``<details>`` blocks."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from retrieval_eval.evaluation.results import RunResult
+from retrieval_eval.reports.cells import (
+    CI_NOTE,
+    metric_ci,
+    question_cells,
+    slice_cells,
+)
+from retrieval_eval.reports.headline import _power_line, headline_markdown
+from retrieval_eval.reports.markdown_text import md_fence, md_row
+from retrieval_eval.reports.numbers import decimal
+
+if TYPE_CHECKING:
+    from retrieval_eval.judging.regression import Verdict
+    from retrieval_eval.lint.models import PowerReport
+
+
+def _folded(summary: str, body: list[str]) -> list[str]:
+    """A collapsed block; the blank lines let GitHub render the Markdown inside it."""
+    return [f"<details><summary>{summary}</summary>", "", *body, "", "</details>", ""]
+
+
+def render_markdown(
+    result: RunResult,
+    verdict: Verdict | None = None,
+    run_id: object = None,
+    power: PowerReport | None = None,
+    power_source: str | None = None,
+) -> str:
+    # the power line belongs with the headline: a pull-request reader sees it without unfolding
+    power_line = _power_line(power, markdown=True, source=power_source)
+    lines = [headline_markdown(result, verdict, run_id) + power_line]
+    for title, column, slices in (
+        ("By form", "form", result.by_form),
+        ("By hard class", "hard class", result.by_hard_class),
+    ):
+        if not slices:
+            continue
+        table = [
+            f"| {column} | questions | top-1 | 95% CI | top-3 | 95% CI |",
+            "|---|---:|---:|---:|---:|---:|",
+        ]
+        table += [md_row(slice_cells(v, s)) for v, s in slices.items()]
+        lines += _folded(title, table)
+    if result.metrics:
+        intervals = result.metrics_ci
+        table = ["| metric | value | 95% CI |", "|---|---:|---:|"]
+        table += [
+            f"| {name} | {decimal(value)} | {metric_ci(name, intervals)} |"
+            for name, value in result.metrics.items()
+        ]
+        lines += _folded("Metrics", [*table, "", CI_NOTE])
+    table = [
+        "| id | form | hard class | top-1 | top-3 | rank | latency | error |",
+        "|---|---|---|---|---|---:|---:|---|",
+    ]
+    stale = result.stale_targets()
+    table += [md_row(question_cells(q, stale.get(q.id))) for q in result.questions]
+    lines += _folded(f"Per question ({result.question_count})", table)
+    if verdict is not None:
+        from retrieval_eval.reports.verdict import render_verdict
+
+        lines += _folded("Verdict details", md_fence(render_verdict(verdict).rstrip("\n")))
+    return "\n".join(lines)

@@ -1,0 +1,137 @@
+"""A stored run's summary: the one set of figures ``history``, the dashboard and the leaderboard
+read about a run, without its questions.
+
+Built by :meth:`RunSummary.of` from a :class:`~retrieval_eval.store.models.StoredRun` (the Store
+hands out lists of them from :meth:`~retrieval_eval.store.Store.summaries`). The deltas and
+compared rates are the ones the run's verdict recorded when it was saved.
+
+Edge cases: an invalid run names no baseline (as the store reads it); a run without questions has
+no rates and no intervals; ``compared_questions`` and the compared rates are set only when the
+verdict left stale-label questions out (the deltas are then over fewer questions than the
+rates); slices are left empty unless asked for.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import TYPE_CHECKING, Any
+
+from pydantic import BaseModel, Field
+
+from retrieval_eval.evaluation.results import SliceRates
+
+if TYPE_CHECKING:
+    from retrieval_eval.judging.regression import Verdict
+    from retrieval_eval.store.models import StoredRun
+
+_COMPARED = ("top1_baseline", "top1_current", "top3_baseline", "top3_current")
+
+
+class SliceSummary(BaseModel):
+    questions: int
+    top1_hit_rate: float | None
+    top3_hit_rate: float | None
+    # 95 % Wilson intervals (low, high) of the slice's hits; None for an empty slice
+    top1_hit_rate_ci: tuple[float, float] | None = None
+    top3_hit_rate_ci: tuple[float, float] | None = None
+
+
+class RunSummary(BaseModel):
+    """The figures of one stored run; deltas are the ones its verdict recorded at save time."""
+
+    run_id: int
+    set: str
+    retriever: str
+    run_date: datetime
+    status: str
+    verdict_state: str | None
+    is_regression: bool
+    accepted_baseline: bool
+    baseline_run_id: int | None
+    question_count: int
+    top1_hits: int
+    top3_hits: int
+    top1_hit_rate: float | None
+    top3_hit_rate: float | None
+    top1_delta: float | None = None
+    top3_delta: float | None = None
+    # set only when stale labels were left out: the deltas are over these questions and rates
+    compared_questions: int | None = None
+    top1_baseline: float | None = None
+    top1_current: float | None = None
+    top3_baseline: float | None = None
+    top3_current: float | None = None
+    # 95 % Wilson intervals (low, high); None for a run without questions
+    top1_hit_rate_ci: tuple[float, float] | None = None
+    top3_hit_rate_ci: tuple[float, float] | None = None
+    error_count: int
+    latency_p50_ms: float | None
+    latency_p95_ms: float | None
+    labels_fingerprint: str | None
+    corpus_revision: str | None
+    verdict_summary: str = ""
+    by_form: dict[str, SliceSummary] = Field(default_factory=dict)
+    by_hard_class: dict[str, SliceSummary] = Field(default_factory=dict)
+    # expected ids the run's dead-label check found gone (0: none, or not checked); history
+    # lists it, the dashboard says it in its own words (not part of its JSON)
+    dead_label_count: int = Field(default=0, exclude=True)
+
+    @classmethod
+    def of(cls, run: StoredRun, *, slices: bool = True) -> RunSummary:
+        """The summary of a stored run (its questions need not be loaded); ``slices=False``
+        leaves ``by_form`` and ``by_hard_class`` empty."""
+        r, verdict = run.result, run.verdict
+        return cls(
+            run_id=run.id,
+            set=r.set_identifier,
+            retriever=r.retriever,
+            run_date=run.run_date,
+            status=run.status,
+            verdict_state=run.verdict_state,
+            is_regression=run.is_regression,
+            accepted_baseline=run.accepted_baseline,
+            baseline_run_id=run.baseline_run_id,
+            question_count=r.question_count,
+            top1_hits=r.top1_hits,
+            top3_hits=r.top3_hits,
+            top1_hit_rate=r.top1_hit_rate,
+            top3_hit_rate=r.top3_hit_rate,
+            top1_hit_rate_ci=r.top1_hit_rate_ci,
+            top3_hit_rate_ci=r.top3_hit_rate_ci,
+            error_count=r.error_count,
+            latency_p50_ms=r.latency_ms.p50,
+            latency_p95_ms=r.latency_ms.p95,
+            labels_fingerprint=r.labels_fingerprint,
+            corpus_revision=r.corpus_revision,
+            dead_label_count=len(r.dead_labels.dead_ids) if r.dead_labels else 0,
+            by_form=_slices(r.by_form) if slices else {},
+            by_hard_class=_slices(r.by_hard_class) if slices else {},
+            **_verdict_figures(verdict),
+        )
+
+
+def _verdict_figures(verdict: Verdict | None) -> dict[str, Any]:
+    if verdict is None:
+        return {}
+    figures: dict[str, Any] = {
+        "top1_delta": verdict.top1_delta,
+        "top3_delta": verdict.top3_delta,
+        "verdict_summary": verdict.summary,
+    }
+    if verdict.compared_questions is not None:  # stale questions were left out
+        figures["compared_questions"] = verdict.compared_questions
+        figures.update({key: getattr(verdict, key) for key in _COMPARED})
+    return figures
+
+
+def _slices(slices: dict[str, SliceRates]) -> dict[str, SliceSummary]:
+    return {
+        value: SliceSummary(
+            questions=s.questions,
+            top1_hit_rate=s.top1_hit_rate,
+            top3_hit_rate=s.top3_hit_rate,
+            top1_hit_rate_ci=s.top1_hit_rate_ci,
+            top3_hit_rate_ci=s.top3_hit_rate_ci,
+        )
+        for value, s in slices.items()
+    }
