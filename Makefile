@@ -18,6 +18,10 @@ $(STAMP): pyproject.toml
 	@if $(PY) -m pip install -q uv 2>/dev/null; then \
 	  $(BIN)/uv pip install -q --python $(PY) -e ".[$(EXTRAS)]"; \
 	else $(PY) -m pip install -q -e ".[$(EXTRAS)]"; fi
+	@# the tests check RBO against the rbo package, whose metadata pins numpy<2 (pandas 3 needs
+	@# numpy 2) though its code runs on either: installed without its dependencies (tqdm is here)
+	@if test -x $(BIN)/uv; then $(BIN)/uv pip install -q --python $(PY) --no-deps "rbo==0.1.3"; \
+	else $(PY) -m pip install -q --no-deps "rbo==0.1.3"; fi
 	@$(PY) -m compileall -q -j0 $(VENV)/lib > /dev/null
 	@touch $(STAMP)
 

@@ -1,7 +1,7 @@
 """``python -m benchmarks [NAME ...]`` (``make bench``): every benchmark, one table of ratios.
 
-Names: scoring, harness, concurrency, airflow, memory, parse, deployment, cli, lint (default: all,
-in that order); ``dagrun`` is the LocalExecutor half of ``deployment`` alone. A benchmark
+Names: scoring, harness, concurrency, airflow, memory, parse, deployment, cli, lint, replay (default:
+all, in that order); ``dagrun`` is the LocalExecutor half of ``deployment`` alone. A benchmark
 that cannot run (missing data, an exception) gets a row saying so; the others still run. Exit
 code 1 only when a benchmark broke; a missed target is a figure (the table says MISSED).
 """
@@ -24,6 +24,7 @@ BENCHMARKS = {
     "deployment": "benchmarks.airflow_deployment",
     "cli": "benchmarks.cli_startup",
     "lint": "benchmarks.lint",
+    "replay": "benchmarks.replay",
 }
 # not in the default list: a part of one above, named ``module:function``
 PARTS = {"dagrun": "benchmarks.airflow_deployment:run_local"}

@@ -44,6 +44,16 @@ class GoldenSetError(InvalidInputError):
         super().__init__(head + ":\n" + "\n".join(f"  - {p}" for p in self.problems))
 
 
+class SampleError(InvalidInputError):
+    """Problems in a query log or a ``samples:`` entry; ``problems`` lists each, with its line."""
+
+    def __init__(self, problems: Sequence[str]):
+        self.problems = list(problems)
+        count = len(self.problems)
+        head = f"{count} problem{'s' if count != 1 else ''} in query sample"
+        super().__init__(head + ":\n" + "\n".join(f"  - {p}" for p in self.problems))
+
+
 class RetrieverError(RetrievalEvalError):
     """A retriever could not be built or configured (raised before any question runs)."""
 

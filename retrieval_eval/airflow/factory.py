@@ -22,7 +22,7 @@ from typing import Any
 from airflow.sdk import DAG, Asset, AssetAny, AssetOrTimeSchedule, CronTriggerTimetable, Param
 
 from retrieval_eval.airflow import tasks
-from retrieval_eval.config.models import AirflowOptions, Config, EvaluationSpec
+from retrieval_eval.config.models import AirflowOptions, Config, EvaluationSpec, ReplaySpec
 
 START_DATE = datetime(2024, 1, 1, tzinfo=UTC)
 
@@ -169,10 +169,82 @@ def build_evaluation_dag(
     return dag
 
 
+def replay_dag_id_for(sample: str, retriever: str) -> str:
+    """``retrieval_eval_replay__<sample>__<retriever>``, cleaned as :func:`dag_id_for`."""
+    return dag_id_for(sample, retriever).replace("retrieval_eval__", "retrieval_eval_replay__", 1)
+
+
+def build_replay_dag(
+    spec: ReplaySpec,
+    *,
+    config_path: str | None = None,
+    airflow_options: AirflowOptions | None = None,
+) -> DAG:
+    """load_sample → replay (mapped over batches) → compare_and_save → check_drift → one of
+    alert_drift / alert_invalid_replay / no_drift."""
+    from retrieval_eval.airflow import replay_tasks
+
+    options = airflow_options or AirflowOptions()
+    job = {
+        "config_path": config_path,
+        "sample": spec.sample,
+        "retriever": spec.retriever,
+        "against": spec.against,
+        "max_batches": spec.max_batches,
+        "alerts": [a.model_dump(exclude_none=True) for a in spec.alerts],
+        "store_connection_id": options.store_connection_id,
+        "ui_base_url": options.ui_base_url,
+        "fail_on_drift": spec.fail_on_drift,
+    }
+    against = f"`{spec.against}`" if spec.against else "the previous replay"
+    with DAG(
+        dag_id=replay_dag_id_for(spec.sample, spec.retriever),
+        schedule=schedule_for(spec),  # type: ignore[arg-type]
+        start_date=START_DATE,
+        catchup=False,
+        max_active_runs=1,
+        tags=["retrieval-eval", "replay", *spec.tags],
+        doc_md=(
+            f"### Replay: sample `{spec.sample}` × `{spec.retriever}`\n\n"
+            f"Asks the retriever every query of the stored sample and compares the rankings with "
+            f"{against} (RBO, top-1 changes); ranking drift alerts on its own. The index version "
+            "comes from the triggering asset event's `extra` (`index_version`).\n\n"
+            f"- Config: `{config_path or 'default lookup'}`\n"
+        ),
+        default_args=default_args_for(spec, options),  # type: ignore[arg-type]
+        params={
+            "fail_on_drift": Param(
+                False, type="boolean", description="End the DAG run failed after a drift alert."
+            )
+        },
+        render_template_as_native_obj=True,
+    ) as dag:
+        planned: Any = replay_tasks.load_sample(job=job)
+        batches: Any = replay_tasks.replay.partial(job=job).expand(batch=planned)
+        saved: Any = replay_tasks.compare_and_save(job=job, batches=batches, planned=planned)
+        replay_tasks.check_drift(saved=saved) >> [
+            replay_tasks.alert_drift(job=job, saved=saved),
+            replay_tasks.alert_invalid_replay(job=job, saved=saved),
+            replay_tasks.no_drift(saved=saved),
+        ]
+    return dag
+
+
 def build_dags(config: Config, *, note: str | None = None) -> dict[str, DAG]:
-    """One DAG per configured evaluation, keyed by DAG id (duplicates are an error)."""
+    """One DAG per configured evaluation and per replay series, keyed by DAG id (duplicates
+    are an error)."""
     dags: dict[str, DAG] = {}
     config_path = str(config.path) if config.path else None
+    for replay_spec in config.replays:
+        replay_dag = build_replay_dag(
+            replay_spec, config_path=config_path, airflow_options=config.airflow
+        )
+        if replay_dag.dag_id in dags:
+            raise ValueError(
+                f"{config.source}: two replays map to DAG id {replay_dag.dag_id!r}; "
+                "rename a sample or retriever"
+            )
+        dags[replay_dag.dag_id] = replay_dag
     for evaluation in config.evaluations:
         dag = build_evaluation_dag(
             evaluation,

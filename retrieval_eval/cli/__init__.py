@@ -69,6 +69,7 @@ def _register() -> None:
         history_cmd,
         import_cmd,
         lint_cmd,
+        replay_cmd,
         retrievers_cmd,
         run_cmd,
         sets_cmd,

@@ -21,6 +21,11 @@ values, nested at most 50 levels (:mod:`retrieval_eval.safety.limits`).
     lint: warn                             # or {mode: fail, match_min_overlap: 0.2, ...}
     evaluations:
       - {set: handbook.demo, retriever: handbook_bm25, schedule: "0 3 * * *"}
+    samples:                               # production queries to replay (no labels)
+      traffic: {source: {path: logs/queries.jsonl}, method: pps, size: 2000, seed: 1}
+    replays:
+      - {sample: traffic, retriever: handbook_bm25, assets: [index_rebuilt]}
+    drift: {min_mean_rbo: 0.8, max_top1_changed: 0.2}
 """
 
 from __future__ import annotations
@@ -42,6 +47,8 @@ from retrieval_eval.config.lookup import (
     lookup_note,
 )
 from retrieval_eval.errors import ConfigError, GoldenSetError
+from retrieval_eval.replay.compare import DriftThresholds
+from retrieval_eval.replay.samples import SampleSpec
 from retrieval_eval.safety.limits import MAX_CONFIG_FILE_BYTES, shorten, too_large
 
 if TYPE_CHECKING:
@@ -171,6 +178,36 @@ class EvaluationSpec(BaseModel):
     max_batches: int = Field(default=8, ge=1, le=1024)
 
 
+class ReplayOptions(BaseModel):
+    """How a replay asks and compares: depth kept, RBO persistence, call bounds."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    k: int = Field(default=10, ge=1, le=1000)
+    p: float = Field(default=0.9, gt=0, lt=1)
+    timeout_s: float | None = Field(default=30.0, gt=0)
+    max_concurrency: int | None = Field(default=None, ge=1)
+
+
+class ReplaySpec(BaseModel):
+    """One (sample, retriever) replay series: one DAG in Airflow, one ``replay`` on the CLI."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    sample: str
+    retriever: str
+    against: str | None = None  # another retriever; None: the previous replay of this one
+    schedule: str | None = "0 4 * * *"
+    assets: list[str] = Field(default_factory=list)
+    owner: str = "retrieval-eval"
+    tags: list[str] = Field(default_factory=list)
+    alerts: list[AlertSpec] = Field(default_factory=list)
+    drift: DriftThresholds | None = None
+    replay: ReplayOptions | None = None
+    max_batches: int = Field(default=8, ge=1, le=1024)
+    fail_on_drift: bool = False
+
+
 class AirflowOptions(BaseModel):
     """How the DAG factory runs evaluations; only the Airflow layer reads these."""
 
@@ -200,6 +237,10 @@ class Config(BaseModel):
     thresholds: Thresholds = Field(default_factory=Thresholds)
     lint: LintOptions = Field(default_factory=LintOptions)
     evaluations: list[EvaluationSpec] = Field(default_factory=list)
+    samples: dict[str, SampleSpec] = Field(default_factory=dict)
+    replay: ReplayOptions = Field(default_factory=ReplayOptions)
+    drift: DriftThresholds = Field(default_factory=DriftThresholds)
+    replays: list[ReplaySpec] = Field(default_factory=list)
 
     # where the config came from; relative paths resolve against base_dir
     path: Path | None = Field(default=None, exclude=True)
@@ -252,6 +293,27 @@ class Config(BaseModel):
             if spec.set == set_identifier and spec.retriever == retriever:
                 return spec
         return None
+
+    def replay_spec(self, sample: str, retriever: str) -> ReplaySpec | None:
+        for spec in self.replays:
+            if spec.sample == sample and spec.retriever == retriever:
+                return spec
+        return None
+
+    def sample_spec(self, name: str) -> SampleSpec:
+        """The ``samples:`` entry called ``name``; unknown is an error naming the known ones."""
+        from retrieval_eval.config.suggest import did_you_mean
+        from retrieval_eval.errors import UnknownNameError
+        from retrieval_eval.safety.limits import quote
+
+        if name in self.samples:
+            return self.samples[name]
+        known = list(self.samples)
+        where = self.source if self.path else lookup_note()
+        raise UnknownNameError(
+            f"unknown query sample {quote(name)}{did_you_mean(name, known)}; "
+            f"the config's 'samples:' names: {', '.join(known) or 'none'} ({where})"
+        )
 
     def section_for(self, set_identifier: str, retriever: str, name: str) -> Any:
         """The evaluation's own ``run`` or ``thresholds`` section, else the config's."""

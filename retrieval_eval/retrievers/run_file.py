@@ -47,6 +47,9 @@ class RunFileOptions(BaseModel):
     path: ConfigPath
     format: Literal["auto", "trec", "jsonl"] = "auto"
     order: Literal["score", "rank", "file"] = "score"
+    # a question the run holds no ranking for: an empty ranking (a miss), or that question's
+    # error (a replay must not count "not in the file" as "returned nothing")
+    missing: Literal["empty", "error"] = "empty"
     max_concurrency: int = Field(default=1, ge=1)
 
 
@@ -60,11 +63,13 @@ class RunFileRetriever:
         *,
         source: str = "<run>",
         max_concurrency: int = 1,
+        missing: Literal["empty", "error"] = "empty",
     ) -> None:
         self.identifier = identifier
         self.rankings = {qid: list(ids) for qid, ids in rankings.items()}
         self.source = source
         self.max_concurrency = max_concurrency
+        self.missing = missing
 
     @classmethod
     def from_options(
@@ -78,7 +83,11 @@ class RunFileRetriever:
             )
         rankings = read_run(opts.path, opts.format, opts.order)
         return cls(
-            identifier, rankings, source=str(opts.path), max_concurrency=opts.max_concurrency
+            identifier,
+            rankings,
+            source=str(opts.path),
+            max_concurrency=opts.max_concurrency,
+            missing=opts.missing,
         )
 
     @classmethod
@@ -95,8 +104,14 @@ class RunFileRetriever:
         return cls(identifier or path.stem, read_run(path, format, order), source=str(path))
 
     def retrieve_for(self, question: GoldenQuestion, limit: int) -> list[str]:
-        """The stored ranking of ``question.id`` (empty when the run lacks it), cut to ``limit``."""
-        return self.rankings.get(question.id, [])[:limit]
+        """The stored ranking of ``question.id`` cut to ``limit``; a question the run lacks is
+        empty, or a LookupError with ``missing: error``."""
+        ranking = self.rankings.get(question.id)
+        if ranking is None:
+            if self.missing == "error":
+                raise LookupError(f"question id {question.id!r} is not in the run file")
+            return []
+        return ranking[:limit]
 
     existing_ids_source = "run file (best effort: ids seen in the file)"
 

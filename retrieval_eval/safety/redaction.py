@@ -116,6 +116,28 @@ def redact(text: str) -> str:
     return mask_credentials(text)
 
 
+# personal data in captured queries (replay samples): an email, a phone number, a digit run
+_EMAIL = re.compile(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+")
+_PHONE = re.compile(r"(?<!\w)\+?\(?\d[\d ()./-]{7,}\d(?!\w)")
+_DIGITS = re.compile(r"\d{6,}")
+
+
+def redact_personal(text: str) -> str:
+    """``text`` with every secret :func:`redact` masks, then emails, phone numbers (8+ digits
+    with separators) and runs of 6+ digits replaced by ``<email>``, ``<phone>``, ``<number>``."""
+    text = _EMAIL.sub("<email>", redact(text))
+    text = _PHONE.sub(_phone, text)
+    return _DIGITS.sub("<number>", text)
+
+
+def _phone(match: re.Match[str]) -> str:
+    """A phone number: 8+ digits written with a ``+`` or separators (a bare run is a number)."""
+    found = match.group()
+    digits = sum(c.isdigit() for c in found)
+    spelled = found.startswith("+") or digits < len(found)
+    return "<phone>" if digits >= 8 and spelled else found
+
+
 def mask_credentials(text: str) -> str:
     """``text`` with credentials recognised by their shape masked: URL passwords, secret query
     and ``name=value`` values, ``Authorization``/``Bearer``/``Basic`` credentials."""

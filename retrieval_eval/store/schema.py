@@ -28,7 +28,7 @@ from sqlalchemy import (
     UniqueConstraint,
     false,
 )
-from sqlalchemy.dialects.postgresql import JSONB
+from sqlalchemy.dialects.postgresql import ARRAY, JSONB
 
 from retrieval_eval.store.names import GRADER as GRADER
 from retrieval_eval.store.names import VERSION_TABLE as VERSION_TABLE
@@ -132,4 +132,104 @@ eval_alert = Table(
     Column("state", String(16), nullable=False),
     Column("updated_at", DateTime(timezone=True), nullable=False),
     UniqueConstraint("run_key", "channel", name="uq_eval_alert_run_channel"),
+)
+
+# Query samples (retrieval_eval.replay): frozen once per (name, fingerprint); the text is the
+# stored form (redacted, a keyed hash, or plain), never more.
+query_sample = Table(
+    "query_sample",
+    metadata,
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    Column("name", String, nullable=False),
+    Column("fingerprint", String(64), nullable=False),
+    Column("privacy", String(16), nullable=False),
+    Column("query_count", Integer, nullable=False),
+    Column("log_queries", Integer, nullable=False),
+    Column("log_traffic", Integer, nullable=False),
+    Column("created_at", DateTime(timezone=True), nullable=False),
+    UniqueConstraint("name", "fingerprint", name="uq_query_sample_name_fingerprint"),
+)
+
+query_sample_item = Table(
+    "query_sample_item",
+    metadata,
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    Column(
+        "sample_id",
+        Integer,
+        ForeignKey("query_sample.id", ondelete="CASCADE", name="fk_query_sample_item_sample"),
+        nullable=False,
+    ),
+    Column("position", Integer, nullable=False),
+    Column("query_key", String(64), nullable=False),
+    Column("query_text", Text, nullable=False),
+    Column("query_count", Integer, nullable=False),
+    Column("bucket", String(8), nullable=False),
+    Column("query_id", String(255), nullable=True),
+    UniqueConstraint("sample_id", "query_key", name="uq_query_sample_item_key"),
+)
+
+# One replay of a sample by a retriever, compared with an earlier replay (``compared_id``).
+replay_run = Table(
+    "replay_run",
+    metadata,
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    Column("run_key", String(255), nullable=False),
+    Column(
+        "sample_id",
+        Integer,
+        ForeignKey("query_sample.id", ondelete="CASCADE", name="fk_replay_run_sample"),
+        nullable=False,
+    ),
+    Column("sample_name", String, nullable=False),
+    Column("retriever", String, nullable=False),
+    Column("k", Integer, nullable=False),
+    Column("p", Float, nullable=False),
+    Column("run_date", DateTime(timezone=True), nullable=False),
+    Column("created_at", DateTime(timezone=True), nullable=False),
+    Column("index_version", String, nullable=True),
+    Column("package_version", String(64), nullable=True),
+    Column("query_count", Integer, nullable=False),
+    Column("error_count", Integer, nullable=False),
+    Column("state", String(16), nullable=False),
+    Column(
+        "compared_id",
+        Integer,
+        ForeignKey("replay_run.id", ondelete="SET NULL", name="fk_replay_run_compared"),
+        nullable=True,
+    ),
+    Column("against", String, nullable=True),
+    Column("mean_rbo", Float, nullable=True),
+    Column("top1_changed", Float, nullable=True),
+    Column("weighted_mean_rbo", Float, nullable=True),
+    Column("weighted_top1_changed", Float, nullable=True),
+    Column("figures", JSONType, nullable=True),
+    UniqueConstraint("run_key", name="uq_replay_run_run_key"),
+    Index("ix_replay_run_key_date", "sample_name", "retriever", "run_date"),
+)
+
+# One row per query and replay: its top-k distinct ids (an array on PostgreSQL), or its error,
+# and how it moved against the compared replay.
+IdsType = JSON().with_variant(ARRAY(Text), "postgresql")
+
+replay_ranking = Table(
+    "replay_ranking",
+    metadata,
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    Column(
+        "replay_id",
+        Integer,
+        ForeignKey("replay_run.id", ondelete="CASCADE", name="fk_replay_ranking_replay"),
+        nullable=False,
+    ),
+    Column("position", Integer, nullable=False),
+    Column("query_key", String(64), nullable=False),
+    Column("ids", IdsType, nullable=False),
+    Column("error", Text, nullable=True),
+    Column("rbo", Float, nullable=True),
+    Column("residual", Float, nullable=True),
+    Column("jaccard", Float, nullable=True),
+    Column("top1_changed", Boolean, nullable=True),
+    Column("overlap3", Integer, nullable=True),
+    UniqueConstraint("replay_id", "query_key", name="uq_replay_ranking_key"),
 )

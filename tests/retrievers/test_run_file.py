@@ -149,3 +149,17 @@ def test_existing_ids_are_ids_seen_anywhere_in_the_run(tmp_path: Path) -> None:
     assert "best effort" in retriever.existing_ids_source
     # c is seen for another question, so it "exists"; d was never returned, so it looks dead
     assert retriever.existing_ids(["a", "c", "d"]) == {"a", "c"}
+
+
+def test_missing_error_makes_an_absent_question_its_error_not_a_hit(tmp_path: Path) -> None:
+    (tmp_path / "r.run").write_text("q1 Q0 a 1 3 t\n", encoding="utf-8")
+    registry = RetrieverRegistry(
+        {"strict": {"type": "run_file", "path": "r.run", "missing": "error"}}, base_dir=tmp_path
+    )
+    result = evaluate(_set(("q1", ["a"]), ("absent", [])), registry.build("strict"))
+    by_id = {q.id: q for q in result.questions}
+    assert by_id["q1"].top1_hit and by_id["q1"].error is None
+    absent = by_id["absent"]
+    assert (
+        not absent.top1_hit and absent.error is not None and "not in the run file" in absent.error
+    )

@@ -7,7 +7,7 @@ from concurrent.futures import ThreadPoolExecutor
 from sqlalchemy import text
 
 from retrieval_eval.store import Store, open_store
-from retrieval_eval.store.migrate import alembic_config, head_revision
+from retrieval_eval.store.migrate import HEAD, alembic_config, head_revision
 from retrieval_eval.store.schema import VERSION_TABLE
 
 KEY = "airflow:dag:manual__1"
@@ -45,6 +45,6 @@ def test_db_upgrade_takes_a_first_revision_store_to_head(store_url: str) -> None
         with store.engine.connect() as conn:
             assert conn.execute(text(f"SELECT version_num FROM {VERSION_TABLE}")).scalar()
         store.upgrade()
-        assert store.revision() == head_revision() == "0002_alert_markers"
+        assert store.revision() == head_revision() == HEAD
     with open_store(store_url) as store:
         assert store.claim_alert(KEY, "slack:x", "regression") is True

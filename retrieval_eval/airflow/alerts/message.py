@@ -61,9 +61,15 @@ class AlertMessage(BaseModel):
     labels_source: str = ""
     lint_errors: int | None = None
     lint_warnings: int | None = None
+    # kinds "drift" and "invalid_replay": set_identifier is the sample, summary the headline
+    drift_reasons: list[str] = Field(default_factory=list)
 
     @property
     def title(self) -> str:
+        if self.kind == "drift":
+            return f"Ranking drift: sample {self.set_identifier} × {self.retriever}"
+        if self.kind == "invalid_replay":
+            return f"Replay could not be trusted: sample {self.set_identifier} × {self.retriever}"
         if self.kind == "labels":
             return f"Retrieval eval labels need attention: {self.set_identifier} × {self.retriever}"
         if self.kind == "invalid_run":
@@ -86,6 +92,11 @@ class AlertMessage(BaseModel):
         return lines
 
     def lines(self) -> list[str]:
+        if self.kind in ("drift", "invalid_replay"):
+            lines = [*self.summary.splitlines(), *(f"- {r}" for r in self.drift_reasons)]
+            if self.run_id is not None:
+                lines.append(f"Replay {self.run_id}" + (f": {self.link}" if self.link else ""))
+            return [redact(line) for line in lines]
         if self.kind == "labels":
             lines = self._label_lines()
         elif self.kind == "invalid_run":

@@ -1,0 +1,210 @@
+"""The work of a replay DAG's tasks, as plain functions over JSON-able values.
+
+plan (the sample drawn and stored once, the retriever's cache filled, the sample split into
+index ranges) → replay one range per mapped task (rankings travel as keys and ids only: no query
+text crosses XCom) → compare and save (with the index version read from the triggering asset
+events) → the branch. Each calls :mod:`retrieval_eval.replay.pipeline`, as the CLI does.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from retrieval_eval.config.models import load_config
+from retrieval_eval.errors import InvalidInputError
+
+MAX_MAP_LENGTH = 1024
+BRANCH_DRIFT = "alert_drift"
+BRANCH_INVALID = "alert_invalid_replay"
+BRANCH_OK = "no_drift"
+INDEX_VERSION_KEYS = ("index_version", "version", "build")
+
+
+def plan_replay(
+    config_path: str | None,
+    sample_name: str,
+    retriever: str,
+    max_batches: int,
+    *,
+    store_url: str,
+    against: str | None = None,
+) -> list[dict[str, Any]]:
+    """Draw and store the sample (once), fill the retrievers' caches, split into batches."""
+    from retrieval_eval.replay.pipeline import stored_sample
+    from retrieval_eval.store import open_store
+
+    config = load_config(config_path)
+    with open_store(store_url) as store:
+        sample_id, sample, _spec = stored_sample(config, store, sample_name)
+    for name in filter(None, (retriever, against)):
+        config.retriever_registry.prepare(name)
+    count = len(sample.queries)
+    batches = max(1, min(max_batches, count or 1, MAX_MAP_LENGTH))
+    size = max(1, math.ceil(count / batches))
+    return [
+        {
+            "sample_id": sample_id,
+            "fingerprint": sample.fingerprint,
+            "start": i,
+            "stop": min(i + size, count),
+        }
+        for i in range(0, max(count, 1), size)
+    ]
+
+
+def replay_batch(
+    config_path: str | None,
+    sample_name: str,
+    retriever: str,
+    batch: Mapping[str, Any],
+    *,
+    store_url: str,
+    against: str | None = None,
+) -> dict[str, Any]:
+    """Replay queries ``[start, stop)`` of the stored sample (and with ``against``, the other
+    retriever too): ``{"after": [[key, ids, error], ...], "before": [...] | None}``."""
+    from dataclasses import replace
+
+    from retrieval_eval.replay.pipeline import rankings_of, replay_settings
+    from retrieval_eval.store import open_store
+    from retrieval_eval.store.replays import get_sample
+
+    config = load_config(config_path)
+    spec = config.sample_spec(sample_name)
+    with open_store(store_url) as store:
+        sample = get_sample(store, batch["sample_id"])
+    if sample.fingerprint != batch["fingerprint"]:
+        raise InvalidInputError(
+            f"query sample {sample_name!r} changed while the replay was in progress; trigger "
+            "the DAG again"
+        )
+    part = replace(sample, queries=sample.queries[batch["start"] : batch["stop"]])
+    settings = replay_settings(config, sample_name, retriever)
+
+    def packed(name: str) -> list[list[Any]]:
+        return [
+            [r.key, list(r.ids), r.error] for r in rankings_of(config, part, spec, name, settings)
+        ]
+
+    return {"after": packed(retriever), "before": packed(against) if against else None}
+
+
+def index_version(events: Mapping[Any, Iterable[Any]] | None) -> str | None:
+    """The index build that started this run: the newest triggering asset event's ``extra``
+    (``index_version``, else ``version`` or ``build``), or None for a scheduled run."""
+    if not events:
+        return None
+    newest: tuple[Any, str] | None = None
+    for asset_events in events.values():
+        for event in asset_events:
+            extra = getattr(event, "extra", None) or {}
+            value = next((extra[k] for k in INDEX_VERSION_KEYS if extra.get(k) is not None), None)
+            if value is None:
+                continue
+            stamp = getattr(event, "timestamp", None)
+            if newest is None or (stamp is not None and stamp >= newest[0]):
+                newest = (stamp, str(value)[:200])
+    return newest[1] if newest else None
+
+
+def compare_and_save(
+    config_path: str | None,
+    sample_name: str,
+    retriever: str,
+    batches: list[dict[str, Any]],
+    *,
+    sample_id: int,
+    store_url: str,
+    run_key: str,
+    against: str | None = None,
+    index_version: str | None = None,
+) -> dict[str, Any]:
+    """Gather the batches, compare with the replay compared with, judge and save (idempotent
+    on the run key); returns what the branch and the alerts need."""
+    from retrieval_eval.replay.compare import Ranked, compare
+    from retrieval_eval.replay.pipeline import (
+        ReplayOutcome,
+        compared_rankings,
+        drift_thresholds,
+        persistence,
+        replay_settings,
+        save_outcome,
+    )
+    from retrieval_eval.store import open_store
+    from retrieval_eval.store.replays import get_sample
+
+    config = load_config(config_path)
+    with open_store(store_url) as store:
+        sample = get_sample(store, sample_id)
+        by_key = {q.key: q for q in sample.queries}
+
+        def unpacked(side: str) -> list[Ranked]:
+            rows = [row for b in batches for row in (b[side] or [])]
+            return [
+                Ranked(k, by_key[k].text, by_key[k].count, by_key[k].bucket, tuple(ids), error)
+                for k, ids, error in rows
+            ]
+
+        after = unpacked("after")
+        if len(after) != len(sample.queries):
+            raise InvalidInputError(
+                f"expected {len(sample.queries)} rankings, got {len(after)}; trigger the DAG again"
+            )
+        compared = None
+        if against:
+            before: list[Ranked] | None = unpacked("before")
+            label: str | None = f"retriever {against}"
+        else:
+            before, compared = compared_rankings(store, sample_id, retriever, None)
+            label = None if compared is None else f"replay {compared.id}"
+        settings = replay_settings(config, sample_name, retriever)
+        comparison = compare(
+            before,
+            after,
+            p=persistence(config, sample_name, retriever),
+            k=settings.k,
+            thresholds=drift_thresholds(config, sample_name, retriever),
+        )
+        outcome = save_outcome(
+            store,
+            ReplayOutcome(
+                run_key=run_key,
+                sample_name=sample_name,
+                sample_id=sample_id,
+                sample=sample,
+                retriever=retriever,
+                rankings=after,
+                comparison=comparison,
+                against=label,
+                compared=compared,
+                index_version=index_version,
+            ),
+        )
+    from retrieval_eval.reports.replay import headline
+
+    return {
+        "replay_id": outcome.replay_id,
+        "run_key": run_key,
+        "state": comparison.state,
+        "reasons": list(comparison.reasons),
+        "headline": headline(outcome),
+        "sample": sample_name,
+        "retriever": retriever,
+        "index_version": index_version,
+        "compared_index_version": compared.index_version if compared else None,
+        "mean_rbo": comparison.overall.mean_rbo,
+        "top1_changed": comparison.overall.top1_changed_share,
+        "errors": comparison.errors,
+        "queries": len(after),
+    }
+
+
+def choose_branch(saved: Mapping[str, Any]) -> str:
+    state = saved["state"]
+    if state == "invalid":
+        return BRANCH_INVALID
+    if state == "drift":
+        return BRANCH_DRIFT
+    return BRANCH_OK

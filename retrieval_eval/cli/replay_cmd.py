@@ -1,0 +1,219 @@
+"""``samples``, ``replay`` and ``drift``: production queries without labels (retrieval_eval.replay).
+
+Exit codes: 0 done (drift is reported, not failed, unless ``--fail-on-drift``); 1 ranking drift
+with ``--fail-on-drift``; 2 bad input (an unknown sample or retriever, a bad log row); 3 an
+invalid replay (error rate past ``max_error_rate``) or an unreachable store.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Iterator
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import click
+
+from retrieval_eval.cli import cli
+from retrieval_eval.cli.db_cmd import db_option
+from retrieval_eval.cli.options import config_option
+
+if TYPE_CHECKING:
+    from retrieval_eval.config.models import Config
+    from retrieval_eval.store import Store
+
+
+@contextlib.contextmanager
+def _store(db: str | None, config: Config) -> Iterator[Store]:
+    from retrieval_eval.store import open_store, resolve_store_url
+
+    with open_store(resolve_store_url(db, config)) as store:
+        yield store
+
+
+@cli.group("samples")
+def samples() -> None:
+    """Query samples drawn from production logs (the config's ``samples:``)."""
+
+
+@samples.command("build")
+@click.argument("name")
+@click.option("--refresh", is_flag=True, help="Draw again from the log even if one is stored.")
+@db_option
+@config_option
+def samples_build(name: str, refresh: bool, db: str | None, config_path: str | None) -> None:
+    """Draw sample NAME from its log and store it once (replays reuse the stored one)."""
+    from collections import Counter
+
+    from retrieval_eval.config.models import load_config
+    from retrieval_eval.replay.pipeline import stored_sample
+
+    config = load_config(config_path)
+    config.sample_spec(name)  # an unknown name before the store is opened
+    with _store(db, config) as store:
+        sample_id, sample, spec = stored_sample(config, store, name, refresh=refresh)
+    buckets = Counter(q.bucket for q in sample.queries)
+    shown = ", ".join(f"{b} {buckets[b]}" for b in ("head", "torso", "tail") if buckets[b])
+    click.echo(
+        f"sample {name} (id {sample_id}, fingerprint {sample.fingerprint}): "
+        f"{len(sample.queries)} queries drawn ({spec.method}"
+        f"{f' {spec.size}' if spec.size else ''}, seed {spec.seed}) from {sample.log_queries} "
+        f"distinct queries ({sample.log_traffic} in all); {shown}; stored {sample.privacy}"
+    )
+
+
+@samples.command("show")
+@click.argument("name")
+@click.option("--limit", type=click.IntRange(1), default=20, show_default=True)
+@db_option
+@config_option
+def samples_show(name: str, limit: int, db: str | None, config_path: str | None) -> None:
+    """The stored sample NAME's queries, most frequent first (in their stored form)."""
+    from retrieval_eval.config.models import load_config
+    from retrieval_eval.errors import UnknownNameError
+    from retrieval_eval.store.replays import latest_sample
+
+    config = load_config(config_path)
+    with _store(db, config) as store:
+        found = latest_sample(store, name)
+    if found is None:
+        raise UnknownNameError(
+            f"no stored sample {name!r}: `retrieval-eval samples build {name}` draws it"
+        )
+    sample_id, sample = found
+    click.echo(f"sample {name} (id {sample_id}, {sample.privacy}): {len(sample.queries)} queries")
+    for q in sorted(sample.queries, key=lambda q: -q.count)[:limit]:
+        click.echo(f"  {q.count:>6}  {q.bucket:<5}  {q.text}")
+
+
+@cli.command("replay")
+@click.argument("sample")
+@click.argument("retriever")
+@click.option(
+    "--against", metavar="RETRIEVER", help="Compare with another retriever, replayed now."
+)
+@click.option(
+    "--against-run", type=click.IntRange(1), metavar="ID", help="Compare with a stored replay."
+)
+@click.option(
+    "--k",
+    type=click.IntRange(1, 1000),
+    default=None,
+    help="Distinct ids kept per query (default 10).",
+)
+@click.option(
+    "--p",
+    "p",
+    type=click.FloatRange(0, 1, min_open=True, max_open=True),
+    default=None,
+    help="RBO persistence (default 0.9).",
+)
+@click.option(
+    "--index-version", metavar="V", help="The index build measured, stored with the replay."
+)
+@click.option("--no-save", is_flag=True, help="Do not store the replay.")
+@click.option("--fail-on-drift", is_flag=True, help="Exit 1 on ranking drift.")
+@click.option(
+    "--most",
+    type=click.IntRange(0),
+    default=10,
+    show_default=True,
+    help="How many of the most-changed queries to list.",
+)
+@click.option(
+    "--export-draft",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=None,
+    help="Write the most-changed queries as candidates to judge (JSONL).",
+)
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["text", "json", "markdown"]),
+    default="text",
+    show_default=True,
+)
+@db_option
+@config_option
+def replay(
+    sample: str,
+    retriever: str,
+    against: str | None,
+    against_run: int | None,
+    k: int | None,
+    p: float | None,
+    index_version: str | None,
+    no_save: bool,
+    fail_on_drift: bool,
+    most: int,
+    export_draft: Path | None,
+    fmt: str,
+    db: str | None,
+    config_path: str | None,
+) -> None:
+    """Replay SAMPLE with RETRIEVER and show how its rankings moved (RBO, top-1 changes).
+
+    Without --against, the comparison is with the previous replay of the same sample and
+    retriever: a nightly replay shows what last night's index rebuild moved.
+    """
+    from retrieval_eval.config.models import load_config
+    from retrieval_eval.errors import InvalidRunError
+    from retrieval_eval.replay.pipeline import run_replay
+    from retrieval_eval.reports.replay import render_replay
+
+    if against and against_run:
+        raise click.UsageError("give --against RETRIEVER or --against-run ID, not both")
+    config = load_config(config_path)
+    config.sample_spec(sample)  # checked before any store or retriever is opened
+    with _store(db, config) as store:
+        outcome = run_replay(
+            config,
+            store,
+            sample,
+            retriever,
+            against=against,
+            against_run=against_run,
+            k=k,
+            p=p,
+            index_version=index_version,
+            save=not no_save,
+        )
+    click.echo(render_replay(outcome, fmt, most), nl=False)
+    if export_draft is not None:
+        from retrieval_eval.replay.draft import write_draft
+
+        count = write_draft(outcome, export_draft, most or 50)
+        click.echo(f"{count} candidates to judge written to {export_draft}", err=True)
+    state = outcome.comparison.state
+    if state == "invalid":
+        raise InvalidRunError("; ".join(outcome.comparison.reasons))
+    if state == "drift" and fail_on_drift:
+        raise SystemExit(1)
+
+
+@cli.command("drift")
+@click.argument("sample")
+@click.argument("retriever")
+@click.option("--limit", type=click.IntRange(1), default=20, show_default=True)
+@db_option
+@config_option
+def drift(sample: str, retriever: str, limit: int, db: str | None, config_path: str | None) -> None:
+    """The replays of SAMPLE by RETRIEVER, newest first: mean RBO and top-1 changed over time."""
+    from retrieval_eval.config.models import load_config
+    from retrieval_eval.reports.numbers import MISSING, decimal, pct
+    from retrieval_eval.store.replays import replay_history
+
+    config = load_config(config_path)
+    with _store(db, config) as store:
+        rows = replay_history(store, sample, retriever, limit)
+    if not rows:
+        click.echo(f"no replays of sample {sample} by {retriever} yet")
+        return
+    for r in rows:
+        rbo = decimal(r.mean_rbo, 3)
+        index = f"index {r.index_version or MISSING}"
+        click.echo(
+            f"{r.id:>5}  {r.run_date:%Y-%m-%d %H:%M}  {r.state:<8}  RBO {rbo}  "
+            f"top-1 changed {pct(r.top1_changed)}  {index}  {r.query_count} queries"
+            f"{f', {r.error_count} errors' if r.error_count else ''}"
+        )

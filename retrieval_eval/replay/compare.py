@@ -1,0 +1,237 @@
+"""Two replays of one sample, query by query, and the ranking-drift verdict.
+
+Per query: RBO_ext at persistence ``p`` with its residual, Jaccard@k, whether the top-1 changed,
+and how many of the top-3 both share. A query that failed on either side is an error: never
+"unchanged", left out of every figure, counted in the error rate. Per replay: the mean and
+quantiles of RBO, the share of queries whose top-1 changed (with its Wilson interval), both
+again weighted by each query's count in the log, and per bucket (head / torso / tail).
+A replay whose error rate passes ``max_error_rate`` is ``invalid``, never ``drift``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Annotated, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from retrieval_eval.evaluation.intervals import Interval, wilson
+from retrieval_eval.replay.rbo import jaccard, overlap_at, rbo, top1_changed
+
+DriftState = Literal["first", "no_drift", "drift", "invalid"]
+QUANTILES = (0.1, 0.25, 0.5, 0.75, 0.9)
+Share = Annotated[float, Field(ge=0, le=1)]
+
+
+class DriftThresholds(BaseModel):
+    """``drift:`` in the config: limits a replay must keep, each optional but the defaults."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    min_mean_rbo: Share | None = 0.8
+    max_top1_changed: Share | None = 0.2
+    min_weighted_mean_rbo: Share | None = None
+    max_weighted_top1_changed: Share | None = None
+    max_error_rate: Share = 0.0
+
+
+@dataclass(frozen=True, slots=True)
+class Ranked:
+    """One query's replay: its key, stored text, count, bucket, ranking (distinct ids) or error."""
+
+    key: str
+    text: str
+    count: int
+    bucket: str
+    ids: tuple[str, ...]
+    error: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class QueryChange:
+    """How one query's ranking moved between the two replays (``error`` set: not compared)."""
+
+    key: str
+    text: str
+    count: int
+    bucket: str
+    before: tuple[str, ...]
+    after: tuple[str, ...]
+    rbo: float | None = None
+    residual: float | None = None
+    jaccard: float | None = None
+    top1_changed: bool | None = None
+    overlap3: int | None = None
+    error: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Figures:
+    """The figures of a set of compared queries."""
+
+    queries: int
+    mean_rbo: float | None
+    top1_changed: int
+    top1_changed_share: float | None
+    top1_interval: Interval | None
+    weighted_mean_rbo: float | None
+    weighted_top1_changed: float | None
+    quantiles: dict[str, float] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True)
+class Comparison:
+    """A replay against the one before it (or another retriever's), with the verdict."""
+
+    p: float
+    k: int
+    changes: tuple[QueryChange, ...]
+    overall: Figures
+    buckets: dict[str, Figures]
+    errors: int
+    error_rate: float
+    state: DriftState
+    reasons: tuple[str, ...]
+
+    def most_changed(self, limit: int = 50, bucket: str | None = None) -> list[QueryChange]:
+        """Compared queries, those that moved most first: lowest RBO weighted by count."""
+        rows = [c for c in self.changes if c.rbo is not None and (bucket in (None, c.bucket))]
+        rows.sort(key=lambda c: (-(1.0 - (c.rbo or 0.0)) * c.count, c.rbo, c.key))
+        return rows[:limit]
+
+
+def compare_query(before: Ranked, after: Ranked, p: float, k: int) -> QueryChange:
+    """One query's change; an error on either side makes it an error, not a figure."""
+    error = after.error or before.error
+    base = dict(
+        key=after.key,
+        text=after.text,
+        count=after.count,
+        bucket=after.bucket,
+        before=before.ids[:k],
+        after=after.ids[:k],
+    )
+    if error is not None:
+        side = "this replay" if after.error else "the replay compared with"
+        return QueryChange(**base, error=f"{side}: {error}")  # type: ignore[arg-type]
+    a, b = before.ids[:k], after.ids[:k]
+    measured = rbo(a, b, p)
+    return QueryChange(
+        **base,  # type: ignore[arg-type]
+        rbo=measured.ext,
+        residual=measured.residual,
+        jaccard=jaccard(a, b, k),
+        top1_changed=top1_changed(a, b),
+        overlap3=overlap_at(a, b, 3),
+    )
+
+
+def figures(changes: Sequence[QueryChange]) -> Figures:
+    """Mean, quantiles and top-1 change share of the compared queries, plain and weighted."""
+    import numpy as np
+
+    done = [c for c in changes if c.rbo is not None]
+    if not done:
+        return Figures(0, None, 0, None, None, None, None)
+    values = np.array([c.rbo for c in done], dtype=float)
+    weights = np.array([c.count for c in done], dtype=float)
+    changed = np.array([bool(c.top1_changed) for c in done])
+    quantiles = dict(
+        zip((f"p{int(q * 100)}" for q in QUANTILES), np.quantile(values, QUANTILES), strict=True)
+    )
+    return Figures(
+        queries=len(done),
+        mean_rbo=float(values.mean()),
+        top1_changed=int(changed.sum()),
+        top1_changed_share=float(changed.mean()),
+        top1_interval=wilson(int(changed.sum()), len(done)),
+        weighted_mean_rbo=float(np.average(values, weights=weights)),
+        weighted_top1_changed=float(np.average(changed, weights=weights)),
+        quantiles={name: float(v) for name, v in quantiles.items()},
+    )
+
+
+def compare(
+    before: Sequence[Ranked] | None,
+    after: Sequence[Ranked],
+    *,
+    p: float = 0.9,
+    k: int = 10,
+    thresholds: DriftThresholds | None = None,
+) -> Comparison:
+    """Compare ``after`` with ``before`` query by query (matched by key); with no ``before``
+    the replay is the ``first`` of its series and only its error rate is judged."""
+    thresholds = thresholds or DriftThresholds()
+    errors_now = sum(1 for r in after if r.error is not None)
+    if before is None:
+        changes: tuple[QueryChange, ...] = tuple(
+            QueryChange(r.key, r.text, r.count, r.bucket, (), r.ids[:k], error=r.error)
+            for r in after
+        )
+    else:
+        earlier = {r.key: r for r in before}
+        missing = "not in the replay compared with"
+        changes = tuple(
+            compare_query(earlier[r.key], r, p, k)
+            if r.key in earlier
+            else QueryChange(r.key, r.text, r.count, r.bucket, (), r.ids[:k], error=missing)
+            for r in after
+        )
+    errors = sum(1 for c in changes if c.error is not None) if before is not None else errors_now
+    error_rate = errors / len(after) if after else 0.0
+    overall = figures(changes)
+    buckets = {
+        name: figures([c for c in changes if c.bucket == name])
+        for name in ("head", "torso", "tail")
+        if any(c.bucket == name for c in changes)
+    }
+    state, reasons = _verdict(before is None, overall, error_rate, thresholds)
+    return Comparison(p, k, changes, overall, buckets, errors, error_rate, state, reasons)
+
+
+def _verdict(
+    first: bool, overall: Figures, error_rate: float, limits: DriftThresholds
+) -> tuple[DriftState, tuple[str, ...]]:
+    from retrieval_eval.reports.numbers import decimal, pct
+
+    if error_rate > limits.max_error_rate:
+        return "invalid", (
+            f"error rate {pct(error_rate)} is above max_error_rate {pct(limits.max_error_rate)}",
+        )
+    if first:
+        return "first", ("the first replay of this sample and retriever: nothing to compare",)
+    reasons: list[str] = []
+    checks = (
+        ("mean RBO", overall.mean_rbo, limits.min_mean_rbo, "min_mean_rbo", False),
+        (
+            "top-1 changed",
+            overall.top1_changed_share,
+            limits.max_top1_changed,
+            "max_top1_changed",
+            True,
+        ),
+        (
+            "weighted mean RBO",
+            overall.weighted_mean_rbo,
+            limits.min_weighted_mean_rbo,
+            "min_weighted_mean_rbo",
+            False,
+        ),
+        (
+            "weighted top-1 changed",
+            overall.weighted_top1_changed,
+            limits.max_weighted_top1_changed,
+            "max_weighted_top1_changed",
+            True,
+        ),
+    )
+    for label, value, limit, option, is_max in checks:
+        if value is None or limit is None:
+            continue
+        if (value > limit) if is_max else (value < limit):
+            word = "above" if is_max else "below"
+            shown = pct(value) if is_max else decimal(value, 3)
+            bound = pct(limit) if is_max else decimal(limit, 3)
+            reasons.append(f"{label} {shown} is {word} {option} {bound}")
+    return ("drift" if reasons else "no_drift"), tuple(reasons)

@@ -1,0 +1,84 @@
+"""Ask a retriever every query of a sample, through the protocol of a labelled run.
+
+The same overfetch (``k`` × the multiplier), collapse to distinct documents, per-call timeouts,
+bounded concurrency and error recording as :func:`retrieval_eval.evaluation.scoring.evaluate`;
+each query keeps its top-``k`` distinct ids. A query whose text cannot be had (a ``hashed``
+sample's key gone from the log) is an error, like a failed call.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from retrieval_eval.evaluation.results import RunSettings
+from retrieval_eval.evaluation.scoring import score_questions
+from retrieval_eval.golden.models import GoldenQuestion, QuestionForm
+from retrieval_eval.replay.compare import Ranked
+from retrieval_eval.replay.samples import QuerySample
+from retrieval_eval.retrievers.base import EvaluatableRetriever
+
+DEFAULT_K = 10
+GONE = "the query is no longer in the log (a hashed sample reads its texts there)"
+
+
+@dataclass(frozen=True, slots=True)
+class ReplaySettings:
+    """How deep each ranking is kept, and the call bounds of a labelled run."""
+
+    k: int = DEFAULT_K
+    timeout_s: float | None = 30.0
+    max_concurrency: int | None = None
+
+    def run_settings(self) -> RunSettings:
+        return RunSettings(
+            top_k=self.k,
+            cutoffs=[1, self.k],
+            timeout_s=self.timeout_s,
+            max_concurrency=self.max_concurrency,
+        )
+
+
+def replay_sample(
+    sample: QuerySample,
+    texts: Mapping[str, str],
+    retriever: EvaluatableRetriever,
+    settings: ReplaySettings | None = None,
+) -> list[Ranked]:
+    """Each query of ``sample`` asked with ``texts[key]``, in the sample's order."""
+    settings = settings or ReplaySettings()
+    asked = [q for q in sample.queries if q.key in texts]
+    # the log's own id where it has one: a run file looks rankings up by it
+    # the sample's texts were checked when it was drawn: built without validating them again
+    questions = [
+        GoldenQuestion.model_construct(
+            id=q.query_id or q.key, question=texts[q.key], form=QuestionForm.MATCH
+        )
+        for q in asked
+    ]
+    scored = score_questions(questions, retriever, settings.run_settings())
+    results = {q.key: r for q, r in zip(asked, scored, strict=True)}
+    out: list[Ranked] = []
+    for q in sample.queries:
+        result = results.get(q.key)
+        if result is None:
+            out.append(Ranked(q.key, q.text, q.count, q.bucket, (), GONE))
+        else:
+            ids = tuple(result.retrieved[: settings.k])
+            error = (
+                None
+                if result.error is None
+                else private(result.error, texts[q.key], q.text, sample.privacy)
+            )
+            out.append(Ranked(q.key, q.text, q.count, q.bucket, ids, error))
+    return out
+
+
+def private(error: str, asked: str, stored: str, privacy: str) -> str:
+    """An error text that shows no more of the query than its stored form: a retriever's
+    message may quote the text it was asked."""
+    if privacy == "plain":
+        return error
+    from retrieval_eval.safety.redaction import redact_personal
+
+    return redact_personal(error.replace(asked, stored) if asked else error)

@@ -1,0 +1,434 @@
+"""Query samples: production queries drawn from a log, frozen once, replayed night after night.
+
+A log is a JSONL or CSV file (a text column, an optional count and timestamp) or an SQL query on
+a store URL or an Airflow ``postgres`` connection (rows of text, optional count). Texts are
+stripped (and case-folded when asked); equal texts merge, their counts added; a row without a
+count counts once. Sampling draws ``size`` distinct queries with ``seed``: ``all``, ``random``
+(uniform), ``top`` (most frequent, ties by text) or ``pps`` (probability proportional to count,
+without replacement: Efraimidis & Spirakis 2006). Buckets come from the whole log: ``head`` is
+the most frequent queries up to half of all traffic, ``torso`` up to 80 %, ``tail`` the rest.
+
+Privacy: the stored text is ``redacted`` by default (emails, phone numbers, digit runs of 6 or
+more and every secret the redaction policy masks), ``hashed`` (only a keyed HMAC-SHA256: the
+replay reads the log again for the texts of the sampled keys) or ``plain`` by explicit choice.
+Nothing downstream (report, log, alert, dashboard, spool) ever sees more than the stored text.
+"""
+
+from __future__ import annotations
+
+import csv
+import hashlib
+import hmac
+import io
+import random
+from collections.abc import Iterable
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError, model_validator
+
+from retrieval_eval.errors import SampleError
+from retrieval_eval.safety.limits import MAX_SET_FILE_BYTES, too_large
+from retrieval_eval.safety.redaction import redact_personal
+from retrieval_eval.safety.surrogates import lone_surrogate
+
+MAX_QUERY_CHARS = 4_000
+MAX_PROBLEMS = 20
+TEXT_FIELDS = ("text", "query", "q")
+COUNT_FIELDS = ("count", "frequency", "freq")
+HEAD_SHARE, TORSO_SHARE = 0.5, 0.8
+
+Privacy = Literal["redacted", "hashed", "plain"]
+Method = Literal["all", "random", "top", "pps"]
+Bucket = Literal["head", "torso", "tail"]
+
+
+class SampleSource(BaseModel):
+    """Where the queries come from: ``path`` (JSONL/CSV), or ``query`` on ``url``/``connection_id``."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    path: Path | None = None
+    query: str | None = None
+    url: str | None = None
+    connection_id: str | None = None
+    text_field: str | None = None
+    count_field: str | None = None
+    id_field: str | None = None  # the log's own query id (a run file looks rankings up by it)
+    timestamp_field: str | None = None
+
+    @model_validator(mode="after")
+    def _one_source(self) -> SampleSource:
+        if (self.path is None) == (self.query is None):
+            raise ValueError("give either 'path' (a JSONL or CSV log) or 'query' (SQL)")
+        if self.query is not None and (self.url is None) == (self.connection_id is None):
+            raise ValueError("an SQL 'query' needs exactly one of 'url' or 'connection_id'")
+        return self
+
+
+class SampleSpec(BaseModel):
+    """A ``samples:`` entry of the config."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    source: SampleSource
+    method: Method = "all"
+    size: Annotated[int, Field(ge=1)] | None = None
+    seed: int = 0
+    casefold: bool = False
+    privacy: Privacy = "redacted"
+    hash_key_from_env: str | None = None
+    hash_key_connection_id: str | None = None
+
+    @model_validator(mode="after")
+    def _consistent(self) -> SampleSpec:
+        if self.method != "all" and self.size is None:
+            raise ValueError(f"method {self.method!r} needs 'size' (how many queries to draw)")
+        keyed = (self.hash_key_from_env is not None) + (self.hash_key_connection_id is not None)
+        if self.privacy == "hashed" and keyed != 1:
+            raise ValueError(
+                "privacy 'hashed' needs the hash key from exactly one of 'hash_key_from_env' "
+                "or 'hash_key_connection_id'"
+            )
+        return self
+
+
+class _Row(BaseModel):
+    model_config = ConfigDict(extra="ignore")
+
+    text: Annotated[str, Field(max_length=MAX_QUERY_CHARS)]
+    id: Annotated[str, Field(min_length=1, max_length=255)] | None = None
+    count: Annotated[int, Field(ge=1)] = 1
+    timestamp: datetime | None = None
+
+
+_ROWS = TypeAdapter(list[_Row])
+
+
+@dataclass(frozen=True, slots=True)
+class SampledQuery:
+    """One query of a sample: its key, the text as stored, its count in the log, its bucket, and
+    the log's own id for it when the log has one."""
+
+    key: str
+    text: str
+    count: int
+    bucket: Bucket
+    query_id: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class QuerySample:
+    """A frozen sample: what a replay asks, in a fixed order, with its fingerprint."""
+
+    name: str
+    privacy: Privacy
+    queries: tuple[SampledQuery, ...]
+    log_queries: int  # distinct queries in the log it was drawn from
+    log_traffic: int  # their summed counts
+
+    @property
+    def fingerprint(self) -> str:
+        digest = hashlib.sha256(self.privacy.encode())
+        for q in self.queries:
+            digest.update(f"\x00{q.key}\x00{q.text}\x00{q.count}\x00{q.bucket}".encode())
+            if q.query_id is not None:
+                digest.update(f"\x01{q.query_id}".encode())
+        return digest.hexdigest()[:16]
+
+
+def build_sample(name: str, spec: SampleSpec, base_dir: Path | None = None) -> QuerySample:
+    """Read the log, merge, bucket and draw the sample ``spec`` describes."""
+    key = _hash_key(spec, name)
+    merged = _merged(read_log(spec.source, base_dir, where=f"samples.{name}"), spec, key)
+    buckets = _buckets(merged)
+    drawn = _draw(merged, spec)
+    queries = tuple(
+        SampledQuery(k, merged[k][0], merged[k][1], buckets[k], merged[k][2]) for k in drawn
+    )
+    traffic = sum(count for _, count, _ in merged.values())
+    return QuerySample(name, spec.privacy, queries, len(merged), traffic)
+
+
+def resolve_texts(
+    sample: QuerySample, spec: SampleSpec, base_dir: Path | None = None
+) -> dict[str, str]:
+    """The text each query of ``sample`` is asked with: its stored text, or for a ``hashed``
+    sample the log's text whose keyed hash is its key (a key gone from the log is absent)."""
+    if sample.privacy != "hashed":
+        return {q.key: q.text for q in sample.queries}
+    key = _hash_key(spec, sample.name)
+    assert key is not None
+    wanted = {q.key for q in sample.queries}
+    found: dict[str, str] = {}
+    for text, _count, _id in read_log(spec.source, base_dir, where=f"samples.{sample.name}"):
+        normal = _normal(text, spec.casefold)
+        if not normal:
+            continue
+        k = _keyed(key, normal)
+        if k in wanted:
+            found.setdefault(k, normal)
+    return found
+
+
+def read_log(
+    source: SampleSource, base_dir: Path | None = None, *, where: str = "samples"
+) -> list[tuple[str, int, str | None]]:
+    """(text, count, the log's id or None) for every row of the log; bad rows are a :class:`SampleError` naming
+    the file and line of each (at most :data:`MAX_PROBLEMS` listed)."""
+    if source.path is not None:
+        path = (
+            source.path if base_dir is None or source.path.is_absolute() else base_dir / source.path
+        )
+        raw, lines = _read_file(path, source)
+        label = str(path)
+    else:
+        raw, lines = _read_sql(source, where)
+        label = f"{where}.query"
+    try:
+        rows = _ROWS.validate_python(raw)
+    except ValidationError as exc:
+        problems = []
+        for err in exc.errors()[:MAX_PROBLEMS]:
+            index = err["loc"][0] if err["loc"] else 0
+            field = ".".join(str(part) for part in err["loc"][1:]) or "row"
+            line = lines[index] if isinstance(index, int) and index < len(lines) else "?"
+            problems.append(f"{label}: line {line}: {field}: {err['msg']}")
+        raise SampleError(problems) from None
+    problems = [
+        f"{label}: line {lines[i]}: the text is not Unicode (a lone surrogate)"
+        for i, row in enumerate(rows)
+        if lone_surrogate(row.text)
+    ]
+    if problems:
+        raise SampleError(problems[:MAX_PROBLEMS])
+    return [(row.text, row.count, row.id) for row in rows]
+
+
+def _read_file(path: Path, source: SampleSource) -> tuple[list[dict[str, Any]], list[int]]:
+    try:
+        size = path.stat().st_size
+    except OSError as exc:
+        raise SampleError([f"{path}: cannot read the query log: {exc.strerror}"]) from None
+    if size > MAX_SET_FILE_BYTES:
+        raise SampleError([f"{path}: {too_large(size, MAX_SET_FILE_BYTES, 'query log')}"])
+    try:
+        text = path.read_bytes().decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise SampleError([f"{path}: not UTF-8 text (byte {exc.start})"]) from None
+    suffix = path.suffix.lower()
+    if suffix == ".jsonl":
+        records, lines = _jsonl(path, text)
+    elif suffix == ".csv":
+        records, lines = _csv(path, text)
+    else:
+        raise SampleError([f"{path}: a query log is a .jsonl or .csv file"])
+    return _mapped(path, records, lines, source), lines
+
+
+def _jsonl(path: Path, text: str) -> tuple[list[Any], list[int]]:
+    import orjson
+
+    records: list[Any] = []
+    lines: list[int] = []
+    problems: list[str] = []
+    for number, line in enumerate(text.splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            records.append(orjson.loads(line))
+        except orjson.JSONDecodeError as exc:
+            problems.append(f"{path}: line {number}: invalid JSON: {exc.msg}")
+            continue
+        lines.append(number)
+    if problems:
+        raise SampleError(problems[:MAX_PROBLEMS])
+    return records, lines
+
+
+def _csv(path: Path, text: str) -> tuple[list[Any], list[int]]:
+    reader = csv.DictReader(io.StringIO(text, newline=""))
+    records: list[Any] = []
+    lines: list[int] = []
+    try:
+        for record in reader:
+            if None in record:
+                raise SampleError(
+                    [f"{path}: line {reader.line_num}: more values than the header has columns"]
+                )
+            records.append({k: v for k, v in record.items() if v not in (None, "")})
+            lines.append(reader.line_num)
+    except csv.Error as exc:
+        raise SampleError([f"{path}: line {reader.line_num}: {exc}"]) from None
+    return records, lines
+
+
+def _mapped(
+    label: Path | str, records: list[Any], lines: list[int], source: SampleSource
+) -> list[dict[str, Any]]:
+    """Each record as {text, count, timestamp} by the source's field names."""
+    out: list[dict[str, Any]] = []
+    problems: list[str] = []
+    for record, line in zip(records, lines, strict=True):
+        if not isinstance(record, dict):
+            problems.append(f"{label}: line {line}: expected an object with a query text")
+            continue
+        text_field = source.text_field or next((f for f in TEXT_FIELDS if f in record), None)
+        if text_field is None or text_field not in record:
+            wanted = source.text_field or " or ".join(repr(f) for f in TEXT_FIELDS)
+            problems.append(
+                f"{label}: line {line}: no query text (field {wanted}); "
+                "set 'text_field' to the column that holds it"
+            )
+            continue
+        row = {"text": record[text_field]}
+        count_field = source.count_field or next((f for f in COUNT_FIELDS if f in record), None)
+        if count_field is not None and count_field in record:
+            row["count"] = record[count_field]
+        if source.id_field is not None and record.get(source.id_field) is not None:
+            row["id"] = str(record[source.id_field])
+        if source.timestamp_field and source.timestamp_field in record:
+            row["timestamp"] = record[source.timestamp_field]
+        out.append(row)
+    if problems:
+        raise SampleError(problems[:MAX_PROBLEMS])
+    return out
+
+
+def _read_sql(source: SampleSource, where: str) -> tuple[list[dict[str, Any]], list[int]]:
+    from sqlalchemy import text as sql_text
+
+    from retrieval_eval.store.engine import make_engine, unavailable_as_error
+    from retrieval_eval.store.url import parse_store_url
+
+    url_text = source.url if source.url is not None else _connection_url(source, where)
+    url = parse_store_url(url_text, source=f"{where}.url")
+    engine = make_engine(url)
+    try:
+        with unavailable_as_error(url), engine.connect() as connection:
+            result = connection.execute(sql_text(source.query or ""))
+            columns = list(result.keys())
+            records = [dict(zip(columns, row, strict=True)) for row in result]
+    finally:
+        engine.dispose()
+    if records and source.text_field is None and not any(f in records[0] for f in TEXT_FIELDS):
+        # unnamed columns: the first is the text, the second (if any) the count
+        first = columns[0]
+        second = columns[1] if len(columns) > 1 else None
+        records = [{"text": r[first], **({"count": r[second]} if second else {})} for r in records]
+    lines = list(range(1, len(records) + 1))
+    return _mapped(f"{where}.query row", records, lines, source), lines
+
+
+def _connection_url(source: SampleSource, where: str) -> str:
+    from sqlalchemy.engine import URL
+
+    from retrieval_eval.retrievers.secrets import airflow_connection
+
+    assert source.connection_id is not None
+    conn = airflow_connection(source.connection_id, f"{where}.connection_id")
+    url = URL.create(
+        "postgresql+psycopg",
+        username=conn.login or None,
+        password=conn.password or None,
+        host=conn.host or None,
+        port=conn.port or None,
+        database=conn.schema or None,
+    )
+    return url.render_as_string(hide_password=False)
+
+
+def _hash_key(spec: SampleSpec, name: str) -> bytes | None:
+    if spec.privacy != "hashed":
+        return None
+    from retrieval_eval.retrievers.secrets import airflow_connection, env_secret
+
+    where = f"samples.{name}"
+    if spec.hash_key_from_env:
+        return env_secret(spec.hash_key_from_env, f"{where}.hash_key_from_env").encode()
+    assert spec.hash_key_connection_id is not None
+    conn = airflow_connection(spec.hash_key_connection_id, f"{where}.hash_key_connection_id")
+    if not conn.password:
+        raise SampleError(
+            [
+                f"{where}: connection {spec.hash_key_connection_id!r} has no password"
+                " to use as the hash key"
+            ]
+        )
+    return str(conn.password).encode()
+
+
+def _normal(text: str, casefold: bool) -> str:
+    text = " ".join(text.split())
+    return text.casefold() if casefold else text
+
+
+def _keyed(key: bytes, text: str) -> str:
+    return hmac.new(key, text.encode(), hashlib.sha256).hexdigest()[:32]
+
+
+def stored_text(text: str, privacy: Privacy, key: bytes | None = None) -> str:
+    """What a query's text becomes in the store (and so in every report)."""
+    if privacy == "plain":
+        return text
+    if privacy == "redacted":
+        return redact_personal(text)
+    assert key is not None
+    return "#" + _keyed(key, text)[:12]
+
+
+def _merged(
+    rows: Iterable[tuple[str, int, str | None]], spec: SampleSpec, key: bytes | None
+) -> dict[str, tuple[str, int, str | None]]:
+    """key -> (stored text, summed count, first id); queries that normalise alike merge."""
+    merged: dict[str, tuple[str, int, str | None]] = {}
+    for text, count, query_id in rows:
+        normal = _normal(text, spec.casefold)
+        if not normal:
+            continue
+        shown = stored_text(normal, spec.privacy, key)
+        k = (
+            _keyed(key, normal)
+            if key is not None
+            else hashlib.sha256(shown.encode()).hexdigest()[:32]
+        )
+        previous = merged.get(k)
+        if previous is None:
+            merged[k] = (shown, count, query_id)
+        else:
+            merged[k] = (shown, previous[1] + count, previous[2] or query_id)
+    return merged
+
+
+def _by_traffic(merged: dict[str, tuple[str, int, str | None]]) -> list[str]:
+    return sorted(merged, key=lambda k: (-merged[k][1], merged[k][0], k))
+
+
+def _buckets(merged: dict[str, tuple[str, int, str | None]]) -> dict[str, Bucket]:
+    total = sum(count for _, count, _ in merged.values()) or 1
+    buckets: dict[str, Bucket] = {}
+    before = 0
+    for k in _by_traffic(merged):
+        share = before / total
+        buckets[k] = "head" if share < HEAD_SHARE else "torso" if share < TORSO_SHARE else "tail"
+        before += merged[k][1]
+    return buckets
+
+
+def _draw(merged: dict[str, tuple[str, int, str | None]], spec: SampleSpec) -> list[str]:
+    ordered = _by_traffic(merged)
+    size = len(ordered) if spec.size is None else min(spec.size, len(ordered))
+    if spec.method == "all":
+        return ordered
+    if spec.method == "top":
+        return ordered[:size]
+    rng = random.Random(spec.seed)
+    canonical = sorted(merged)  # independent of the log's row order
+    if spec.method == "random":
+        chosen = set(rng.sample(canonical, size))
+    else:  # pps: the `size` largest keys u^(1/w)
+        keys = {k: rng.random() ** (1.0 / merged[k][1]) for k in canonical}
+        chosen = set(sorted(canonical, key=lambda k: -keys[k])[:size])
+    return [k for k in ordered if k in chosen]

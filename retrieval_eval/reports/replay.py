@@ -1,0 +1,228 @@
+"""A replay as text, Markdown or JSON: the drift verdict, the figures overall and per bucket, and
+the queries that moved most with both rankings side by side. Queries appear only in their stored
+form (redacted, hashed or plain, as the sample was stored)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from retrieval_eval.replay.compare import Comparison, Figures, QueryChange
+from retrieval_eval.replay.pipeline import ReplayOutcome
+from retrieval_eval.reports.numbers import ci, decimal, pct
+
+STATE_WORDS = {
+    "first": "FIRST REPLAY (nothing to compare with yet)",
+    "no_drift": "NO DRIFT",
+    "drift": "RANKING DRIFT",
+    "invalid": "INVALID REPLAY",
+}
+
+
+def _rbo(value: float | None) -> str:
+    return decimal(value, 3)
+
+
+def headline(outcome: ReplayOutcome) -> str:
+    c = outcome.comparison
+    o = c.overall
+    against = outcome.against or "nothing (first replay)"
+    version = f", index {outcome.index_version}" if outcome.index_version else ""
+    was = ""
+    if outcome.compared is not None and outcome.compared.index_version and outcome.index_version:
+        was = f" (index {outcome.index_version} vs {outcome.compared.index_version})"
+    line = (
+        f"{STATE_WORDS[c.state]}: sample {outcome.sample_name} ({len(outcome.rankings)} queries"
+        f"{version}), retriever {outcome.retriever} against {against}{was}"
+    )
+    if c.state == "first" or o.queries == 0:
+        return line
+    return (
+        f"{line}\nmean RBO@{c.k} (p={c.p:g}) {_rbo(o.mean_rbo)}, weighted {_rbo(o.weighted_mean_rbo)}; "
+        f"top-1 changed {pct(o.top1_changed_share)} ({o.top1_changed}/{o.queries}), "
+        f"weighted {pct(o.weighted_top1_changed)}"
+    )
+
+
+def render_replay(outcome: ReplayOutcome, fmt: str = "text", most: int = 10) -> str:
+    if fmt == "json":
+        from retrieval_eval.reports.jsonio import dumps
+
+        return dumps(replay_document(outcome, most)) + "\n"
+    if fmt == "markdown":
+        return _markdown(outcome, most)
+    return _text(outcome, most)
+
+
+def _figures_rows(c: Comparison) -> list[tuple[str, Figures]]:
+    return [("all", c.overall), *c.buckets.items()]
+
+
+def _text(outcome: ReplayOutcome, most: int) -> str:
+    from rich.console import RenderableType
+    from rich.text import Text
+
+    from retrieval_eval.reports.text import add_rows, new_table, print_tables
+
+    c = outcome.comparison
+    parts: list[RenderableType] = [Text(headline(outcome))]
+    parts += [Text(f"  - {reason}") for reason in c.reasons]
+    if c.errors:
+        parts.append(
+            Text(
+                f"{c.errors} of {len(outcome.rankings)} queries failed ({pct(c.error_rate)}): "
+                "never counted as unchanged"
+            )
+        )
+    if c.state != "first" and c.overall.queries:
+        table = new_table(plain=True)
+        for name in FIGURE_COLUMNS:
+            table.add_column(name, justify="left" if name == "bucket" else "right")
+        add_rows(
+            table,
+            [
+                [
+                    name,
+                    str(f.queries),
+                    _rbo(f.mean_rbo),
+                    _rbo(f.quantiles.get("p10")),
+                    _rbo(f.quantiles.get("p50")),
+                    pct(f.top1_changed_share),
+                    ci(f.top1_interval),
+                    _rbo(f.weighted_mean_rbo),
+                    pct(f.weighted_top1_changed),
+                ]
+                for name, f in _figures_rows(c)
+            ],
+        )
+        parts.append(table)
+        moved = c.most_changed(most)
+        if moved:
+            rows = new_table(
+                f"Most changed ({len(moved)}, lowest RBO weighted by count)", plain=True
+            )
+            for name in ("query", "count", "bucket", "RBO", "before (top 3)", "after (top 3)"):
+                rows.add_column(name, overflow="fold")
+            add_rows(
+                rows,
+                [
+                    [
+                        m.text,
+                        str(m.count),
+                        m.bucket,
+                        _rbo(m.rbo),
+                        " ".join(m.before[:3]),
+                        " ".join(m.after[:3]),
+                    ]
+                    for m in moved
+                ],
+            )
+            parts.append(rows)
+    return print_tables(parts, width=120, tty=False)
+
+
+FIGURE_COLUMNS = (
+    "bucket",
+    "queries",
+    "mean RBO",
+    "p10",
+    "median",
+    "top-1 changed",
+    "95% interval",
+    "weighted RBO",
+    "weighted top-1 changed",
+)
+
+
+def _markdown(outcome: ReplayOutcome, most: int) -> str:
+    from retrieval_eval.reports.markdown_text import md_text
+
+    c = outcome.comparison
+    lines = [f"### {md_text(headline(outcome).splitlines()[0])}", ""]
+    if len(headline(outcome).splitlines()) > 1:
+        lines += [md_text(headline(outcome).splitlines()[1]), ""]
+    lines += [f"- {md_text(r)}" for r in c.reasons]
+    if c.state != "first" and c.overall.queries:
+        lines += [
+            "",
+            "| bucket | queries | mean RBO | top-1 changed | weighted RBO | weighted top-1 changed |",
+            "|---|---:|---:|---:|---:|---:|",
+        ]
+        for name, f in _figures_rows(c):
+            lines.append(
+                f"| {name} | {f.queries} | {_rbo(f.mean_rbo)} | {pct(f.top1_changed_share)} | "
+                f"{_rbo(f.weighted_mean_rbo)} | {pct(f.weighted_top1_changed)} |"
+            )
+        moved = c.most_changed(most)
+        if moved:
+            lines += [
+                "",
+                "<details><summary>Most changed queries</summary>",
+                "",
+                "| query | count | RBO | before | after |",
+                "|---|---:|---:|---|---|",
+            ]
+            for m in moved:
+                lines.append(
+                    f"| {md_text(m.text)} | {m.count} | {_rbo(m.rbo)} | "
+                    f"{md_text(' '.join(m.before[:3]))} | {md_text(' '.join(m.after[:3]))} |"
+                )
+            lines += ["", "</details>"]
+    return "\n".join(lines) + "\n"
+
+
+def _figures_doc(f: Figures) -> dict[str, Any]:
+    return {
+        "queries": f.queries,
+        "mean_rbo": f.mean_rbo,
+        "quantiles": f.quantiles,
+        "top1_changed": f.top1_changed,
+        "top1_changed_share": f.top1_changed_share,
+        "top1_changed_interval": list(f.top1_interval) if f.top1_interval else None,
+        "weighted_mean_rbo": f.weighted_mean_rbo,
+        "weighted_top1_changed": f.weighted_top1_changed,
+    }
+
+
+def _change_doc(m: QueryChange) -> dict[str, Any]:
+    return {
+        "key": m.key,
+        "query": m.text,
+        "count": m.count,
+        "bucket": m.bucket,
+        "rbo": m.rbo,
+        "rbo_residual": m.residual,
+        "jaccard": m.jaccard,
+        "top1_changed": m.top1_changed,
+        "top3_overlap": m.overlap3,
+        "before": list(m.before),
+        "after": list(m.after),
+        "error": m.error,
+    }
+
+
+def replay_document(outcome: ReplayOutcome, most: int = 10) -> dict[str, Any]:
+    """The replay's JSON contract."""
+    c = outcome.comparison
+    return {
+        "kind": "replay",
+        "replay_id": outcome.replay_id,
+        "run_key": outcome.run_key,
+        "sample": outcome.sample_name,
+        "sample_fingerprint": outcome.sample.fingerprint,
+        "privacy": outcome.sample.privacy,
+        "retriever": outcome.retriever,
+        "against": outcome.against,
+        "compared_replay_id": outcome.compared.id if outcome.compared else None,
+        "index_version": outcome.index_version,
+        "compared_index_version": outcome.compared.index_version if outcome.compared else None,
+        "k": c.k,
+        "p": c.p,
+        "state": c.state,
+        "reasons": list(c.reasons),
+        "queries": len(outcome.rankings),
+        "errors": c.errors,
+        "error_rate": c.error_rate,
+        "overall": _figures_doc(c.overall),
+        "buckets": {name: _figures_doc(f) for name, f in c.buckets.items()},
+        "most_changed": [_change_doc(m) for m in c.most_changed(most)],
+    }

@@ -1,0 +1,412 @@
+"""Samples and replays in the store: a sample frozen once, a replay and its rankings in ONE
+transaction (rankings by ``COPY`` on PostgreSQL), and the reads the CLI and the dashboard need.
+
+The replay compared with is the newest earlier replay of the same sample (name AND fingerprint)
+and retriever that is not ``invalid``; replays of different samples are never compared.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any
+
+from sqlalchemy import Connection, delete, func, insert, select
+
+from retrieval_eval.errors import UnknownNameError
+from retrieval_eval.replay.compare import Comparison, Ranked
+from retrieval_eval.replay.samples import QuerySample, SampledQuery
+from retrieval_eval.store.schema import query_sample, query_sample_item, replay_ranking, replay_run
+from retrieval_eval.store.store import Store
+
+COPY_COLUMNS = (
+    "replay_id",
+    "position",
+    "query_key",
+    "ids",
+    "error",
+    "rbo",
+    "residual",
+    "jaccard",
+    "top1_changed",
+    "overlap3",
+)
+
+
+@dataclass(frozen=True, slots=True)
+class StoredReplay:
+    """A replay's row: what history, the dashboard and alerts read."""
+
+    id: int
+    run_key: str
+    sample_id: int
+    sample_name: str
+    retriever: str
+    k: int
+    p: float
+    run_date: datetime
+    index_version: str | None
+    package_version: str | None
+    query_count: int
+    error_count: int
+    state: str
+    compared_id: int | None
+    against: str | None
+    mean_rbo: float | None
+    top1_changed: float | None
+    weighted_mean_rbo: float | None
+    weighted_top1_changed: float | None
+    figures: dict[str, Any]
+
+
+@dataclass(frozen=True, slots=True)
+class ReplayRecord:
+    """What one replay saves: its identity, rankings and comparison."""
+
+    run_key: str
+    sample_id: int
+    sample_name: str
+    retriever: str
+    k: int
+    p: float
+    run_date: datetime
+    rankings: Sequence[Ranked]
+    comparison: Comparison
+    compared_id: int | None = None
+    against: str | None = None
+    index_version: str | None = None
+    package_version: str | None = None
+
+
+def save_sample(store: Store, sample: QuerySample) -> int:
+    """The sample's id, stored now unless one with its name and fingerprint is stored."""
+    with store._guard(), store.engine.begin() as conn:
+        found = conn.execute(
+            select(query_sample.c.id).where(
+                query_sample.c.name == sample.name,
+                query_sample.c.fingerprint == sample.fingerprint,
+            )
+        ).scalar()
+        if found is not None:
+            return int(found)
+        sample_id = int(
+            conn.execute(
+                insert(query_sample)
+                .values(
+                    name=sample.name,
+                    fingerprint=sample.fingerprint,
+                    privacy=sample.privacy,
+                    query_count=len(sample.queries),
+                    log_queries=sample.log_queries,
+                    log_traffic=sample.log_traffic,
+                    created_at=datetime.now(UTC),
+                )
+                .returning(query_sample.c.id)
+            ).scalar_one()
+        )
+        if sample.queries:
+            conn.execute(
+                insert(query_sample_item),
+                [
+                    dict(
+                        sample_id=sample_id,
+                        position=i,
+                        query_key=q.key,
+                        query_text=q.text,
+                        query_count=q.count,
+                        bucket=q.bucket,
+                        query_id=q.query_id,
+                    )
+                    for i, q in enumerate(sample.queries)
+                ],
+            )
+        return sample_id
+
+
+def latest_sample(store: Store, name: str) -> tuple[int, QuerySample] | None:
+    """The newest stored sample called ``name``, with its id."""
+    with store._guard(), store.engine.connect() as conn:
+        row = (
+            conn.execute(
+                select(query_sample)
+                .where(query_sample.c.name == name)
+                .order_by(query_sample.c.id.desc())
+                .limit(1)
+            )
+            .mappings()
+            .first()
+        )
+        if row is None:
+            return None
+        return int(row["id"]), _sample(conn, row)
+
+
+def get_sample(store: Store, sample_id: int) -> QuerySample:
+    with store._guard(), store.engine.connect() as conn:
+        row = (
+            conn.execute(select(query_sample).where(query_sample.c.id == sample_id))
+            .mappings()
+            .first()
+        )
+        if row is None:
+            raise UnknownNameError(f"no query sample with id {sample_id}")
+        return _sample(conn, row)
+
+
+def _sample(conn: Connection, row: Any) -> QuerySample:
+    items = conn.execute(
+        select(query_sample_item)
+        .where(query_sample_item.c.sample_id == row["id"])
+        .order_by(query_sample_item.c.position)
+    ).mappings()
+    queries = tuple(
+        SampledQuery(i["query_key"], i["query_text"], i["query_count"], i["bucket"], i["query_id"])
+        for i in items
+    )
+    return QuerySample(row["name"], row["privacy"], queries, row["log_queries"], row["log_traffic"])
+
+
+def save_replay(store: Store, record: ReplayRecord) -> int:
+    """Save a replay and its rankings in one transaction; idempotent on ``run_key``."""
+    comparison = record.comparison
+    figures = _figures(comparison)
+    with store._guard(), store.engine.begin() as conn:
+        found = conn.execute(
+            select(replay_run.c.id).where(replay_run.c.run_key == record.run_key)
+        ).scalar()
+        if found is not None:
+            return int(found)
+        overall = comparison.overall
+        replay_id = int(
+            conn.execute(
+                insert(replay_run)
+                .values(
+                    run_key=record.run_key,
+                    sample_id=record.sample_id,
+                    sample_name=record.sample_name,
+                    retriever=record.retriever,
+                    k=record.k,
+                    p=record.p,
+                    run_date=record.run_date,
+                    created_at=datetime.now(UTC),
+                    index_version=record.index_version,
+                    package_version=record.package_version,
+                    query_count=len(record.rankings),
+                    error_count=sum(1 for r in record.rankings if r.error is not None),
+                    state=comparison.state,
+                    compared_id=record.compared_id,
+                    against=record.against,
+                    mean_rbo=overall.mean_rbo,
+                    top1_changed=overall.top1_changed_share,
+                    weighted_mean_rbo=overall.weighted_mean_rbo,
+                    weighted_top1_changed=overall.weighted_top1_changed,
+                    figures=figures,
+                )
+                .returning(replay_run.c.id)
+            ).scalar_one()
+        )
+        changes = {c.key: c for c in comparison.changes}
+        rows = []
+        for position, ranked in enumerate(record.rankings):
+            change = changes.get(ranked.key)
+            compared = change is not None and change.rbo is not None
+            rows.append(
+                (
+                    replay_id,
+                    position,
+                    ranked.key,
+                    list(ranked.ids),
+                    ranked.error,
+                    change.rbo if compared and change else None,
+                    change.residual if compared and change else None,
+                    change.jaccard if compared and change else None,
+                    change.top1_changed if compared and change else None,
+                    change.overlap3 if compared and change else None,
+                )
+            )
+        _insert_rankings(conn, rows)
+        return replay_id
+
+
+def _insert_rankings(conn: Connection, rows: list[tuple[Any, ...]]) -> None:
+    if not rows:
+        return
+    if conn.dialect.name == "postgresql":
+        cursor = conn.connection.driver_connection.cursor()  # type: ignore[union-attr]
+        columns = ", ".join(COPY_COLUMNS)
+        with cursor.copy(f"COPY replay_ranking ({columns}) FROM STDIN") as copy:
+            for row in rows:
+                copy.write_row(row)
+        return
+    conn.execute(
+        insert(replay_ranking), [dict(zip(COPY_COLUMNS, row, strict=True)) for row in rows]
+    )
+
+
+def _figures(comparison: Comparison) -> dict[str, Any]:
+    def one(figures: Any) -> dict[str, Any]:
+        return {
+            "queries": figures.queries,
+            "mean_rbo": figures.mean_rbo,
+            "top1_changed": figures.top1_changed,
+            "top1_changed_share": figures.top1_changed_share,
+            "top1_interval": list(figures.top1_interval) if figures.top1_interval else None,
+            "weighted_mean_rbo": figures.weighted_mean_rbo,
+            "weighted_top1_changed": figures.weighted_top1_changed,
+            "quantiles": figures.quantiles,
+        }
+
+    return {
+        "overall": one(comparison.overall),
+        "buckets": {name: one(f) for name, f in comparison.buckets.items()},
+        "errors": comparison.errors,
+        "error_rate": comparison.error_rate,
+        "reasons": list(comparison.reasons),
+    }
+
+
+def previous_replay(
+    store: Store, sample_id: int, retriever: str, before: datetime | None = None
+) -> StoredReplay | None:
+    """The replay a new one of (sample, retriever) is compared with."""
+    query = (
+        select(replay_run)
+        .where(
+            replay_run.c.sample_id == sample_id,
+            replay_run.c.retriever == retriever,
+            replay_run.c.state != "invalid",
+        )
+        .order_by(replay_run.c.run_date.desc(), replay_run.c.id.desc())
+        .limit(1)
+    )
+    if before is not None:
+        query = query.where(replay_run.c.run_date < before)
+    with store._guard(), store.engine.connect() as conn:
+        row = conn.execute(query).mappings().first()
+    return None if row is None else _stored(row)
+
+
+def get_replay(store: Store, replay_id: int) -> StoredReplay:
+    with store._guard(), store.engine.connect() as conn:
+        row = (
+            conn.execute(select(replay_run).where(replay_run.c.id == replay_id)).mappings().first()
+        )
+    if row is None:
+        raise UnknownNameError(f"no stored replay with id {replay_id}")
+    return _stored(row)
+
+
+def replay_history(
+    store: Store, sample_name: str, retriever: str, limit: int = 50
+) -> list[StoredReplay]:
+    """The newest replays of (sample name, retriever), newest first."""
+    with store._guard(), store.engine.connect() as conn:
+        rows = conn.execute(
+            select(replay_run)
+            .where(replay_run.c.sample_name == sample_name, replay_run.c.retriever == retriever)
+            .order_by(replay_run.c.run_date.desc(), replay_run.c.id.desc())
+            .limit(limit)
+        ).mappings()
+        return [_stored(row) for row in rows]
+
+
+def replay_pairs(store: Store) -> list[tuple[str, str, int]]:
+    """(sample name, retriever, replay count) of every stored series."""
+    with store._guard(), store.engine.connect() as conn:
+        rows = conn.execute(
+            select(replay_run.c.sample_name, replay_run.c.retriever, func.count())
+            .group_by(replay_run.c.sample_name, replay_run.c.retriever)
+            .order_by(replay_run.c.sample_name, replay_run.c.retriever)
+        ).all()
+    return [(a, b, int(n)) for a, b, n in rows]
+
+
+def rankings(store: Store, replay_id: int) -> list[Ranked]:
+    """A stored replay's rankings in its sample's order, with the sample's texts."""
+    with store._guard(), store.engine.connect() as conn:
+        sample_id = conn.execute(
+            select(replay_run.c.sample_id).where(replay_run.c.id == replay_id)
+        ).scalar()
+        if sample_id is None:
+            raise UnknownNameError(f"no stored replay with id {replay_id}")
+        items = {
+            row["query_key"]: row
+            for row in conn.execute(
+                select(query_sample_item).where(query_sample_item.c.sample_id == sample_id)
+            ).mappings()
+        }
+        out = []
+        for row in conn.execute(
+            select(replay_ranking)
+            .where(replay_ranking.c.replay_id == replay_id)
+            .order_by(replay_ranking.c.position)
+        ).mappings():
+            item = items.get(row["query_key"])
+            out.append(
+                Ranked(
+                    row["query_key"],
+                    item["query_text"] if item else "",
+                    item["query_count"] if item else 1,
+                    item["bucket"] if item else "tail",
+                    tuple(row["ids"] or ()),
+                    row["error"],
+                )
+            )
+        return out
+
+
+def prune_replays(conn: Connection, cutoff: datetime) -> int:
+    """Delete replays older than ``cutoff`` but the newest of each series (the next replay's
+    comparison), with their rankings; samples no replay uses any more go too."""
+    newest = {
+        row.id
+        for row in conn.execute(
+            select(func.max(replay_run.c.id).label("id")).group_by(
+                replay_run.c.sample_id, replay_run.c.retriever
+            )
+        )
+    }
+    doomed = [
+        replay_id
+        for replay_id in conn.execute(
+            select(replay_run.c.id).where(replay_run.c.run_date < cutoff)
+        ).scalars()
+        if replay_id not in newest
+    ]
+    for start in range(0, len(doomed), 500):
+        chunk = doomed[start : start + 500]
+        conn.execute(delete(replay_ranking).where(replay_ranking.c.replay_id.in_(chunk)))
+        conn.execute(
+            replay_run.update().where(replay_run.c.compared_id.in_(chunk)).values(compared_id=None)
+        )
+        conn.execute(delete(replay_run).where(replay_run.c.id.in_(chunk)))
+    return len(doomed)
+
+
+def _stored(row: Any) -> StoredReplay:
+    run_date = row["run_date"]
+    if run_date.tzinfo is None:  # SQLite gives naive datetimes back
+        run_date = run_date.replace(tzinfo=UTC)
+    return StoredReplay(
+        id=row["id"],
+        run_key=row["run_key"],
+        sample_id=row["sample_id"],
+        sample_name=row["sample_name"],
+        retriever=row["retriever"],
+        k=row["k"],
+        p=row["p"],
+        run_date=run_date,
+        index_version=row["index_version"],
+        package_version=row["package_version"],
+        query_count=row["query_count"],
+        error_count=row["error_count"],
+        state=row["state"],
+        compared_id=row["compared_id"],
+        against=row["against"],
+        mean_rbo=row["mean_rbo"],
+        top1_changed=row["top1_changed"],
+        weighted_mean_rbo=row["weighted_mean_rbo"],
+        weighted_top1_changed=row["weighted_top1_changed"],
+        figures=row["figures"] or {},
+    )

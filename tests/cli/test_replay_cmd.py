@@ -1,0 +1,114 @@
+"""``samples`` and ``replay`` on the demo corpus with BM25: the sample stored once, a replay of a
+retriever against itself, a rebuilt index that drifts, privacy of the stored texts, exit codes."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+import yaml
+from click.testing import CliRunner, Result
+
+from retrieval_eval.cli import cli
+
+ROOT = Path(__file__).resolve().parents[2]
+EXAMPLES = ROOT / "examples"
+
+
+@pytest.fixture
+def config(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.setenv("RETRIEVAL_EVAL_HOME", str(tmp_path / "home"))
+    monkeypatch.delenv("RETRIEVAL_EVAL_DB", raising=False)
+    corpus = str(EXAMPLES / "corpus")
+    data = {
+        "store": f"sqlite:///{tmp_path / 'store.sqlite'}",
+        "retrievers": {
+            "bm25": {"type": "lexical", "corpus": corpus, "chunk_size": 120, "chunk_overlap": 20},
+            "bm25_flat": {"type": "lexical", "corpus": corpus, "k1": 0.3, "b": 0.1},
+        },
+        "samples": {
+            "traffic": {
+                "source": {"path": str(EXAMPLES / "logs" / "queries.jsonl")},
+                "casefold": True,
+            },
+            "top10": {
+                "source": {"path": str(EXAMPLES / "logs" / "queries.jsonl")},
+                "method": "top",
+                "size": 10,
+                "casefold": True,
+            },
+        },
+        "drift": {"min_mean_rbo": 0.95, "max_top1_changed": 0.2},
+    }
+    path = tmp_path / "retrieval_eval.yaml"
+    path.write_text(yaml.safe_dump(data))
+    return path
+
+
+def invoke(config: Path, *args: str) -> Result:
+    return CliRunner().invoke(cli, [*args, "--config", str(config)])
+
+
+def test_a_sample_is_drawn_once_and_shown_only_in_its_stored_form(config: Path) -> None:
+    built = invoke(config, "samples", "build", "traffic")
+    assert built.exit_code == 0, built.output
+    assert "40 queries drawn" in built.output and "stored redacted" in built.output
+    again = invoke(config, "samples", "build", "traffic")
+    assert built.output == again.output  # the stored sample, not a new draw
+    shown = invoke(config, "samples", "show", "traffic", "--limit", "50")
+    assert "reset my password" in shown.output
+    assert "jane.doe" not in shown.output and "<email>" in shown.output
+    assert "555" not in shown.output and "<phone>" in shown.output
+
+
+def test_replay_against_itself_then_a_rebuilt_index(config: Path) -> None:
+    first = invoke(config, "replay", "top10", "bm25", "--format", "json")
+    assert first.exit_code == 0, first.output
+    doc = json.loads(first.output)
+    assert doc["state"] == "first" and doc["queries"] == 10 and doc["errors"] == 0
+    same = json.loads(invoke(config, "replay", "top10", "bm25", "--format", "json").output)
+    assert same["state"] == "no_drift" and same["compared_replay_id"] == doc["replay_id"]
+    assert same["overall"]["mean_rbo"] == pytest.approx(1.0)
+    assert same["overall"]["top1_changed"] == 0
+    other = invoke(config, "replay", "top10", "bm25", "--against", "bm25_flat", "--format", "json")
+    moved = json.loads(other.output)
+    assert moved["against"] == "retriever bm25_flat"
+    assert moved["overall"]["mean_rbo"] < 1.0
+    assert moved["most_changed"] and all(m["rbo"] < 1 for m in moved["most_changed"])
+    history = invoke(config, "drift", "top10", "bm25")
+    assert history.exit_code == 0 and history.output.count("top-1 changed") == 3
+
+
+def test_drift_fails_the_command_only_when_asked(config: Path, tmp_path: Path) -> None:
+    assert invoke(config, "replay", "top10", "bm25").exit_code == 0  # replay 1
+    assert invoke(config, "replay", "traffic", "bm25").exit_code == 0  # replay 2, another sample
+    mixed = invoke(config, "replay", "top10", "bm25", "--against-run", "2")
+    assert mixed.exit_code == 2 and "never compared" in mixed.output
+    loose = invoke(config, "replay", "top10", "bm25", "--against", "bm25_flat")
+    assert loose.exit_code == 0 and "RANKING DRIFT" in loose.output
+    draft = tmp_path / "draft.jsonl"
+    strict = invoke(
+        config,
+        "replay",
+        "top10",
+        "bm25",
+        "--against",
+        "bm25_flat",
+        "--fail-on-drift",
+        "--export-draft",
+        str(draft),
+    )
+    assert strict.exit_code == 1, strict.output
+    rows = [json.loads(line) for line in draft.read_text().splitlines()]
+    sample = invoke(config, "samples", "show", "top10").output
+    assert rows and all(r["grade"] is None and r["document_id"] for r in rows)
+    assert all(r["question"] in sample for r in rows)
+    assert all(r["source"].startswith("replay ") for r in rows)
+
+
+def test_unknown_names_are_usage_errors_before_any_work(config: Path) -> None:
+    unknown = invoke(config, "replay", "trafic", "bm25")
+    assert unknown.exit_code == 2 and "did you mean 'traffic'" in unknown.output
+    both = invoke(config, "replay", "traffic", "bm25", "--against", "x", "--against-run", "1")
+    assert both.exit_code == 2

@@ -1,0 +1,113 @@
+"""Samples and replays in the store, on SQLite and PostgreSQL."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+
+from retrieval_eval.replay.compare import Ranked, compare
+from retrieval_eval.replay.samples import QuerySample, SampledQuery
+from retrieval_eval.store import Store
+from retrieval_eval.store.replays import (
+    ReplayRecord,
+    get_replay,
+    latest_sample,
+    previous_replay,
+    prune_replays,
+    rankings,
+    replay_history,
+    save_replay,
+    save_sample,
+)
+
+SAMPLE = QuerySample(
+    "traffic",
+    "redacted",
+    tuple(
+        SampledQuery(f"k{i}", f"query {i} for <email>", 10 - i, "head" if i < 2 else "tail")
+        for i in range(5)
+    ),
+    log_queries=50,
+    log_traffic=400,
+)
+
+
+def ranked(shift: int = 0, error_at: int | None = None) -> list[Ranked]:
+    out = []
+    for q in SAMPLE.queries:
+        i = int(q.key[1:])
+        ids = tuple(f"doc-{(i + j + shift) % 7}" for j in range(4))
+        error = "timed out" if error_at == i else None
+        out.append(Ranked(q.key, q.text, q.count, q.bucket, () if error else ids, error))
+    return out
+
+
+def record(
+    sample_id: int,
+    rows: list[Ranked],
+    before: list[Ranked] | None,
+    when: datetime,
+    compared_id: int | None = None,
+    key: str = "r",
+) -> ReplayRecord:
+    return ReplayRecord(
+        run_key=key,
+        sample_id=sample_id,
+        sample_name=SAMPLE.name,
+        retriever="bm25",
+        k=10,
+        p=0.9,
+        run_date=when,
+        rankings=rows,
+        comparison=compare(before, rows),
+        compared_id=compared_id,
+        index_version="2026-11-30.2",
+        package_version="0.1.0",
+    )
+
+
+def test_a_sample_is_stored_once_and_read_back_whole(store: Store) -> None:
+    first = save_sample(store, SAMPLE)
+    assert save_sample(store, SAMPLE) == first
+    found = latest_sample(store, "traffic")
+    assert found is not None and found[0] == first
+    assert found[1] == SAMPLE and found[1].fingerprint == SAMPLE.fingerprint
+    assert latest_sample(store, "other") is None
+
+
+def test_replays_chain_and_rankings_round_trip(store: Store) -> None:
+    sample_id = save_sample(store, SAMPLE)
+    now = datetime.now(UTC)
+    first_rows = ranked()
+    first_id = save_replay(
+        store, record(sample_id, first_rows, None, now - timedelta(days=1), key="a")
+    )
+    assert save_replay(store, record(sample_id, first_rows, None, now, key="a")) == first_id
+    assert rankings(store, first_id) == first_rows
+    previous = previous_replay(store, sample_id, "bm25")
+    assert previous is not None and previous.id == first_id and previous.state == "first"
+    second_rows = ranked(shift=1, error_at=3)
+    second_id = save_replay(
+        store, record(sample_id, second_rows, rankings(store, first_id), now, first_id, key="b")
+    )
+    second = get_replay(store, second_id)
+    assert second.compared_id == first_id and second.index_version == "2026-11-30.2"
+    assert second.error_count == 1 and second.query_count == 5
+    assert second.state in {"invalid", "drift", "no_drift"}
+    assert second.figures["overall"]["queries"] == 4
+    assert [r.id for r in replay_history(store, "traffic", "bm25")] == [second_id, first_id]
+    # an invalid replay is never the one compared with
+    if second.state == "invalid":
+        assert previous_replay(store, sample_id, "bm25").id == first_id  # type: ignore[union-attr]
+
+
+def test_pruning_keeps_the_newest_replay_of_each_series(store: Store) -> None:
+    sample_id = save_sample(store, SAMPLE)
+    old = datetime.now(UTC) - timedelta(days=90)
+    ids = [
+        save_replay(store, record(sample_id, ranked(), None, old + timedelta(hours=i), key=f"k{i}"))
+        for i in range(3)
+    ]
+    with store.engine.begin() as conn:
+        assert prune_replays(conn, datetime.now(UTC) - timedelta(days=30)) == 2
+    assert [r.id for r in replay_history(store, "traffic", "bm25")] == [ids[-1]]
+    assert rankings(store, ids[-1]) == ranked()
