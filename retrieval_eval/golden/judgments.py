@@ -1,0 +1,221 @@
+"""Judgments files: the documents to judge per question, filled in by people and read back.
+
+One row per (question, document, rater): ``question_id`` (a question of the set) or ``question``
+(the text of a new one), ``document_id``, ``grade`` (0 not relevant, 1 relevant, 2 highly, 3
+perfectly; empty: not judged yet), ``rater``, ``time``, ``note``, and ``source`` (where the
+candidate came from: a retriever and rank, a lint check, a replay). ``sets pool`` writes it with
+empty grades; a spreadsheet, Label Studio, Argilla or a script fills it in; ``sets judge import``
+reads it back (JSONL or CSV), every bad row named by file and line.
+
+Several raters on one pair: :func:`summarise` measures agreement (Cohen's κ for two raters,
+Krippendorff's α, ordinal, beyond), lists the conflicts (grades more than one apart, or on both
+sides of the relevance level), and merges each pair by :func:`retrieval_eval.judging.agreement.merged_grade`.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+from collections import defaultdict
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
+from typing import Annotated, Any
+
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError, model_validator
+
+from retrieval_eval.errors import GoldenSetError
+from retrieval_eval.safety.limits import MAX_SET_FILE_BYTES, too_large
+
+FIELDS = ("question_id", "question", "document_id", "grade", "rater", "time", "note", "source")
+MAX_PROBLEMS = 20
+Text = Annotated[str, Field(min_length=1, max_length=10_000)]
+
+
+class Judgment(BaseModel):
+    """One row of a judgments file."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True, str_strip_whitespace=True)
+
+    question_id: Text | None = None
+    question: Text | None = None
+    document_id: Text
+    grade: Annotated[int, Field(ge=0, le=3)] | None = None
+    rater: Text | None = None
+    time: datetime | None = None
+    note: str | None = None
+    source: str | None = None
+
+    @model_validator(mode="before")
+    @classmethod
+    def _blanks_are_missing(cls, value: Any) -> Any:
+        if isinstance(value, dict):  # a spreadsheet writes empty cells, not nulls
+            return {k: (None if v == "" else v) for k, v in value.items()}
+        return value
+
+    @model_validator(mode="after")
+    def _names_a_question(self) -> Judgment:
+        if self.question_id is None and self.question is None:
+            raise ValueError("give 'question_id' (a question of the set) or 'question' (a new one)")
+        return self
+
+    @property
+    def question_key(self) -> str:
+        """What joins the rows of one question: its id, else ``text:`` and its text."""
+        return self.question_id if self.question_id is not None else f"text:{self.question}"
+
+
+_ROWS = TypeAdapter(list[Judgment])
+
+
+def read_judgments(path: Path) -> list[Judgment]:
+    """The rows of a JSONL or CSV judgments file; a :class:`GoldenSetError` names each bad row."""
+    try:
+        size = path.stat().st_size
+        if size > MAX_SET_FILE_BYTES:
+            raise GoldenSetError(
+                [f"{path}: {too_large(size, MAX_SET_FILE_BYTES, 'judgments file')}"]
+            )
+        text = path.read_bytes().decode("utf-8-sig")
+    except OSError as exc:
+        raise GoldenSetError([f"{path}: cannot read the judgments file: {exc.strerror}"]) from None
+    except UnicodeDecodeError as exc:
+        raise GoldenSetError([f"{path}: not UTF-8 text (byte {exc.start})"]) from None
+    suffix = path.suffix.lower()
+    if suffix == ".jsonl":
+        raw, lines = _jsonl(path, text)
+    elif suffix == ".csv":
+        raw, lines = _csv(path, text)
+    else:
+        raise GoldenSetError([f"{path}: a judgments file is a .jsonl or .csv file"])
+    try:
+        return _ROWS.validate_python(raw)
+    except ValidationError as exc:
+        problems = []
+        for err in exc.errors()[:MAX_PROBLEMS]:
+            index = err["loc"][0] if err["loc"] else 0
+            field = ".".join(str(p) for p in err["loc"][1:]) or "row"
+            line = lines[index] if isinstance(index, int) and index < len(lines) else "?"
+            message = str(err["msg"]).removeprefix("Value error, ")
+            if field == "grade":
+                message += " (grades are 0 to 3, or empty for not judged yet)"
+            problems.append(f"{path}: line {line}: {field}: {message}")
+        raise GoldenSetError(problems) from None
+
+
+def _jsonl(path: Path, text: str) -> tuple[list[Any], list[int]]:
+    import orjson
+
+    rows: list[Any] = []
+    lines: list[int] = []
+    problems: list[str] = []
+    for number, line in enumerate(text.splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            rows.append(orjson.loads(line))
+        except orjson.JSONDecodeError as exc:
+            problems.append(f"{path}: line {number}: invalid JSON: {exc.msg}")
+            continue
+        lines.append(number)
+    if problems:
+        raise GoldenSetError(problems[:MAX_PROBLEMS])
+    return rows, lines
+
+
+def _csv(path: Path, text: str) -> tuple[list[Any], list[int]]:
+    reader = csv.DictReader(io.StringIO(text, newline=""))
+    rows: list[Any] = []
+    lines: list[int] = []
+    try:
+        for record in reader:
+            if None in record:
+                raise GoldenSetError(
+                    [f"{path}: line {reader.line_num}: more values than the header has columns"]
+                )
+            rows.append(dict(record))
+            lines.append(reader.line_num)
+    except csv.Error as exc:
+        raise GoldenSetError([f"{path}: line {reader.line_num}: {exc}"]) from None
+    return rows, lines
+
+
+def write_judgments(rows: Iterable[Judgment], path: Path) -> int:
+    """Write rows as JSONL or CSV by the file's suffix; returns how many."""
+    records = [row.model_dump(mode="json") for row in rows]
+    if path.suffix.lower() == ".csv":
+        out = io.StringIO()
+        writer = csv.DictWriter(out, fieldnames=FIELDS, lineterminator="\n")
+        writer.writeheader()
+        writer.writerows({k: ("" if v is None else v) for k, v in r.items()} for r in records)
+        path.write_text(out.getvalue(), encoding="utf-8")
+    else:
+        import orjson
+
+        path.write_bytes(b"".join(orjson.dumps(r) + b"\n" for r in records))
+    return len(records)
+
+
+@dataclass(frozen=True, slots=True)
+class Conflict:
+    """A pair whose raters disagree enough to look at again."""
+
+    question_key: str
+    document_id: str
+    grades: dict[str, int]
+
+
+@dataclass(frozen=True, slots=True)
+class Summary:
+    """What a set of judgments says, merged."""
+
+    merged: dict[tuple[str, str], int]  # (question key, document id) -> merged grade
+    open: list[tuple[str, str]]  # pairs no one has graded yet
+    raters: list[str]
+    kappa: float | None  # two raters: Cohen's κ (quadratic weights) over the pairs both graded
+    alpha: float | None  # Krippendorff's α (ordinal) over every pair graded twice or more
+    conflicts: list[Conflict]
+
+
+def summarise(rows: Sequence[Judgment], relevance_level: int = 1) -> Summary:
+    """Merge the graded rows per pair and measure how far the raters agree."""
+    from retrieval_eval.judging.agreement import cohen_kappa, krippendorff_alpha, merged_grade
+
+    by_pair: dict[tuple[str, str], dict[str, int]] = defaultdict(dict)
+    pairs: dict[tuple[str, str], None] = {}
+    for row in rows:
+        pair = (row.question_key, row.document_id)
+        pairs[pair] = None
+        if row.grade is not None:
+            by_pair[pair][row.rater or "anonymous"] = row.grade  # a rater's later row wins
+    raters = sorted({r for grades in by_pair.values() for r in grades})
+    kappa = None
+    if len(raters) == 2:
+        both = [g for g in by_pair.values() if len(g) == 2]
+        if both:
+            value = cohen_kappa(
+                [g[raters[0]] for g in both], [g[raters[1]] for g in both], "quadratic"
+            )
+            kappa = None if value != value else value
+    alpha = None
+    if len(raters) >= 2:
+        value = krippendorff_alpha(by_pair, "ordinal")  # type: ignore[arg-type]
+        alpha = None if value != value else value
+    conflicts = [
+        Conflict(pair[0], pair[1], dict(grades))
+        for pair, grades in by_pair.items()
+        if len(grades) >= 2
+        and (
+            max(grades.values()) - min(grades.values()) > 1
+            or (min(grades.values()) < relevance_level <= max(grades.values()))
+        )
+    ]
+    return Summary(
+        merged={pair: merged_grade(list(g.values())) for pair, g in by_pair.items()},
+        open=[pair for pair in pairs if pair not in by_pair],
+        raters=raters,
+        kappa=kappa,
+        alpha=alpha,
+        conflicts=conflicts,
+    )
