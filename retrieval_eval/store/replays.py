@@ -410,3 +410,90 @@ def _stored(row: Any) -> StoredReplay:
         weighted_top1_changed=row["weighted_top1_changed"],
         figures=row["figures"] or {},
     )
+
+
+@dataclass(frozen=True, slots=True)
+class ChangedQuery:
+    """One query of a stored replay as its page lists it."""
+
+    key: str
+    text: str
+    count: int
+    bucket: str
+    ids: tuple[str, ...]
+    error: str | None
+    rbo: float | None
+    top1_changed: bool | None
+    before: tuple[str, ...]
+
+
+def changed_page(
+    store: Store, replay_id: int, *, bucket: str | None = None, offset: int = 0, limit: int = 50
+) -> tuple[int, list[ChangedQuery]]:
+    """(how many, one page) of a replay's queries, those that moved most first (lowest RBO
+    weighted by count; errors and uncompared queries last), ordered and paged in SQL."""
+    from sqlalchemy import and_, case, nulls_last
+
+    with store._guard(), store.engine.connect() as conn:
+        run = conn.execute(
+            select(replay_run.c.sample_id, replay_run.c.compared_id).where(
+                replay_run.c.id == replay_id
+            )
+        ).first()
+        if run is None:
+            raise UnknownNameError(f"no stored replay with id {replay_id}")
+        item = query_sample_item
+        joined = replay_ranking.join(
+            item,
+            and_(item.c.sample_id == run.sample_id, item.c.query_key == replay_ranking.c.query_key),
+        )
+        where = [replay_ranking.c.replay_id == replay_id]
+        if bucket is not None:
+            where.append(item.c.bucket == bucket)
+        total = conn.execute(select(func.count()).select_from(joined).where(*where)).scalar_one()
+        moved = case(
+            (replay_ranking.c.rbo.is_(None), None),
+            else_=(1.0 - replay_ranking.c.rbo) * item.c.query_count,
+        )
+        rows = conn.execute(
+            select(
+                replay_ranking.c.query_key,
+                item.c.query_text,
+                item.c.query_count,
+                item.c.bucket,
+                replay_ranking.c.ids,
+                replay_ranking.c.error,
+                replay_ranking.c.rbo,
+                replay_ranking.c.top1_changed,
+            )
+            .select_from(joined)
+            .where(*where)
+            .order_by(nulls_last(moved.desc()), replay_ranking.c.position)
+            .offset(offset)
+            .limit(limit)
+        ).all()
+        before: dict[str, tuple[str, ...]] = {}
+        if run.compared_id is not None and rows:
+            before = {
+                key: tuple(ids or ())
+                for key, ids in conn.execute(
+                    select(replay_ranking.c.query_key, replay_ranking.c.ids).where(
+                        replay_ranking.c.replay_id == run.compared_id,
+                        replay_ranking.c.query_key.in_([r.query_key for r in rows]),
+                    )
+                )
+            }
+    return int(total), [
+        ChangedQuery(
+            r.query_key,
+            r.query_text,
+            r.query_count,
+            r.bucket,
+            tuple(r.ids or ()),
+            r.error,
+            r.rbo,
+            r.top1_changed,
+            before.get(r.query_key, ()),
+        )
+        for r in rows
+    ]

@@ -1,4 +1,4 @@
-"""The dashboard's routes: four pages and their JSON twins under ``/api`` (see :mod:`.app`).
+"""The dashboard's routes: six pages and their JSON twins under ``/api`` (see :mod:`.app`).
 
 Two routers, so the app can add the errors every route may answer (401 without a signed-in user,
 503 without a store) in the right media type: JSON for :data:`api`, HTML for :data:`pages`.
@@ -174,3 +174,59 @@ def api_compare(request: Request, query: dict[str, Any] = Depends(compare_query)
 def compare_page(request: Request, query: dict[str, Any] = Depends(compare_query)) -> Any:
     _, views = modules()
     return render(request, "compare.html", data=views.compare(_store(request), **query))
+
+
+# -- replays: ranking drift without labels ------------------------------------------------------
+
+REPLAYS = 60  # replays on a drift page
+BUCKET_PATTERN = "^(|head|torso|tail)$"
+
+
+@api.get("/api/drift", responses=errors(400, 404, api=True))
+def api_drift(
+    request: Request,
+    sample: str = Query(..., pattern=NAME_PATTERN),
+    retriever: str = Query(..., pattern=NAME_PATTERN),
+) -> JSONResponse:
+    from retrieval_eval.webui import replay_view
+
+    return _json(replay_view.drift(_store(request), sample, retriever, REPLAYS))
+
+
+@pages.get("/drift", response_class=HTMLResponse, responses=errors(400, 404, api=False))
+def drift_page(
+    request: Request,
+    sample: str = Query(..., pattern=NAME_PATTERN),
+    retriever: str = Query(..., pattern=NAME_PATTERN),
+) -> Any:
+    from retrieval_eval.webui import replay_view
+
+    data = replay_view.drift(_store(request), sample, retriever, REPLAYS)
+    return render(request, "drift.html", data=data, charts=replay_view.drift_charts(data))
+
+
+@api.get("/api/replays/{replay_id}", responses=errors(400, 404, api=True))
+def api_replay(
+    request: Request,
+    replay_id: RunId,
+    bucket: str | None = Query(None, pattern=BUCKET_PATTERN),
+    page: int = Query(1, ge=1, le=MAX_RUN_ID),
+) -> JSONResponse:
+    from retrieval_eval.webui import replay_view
+
+    return _json(replay_view.replay_page(_store(request), replay_id, bucket or None, page))
+
+
+@pages.get(
+    "/replays/{replay_id}", response_class=HTMLResponse, responses=errors(400, 404, api=False)
+)
+def replay_page(
+    request: Request,
+    replay_id: RunId,
+    bucket: str | None = Query(None, pattern=BUCKET_PATTERN),
+    page: int = Query(1, ge=1, le=MAX_RUN_ID),
+) -> Any:
+    from retrieval_eval.webui import replay_view
+
+    data = replay_view.replay_page(_store(request), replay_id, bucket or None, page)
+    return render(request, "replay.html", data=data)

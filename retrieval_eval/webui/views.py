@@ -43,8 +43,22 @@ class PairOverview(BaseModel):
     recent: list[RunSummary]  # oldest first, the latest last
 
 
+class ReplaySeries(BaseModel):
+    """A (sample, retriever) replay series on the overview: its newest replay."""
+
+    sample: str
+    retriever: str
+    replays: int
+    latest_id: int
+    state: str
+    mean_rbo: float | None
+    top1_changed: float | None
+    index_version: str | None
+
+
 class Overview(BaseModel):
     pairs: list[PairOverview]
+    replays: list[ReplaySeries] = []
 
 
 class History(BaseModel):
@@ -104,8 +118,30 @@ def overview(store: Store | None, runs: int) -> Overview:
         pairs=[
             PairOverview(set=s, retriever=r, latest=found[-1], recent=found)
             for (s, r), found in pairs.items()
-        ]
+        ],
+        replays=_replay_series(store) if store else [],
     )
+
+
+def _replay_series(store: Store) -> list[ReplaySeries]:
+    from retrieval_eval.store.replays import replay_history, replay_pairs
+
+    series = []
+    for sample, retriever, count in replay_pairs(store):
+        latest = replay_history(store, sample, retriever, 1)[0]
+        series.append(
+            ReplaySeries(
+                sample=sample,
+                retriever=retriever,
+                replays=count,
+                latest_id=latest.id,
+                state=latest.state,
+                mean_rbo=latest.mean_rbo,
+                top1_changed=latest.top1_changed,
+                index_version=latest.index_version,
+            )
+        )
+    return series
 
 
 def history(store: Store | None, set_identifier: str, retriever: str, runs: int) -> History:
