@@ -54,7 +54,13 @@ from retrieval_eval.judging.regression import Verdict
 from retrieval_eval.store import migrate
 from retrieval_eval.store.engine import make_engine, unavailable_as_error
 from retrieval_eval.store.models import StoredRun
-from retrieval_eval.store.names import CREATE_HINT, no_store_file, storable_run_id
+from retrieval_eval.store.names import (
+    CREATE_HINT,
+    KNOWN_REVISIONS,
+    newer_revision,
+    no_store_file,
+    storable_run_id,
+)
 from retrieval_eval.store.rows import question_rows, result_row, slice_rows, stored_run
 from retrieval_eval.store.schema import (
     GRADER,
@@ -71,6 +77,13 @@ _NEWEST = (eval_result.c.run_date.desc(), eval_result.c.id.desc())
 
 class StoreSchemaError(StoreUnavailableError):
     """The database holds a schema revision this version cannot use (exit 3; runs are spooled)."""
+
+
+class StoreTooNewError(StoreSchemaError):
+    """A newer retrieval-eval migrated the store (a revision no migration here knows): exit 2,
+    upgrade the package; ``db upgrade`` cannot help (a run being recorded is still spooled)."""
+
+    exit_code = 2
 
 
 def _chunks(ids: Sequence[int]) -> Iterator[Sequence[int]]:
@@ -108,7 +121,11 @@ class Store:
     # -- schema ---------------------------------------------------------------------------
 
     def upgrade(self) -> None:
-        """Create or upgrade the schema to the newest revision; idempotent."""
+        """Create or upgrade the schema to the newest revision; idempotent. A store a newer
+        version migrated is refused (:class:`StoreTooNewError`) before Alembic touches it."""
+        current = self.revision()
+        if current is not None and current not in KNOWN_REVISIONS:
+            raise self.schema_error(current)
         with self._guard():
             migrate.upgrade(self.engine)
 
@@ -129,7 +146,7 @@ class Store:
         if current is None:
             self.upgrade()
             return
-        raise self._other_revision(current)
+        raise self.schema_error(current)
 
     def check_readable(self) -> None:
         """What :meth:`ensure_schema` checks, without creating anything: a database without
@@ -141,9 +158,13 @@ class Store:
                 f"{CREATE_HINT}"
             )
         if current != migrate.HEAD:
-            raise self._other_revision(current)
+            raise self.schema_error(current)
 
-    def _other_revision(self, current: str) -> StoreSchemaError:
+    def schema_error(self, current: str) -> StoreSchemaError:
+        """What a store at revision ``current`` (not :data:`HEAD`) is told: upgrade the schema
+        when it is older, the package when a newer version migrated it."""
+        if current not in KNOWN_REVISIONS:
+            return StoreTooNewError(newer_revision(self.display_url, current))
         return StoreSchemaError(
             f"the result store at {self.display_url} has schema revision {current!r}, this "
             f"version of retrieval-eval uses {migrate.HEAD!r}: run `retrieval-eval db upgrade` "
