@@ -41,9 +41,9 @@ def _open_existing(db: str | None, config_path: str | None) -> Store:
     """The store for a command that changes stored runs (prune, baseline accept): it must
     exist already, as for the reading commands (a missing SQLite file or a database without the
     tables is NoStoreError, exit 2, and nothing is created), but it can be written."""
-    from retrieval_eval.store.store import open_store_to_read
+    from retrieval_eval.store.store import open_existing_store
 
-    return open_store_to_read(store_url_for(db, config_path))
+    return open_existing_store(store_url_for(db, config_path))
 
 
 def _open_to_read(db: str | None, config_path: str | None) -> Store | SqliteReader:

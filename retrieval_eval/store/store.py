@@ -95,13 +95,14 @@ class Store:
     """A result store at ``url`` (``sqlite:///path`` or ``postgresql://user@host:port/db``).
 
     Use :func:`open_store` rather than the constructor: it also creates the schema of an empty
-    database and checks the revision of an existing one.
+    database and checks the revision of an existing one. ``read_only`` opens a SQLite file
+    read-only with deferred transactions (:func:`open_store_to_read`, the dashboard).
     """
 
-    def __init__(self, url: str) -> None:
+    def __init__(self, url: str, *, read_only: bool = False) -> None:
         self._url = parse_store_url(url)
         self.display_url = mask_url(self._url)
-        self.engine = make_engine(self._url)
+        self.engine = make_engine(self._url, read_only=read_only)
 
     def __repr__(self) -> str:
         return f"Store({self.display_url!r})"
@@ -574,15 +575,22 @@ def open_store(url: str) -> Store:
 
 def open_store_to_read(url: str) -> Store:
     """Open the store at ``url`` for a command that only reads (history, show, compare, report,
-    export-run): nothing is created, neither a SQLite file (nor its folder) nor a schema.
+    export-run): nothing is created, neither a SQLite file (nor its folder) nor a schema, and a
+    SQLite file is opened read-only (deferred transactions: a reader never holds the write lock).
 
     Raises NoStoreError (exit 2) naming the file or the masked URL when there is no store yet,
     StoreSchemaError for another revision, StoreUnavailableError when it cannot be reached.
     """
+    return open_existing_store(url, read_only=True)
+
+
+def open_existing_store(url: str, *, read_only: bool = False) -> Store:
+    """:func:`open_store_to_read` for a command that changes stored runs (prune, baseline
+    accept): the store must exist already, and nothing is created, but it can be written."""
     parsed = parse_store_url(url)
     if parsed.get_backend_name() == "sqlite" and not Path(parsed.database or "").is_file():
         raise NoStoreError(no_store_file(parsed.database))
-    store = Store(url)
+    store = Store(url, read_only=read_only)
     try:
         store.check_readable()
     except BaseException:

@@ -63,7 +63,7 @@ class StoreSource:
             parsed = make_url(url)
             if parsed.get_backend_name() == "sqlite" and not Path(parsed.database or "").is_file():
                 return None  # checked again next time: the first run may create it
-            store = Store(url)
+            store = Store(url, read_only=True)
             revision = store.revision()
             if revision is None:
                 store.close()
