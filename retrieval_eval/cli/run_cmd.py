@@ -259,7 +259,7 @@ def run(
         run_id, saved, spool_path = None, False, None
         verdict = detect_regression(result, None, thresholds)  # a first run: the baseline
     else:
-        from retrieval_eval.judging.recording import record_run, resolve_thresholds
+        from retrieval_eval.judging.recording import record_run, replay_command, resolve_thresholds
 
         recorded = record_run(
             result,
@@ -318,7 +318,8 @@ def run(
     if spool_path is not None:
         raise StoreUnavailableError(
             f"result store {_masked(store_url)} unreachable; the run was spooled to "
-            f"{spool_path}: save it later with `retrieval-eval db replay`"
+            f"{spool_path}: save it later with `{replay_command(spool_path.parent)}`, which "
+            f"replays it into {_masked(store_url)}"
         )
     if verdict.is_regression and fail_on_regression:
         raise RegressionDetected(verdict.summary)
