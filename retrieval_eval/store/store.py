@@ -249,27 +249,39 @@ class Store:
         lock_id = int.from_bytes(hashlib.blake2b(text, digest_size=8).digest(), signed=True)
         conn.execute(select(func.pg_advisory_xact_lock(lock_id)))
 
-    def claim_alert(self, run_key: str, channel: str, kind: str) -> bool:
+    def claim_alert(
+        self, run_key: str, channel: str, kind: str, *, expire_after_s: float | None = None
+    ) -> bool:
         """Claim the right to send ``run_key``'s alert through ``channel``; False if taken.
 
         The claim is a row in ``eval_alert`` whose unique (run key, channel) lets exactly one
         caller win, across retries, re-runs of cleared tasks and racing processes. Follow a won
         claim with :meth:`alert_sent` once delivered, or :meth:`release_alert` when sending
-        failed, so a retry may try again.
+        failed, so a retry may try again. With ``expire_after_s``, a claim still ``sending``
+        that much later (its sender was killed mid-send) is taken over, by one caller only; a
+        ``sent`` one never is.
         """
-        row = {
-            "run_key": run_key,
-            "channel": channel,
-            "kind": kind,
-            "state": "sending",
-            "updated_at": datetime.now(UTC),
-        }
+        now = datetime.now(UTC)
+        row = {"run_key": run_key, "channel": channel, "kind": kind, "state": "sending"}
         with self._guard():
             try:
                 with self.engine.begin() as conn:
-                    conn.execute(insert(eval_alert).values(**row))
+                    conn.execute(insert(eval_alert).values(**row, updated_at=now))
             except IntegrityError:
-                return False
+                if expire_after_s is None:
+                    return False
+                with self.engine.begin() as conn:
+                    taken = conn.execute(
+                        update(eval_alert)
+                        .where(
+                            eval_alert.c.run_key == run_key,
+                            eval_alert.c.channel == channel,
+                            eval_alert.c.state == "sending",
+                            eval_alert.c.updated_at < now - timedelta(seconds=expire_after_s),
+                        )
+                        .values(kind=kind, updated_at=now)
+                    )
+                return taken.rowcount == 1
         return True
 
     def alert_sent(self, run_key: str, channel: str) -> None:
