@@ -17,6 +17,11 @@ detection at two corpus sizes.
    worst case) over N and 4N synthetic documents with SciFact's words and lengths, 1 % of them
    planted near-copies. Quadratic work would grow 16×; the row's ratio is the growth exponent
    ``log(t(4N) / t(N)) / log 4`` (1 = linear, 2 = quadratic), target < 1.5.
+3. Near-duplicate questions on template-like sets (target: near-linear, bounded memory):
+   :func:`retrieval_eval.lint.duplicates.check_duplicates` over 10k / 50k / 200k questions of 8
+   words drawn from a 24-word vocabulary, where most questions share LSH buckets; each size in a
+   new process, its time and peak resident memory; the ratio column is the growth exponent
+   against 10k (target < 1.3).
 """
 
 from __future__ import annotations
@@ -39,6 +44,27 @@ from retrieval_eval.retrievers.corpus import Document, read_corpus
 from retrieval_eval.retrievers.lexical import LexicalOptions, LexicalRetriever
 
 SIZES = (5_000, 20_000)
+TEMPLATE_SIZES = (10_000, 50_000, 200_000)
+_TEMPLATE = """
+import random, resource, sys, time
+from retrieval_eval.config.models import LintOptions
+from retrieval_eval.golden.models import GoldenQuestion, GoldenQuestionSet
+from retrieval_eval.lint.duplicates import CAPPED_CHECK, check_duplicates
+n = int(sys.argv[1])
+rng = random.Random(n)
+vocab = [f"word{i:02d}" for i in range(24)]
+questions = [
+    GoldenQuestion(id=f"q{i}", question=" ".join(rng.choices(vocab, k=8)), form="match",
+                   expected_document_ids=[f"d{i}"])
+    for i in range(n)
+]
+golden = GoldenQuestionSet(identifier="template.set", questions=questions)
+start = time.perf_counter()
+found = check_duplicates(golden, LintOptions())
+took = time.perf_counter() - start
+capped = any(f.check == CAPPED_CHECK for f in found)
+print(took, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss, capped)
+"""
 
 
 def _commands(root: str) -> Row:
@@ -193,9 +219,37 @@ def _growth(root: str) -> Row:
     )
 
 
+def _template_growth() -> list[Row]:
+    measured: dict[int, tuple[float, int, bool]] = {}
+    for n in TEMPLATE_SIZES:
+        done = subprocess.run(
+            [sys.executable, "-c", _TEMPLATE, str(n)], check=True, capture_output=True, text=True
+        )
+        took, rss_kib, capped = done.stdout.split()
+        measured[n] = (float(took), int(rss_kib), capped == "True")
+    first = TEMPLATE_SIZES[0]
+    rows = []
+    for n, (took, rss_kib, capped) in measured.items():
+        exponent = math.log(took / measured[first][0]) / math.log(n / first) if n != first else None
+        rows.append(
+            Row(
+                f"9. near-duplicate questions, {n:,} template-like",
+                seconds(took),
+                f"{rss_kib / 1024:.0f} MiB peak",
+                exponent,
+                "exponent < 1.30" if exponent is not None else "–",
+                None if exponent is None else exponent < 1.3,
+                "8 words from a 24-word vocabulary; ratio = growth exponent against "
+                f"{first:,}; the search {'was' if capped else 'was not'} capped (said in lint)",
+            )
+        )
+    return rows
+
+
 def run() -> list[Row]:
     root = os.path.join(SHARED_DATA, "scifact")
     if not os.path.isfile(os.path.join(root, "queries.jsonl")):
         note = f"{root} is absent"
-        return [Row("9. sets lint vs one lexical run", "–", "–", None, "≤ 3.00", None, note)]
-    return [_commands(root), *_lint_vs_run(root), _growth(root)]
+        absent = Row("9. sets lint vs one lexical run", "–", "–", None, "≤ 3.00", None, note)
+        return [absent, *_template_growth()]
+    return [_commands(root), *_lint_vs_run(root), _growth(root), *_template_growth()]

@@ -112,7 +112,8 @@ def job_for(
 
 def default_args_for(evaluation: EvaluationSpec, options: AirflowOptions) -> dict[str, Any]:
     """Every task retries with exponential backoff: each one does I/O (files, the retriever,
-    the execution API, the store, the alert channels), and a nightly job must outlast a hiccup."""
+    the execution API, the store, the alert channels), and a nightly job must outlast a hiccup;
+    and every try is killed after ``task_timeout_s``, so a hung one is retried, not waited for."""
     queue = {"queue": options.queue} if options.queue else {}
     return {
         **queue,
@@ -121,6 +122,7 @@ def default_args_for(evaluation: EvaluationSpec, options: AirflowOptions) -> dic
         "retry_delay": timedelta(seconds=options.retry_delay_s),
         "retry_exponential_backoff": options.retry_backoff,
         "max_retry_delay": timedelta(seconds=options.max_retry_delay_s),
+        "execution_timeout": timedelta(seconds=options.task_timeout_s),
     }
 
 

@@ -105,21 +105,51 @@ def upgrade(db: str | None, config_path: str | None) -> None:
     help="Folder of spooled runs (default: $RETRIEVAL_EVAL_HOME/spool).",
 )
 def replay(db: str | None, config_path: str | None, spool_dir: Path | None) -> None:
-    """Save runs that were spooled while the store was unreachable; exit 3 if it still is."""
-    from retrieval_eval.judging.recording import replay_spool
-    from retrieval_eval.store import mask_url
-    from retrieval_eval.store.spool import default_spool_dir
+    """Save runs that were spooled while the store was unreachable; exit 3 if it still is.
+
+    Each run goes into the store it was spooled for (its password taken from the store that
+    --db, $RETRIEVAL_EVAL_DB or the config name, when it is the same store); an explicit --db
+    puts every run there instead. A run that cannot be replayed (a pinned baseline that was
+    pruned, a store whose full URL is not known here, an unreadable file) is set aside in
+    SPOOL/rejected with a .reason file and exits 2 once the others are replayed. While another
+    replay of the same folder runs, this one says so and exits 0: that one saves the runs.
+    """
+    from retrieval_eval.errors import StoreUnavailableError, UnknownNameError
+    from retrieval_eval.judging.recording import replay_spooled
+    from retrieval_eval.store.spool import ReplayBusyError, default_spool_dir
 
     url = store_url_for(db, config_path)
-    ids = replay_spool(url, spool_dir)
     folder = spool_dir or default_spool_dir()
-    if not ids:
-        click.echo(f"no spooled runs in {folder}")
+    try:
+        done = replay_spooled(url, folder, override=db is not None)
+    except ReplayBusyError as exc:
+        click.echo(str(exc), err=True)
         return
-    click.echo(
-        f"replayed {len(ids)} spooled run(s) from {folder} into {mask_url(url)}: "
-        + ", ".join(str(i) for i in ids)
-    )
+    for path, why in done.left:
+        click.echo(f"left in place: {path}: {why}", err=True)
+    if done.ids:
+        into = ", ".join(done.stores)
+        click.echo(
+            f"replayed {len(done.ids)} spooled run(s) from {folder} into {into}: "
+            + ", ".join(str(i) for i in done.ids)
+        )
+        if done.overridden:
+            click.echo(
+                f"--db given: {done.overridden} of them had been spooled for another store",
+                err=True,
+            )
+    elif not (done.left or done.set_aside):
+        click.echo(f"no spooled runs in {folder}")
+    if done.unreachable:
+        raise StoreUnavailableError(
+            f"{done.unreachable}; its spooled runs stay in {folder}: replay again later"
+        )
+    if done.set_aside:
+        reasons = "\n".join(f"  - {reason} (now {path})" for path, reason in done.set_aside)
+        raise UnknownNameError(
+            f"{len(done.set_aside)} spooled run(s) could not be replayed and were set aside "
+            f"in {folder / 'rejected'}:\n{reasons}"
+        )
 
 
 @db.command("url")

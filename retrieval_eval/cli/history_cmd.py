@@ -39,9 +39,9 @@ def _open_existing(db: str | None, config_path: str | None) -> Store:
     """The store for a command that changes stored runs (prune, baseline accept): it must
     exist already, as for the reading commands (a missing SQLite file or a database without the
     tables is NoStoreError, exit 2, and nothing is created), but it can be written."""
-    from retrieval_eval.store.store import open_store_to_read
+    from retrieval_eval.store.store import open_existing_store
 
-    return open_store_to_read(store_url_for(db, config_path))
+    return open_existing_store(store_url_for(db, config_path))
 
 
 def _open_to_read(db: str | None, config_path: str | None) -> Store:
@@ -324,9 +324,10 @@ def prune(older_than: int, db: str | None, config_path: str | None) -> None:
         raise InvalidInputError(f"--older-than must be zero or more days, got {older_than}")
     with _open_existing(db, config_path) as store:
         count = store.prune(older_than)
+        replays = f" and {store.pruned_replays} replay(s)" if store.pruned_replays else ""
         click.echo(
-            f"pruned {count} run(s) older than {older_than} day(s) from {store.display_url} "
-            "(current baselines kept)"
+            f"pruned {count} run(s){replays} older than {older_than} day(s) from "
+            f"{store.display_url} (current baselines and each series' newest replay kept)"
         )
 
 

@@ -227,9 +227,12 @@ def run(
             f"(error rate {result.error_rate:.1%} > max {result.settings.max_error_rate:.1%})"
         )
     if spool_path is not None:
+        from retrieval_eval.judging.recording import replay_command
+
         raise StoreUnavailableError(
             f"result store {_masked(store_url)} unreachable; the run was spooled to "
-            f"{spool_path}: save it later with `retrieval-eval db replay`"
+            f"{spool_path}: save it later with `{replay_command(spool_path.parent)}`, which "
+            f"replays it into {_masked(store_url)}"
         )
     if verdict.is_regression and fail_on_regression:
         raise RegressionDetected(verdict.summary)

@@ -220,6 +220,8 @@ class AirflowOptions(BaseModel):
     retry_delay_s: float = Field(default=30.0, gt=0)
     retry_backoff: float = Field(default=2.0, ge=1)
     max_retry_delay_s: float = Field(default=600.0, gt=0)
+    # every task's execution_timeout: a try running longer is killed (and retried)
+    task_timeout_s: float = Field(default=3600.0, gt=0)
     # the Celery queue every task goes to (workers started with `--queues <name>`); None: default
     queue: str | None = None
     # a link to the run in alerts: "{ui_base_url}/runs/{run_id}" (the dashboard plugin's page)

@@ -3,7 +3,8 @@
 If the store cannot be reached, nothing is lost and nothing is raised: the verdict says the store
 was unreachable (state ``not_comparable``, or ``invalid_run`` for an invalid run), the run goes to
 a spool file, and :attr:`Recorded.spool_path` tells the caller (the CLI exits 3 on it).
-``replay_spool`` saves spooled runs later, judging each against the baseline it would have had.
+``replay_spool`` saves spooled runs later, judging each against the baseline it would have had,
+into the store each was meant for (see :func:`replay_spooled`).
 
 Baseline choice: a pinned ``baseline_run_id`` wins; otherwise the newest run that is valid, has the
 same labels, was not a regression (unless accepted) and started before this run finished; chosen,
@@ -20,12 +21,13 @@ from typing import TYPE_CHECKING
 from pydantic import BaseModel
 
 from retrieval_eval.config.models import Thresholds
-from retrieval_eval.errors import StoreUnavailableError, UnknownNameError
+from retrieval_eval.errors import InvalidInputError, StoreUnavailableError, UnknownNameError
 from retrieval_eval.evaluation.results import RunResult
 from retrieval_eval.judging.regression import Verdict, detect_regression
 
 if TYPE_CHECKING:  # the store (SQLAlchemy) is imported by the calls that open one
     from retrieval_eval.store import Store, StoredRun
+    from retrieval_eval.store.spool import SpooledRun
 
 LABELS_CHANGED = (
     "The golden set's labels changed since the last stored run; this run starts a new baseline."
@@ -78,8 +80,9 @@ def record_run(
     Never raises StoreUnavailableError: an unreachable store gives a spooled run (when ``save``)
     and a verdict saying so. An unknown pinned baseline raises UnknownNameError (exit 2).
     """
-    from retrieval_eval.store import open_store
+    from retrieval_eval.store import mask_url, open_store
     from retrieval_eval.store.spool import SpooledRun, write_spool
+    from retrieval_eval.store.url import parse_store_url, store_fingerprint
 
     result = errors_redacted(result)
     try:
@@ -92,10 +95,17 @@ def record_run(
         spool_path = None
         if save:
             entry = SpooledRun(
-                result=result, thresholds=thresholds, baseline_run_id=baseline_run_id
+                result=result,
+                thresholds=thresholds,
+                baseline_run_id=baseline_run_id,
+                store=mask_url(parse_store_url(store_url)),
+                store_fingerprint=store_fingerprint(store_url),
             )
             spool_path = write_spool(entry, spool_dir)
-            note += f" The run was spooled to {spool_path}; save it later with `retrieval-eval db replay`."
+            note += (
+                f" The run was spooled to {spool_path}; save it later with "
+                f"`{replay_command(spool_path.parent)}`, which replays it into {entry.store}."
+            )
         verdict = detect_regression(result, None, thresholds, comparable=False, note=note)
         return Recorded(run_id=None, saved=False, verdict=verdict, spool_path=spool_path)
 
@@ -116,28 +126,153 @@ def errors_redacted(result: RunResult) -> RunResult:
     return result.model_copy(update={"questions": questions}) if changed else result
 
 
+def replay_command(folder: Path) -> str:
+    """The command that replays a spool folder, as a hint prints it."""
+    from retrieval_eval.store.spool import default_spool_dir
+
+    if folder == default_spool_dir():
+        return "retrieval-eval db replay"
+    return f"retrieval-eval db replay --spool-dir {folder}"
+
+
+class Replayed(BaseModel):
+    """What a replay did: the ids saved, in order, and the stores they went to; the files set
+    aside (new path, reason); the files left in place (store unreachable, or not removable)."""
+
+    ids: list[int] = []
+    stores: list[str] = []  # masked URLs
+    set_aside: list[tuple[Path, str]] = []
+    left: list[tuple[Path, str]] = []
+    overridden: int = 0  # files that recorded another store than the explicit one
+    unreachable: str | None = None  # the first unreachable store's error
+
+
+def replay_target(entry: SpooledRun, fallback: str) -> str | None:
+    """The store a spooled run goes to: the one it recorded, with its password from
+    ``fallback`` (the store the flags name) when their fingerprints agree, as recorded when the
+    URL holds no password; ``fallback`` for a file that recorded none. None: unknown."""
+    from retrieval_eval.store.url import store_fingerprint
+
+    if entry.store is None or entry.store_fingerprint is None:
+        return fallback
+    if store_fingerprint(fallback) == entry.store_fingerprint:
+        return fallback
+    try:
+        if store_fingerprint(entry.store) == entry.store_fingerprint:
+            return entry.store  # nothing was masked: the URL is whole
+    except Exception:  # a recorded URL SQLAlchemy cannot parse is no store either
+        return None
+    return None
+
+
+def replay_spooled(
+    store_url: str, spool_dir: Path | None = None, *, override: bool = True
+) -> Replayed:
+    """Save the spooled runs of a folder, oldest first, one file in memory at a time, deleting
+    each file once its run is saved.
+
+    ``override``: every run goes into ``store_url``; else each into the store it recorded
+    (:func:`replay_target`; files written before stores were recorded go into ``store_url``).
+    Holds the folder's lock (ReplayBusyError when another replay has it). Unreadable files are
+    set aside and nothing is saved (InvalidInputError naming them: fix one and move it back, or
+    replay again without it). A run pinned to a baseline that no longer exists, or meant for a
+    store this replay cannot open, is set aside and the others are replayed. The files of an
+    unreachable store stay, and :attr:`Replayed.unreachable` says why.
+    """
+    from retrieval_eval.store.spool import default_spool_dir, replay_lock, scan_spool
+
+    folder = spool_dir or default_spool_dir()
+    done = Replayed()
+    with replay_lock(folder):
+        paths, unreadable = scan_spool(folder)
+        if unreadable:
+            for path, reason in unreadable:
+                _set_aside(done, path, reason)
+            names = "; ".join(reason for _, reason in unreadable)
+            raise InvalidInputError(
+                f"{names}. Set aside in {folder / 'rejected'} (each with a .reason file); nothing "
+                f"was replayed: fix a file and move it back, or run `{replay_command(folder)}` "
+                f"again to replay the other {len(paths)} without it"
+            )
+        stores: dict[str, Store] = {}
+        try:
+            for path in paths:
+                _replay_one(done, path, store_url, override, stores)
+        finally:
+            for store in stores.values():
+                store.close()
+    return done
+
+
+def _replay_one(
+    done: Replayed, path: Path, fallback: str, override: bool, stores: dict[str, Store]
+) -> None:
+    from retrieval_eval.store import mask_url, open_store
+    from retrieval_eval.store.spool import read_spool
+    from retrieval_eval.store.url import store_fingerprint
+
+    entry = read_spool(path)
+    target = fallback if override else replay_target(entry, fallback)
+    if target is None:
+        _set_aside(
+            done,
+            path,
+            f"{path}: spooled for the result store at {entry.store}, whose full URL this replay "
+            f"does not have (the store --db, $RETRIEVAL_EVAL_DB or the config name is "
+            f"{mask_url(fallback)}); replay it with `retrieval-eval db replay --db URL "
+            f"--spool-dir {path.parent / 'rejected'}`",
+        )
+        return
+    if override and entry.store_fingerprint not in (None, store_fingerprint(target)):
+        done.overridden += 1
+    try:
+        store = stores.get(target)
+        if store is None:
+            store = stores[target] = open_store(target)
+        recorded = judge_and_save(
+            store, entry.result, entry.thresholds, baseline_run_id=entry.baseline_run_id
+        )
+    except UnknownNameError as exc:  # a pinned baseline that no longer exists
+        _set_aside(done, path, f"{path}: {exc}")
+        return
+    except StoreUnavailableError as exc:
+        done.left.append((path, str(exc)))
+        done.unreachable = done.unreachable or str(exc)
+        return
+    if recorded.run_id is not None:
+        done.ids.append(recorded.run_id)
+    if (shown := mask_url(target)) not in done.stores:
+        done.stores.append(shown)
+    try:
+        path.unlink()
+    except OSError as exc:  # a read-only spool folder: saved, but the file stays
+        done.left.append(
+            (path, f"saved as run {recorded.run_id}, but the file could not be removed "
+             f"({exc.strerror}); replaying it again is harmless (same run key)"),
+        )  # fmt: skip
+
+
+def _set_aside(done: Replayed, path: Path, reason: str) -> None:
+    from retrieval_eval.store.spool import set_aside
+
+    try:
+        done.set_aside.append((set_aside(path, reason), reason))
+    except OSError as exc:  # a read-only folder: the file stays where it is
+        done.left.append((path, f"{reason} (could not set it aside: {exc.strerror})"))
+
+
 def replay_spool(store_url: str, spool_dir: Path | None = None) -> list[int]:
-    """Save every spooled run (oldest first) and delete its file; return the stored ids.
+    """Save every spooled run (oldest first) into ``store_url`` and delete its file; return the
+    stored ids.
 
     Raises StoreUnavailableError when the store is still unreachable (the files stay), and
-    InvalidInputError naming a spool file that cannot be read.
+    InvalidInputError naming a spool file that cannot be read (set aside, nothing saved) or a
+    run set aside for a pruned baseline. See :func:`replay_spooled` for the details.
     """
-    from retrieval_eval.store import open_store
-    from retrieval_eval.store.spool import spooled_files
 
-    entries = spooled_files(spool_dir)
-    if not entries:
-        return []
-    ids: list[int] = []
-    with open_store(store_url) as store:
-        for path, entry in entries:
-            try:
-                recorded = judge_and_save(
-                    store, entry.result, entry.thresholds, baseline_run_id=entry.baseline_run_id
-                )
-            except UnknownNameError as exc:  # a pinned baseline that no longer exists
-                raise UnknownNameError(f"{path}: {exc}") from None
-            if recorded.run_id is not None:
-                ids.append(recorded.run_id)
-            path.unlink()
-    return ids
+    done = replay_spooled(store_url, spool_dir)
+    if done.unreachable:
+        raise StoreUnavailableError(done.unreachable)
+    if done.set_aside:
+        raise UnknownNameError("; ".join(reason for _, reason in done.set_aside))
+    return done.ids

@@ -22,7 +22,10 @@ finding.
 Cost: hashing and signing are linear in the total tokens; bucketing is linear in the number of
 texts; candidates are the pairs sharing a bucket, so the work grows with the number of similar
 pairs, not with the square of the number of texts (``benchmarks/lint.py`` measures it). A bucket
-that many texts share (boilerplate every page repeats) still costs the square of its size.
+that many texts share (boilerplate every page repeats, a template-generated question set) costs
+the square of its size in :meth:`LshIndex.candidates`; :meth:`LshIndex.bounded_candidates` pairs
+each text only with its next few neighbours in each bucket, at most so many pairs per text and in
+all, and counts what it left out, so its cost is linear in the number of texts whatever they are.
 """
 
 from __future__ import annotations
@@ -40,6 +43,7 @@ _MIX = np.uint64(0x9E3779B97F4A7C15)
 _PAD = np.uint64(0x5BD1E9955BD1E995)  # the token that pads a text shorter than n tokens
 _BLOCK = 4096  # shingles per numpy pass (see ShingleSets.signatures)
 _MAX = np.iinfo(np.uint64).max
+_SMALL = 512  # shingles in two texts below which jaccard uses Python sets
 
 
 def _parameters() -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -130,10 +134,14 @@ class ShingleSets:
 
 
 def jaccard(left: np.ndarray, right: np.ndarray) -> float:
-    """Exact Jaccard similarity of two sorted distinct hash arrays."""
+    """Exact Jaccard similarity of two sorted distinct hash arrays (short ones, a question's, as
+    Python sets: numpy's set operations cost ~100 µs whatever the size)."""
     if left.size == 0 and right.size == 0:
         return 1.0
-    common = np.intersect1d(left, right, assume_unique=True).size
+    if left.size + right.size <= _SMALL:
+        common = len(set(left.tolist()).intersection(right.tolist()))
+    else:
+        common = np.intersect1d(left, right, assume_unique=True).size
     return common / (left.size + right.size - common)
 
 
@@ -144,9 +152,22 @@ class LshIndex:
     def __init__(self, sigs: np.ndarray, counts: np.ndarray) -> None:
         with np.errstate(over="ignore"):
             self._keys = (sigs.reshape(len(sigs), BANDS, ROWS) * _BAND_MIX).sum(axis=2)
-        present = np.flatnonzero(counts > 0)
-        self._present = set(present.tolist())
-        self._buckets: list[dict[int, list[int]]] = []
+        self._present_ids = np.flatnonzero(counts > 0)
+        self._present = set(self._present_ids.tolist())
+        self._bucket_lists: list[dict[int, list[int]]] | None = None
+        self.skipped = 0  # pairs sharing a bucket that bounded_candidates left out
+
+    @property
+    def _buckets(self) -> list[dict[int, list[int]]]:
+        """Each band's shared buckets as lists, built when first needed (by query and
+        candidates, not by bounded_candidates)."""
+        if self._bucket_lists is None:
+            self._bucket_lists = self._build_buckets()
+        return self._bucket_lists
+
+    def _build_buckets(self) -> list[dict[int, list[int]]]:
+        present = self._present_ids
+        buckets: list[dict[int, list[int]]] = []
         for band in range(BANDS):
             keys = self._keys[present, band]
             _, inverse, sizes = np.unique(keys, return_inverse=True, return_counts=True)
@@ -155,7 +176,8 @@ class LshIndex:
             shared: dict[int, list[int]] = {}
             for i, key in zip(members, member_keys, strict=True):
                 shared.setdefault(key, []).append(i)
-            self._buckets.append(shared)
+            buckets.append(shared)
+        return buckets
 
     def query(self, i: int) -> set[int]:
         """The other texts sharing at least one band with text ``i``."""
@@ -177,3 +199,32 @@ class LshIndex:
                         if (left, right) not in seen:
                             seen.add((left, right))
                             yield left, right
+
+    def bounded_candidates(
+        self, *, neighbours: int, whole: int
+    ) -> Iterator[tuple[np.ndarray, np.ndarray]]:
+        """Pairs sharing a bucket, bounded, as arrays (left ids, right ids): a bucket of at most
+        ``whole`` members gives all its pairs; in a larger one (members in increasing order)
+        each text is paired with its next ``neighbours`` members only, enough to chain a bucket
+        of near duplicates into one group when the caller joins them transitively. At most
+        ``max(whole - 1, neighbours)`` pairs per text and band, whatever the texts.
+        :attr:`skipped` counts the bucket-sharing pairs left out (a pair sharing several bands
+        counts once per band). A pair may come more than once (from several bands)."""
+        present = self._present_ids
+        for band in range(BANDS):
+            keys = self._keys[present, band]
+            order = np.argsort(keys, kind="stable")
+            ranked, ids = keys[order], present[order]
+            _, inverse, sizes = np.unique(ranked, return_inverse=True, return_counts=True)
+            big = sizes[sizes > whole].astype(np.int64)  # buckets the window cuts
+            window = neighbours * big - neighbours * (neighbours + 1) // 2
+            self.skipped += int((big * (big - 1) // 2 - window).sum())
+            small = sizes[inverse] <= whole
+            for step in range(1, max(neighbours, whole - 1) + 1):
+                same = ranked[step:] == ranked[:-step]
+                if step > neighbours:
+                    same &= small[step:]
+                at = np.flatnonzero(same)
+                if at.size == 0 and step > neighbours:
+                    break
+                yield ids[at], ids[at + step]

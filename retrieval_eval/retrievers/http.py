@@ -36,9 +36,13 @@ Options:
   other 4xx answers are not retried. A ``Retry-After`` on a 503 or 429 is waited for instead of
   the backoff, at most ``timeout_s`` per wait. urllib3's ``Retry`` does the retrying
   (:mod:`retrieval_eval.retrievers.http_retry`), one redacted warning per retried failure; redirects
-  are not followed. The run's own ``timeout_s`` (default 30 s) bounds the whole call, retries
-  included: the defaults (3 × 5 s + 1.5 s of backoff, or at worst 2 × 5 s of Retry-After) fit
-  inside it.
+  are not followed. A call, retries included, ends within (``retries`` + 1) × ``timeout_s``
+  plus the backoff, whatever the server does: that total deadline bounds connect, headers and
+  body together (:mod:`retrieval_eval.retrievers.http_bounds`; a server trickling its answer a
+  byte at a time is cut off at it). The run's own ``timeout_s`` (default 30 s) is above it with
+  the defaults (3 × 5 s + 1.5 s).
+- ``max_response_bytes`` (default 16 MiB): a larger answer is an error naming the cap and the
+  option; the body is read in chunks, never more than the cap held.
 - ``max_concurrency`` (default 8): questions in flight at once; one pooled, thread-safe client.
 - ``verify_tls`` (default true).
 - ``lookup`` (optional): how to ask the service which document ids exist, for dead labels
@@ -58,7 +62,9 @@ Options:
 from __future__ import annotations
 
 import base64
+import json
 import logging
+import time
 from collections.abc import Iterable, Mapping
 from typing import Any, Literal
 from urllib.parse import quote, urlencode
@@ -69,11 +75,17 @@ from jmespath.exceptions import JMESPathError
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from retrieval_eval.errors import ConfigError
+from retrieval_eval.retrievers.http_bounds import (
+    TooLargeError,
+    bounded_pool_manager,
+    deadline,
+    read_capped,
+)
 from retrieval_eval.retrievers.http_retry import (
     RETRIED_STATUSES,
     AdapterRetry,
     describe,
-    snippet,
+    quoted_body,
 )
 from retrieval_eval.retrievers.options import BuildContext, parse_options
 from retrieval_eval.retrievers.secrets import airflow_connection, env_secret
@@ -141,6 +153,7 @@ class HttpOptions(_Request):
     backoff_s: float = Field(default=0.5, ge=0)
     max_concurrency: int = Field(default=8, ge=1)
     verify_tls: bool = True
+    max_response_bytes: int = Field(default=16 * 2**20, ge=1)
     lookup: HttpLookup | None = None
 
     @field_validator("url")
@@ -185,9 +198,9 @@ class HttpRetriever:
     ~0.9 of it (docs/benchmarks.md).
     """
 
-    # every call ends within (retries + 1) × timeout_s plus backoff (a Retry-After wait is capped
-    # at timeout_s), so the scorer calls it in its own thread and judges an overrun afterwards
-    # instead of watching it from another one
+    # every call ends by its deadline, (retries + 1) × timeout_s plus backoff, connect, headers
+    # and body included (http_bounds), so the scorer calls it in its own thread and judges an
+    # overrun afterwards instead of watching it from another one
     bounds_own_time = True
 
     def __init__(
@@ -228,7 +241,10 @@ class HttpRetriever:
             else:
                 body = {"query": "{question}", "limit": "{limit}"}
         self._params, self._body = params, body
-        self._client = urllib3.PoolManager(
+        self._bound = (options.retries + 1) * options.timeout_s + sum(
+            options.backoff_s * 2**n for n in range(options.retries)
+        )
+        self._client = bounded_pool_manager(
             headers={**options.headers, **secret_headers},
             timeout=urllib3.Timeout(connect=options.timeout_s, read=options.timeout_s),
             cert_reqs="CERT_REQUIRED" if options.verify_tls else "CERT_NONE",
@@ -286,8 +302,8 @@ class HttpRetriever:
     def _retrieve(self, question: str, limit: int) -> list[str]:
         opts = self.options
         url, body = self._request_url(question, limit), fill(self._body, question, limit)
-        response = self._send(opts.method, url, body, self._where)
-        return self._parse(response, self._ids, opts.ids, self._where)[:limit]
+        answer = self._send(opts.method, url, body, self._where)
+        return self._parse(answer, self._ids, opts.ids, self._where)[:limit]
 
     def _existing_ids(self, ids: Iterable[str]) -> set[str]:
         """Ask the ``lookup`` endpoint which ``ids`` exist, ``batch_size`` ids per request."""
@@ -303,8 +319,8 @@ class HttpRetriever:
                 if params:
                     url += ("&" if "?" in url else "?") + urlencode(params, doseq=True)
                 where = self._lookup_where
-                response = self._send(lookup.method, url, fill_ids(lookup.body, batch), where)
-                found.update(self._parse(response, self._lookup_ids, lookup.ids, where))
+                answer = self._send(lookup.method, url, fill_ids(lookup.body, batch), where)
+                found.update(self._parse(answer, self._lookup_ids, lookup.ids, where))
         except HttpRetrievalError:
             raise
         except Exception as exc:
@@ -313,28 +329,46 @@ class HttpRetriever:
             ) from None
         return found & set(asked)
 
-    def _send(self, method: str, url: str, body: Any, where: str) -> urllib3.BaseHTTPResponse:
-        """One request with the adapter's retries: a < 400 response, else HttpRetrievalError."""
+    def _send(self, method: str, url: str, body: Any, where: str) -> tuple[int, bytes]:
+        """One request with the adapter's retries, within the call's deadline: the status and
+        body of a < 400 answer, else HttpRetrievalError."""
         attempts = self.options.retries + 1
         after = f"(after {attempts} attempt{'s' if attempts > 1 else ''})"
-        try:
-            response = self._client.request(method, url, json=body)
-        except urllib3.exceptions.MaxRetryError as exc:
-            # its own text names the url, query string included: only the reason is told
-            raise HttpRetrievalError(
-                f"{where}: {describe(exc.reason, self.options.timeout_s)} {after}"
-            ) from None
-        except urllib3.exceptions.HTTPError as exc:
-            # one urllib3 does not retry (a malformed answer it cannot read, say)
-            raise HttpRetrievalError(f"{where}: {describe(exc, self.options.timeout_s)}") from None
+        cap = self.options.max_response_bytes
+        with deadline(self._bound) as end:
+            try:
+                response = self._client.request(method, url, json=body, preload_content=False)
+                data = read_capped(response, cap)
+            except TooLargeError:
+                raise HttpRetrievalError(
+                    f"{where}: the answer is larger than {cap:,} bytes (max_response_bytes); "
+                    "raise max_response_bytes if the service's answers are this large"
+                ) from None
+            except urllib3.exceptions.MaxRetryError as exc:
+                # its own text names the url, query string included: only the reason is told
+                raise HttpRetrievalError(
+                    f"{where}: {self._problem(exc.reason, end)} {after}"
+                ) from None
+            except urllib3.exceptions.HTTPError as exc:
+                # one urllib3 does not retry (a malformed answer it cannot read, a body too slow)
+                raise HttpRetrievalError(f"{where}: {self._problem(exc, end)}") from None
         status = response.status
         if status < 400:
-            return response
+            return status, data
         if status not in RETRIED_STATUSES:
             raise HttpRetrievalError(
-                f"{where}: HTTP {status} (client error, not retried): {snippet(response)}"
+                f"{where}: HTTP {status} (client error, not retried): {quoted_body(data)}"
             )
-        raise HttpRetrievalError(f"{where}: HTTP {status}: {snippet(response)} {after}")
+        raise HttpRetrievalError(f"{where}: HTTP {status}: {quoted_body(data)} {after}")
+
+    def _problem(self, error: BaseException | None, end: float) -> str:
+        timed_out = isinstance(error, urllib3.exceptions.TimeoutError | TimeoutError)
+        if timed_out and time.monotonic() >= end - 0.05:  # the last wait ran into the deadline
+            return (
+                f"no complete answer within the call's deadline of {self._bound:g} s "
+                "((retries + 1) × timeout_s plus backoff)"
+            )
+        return describe(error, self.options.timeout_s)
 
     def _request_url(self, question: str, limit: int) -> str:
         url = self._url.replace("{question}", quote(question, safe="")).replace(
@@ -346,20 +380,20 @@ class HttpRetriever:
         return url
 
     def _parse(
-        self, response: urllib3.BaseHTTPResponse, compiled: Any, expression: str, where: str
+        self, answer: tuple[int, bytes], compiled: Any, expression: str, where: str
     ) -> list[str]:
-        status = response.status
+        status, body = answer
         try:
-            data = response.json()
+            data = json.loads(body)
         except ValueError:
             raise HttpRetrievalError(
-                f"{where}: HTTP {status}: the response is not JSON: {snippet(response)}"
+                f"{where}: HTTP {status}: the response is not JSON: {quoted_body(body)}"
             ) from None
         found = compiled.search(data)
         if found is None:
             raise HttpRetrievalError(
                 f"{where}: HTTP {status}: ids expression {expression!r} matched nothing "
-                f"in the response: {snippet(response)}"
+                f"in the response: {quoted_body(body)}"
             )
         if not isinstance(found, list):
             raise HttpRetrievalError(

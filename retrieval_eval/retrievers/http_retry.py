@@ -27,6 +27,7 @@ logger = logging.getLogger("retrieval_eval.retrievers.http")
 
 # 429 is a 4xx, but "come back later": a mature client waits (Retry-After) and asks again
 RETRIED_STATUSES = frozenset({429, *range(500, 600)})
+_SNIPPET_BYTES = 4096
 
 
 class AdapterRetry(urllib3.util.Retry):
@@ -113,5 +114,10 @@ def describe(error: BaseException | None, timeout_s: float) -> str:
 
 
 def snippet(response: urllib3.BaseHTTPResponse) -> str:
+    """The start of a retried answer's body (at most 4 KiB of it is read: the rest is drained)."""
+    return quoted_body(response.read(_SNIPPET_BYTES, cache_content=False))
+
+
+def quoted_body(body: bytes) -> str:
     # redacted before it is cut, so a cut cannot leave half a secret readable
-    return quote_body(response.data.decode("utf-8", errors="replace")) or "(empty body)"
+    return quote_body(body.decode("utf-8", errors="replace")) or "(empty body)"

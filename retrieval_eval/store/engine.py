@@ -1,10 +1,13 @@
 """Engines for the two backends, and the translation of "cannot reach the database" errors.
 
 SQLite: the parent folder is created, a busy timeout lets concurrent writers wait, foreign keys are
-switched on, and every transaction starts with ``BEGIN IMMEDIATE`` (SQLAlchemy's documented recipe)
-so two processes saving at once queue up instead of failing with "database is locked" when a
-read lock would need upgrading. PostgreSQL: psycopg 3 with a connect timeout, so an unreachable
-server fails in seconds rather than hanging.
+switched on, the file is put in WAL mode where it allows it (a network or read-only file keeps its
+journal), so readers and one writer never block each other, and every transaction of a store that
+writes starts with ``BEGIN IMMEDIATE`` (SQLAlchemy's documented recipe) so two processes saving at
+once queue up instead of failing with "database is locked" when a read lock would need upgrading.
+A read-only engine (the dashboard, the commands that only read) opens the file ``mode=ro`` and
+begins deferred transactions: it never takes the write lock. PostgreSQL: psycopg 3 with a connect
+timeout, so an unreachable server fails in seconds rather than hanging.
 """
 
 from __future__ import annotations
@@ -12,7 +15,7 @@ from __future__ import annotations
 import sqlite3
 import sys
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import Any
 
@@ -33,38 +36,62 @@ class StoreFailedError(StoreUnavailableError):
     database, a rejected row): exit 3, and the run is spooled, as for an unreachable store."""
 
 
-def make_engine(url: URL) -> Engine:
-    """An engine for a parsed, normalised store URL (see ``parse_store_url``)."""
+def make_engine(url: URL, *, read_only: bool = False) -> Engine:
+    """An engine for a parsed, normalised store URL (see ``parse_store_url``); ``read_only``
+    opens a SQLite file read-only with deferred transactions (PostgreSQL is not affected)."""
     if url.get_backend_name() == "sqlite":
-        return _sqlite_engine(url)
+        return _sqlite_engine(url, read_only=read_only)
     connect_args: dict[str, Any] = {}
     if "connect_timeout" not in url.query:
         connect_args["connect_timeout"] = PG_CONNECT_TIMEOUT_S
     return create_engine(url, connect_args=connect_args, pool_pre_ping=True)
 
 
-def _sqlite_engine(url: URL) -> Engine:
+def _sqlite_engine(url: URL, *, read_only: bool) -> Engine:
     path = Path(url.database or "")
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-    except OSError as exc:
-        raise StoreUnavailableError(
-            f"cannot create the folder for the result store {mask_url(url)}: {exc.strerror}"
-        ) from None
-    engine = create_engine(url, connect_args={"timeout": SQLITE_BUSY_TIMEOUT_S})
+    if read_only:
+
+        def connect() -> sqlite3.Connection:
+            return sqlite3.connect(
+                f"{path.as_uri()}?mode=ro",
+                uri=True,
+                timeout=SQLITE_BUSY_TIMEOUT_S,
+                check_same_thread=False,  # the pool hands a connection to one thread at a time
+            )
+
+        engine = create_engine(url, creator=connect)
+    else:
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise StoreUnavailableError(
+                f"cannot create the folder for the result store {mask_url(url)}: {exc.strerror}"
+            ) from None
+        engine = create_engine(url, connect_args={"timeout": SQLITE_BUSY_TIMEOUT_S})
+    begin = "BEGIN" if read_only else "BEGIN IMMEDIATE"
 
     @event.listens_for(engine, "connect")
     def _on_connect(dbapi_connection: Any, _record: Any) -> None:
         dbapi_connection.isolation_level = None  # pysqlite's own BEGIN handling off; ours below
         cursor = dbapi_connection.cursor()
         cursor.execute("PRAGMA foreign_keys=ON")
+        if not read_only:
+            _wal_if_possible(cursor)
         cursor.close()
 
     @event.listens_for(engine, "begin")
     def _on_begin(connection: Any) -> None:
-        connection.exec_driver_sql("BEGIN IMMEDIATE")
+        connection.exec_driver_sql(begin)
 
     return engine
+
+
+def _wal_if_possible(cursor: sqlite3.Cursor) -> None:
+    """Switch the file to WAL (persistent, a no-op once done). A file that cannot take it (on a
+    network share, locked at this moment, not a database) keeps its journal: the next query
+    reports whatever is really wrong with it."""
+    with suppress(sqlite3.Error):
+        cursor.execute("PRAGMA journal_mode=WAL")
 
 
 def reason(exc: BaseException, url: URL) -> str:

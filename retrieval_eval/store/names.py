@@ -9,6 +9,8 @@ from __future__ import annotations
 GRADER = "retrieval_hit_rate"  # this tool's rows in the shared eval_result table
 VERSION_TABLE = "retrieval_eval_alembic_version"  # not "alembic_version": Airflow's DB has one
 HEAD = "0003_replays"  # the newest migration: the revision this version reads and writes
+# every revision of the migration scripts, oldest first: one outside it was made by a newer version
+KNOWN_REVISIONS = ("0001_initial", "0002_alert_markers", HEAD)
 MAX_RUN_ID = 2**31 - 1  # eval_result.id is a 32-bit INTEGER; PostgreSQL rejects larger values
 
 # what a read-only command says when there is no store yet (it never creates one)
@@ -16,6 +18,16 @@ CREATE_HINT = (
     "the first `retrieval-eval run SET RETRIEVER` creates it (or `retrieval-eval db upgrade`); "
     "or point --db or $RETRIEVAL_EVAL_DB at an existing store"
 )
+
+
+def newer_revision(where: str, revision: str) -> str:
+    """The message for a store migrated by a newer retrieval-eval than this one."""
+    return (
+        f"the result store at {where} has schema revision {revision!r}, which this version of "
+        f"retrieval-eval does not know (it reads {HEAD!r}): a newer retrieval-eval migrated it; "
+        "upgrade the retrieval-eval package (pip install --upgrade retrieval-eval) to use it "
+        "(`retrieval-eval db upgrade` never downgrades a store)"
+    )
 
 
 def no_store_file(path: object) -> str:

@@ -1,27 +1,39 @@
 """The spool: runs the store could not take, kept as JSON files until ``db replay`` saves them.
 
 One file per run, ``<run_key>.json`` in ``$RETRIEVAL_EVAL_HOME/spool`` by default, written
-atomically (temporary file, then rename) so a crash never leaves half a run. A file holds the run,
-the thresholds and any pinned baseline, so replaying judges the run exactly as ``run`` would have.
+atomically (temporary file, then rename) so a crash never leaves half a run, and a failed write
+leaves no ``.partial`` behind. A file holds the run, the thresholds, any pinned baseline and the
+store it was meant for (its URL without the password, and a fingerprint of the full URL), so
+replaying judges the run exactly as ``run`` would have, in the store ``run`` would have used.
 Files are listed oldest run first, so replayed runs chain baselines in the order they ran.
+
+A file that cannot be replayed is set aside in ``rejected/`` beside a ``.reason`` text file; one
+replay at a time holds the folder's lock (:func:`replay_lock`, an ``flock`` on the folder itself,
+so a read-only folder can be locked too).
 """
 
 from __future__ import annotations
 
+import contextlib
+import errno
+import fcntl
 import json
 import os
+from collections.abc import Iterator
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
 from retrieval_eval.config.models import Thresholds
-from retrieval_eval.errors import InvalidInputError
+from retrieval_eval.errors import InvalidInputError, RetrievalEvalError
 from retrieval_eval.evaluation.results import RunResult
 from retrieval_eval.safety.limits import quote
 from retrieval_eval.store.url import home_dir
 
 SPOOL_VERSION = 1
+REJECTED = "rejected"
 
 
 class SpooledRun(BaseModel):
@@ -29,6 +41,16 @@ class SpooledRun(BaseModel):
     result: RunResult
     thresholds: Thresholds
     baseline_run_id: int | None = None
+    # the store the run was meant for: masked URL and fingerprint of the full one (files written
+    # before these fields replay into the store the replay's own flags name)
+    store: str | None = None
+    store_fingerprint: str | None = None
+
+
+class ReplayBusyError(RetrievalEvalError):
+    """Another ``db replay`` holds the spool folder's lock: it is saving these runs already."""
+
+    exit_code = 0
 
 
 def default_spool_dir() -> Path:
@@ -41,8 +63,13 @@ def write_spool(entry: SpooledRun, spool_dir: Path | None = None) -> Path:
     folder.mkdir(parents=True, exist_ok=True)
     path = folder / f"{entry.result.run_key}.json"
     partial = path.with_name(path.name + ".partial")
-    partial.write_text(entry.model_dump_json(indent=2), encoding="utf-8")
-    os.replace(partial, path)
+    try:
+        partial.write_text(entry.model_dump_json(indent=2), encoding="utf-8")
+        os.replace(partial, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            partial.unlink(missing_ok=True)
+        raise
     return path
 
 
@@ -68,10 +95,56 @@ def read_spool(path: Path) -> SpooledRun:
         ) from None
 
 
-def spooled_files(spool_dir: Path | None = None) -> list[tuple[Path, SpooledRun]]:
-    """Every spooled run in a folder, oldest run first (an absent folder holds none)."""
+def scan_spool(spool_dir: Path | None = None) -> tuple[list[Path], list[tuple[Path, str]]]:
+    """The readable spool files of a folder, oldest run first, and the unreadable ones with
+    what is wrong with each. Files are read one at a time and only their start time is kept, so
+    a backlog of large runs costs the memory of one."""
     folder = spool_dir or default_spool_dir()
     if not folder.is_dir():
-        return []
-    entries = [(path, read_spool(path)) for path in sorted(folder.glob("*.json"))]
-    return sorted(entries, key=lambda item: item[1].result.started_at)
+        return [], []
+    started: list[tuple[datetime, Path]] = []
+    unreadable: list[tuple[Path, str]] = []
+    for path in sorted(folder.glob("*.json")):
+        try:
+            started.append((read_spool(path).result.started_at, path))
+        except InvalidInputError as exc:
+            unreadable.append((path, str(exc)))
+    return [path for _, path in sorted(started, key=lambda item: item[0])], unreadable
+
+
+def set_aside(path: Path, reason: str) -> Path:
+    """Move a spool file that cannot be replayed to ``rejected/`` beside it, with ``reason`` in
+    ``<name>.reason``; return where it went (OSError when the folder cannot be written)."""
+    folder = path.parent / REJECTED
+    folder.mkdir(exist_ok=True)
+    target = folder / path.name
+    target.with_name(target.name + ".reason").write_text(reason + "\n", encoding="utf-8")
+    os.replace(path, target)
+    return target
+
+
+@contextlib.contextmanager
+def replay_lock(spool_dir: Path | None = None) -> Iterator[None]:
+    """Hold the spool folder's replay lock; ReplayBusyError when another process holds it. An
+    absent folder needs no lock (there is nothing to replay)."""
+    folder = spool_dir or default_spool_dir()
+    try:
+        fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY)
+    except FileNotFoundError:
+        yield
+        return
+    except OSError as exc:
+        raise InvalidInputError(f"cannot open the spool folder {folder}: {exc.strerror}") from None
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError as exc:
+            if exc.errno not in (errno.EWOULDBLOCK, errno.EAGAIN):
+                raise
+            raise ReplayBusyError(
+                f"another `retrieval-eval db replay` is replaying {folder} right now; it saves "
+                "these runs, nothing to do here"
+            ) from None
+        yield
+    finally:
+        os.close(fd)  # closing the descriptor releases the lock

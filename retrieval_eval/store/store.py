@@ -54,7 +54,13 @@ from retrieval_eval.judging.regression import Verdict
 from retrieval_eval.store import migrate
 from retrieval_eval.store.engine import make_engine, unavailable_as_error
 from retrieval_eval.store.models import StoredRun
-from retrieval_eval.store.names import CREATE_HINT, no_store_file, storable_run_id
+from retrieval_eval.store.names import (
+    CREATE_HINT,
+    KNOWN_REVISIONS,
+    newer_revision,
+    no_store_file,
+    storable_run_id,
+)
 from retrieval_eval.store.rows import question_rows, result_row, slice_rows, stored_run
 from retrieval_eval.store.schema import (
     GRADER,
@@ -74,6 +80,13 @@ class StoreSchemaError(StoreUnavailableError):
     """The database holds a schema revision this version cannot use (exit 3; runs are spooled)."""
 
 
+class StoreTooNewError(StoreSchemaError):
+    """A newer retrieval-eval migrated the store (a revision no migration here knows): exit 2,
+    upgrade the package; ``db upgrade`` cannot help (a run being recorded is still spooled)."""
+
+    exit_code = 2
+
+
 def _chunks(ids: Sequence[int]) -> Iterator[Sequence[int]]:
     for start in range(0, len(ids), _CHUNK):
         yield ids[start : start + _CHUNK]
@@ -83,13 +96,14 @@ class Store:
     """A result store at ``url`` (``sqlite:///path`` or ``postgresql://user@host:port/db``).
 
     Use :func:`open_store` rather than the constructor: it also creates the schema of an empty
-    database and checks the revision of an existing one.
+    database and checks the revision of an existing one. ``read_only`` opens a SQLite file
+    read-only with deferred transactions (:func:`open_store_to_read`, the dashboard).
     """
 
-    def __init__(self, url: str) -> None:
+    def __init__(self, url: str, *, read_only: bool = False) -> None:
         self._url = parse_store_url(url)
         self.display_url = mask_url(self._url)
-        self.engine = make_engine(self._url)
+        self.engine = make_engine(self._url, read_only=read_only)
 
     def __repr__(self) -> str:
         return f"Store({self.display_url!r})"
@@ -109,7 +123,11 @@ class Store:
     # -- schema ---------------------------------------------------------------------------
 
     def upgrade(self) -> None:
-        """Create or upgrade the schema to the newest revision; idempotent."""
+        """Create or upgrade the schema to the newest revision; idempotent. A store a newer
+        version migrated is refused (:class:`StoreTooNewError`) before Alembic touches it."""
+        current = self.revision()
+        if current is not None and current not in KNOWN_REVISIONS:
+            raise self.schema_error(current)
         with self._guard():
             migrate.upgrade(self.engine)
 
@@ -130,7 +148,7 @@ class Store:
         if current is None:
             self.upgrade()
             return
-        raise self._other_revision(current)
+        raise self.schema_error(current)
 
     def check_readable(self) -> None:
         """What :meth:`ensure_schema` checks, without creating anything: a database without
@@ -142,9 +160,13 @@ class Store:
                 f"{CREATE_HINT}"
             )
         if current != migrate.HEAD:
-            raise self._other_revision(current)
+            raise self.schema_error(current)
 
-    def _other_revision(self, current: str) -> StoreSchemaError:
+    def schema_error(self, current: str) -> StoreSchemaError:
+        """What a store at revision ``current`` (not :data:`HEAD`) is told: upgrade the schema
+        when it is older, the package when a newer version migrated it."""
+        if current not in KNOWN_REVISIONS:
+            return StoreTooNewError(newer_revision(self.display_url, current))
         return StoreSchemaError(
             f"the result store at {self.display_url} has schema revision {current!r}, this "
             f"version of retrieval-eval uses {migrate.HEAD!r}: run `retrieval-eval db upgrade` "
@@ -228,27 +250,39 @@ class Store:
         lock_id = int.from_bytes(hashlib.blake2b(text, digest_size=8).digest(), signed=True)
         conn.execute(select(func.pg_advisory_xact_lock(lock_id)))
 
-    def claim_alert(self, run_key: str, channel: str, kind: str) -> bool:
+    def claim_alert(
+        self, run_key: str, channel: str, kind: str, *, expire_after_s: float | None = None
+    ) -> bool:
         """Claim the right to send ``run_key``'s alert through ``channel``; False if taken.
 
         The claim is a row in ``eval_alert`` whose unique (run key, channel) lets exactly one
         caller win, across retries, re-runs of cleared tasks and racing processes. Follow a won
         claim with :meth:`alert_sent` once delivered, or :meth:`release_alert` when sending
-        failed, so a retry may try again.
+        failed, so a retry may try again. With ``expire_after_s``, a claim still ``sending``
+        that much later (its sender was killed mid-send) is taken over, by one caller only; a
+        ``sent`` one never is.
         """
-        row = {
-            "run_key": run_key,
-            "channel": channel,
-            "kind": kind,
-            "state": "sending",
-            "updated_at": datetime.now(UTC),
-        }
+        now = datetime.now(UTC)
+        row = {"run_key": run_key, "channel": channel, "kind": kind, "state": "sending"}
         with self._guard():
             try:
                 with self.engine.begin() as conn:
-                    conn.execute(insert(eval_alert).values(**row))
+                    conn.execute(insert(eval_alert).values(**row, updated_at=now))
             except IntegrityError:
-                return False
+                if expire_after_s is None:
+                    return False
+                with self.engine.begin() as conn:
+                    taken = conn.execute(
+                        update(eval_alert)
+                        .where(
+                            eval_alert.c.run_key == run_key,
+                            eval_alert.c.channel == channel,
+                            eval_alert.c.state == "sending",
+                            eval_alert.c.updated_at < now - timedelta(seconds=expire_after_s),
+                        )
+                        .values(kind=kind, updated_at=now)
+                    )
+                return taken.rowcount == 1
         return True
 
     def alert_sent(self, run_key: str, channel: str) -> None:
@@ -295,7 +329,9 @@ class Store:
         """Delete runs older than ``older_than_days`` days; return how many were deleted.
 
         The current baseline of every (set, retriever, labels fingerprint) key is kept whatever
-        its age, so pruning never turns the next run into a "first run".
+        its age, so pruning never turns the next run into a "first run". Replays older than the
+        cutoff go in the same transaction, but the newest of each series (:attr:`pruned_replays`
+        says how many).
         """
         if older_than_days < 0:
             raise InvalidInputError(
@@ -338,6 +374,9 @@ class Store:
                     .values(baseline_run_id=None)
                 )
                 conn.execute(delete(eval_result).where(eval_result.c.id.in_(chunk)))
+            from retrieval_eval.store.replays import prune_replays
+
+            self.pruned_replays = prune_replays(conn, cutoff)
             return len(doomed)
 
     # -- reading --------------------------------------------------------------------------
@@ -568,15 +607,22 @@ def open_store(url: str) -> Store:
 
 def open_store_to_read(url: str) -> Store:
     """Open the store at ``url`` for a command that only reads (history, show, compare, report,
-    export-run): nothing is created, neither a SQLite file (nor its folder) nor a schema.
+    export-run): nothing is created, neither a SQLite file (nor its folder) nor a schema, and a
+    SQLite file is opened read-only (deferred transactions: a reader never holds the write lock).
 
     Raises NoStoreError (exit 2) naming the file or the masked URL when there is no store yet,
     StoreSchemaError for another revision, StoreUnavailableError when it cannot be reached.
     """
+    return open_existing_store(url, read_only=True)
+
+
+def open_existing_store(url: str, *, read_only: bool = False) -> Store:
+    """:func:`open_store_to_read` for a command that changes stored runs (prune, baseline
+    accept): the store must exist already, and nothing is created, but it can be written."""
     parsed = parse_store_url(url)
     if parsed.get_backend_name() == "sqlite" and not Path(parsed.database or "").is_file():
         raise NoStoreError(no_store_file(parsed.database))
-    store = Store(url)
+    store = Store(url, read_only=read_only)
     try:
         store.check_readable()
     except BaseException:

@@ -15,6 +15,7 @@ as ``?password=``) never reach a message or a log; every URL parsed here is also
 
 from __future__ import annotations
 
+import hashlib
 import os
 import re
 from collections.abc import Callable
@@ -72,6 +73,14 @@ def mask_url(url: str | URL) -> str:
         rendered = parsed.set(query=query).render_as_string(hide_password=True)
         return rendered.replace("%2A%2A%2A", MASK)
     return parsed.render_as_string(hide_password=True)
+
+
+def store_fingerprint(url: str) -> str:
+    """A digest of the full, normalised URL (:func:`parse_store_url`), password included: tells
+    whether two URLs name the same store without keeping the password (a spool file records
+    it). InvalidInputError for a URL that names no store."""
+    full = parse_store_url(url).render_as_string(hide_password=False)
+    return hashlib.sha256(full.encode()).hexdigest()[:32]
 
 
 def parse_store_url(url: str, *, source: str = "store URL", base_dir: Path | None = None) -> URL:

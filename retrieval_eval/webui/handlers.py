@@ -2,7 +2,8 @@
 
 A bad path id (``/runs/abc``, ``/runs/0``, ``/runs/2**63``) names no run: a 404, like an unknown
 one. Any other bad parameter is a 400, never FastAPI's 422. An unexpected exception is a 500 that
-shows nothing of it (Starlette logs it).
+shows nothing of it (Starlette logs it). A request value a message echoes is shown through
+:func:`~retrieval_eval.safety.limits.quote` (~200 characters of it), as the CLI shows input.
 """
 
 from __future__ import annotations
@@ -13,12 +14,23 @@ from fastapi.responses import JSONResponse, PlainTextResponse
 from starlette.exceptions import HTTPException
 
 from retrieval_eval.errors import InvalidInputError, StoreUnavailableError, UnknownNameError
+from retrieval_eval.safety.limits import MAX_QUOTED, quote, shorten
 from retrieval_eval.webui.rendering import is_api, render
 
 INTERNAL = "the dashboard failed on this request; the details are in the server log"
 
 
+def capped(request: Request, message: str) -> str:
+    """``message`` with every long query or path value of ``request`` it echoes cut to ~200
+    characters (a 60,000-character ``set=`` is not sent back whole)."""
+    values = [*request.query_params.values(), *map(str, request.path_params.values())]
+    for value in sorted({v for v in values if len(v) > MAX_QUOTED}, key=len, reverse=True):
+        message = message.replace(repr(value), quote(value)).replace(value, shorten(value))
+    return message
+
+
 def error_response(request: Request, status_code: int, message: str, **headers: str) -> Response:
+    message = capped(request, message)
     if is_api(request):
         return JSONResponse({"detail": message}, status_code=status_code, headers=headers)
     response = render(

@@ -56,25 +56,21 @@ class StoreSource:
                 return self._store
             from sqlalchemy.engine import make_url
 
-            from retrieval_eval.store import Store, StoreSchemaError, resolve_store_url
-            from retrieval_eval.store.migrate import head_revision
+            from retrieval_eval.store import Store, resolve_store_url
+            from retrieval_eval.store.names import HEAD
 
             url = resolve_store_url(self._explicit) if self._explicit else configured_store_url()
             parsed = make_url(url)
             if parsed.get_backend_name() == "sqlite" and not Path(parsed.database or "").is_file():
                 return None  # checked again next time: the first run may create it
-            store = Store(url)
+            store = Store(url, read_only=True)
             revision = store.revision()
             if revision is None:
                 store.close()
                 return None
-            if revision != head_revision():
+            if revision != HEAD:
                 store.close()
-                raise StoreSchemaError(
-                    f"the result store at {store.display_url} has schema revision {revision!r}, "
-                    f"this dashboard reads {head_revision()!r}: run `retrieval-eval db upgrade` "
-                    "(or upgrade retrieval-eval if a newer version wrote the store)"
-                )
+                raise store.schema_error(revision)
             self._store, self._checked = store, True
             return store
 

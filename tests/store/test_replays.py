@@ -12,7 +12,6 @@ from retrieval_eval.store.replays import (
     get_replay,
     latest_sample,
     previous_replay,
-    prune_replays,
     rankings,
     replay_history,
     save_replay,
@@ -107,7 +106,6 @@ def test_pruning_keeps_the_newest_replay_of_each_series(store: Store) -> None:
         save_replay(store, record(sample_id, ranked(), None, old + timedelta(hours=i), key=f"k{i}"))
         for i in range(3)
     ]
-    with store.engine.begin() as conn:
-        assert prune_replays(conn, datetime.now(UTC) - timedelta(days=30)) == 2
+    assert store.prune(30) == 0 and store.pruned_replays == 2
     assert [r.id for r in replay_history(store, "traffic", "bm25")] == [ids[-1]]
     assert rankings(store, ids[-1]) == ranked()

@@ -14,6 +14,9 @@ from retrieval_eval.safety.redaction import redact
 if TYPE_CHECKING:
     from retrieval_eval.store import Store
 
+# a claim still "sending" this long after it was made belongs to a send that was killed
+CLAIM_EXPIRES_S = 120.0
+
 SENDERS: dict[str, str] = {
     "slack": "retrieval_eval.airflow.alerts.slack:SlackAlertSender",
     "webhook": "retrieval_eval.airflow.alerts.webhook:WebhookAlertSender",
@@ -44,9 +47,10 @@ def send_alerts(
     With a ``store`` and the run's ``run_key``, each channel is claimed in the store's alert
     markers first: a channel already claimed for this run (an earlier try, a cleared and re-run
     task) is skipped, a failed send releases its claim so a retry may send. A claim left
-    ``sending`` by a process that died mid-send is not retried either: a duplicate alert is worse
-    than a missing one here, and the task log says so. Every channel is tried before any failure
-    is raised.
+    ``sending`` by a process killed mid-send expires after :data:`CLAIM_EXPIRES_S` (longer than
+    any send may take: a webhook send's deadline, Slack's timeout), and the next try sends it; a
+    delivered send is marked ``sent`` before anything else happens, so it is never sent twice.
+    Every channel is tried before any failure is raised.
 
     The verdict's alerts (``regression``, ``invalid_run``) share one marker per channel: a run
     has one verdict. A ``labels`` alert is a separate kind, claimed under ``<channel>#labels``, so
@@ -60,7 +64,13 @@ def send_alerts(
         channel = f"{sender.name}:{getattr(sender, 'connection_id', '')}"
         if message.kind == "labels":
             channel += "#labels"
-        if store is not None and run_key and not store.claim_alert(run_key, channel, message.kind):
+        if (
+            store is not None
+            and run_key
+            and not store.claim_alert(
+                run_key, channel, message.kind, expire_after_s=CLAIM_EXPIRES_S
+            )
+        ):
             state = store.alert_state(run_key, channel)
             why = "already sent" if state == "sent" else "an earlier try did not finish"
             skipped.append(f"{channel} ({why}; not sent twice)")
@@ -73,7 +83,7 @@ def send_alerts(
             failures.append(redact(str(exc)))  # the task log shows it
             continue
         if store is not None and run_key:
-            store.alert_sent(run_key, channel)
+            store.alert_sent(run_key, channel)  # first: a kill after this never sends it again
         sent.append(channel)
     if failures:
         raise RuntimeError("; ".join(failures))

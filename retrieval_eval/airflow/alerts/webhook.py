@@ -3,13 +3,20 @@
 Connection fields: ``host`` is the URL (``https://hooks.example.com/path``; a ``port`` is added
 when given), ``password`` (optional) is sent as a Bearer token. Neither appears in logs or errors:
 both are registered with :mod:`retrieval_eval.safety.redaction` before anything is sent.
+
+A send ends within :data:`SEND_DEADLINE_S`, connect, headers and answer together (the
+connections of :mod:`retrieval_eval.retrievers.http_bounds`), and reads at most
+:data:`MAX_ANSWER_BYTES` of the answer. Only a 2xx answer is a delivery: a redirect is not
+followed (the payload and its token would go to another host) and fails the send, as a 4xx or 5xx
+does, so the alert is retried.
 """
 
 from __future__ import annotations
 
+import contextlib
 from typing import Any
 
-import httpx
+import urllib3
 
 from retrieval_eval.airflow.alerts.message import (
     AlertMessage,
@@ -27,6 +34,10 @@ def webhook_url(connection: Any) -> str:
         authority, _, path = rest.partition("/")
         host = f"{scheme}://{authority}:{connection.port}" + (f"/{path}" if path else "")
     return host
+
+
+SEND_DEADLINE_S = 30.0
+MAX_ANSWER_BYTES = 64 * 1024
 
 
 class WebhookAlertSender:
@@ -49,17 +60,39 @@ class WebhookAlertSender:
         connection = BaseHook.get_connection(self.connection_id)
         register_webhook_connection(connection)
         headers = {"Authorization": f"Bearer {connection.password}"} if connection.password else {}
-        try:
-            response = httpx.post(
-                webhook_url(connection), json=self.payload(message), headers=headers, timeout=30
-            )
-        except httpx.HTTPError as exc:
-            raise RuntimeError(
-                f"webhook alert through connection {self.connection_id!r} failed "
-                f"({type(exc).__name__})"
-            ) from None
-        if response.status_code >= 400:
+        status = _post(webhook_url(connection), self.payload(message), headers, self.connection_id)
+        if not 200 <= status < 300:
+            what = "a redirect, not followed" if 300 <= status < 400 else "not a delivery"
             raise RuntimeError(
                 f"webhook alert through connection {self.connection_id!r} answered HTTP "
-                f"{response.status_code}"
+                f"{status} ({what}); the alert was not delivered"
             )
+
+
+def _post(url: str, payload: Any, headers: dict[str, str], connection_id: str) -> int:
+    """POST ``payload`` within the send deadline; the answer's status (its body is read up to
+    the cap and dropped: only the status says whether it was delivered)."""
+    from retrieval_eval.retrievers.http_bounds import (
+        TooLargeError,
+        bounded_pool_manager,
+        deadline,
+        read_capped,
+    )
+
+    manager = bounded_pool_manager(
+        timeout=urllib3.Timeout(connect=SEND_DEADLINE_S, read=SEND_DEADLINE_S), retries=False
+    )
+    try:
+        with deadline(SEND_DEADLINE_S):
+            response = manager.request(
+                "POST", url, json=payload, headers=headers, redirect=False, preload_content=False
+            )
+            with contextlib.suppress(TooLargeError):  # a long answer says no more than its status
+                read_capped(response, MAX_ANSWER_BYTES)
+            return response.status
+    except (urllib3.exceptions.HTTPError, OSError) as exc:
+        raise RuntimeError(
+            f"webhook alert through connection {connection_id!r} failed ({type(exc).__name__})"
+        ) from None
+    finally:
+        manager.clear()
