@@ -25,21 +25,20 @@ def _rbo(value: float | None) -> str:
 def headline(outcome: ReplayOutcome) -> str:
     c = outcome.comparison
     o = c.overall
-    against = outcome.against or "nothing (first replay)"
     version = f", index {outcome.index_version}" if outcome.index_version else ""
+    what = f"sample {outcome.sample_name} ({len(outcome.rankings)} queries{version})"
+    if c.state == "first" or outcome.against is None:
+        return f"{STATE_WORDS[c.state]}: {what}, retriever {outcome.retriever}"
     was = ""
     if outcome.compared is not None and outcome.compared.index_version and outcome.index_version:
         was = f" (index {outcome.index_version} vs {outcome.compared.index_version})"
-    line = (
-        f"{STATE_WORDS[c.state]}: sample {outcome.sample_name} ({len(outcome.rankings)} queries"
-        f"{version}), retriever {outcome.retriever} against {against}{was}"
-    )
-    if c.state == "first" or o.queries == 0:
+    line = f"{STATE_WORDS[c.state]}: {what}, retriever {outcome.retriever} against {outcome.against}{was}"
+    if o.queries == 0:
         return line
     return (
-        f"{line}\nmean RBO@{c.k} (p={c.p:g}) {_rbo(o.mean_rbo)}, weighted {_rbo(o.weighted_mean_rbo)}; "
-        f"top-1 changed {pct(o.top1_changed_share)} ({o.top1_changed}/{o.queries}), "
-        f"weighted {pct(o.weighted_top1_changed)}"
+        f"{line}\nmean RBO@{c.k} (p={c.p:g}) {_rbo(o.mean_rbo)}, weighted "
+        f"{_rbo(o.weighted_mean_rbo)}; top-1 changed {pct(o.top1_changed_share)} "
+        f"({o.top1_changed}/{o.queries}), weighted {pct(o.weighted_top1_changed)}"
     )
 
 
