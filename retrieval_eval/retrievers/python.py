@@ -104,10 +104,16 @@ def _bind(
         signature = inspect.signature(function)
     except (TypeError, ValueError):  # a builtin without a signature: let the call decide
         return
+    params = signature.parameters
+    takes_any = any(p.kind is p.VAR_KEYWORD for p in params.values())
+    unexpected = [] if takes_any else [name for name in opts.options if name not in params]
+    problems = [f"unexpected argument {name!r}" for name in unexpected]
     try:
-        signature.bind(**opts.options)
+        signature.bind(**{k: v for k, v in opts.options.items() if k not in unexpected})
     except TypeError as exc:
+        problems.append(str(exc))
+    if problems:
         raise ConfigError(
-            f"{context.source}: retrievers.{identifier}.options: {exc} "
+            f"{context.source}: retrievers.{identifier}.options: {'; '.join(problems)} "
             f"(the {role} {target}{signature} takes them as keyword arguments)"
-        ) from None
+        )

@@ -13,6 +13,7 @@
 from __future__ import annotations
 
 import importlib
+import os
 import sys
 from collections.abc import Callable, Mapping, Sequence
 from importlib.metadata import entry_points
@@ -109,15 +110,18 @@ def _import_help(paths: Sequence[Path], config_dir: Path | None) -> str:
 
 
 def _airflow_dags_folder() -> str | None:
-    """The DAGs folder when running inside Airflow (it is on ``sys.path`` there), else None."""
-    if "airflow.configuration" not in sys.modules:
-        return None
-    try:
-        from airflow.configuration import conf
+    """The DAGs folder when running inside Airflow (it is on ``sys.path`` there), else None.
 
-        return str(conf.get("core", "dags_folder"))
-    except Exception:  # an Airflow whose config cannot be read: nothing to add
+    Read from the Airflow config already loaded, never by importing Airflow here.
+    """
+    if "airflow" not in sys.modules:
         return None
+    conf = getattr(sys.modules.get("airflow.configuration"), "conf", None)
+    try:
+        folder = conf.get("core", "dags_folder") if conf is not None else None
+    except Exception:  # an Airflow whose config cannot be read: the variable, if any
+        folder = None
+    return str(folder) if folder else os.environ.get("AIRFLOW__CORE__DAGS_FOLDER")
 
 
 def _adapter_type(type_name: str, identifier: str, context: BuildContext) -> Any:

@@ -107,3 +107,14 @@ def test_a_module_not_found_names_the_folders_searched_and_the_three_fixes(team:
 def test_a_plain_import_path_names_the_fixes_too(team: Path) -> None:
     with pytest.raises(UnknownNameError, match=r"fixes: .*paths:"):
         RetrieverRegistry(base_dir=team).build("team_pyadapter_missing:make")
+
+
+def test_inside_airflow_the_dags_folder_is_named_among_the_folders_searched(
+    team: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setitem(sys.modules, "airflow", type(sys)("airflow"))
+    monkeypatch.delitem(sys.modules, "airflow.configuration", raising=False)
+    monkeypatch.setenv("AIRFLOW__CORE__DAGS_FOLDER", "/opt/airflow/dags")
+    reg = registry(team, factory="team_pyadapter_missing:make")
+    with pytest.raises(UnknownNameError, match="/opt/airflow/dags \\(the Airflow DAGs folder\\)"):
+        reg.build("team")
