@@ -12,6 +12,7 @@ own step needs (the branch decision needs no pandas).
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from datetime import datetime
 from typing import Any
 
@@ -33,19 +34,28 @@ class LintFailed(InvalidInputError):
 
 
 def plan_batches(
-    config_path: str | None, set_name: str, max_batches: int, *, retriever_name: str | None = None
+    config_path: str | None,
+    set_name: str,
+    max_batches: int,
+    *,
+    retriever_name: str | None = None,
+    check_store: Callable[[], object] | None = None,
 ) -> list[dict[str, Any]]:
     """Validate the set and split it into at most ``max_batches`` contiguous index ranges.
 
     Each batch carries the set's labels fingerprint, which the mapped task checks. With
-    ``retriever_name``, the retriever's ``prepare`` hook runs first (the lexical index is built
-    into the adapter cache once here, not once per batch).
+    ``retriever_name``, every option is checked as the CLI's ``run`` checks it (the settings,
+    the thresholds, the store through ``check_store``, the retriever's name and options), then the
+    retriever's ``prepare`` hook runs (the lexical index is built into the adapter cache once
+    here, not once per batch).
     """
-    from retrieval_eval.judging.pipeline import resolve_set
+    from retrieval_eval.judging.pipeline import resolve_run, resolve_set
 
     config = load_config(config_path)
-    golden = resolve_set(config, set_name)
-    if retriever_name is not None:
+    if retriever_name is None:
+        golden = resolve_set(config, set_name)
+    else:
+        golden = resolve_run(config, set_name, retriever_name, check_store=check_store).golden_set
         config.retriever_registry.prepare(retriever_name)
     count = len(golden.questions)
     batches = max(1, min(max_batches, count, MAX_MAP_LENGTH))

@@ -46,13 +46,18 @@ def store_url(job: dict[str, Any]) -> str:
 
 @task
 def load_golden_set(job: dict[str, Any]) -> list[dict[str, Any]]:
-    """Validate the set (a bad set fails here, every problem listed), fill the retriever's
-    cache once, and split the questions into batches."""
+    """Validate the set (a bad set fails here, every problem listed) and every other option
+    (the store URL included) before any retriever code is imported, fill the retriever's cache
+    once, and split the questions into batches."""
     from retrieval_eval.airflow import steps
 
     with bad_input_fails_at_once():
         return steps.plan_batches(
-            job["config_path"], job["set"], job["max_batches"], retriever_name=job["retriever"]
+            job["config_path"],
+            job["set"],
+            job["max_batches"],
+            retriever_name=job["retriever"],
+            check_store=lambda: store_url(job),
         )
 
 

@@ -2,10 +2,15 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import click
 
 from retrieval_eval.cli import cli
 from retrieval_eval.cli.options import config_option
+
+if TYPE_CHECKING:
+    from retrieval_eval.config.models import Config
 
 
 @cli.group("retrievers")
@@ -31,3 +36,58 @@ def list_retrievers(config_path: str | None) -> None:
     click.echo("Adapter types:")
     for name, target in sorted(adapter_types().items()):
         click.echo(f"  {name}\t{target}")
+
+
+@retrievers.command("check")
+@click.argument("name", metavar="NAME")
+@click.option("--question", default=None, help="The question to ask (default: see below).")
+@config_option
+def check_retriever(name: str, question: str | None, config_path: str | None) -> None:
+    """Build retriever NAME as the DAG would and answer one question.
+
+    The question defaults to the first question of the set of the first configured evaluation
+    using NAME, else "test". Prints the ids returned, the latency and the adapter type; a
+    retriever that cannot be built exits 2 with the reason.
+    """
+    import time
+
+    from retrieval_eval.config.models import load_config
+    from retrieval_eval.errors import RetrieverError
+    from retrieval_eval.judging.pipeline import opened_retriever
+
+    config = load_config(config_path)
+    registry = config.retriever_registry
+    registry.check(name)
+    text = question if question is not None else _default_question(config, name)
+    settings = config.run
+    limit = max(settings.cutoffs) * settings.overfetch_multiplier
+    registry.prepare(name)
+    with opened_retriever(config, name) as retriever:
+        started = time.perf_counter()
+        try:
+            ids = list(retriever.retrieve(text, limit))
+        except Exception as exc:  # the retriever's own failure, said as the run would
+            raise RetrieverError(
+                f"retriever {name!r} was built but failed to answer: {type(exc).__name__}: {exc}"
+            ) from exc
+        latency_ms = (time.perf_counter() - started) * 1000
+    click.echo(f"Retriever: {name} ({_adapter_kind(config, name)})")
+    click.echo(f"Question: {text}")
+    click.echo(f"Ids ({len(ids)} of at most {limit}): {', '.join(map(str, ids)) or '(none)'}")
+    click.echo(f"Latency: {latency_ms:.1f} ms")
+
+
+def _default_question(config: Config, name: str) -> str:
+    for evaluation in config.evaluations:
+        if evaluation.retriever == name:
+            questions = config.golden_sets.get(evaluation.set).questions
+            if questions:
+                return questions[0].question
+    return "test"
+
+
+def _adapter_kind(config: Config, name: str) -> str:
+    spec = config.retrievers.get(name)
+    if spec is not None:
+        return f"adapter type {spec.get('type')!r}"
+    return "import path" if ":" in name else "entry point"

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 import click
 
 from retrieval_eval.cli import cli
-from retrieval_eval.cli.db_cmd import absent_store_file, db_option
+from retrieval_eval.cli.db_cmd import absent_store_file, db_option, plain_sqlite_file
 from retrieval_eval.cli.options import (
     RUN_ID,
     check_summary,
@@ -162,10 +162,16 @@ def run(
     from retrieval_eval.judging.regression import RegressionDetected
     from retrieval_eval.reports.report import render
 
+    if output:
+        from retrieval_eval.cli.output_file import check_writable
+
+        check_writable(output, "--output")  # before the run: a typo costs no evaluation
     # every input is checked before anything heavy is imported or built: the config, the set
-    # (pydantic and YAML only), the settings, the retriever's name; then the store URL, so a bad
-    # one fails before a retriever builds an index, not after the run
+    # (pydantic and YAML only), the settings, the store URL, then the retriever's name, so a bad
+    # option fails before a retriever's module is imported or it builds an index
     config = load_config(config_path)
+    # --no-save with no store file has nothing to compare with: SQLAlchemy is never loaded
+    storeless = no_save and baseline_run_id is None and absent_store_file(db, config) is not None
     plan = resolve_run(
         config,
         set_name,
@@ -178,13 +184,8 @@ def run(
             "max_concurrency": max_concurrency,
         },
         thresholds={"max_top1_drop": max_top1_drop, "max_top3_drop": max_top3_drop},
+        check_store=None if storeless else lambda: _check_store(db, config),
     )
-    if output:
-        from retrieval_eval.cli.output_file import check_writable
-
-        check_writable(output, "--output")  # before the run: a typo costs no evaluation
-    # --no-save with no store file has nothing to compare with: SQLAlchemy is never loaded
-    storeless = no_save and baseline_run_id is None and absent_store_file(db, config) is not None
     store_url = None if storeless else _store_url(db, config)
     done = run_pipeline(
         plan,
@@ -256,6 +257,16 @@ def _append_step_summary(path: str, markdown: str) -> None:
             summary_file.write(markdown + "\n")
     except OSError as exc:
         click.echo(f"warning: could not append to $GITHUB_STEP_SUMMARY ({path}): {exc}", err=True)
+
+
+def _check_store(db: str | None, config: Config) -> None:
+    """Refuse a bad store URL before the retriever is imported; a plain ``sqlite:///path`` is
+    valid as written, so checking it loads no SQLAlchemy (see :func:`plain_sqlite_file`)."""
+    from retrieval_eval.safety.surrogates import lone_surrogate
+
+    path = plain_sqlite_file(db, config)
+    if path is None or lone_surrogate(str(path)) is not None:
+        _store_url(db, config)
 
 
 def _store_url(db: str | None, config: Config) -> str:

@@ -11,7 +11,7 @@ the retriever registry it builds.
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -126,12 +126,17 @@ def resolve_run(
     identifier: str | None = None,
     run: Mapping[str, Any] | None = None,
     thresholds: Mapping[str, Any] | None = None,
+    check_store: Callable[[], object] | None = None,
 ) -> Plan:
-    """The set, its settings (``run`` overrides), its thresholds (``thresholds`` overrides) and
-    the retriever's name, each checked in that order; the retriever is not built."""
+    """The set, its settings (``run`` overrides), its thresholds (``thresholds`` overrides),
+    the store (``check_store`` raises for a bad URL) and the retriever's name, each checked
+    in that order: every option fails before any retriever code is imported (a
+    ``module:attribute`` name is imported by the check). The retriever is not built."""
     golden_set = resolve_set(config, set_name, identifier)
     settings = resolve_settings(config, golden_set.identifier, retriever_name, **(run or {}))
     limits = resolve_thresholds(config, golden_set.identifier, retriever_name, **(thresholds or {}))
+    if check_store is not None:
+        check_store()
     config.retriever_registry.check(retriever_name)
     return Plan(config, golden_set, retriever_name, settings, limits)
 

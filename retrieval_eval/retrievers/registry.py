@@ -13,8 +13,9 @@
 from __future__ import annotations
 
 import importlib
+import os
 import sys
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from importlib.metadata import entry_points
 from pathlib import Path
 from typing import Any
@@ -42,6 +43,7 @@ BUILTIN_ADAPTERS: dict[str, str] = {
     "chunked": "retrieval_eval.retrievers.chunked:ChunkedRetriever",
     "langchain": "retrieval_eval.retrievers.langchain:LangchainRetriever",
     "dense": "retrieval_eval.retrievers.dense:DenseRetriever",
+    "python": "retrieval_eval.retrievers.python:PythonRetriever",
 }
 
 
@@ -53,19 +55,28 @@ def adapter_types() -> dict[str, str]:
     return types
 
 
-def import_object(path: str) -> Any:
-    """Import ``module:attribute`` (attribute may be dotted) with the cwd on ``sys.path``."""
+def import_object(
+    path: str, *, paths: Sequence[Path] = (), config_dir: Path | None = None, fixes: bool = False
+) -> Any:
+    """Import ``module:attribute`` (attribute may be dotted) with the cwd on ``sys.path``.
+
+    ``paths`` (a ``python`` retriever's ``paths:``) go on ``sys.path`` first. With ``fixes``
+    (user retriever code), a module that cannot be found is reported with the folders searched
+    and the three ways to ship retriever code to the workers.
+    """
     module_name, sep, attribute = path.partition(":")
     if not sep or not module_name or not attribute:
         raise UnknownNameError(f"{path!r} is not an import path; use 'module:attribute'")
-    cwd = str(Path.cwd())
-    if cwd not in sys.path:
-        sys.path.insert(0, cwd)
+    for folder in [Path.cwd(), *reversed(paths)]:
+        if str(folder) not in sys.path:
+            sys.path.insert(0, str(folder))
     try:
         obj: Any = importlib.import_module(module_name)
     except ImportError as exc:
+        missing = exc.name is not None and (module_name + ".").startswith(exc.name + ".")
+        help_text = _import_help(paths, config_dir) if fixes and missing else ""
         raise UnknownNameError(
-            f"cannot import module {module_name!r} for {path!r}: {exc}"
+            f"cannot import module {module_name!r} for {path!r}: {exc}{help_text}"
         ) from None
     for part in attribute.split("."):
         try:
@@ -75,6 +86,42 @@ def import_object(path: str) -> Any:
                 f"module {module_name!r} has no attribute {attribute!r} (from {path!r})"
             ) from None
     return obj
+
+
+def _import_help(paths: Sequence[Path], config_dir: Path | None) -> str:
+    """Where a retriever module was looked for, and how retriever code reaches the workers."""
+    searched = [f"{Path.cwd()} (the working directory)"]
+    searched += [f"{folder} (paths:)" for folder in paths]
+    dags = _airflow_dags_folder()
+    if dags is not None:
+        searched.append(f"{dags} (the Airflow DAGs folder)")
+    searched.append("the installed packages")
+    config_note = ""
+    if config_dir is not None and config_dir not in (Path.cwd(), *paths):
+        config_note = f" (the config's folder {config_dir} is searched only when listed there)"
+    return (
+        f"\n  searched: {'; '.join(searched)}"
+        "\n  fixes: (1) install it as a package into the workers' environment (the image's "
+        "`pip install`); (2) keep it beside the config: a retriever of `type: python` with "
+        f"`factory: module:function` and `paths:` naming its folder{config_note}; (3) have an "
+        f"installed package provide it under the {RETRIEVER_ENTRY_POINT_GROUP!r} entry-point "
+        "group"
+    )
+
+
+def _airflow_dags_folder() -> str | None:
+    """The DAGs folder when running inside Airflow (it is on ``sys.path`` there), else None.
+
+    Read from the Airflow config already loaded, never by importing Airflow here.
+    """
+    if "airflow" not in sys.modules:
+        return None
+    conf = getattr(sys.modules.get("airflow.configuration"), "conf", None)
+    try:
+        folder = conf.get("core", "dags_folder") if conf is not None else None
+    except Exception:  # an Airflow whose config cannot be read: the variable, if any
+        folder = None
+    return str(folder) if folder else os.environ.get("AIRFLOW__CORE__DAGS_FOLDER")
 
 
 def _adapter_type(type_name: str, identifier: str, context: BuildContext) -> Any:
@@ -166,10 +213,20 @@ class RetrieverRegistry:
         """Fail on a name nothing provides, without building anything.
 
         A ``module:attribute`` path is imported (a missing module or attribute fails here); any
-        other name must be configured or provided by an installed package.
+        other name must be configured or provided by an installed package. A configured
+        retriever's type must exist, and a ``python`` one's options are validated (nothing of
+        the team's code is imported).
         """
-        if ":" in name:
-            import_object(name)
+        if name in self.specs:
+            type_name, options = self._split(name, self.specs[name])
+            if type_name not in adapter_types():
+                _adapter_type(type_name, name, self.context)  # raises, naming the types
+            if type_name == "python":
+                from retrieval_eval.retrievers.python import check_options
+
+                check_options(name, options, self.context)
+        elif ":" in name:
+            self._import(name)
         elif name not in self.names():
             self._build(name)  # raises UnknownNameError naming what is available
 
@@ -184,7 +241,7 @@ class RetrieverRegistry:
             # an import path, as :meth:`check` reads it (entry-point names are plain:
             # the packaging spec recommends letters, digits, "_", "." and "-"), so no entry
             # point is looked up for it
-            return self._wrap(name, lambda: import_object(name))
+            return self._wrap(name, lambda: self._import(name))
         eps = self._entry_points()
         if name in eps:
             return self._wrap(name, lambda: eps[name].load())
@@ -221,6 +278,9 @@ class RetrieverRegistry:
                 f"available types: {', '.join(sorted(adapter_types()))}"
             )
         return type_name, options
+
+    def _import(self, name: str) -> Any:
+        return import_object(name, config_dir=self.context.base_dir, fixes=True)
 
     def _wrap(self, name: str, load: Any) -> EvaluatableRetriever:
         try:
