@@ -154,8 +154,18 @@ class AlertSpec(BaseModel):
     connection_id: str | None = None
 
 
+DeadLabelsBaseline = Literal["refuse", "allow"]
+
+
 class EvaluationSpec(BaseModel):
-    """One (set, retriever) pair: one DAG in Airflow, one ``run`` on the CLI."""
+    """One (set, retriever) pair: one DAG in Airflow, one ``run`` on the CLI.
+
+    Gates for scheduled and asset runs: ``fail_on_regression`` and ``fail_on_dead_labels`` end
+    the DAG run failed after its alert (the manual-run Param ``fail_on_regression`` does too).
+    ``dead_labels_baseline`` (None: the config's): ``refuse`` stores and alerts a run whose
+    index lost labelled documents but never makes it the baseline; ``allow`` lets it be one.
+    Batches: ``ceil(questions / min_batch_questions)``, between 1 and ``max_batches``.
+    """
 
     model_config = ConfigDict(extra="forbid")
 
@@ -169,6 +179,10 @@ class EvaluationSpec(BaseModel):
     thresholds: Thresholds | None = None
     run: RunOptions | None = None
     max_batches: int = Field(default=8, ge=1, le=1024)
+    min_batch_questions: int = Field(default=25, ge=1)
+    fail_on_regression: bool = False
+    fail_on_dead_labels: bool = False
+    dead_labels_baseline: DeadLabelsBaseline | None = None
 
 
 class AirflowOptions(BaseModel):
@@ -199,6 +213,8 @@ class Config(BaseModel):
     run: RunOptions = Field(default_factory=RunOptions)
     thresholds: Thresholds = Field(default_factory=Thresholds)
     lint: LintOptions = Field(default_factory=LintOptions)
+    # may a run whose index lost labelled documents become the baseline (per evaluation too)
+    dead_labels_baseline: DeadLabelsBaseline = "refuse"
     evaluations: list[EvaluationSpec] = Field(default_factory=list)
 
     # where the config came from; relative paths resolve against base_dir
@@ -252,6 +268,12 @@ class Config(BaseModel):
             if spec.set == set_identifier and spec.retriever == retriever:
                 return spec
         return None
+
+    def dead_labels_baseline_for(self, set_identifier: str, retriever: str) -> DeadLabelsBaseline:
+        """The evaluation's ``dead_labels_baseline``, else the config's."""
+        spec = self.evaluation(set_identifier, retriever)
+        own = spec.dead_labels_baseline if spec is not None else None
+        return own or self.dead_labels_baseline
 
     def section_for(self, set_identifier: str, retriever: str, name: str) -> Any:
         """The evaluation's own ``run`` or ``thresholds`` section, else the config's."""

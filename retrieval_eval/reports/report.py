@@ -486,7 +486,8 @@ def judged_rates(verdict: Verdict | None, key: str) -> str | None:
 
 def labels_line(result: RunResult, verdict: Verdict | None) -> str | None:
     """``labels need attention: 5 ids no longer in the index, 10 questions left out of the
-    comparison`` when the run has dead labels, else None. The stale questions are the verdict's
+    comparison`` when the run has dead labels, else None (saying so when the run was refused as a
+    baseline for them). The stale questions are the verdict's
     when it compared (stale in this run or the baseline), else this run's own."""
     labels = result.dead_labels
     dead = list(verdict.dead_ids) if verdict is not None and verdict.dead_ids else []
@@ -498,9 +499,11 @@ def labels_line(result: RunResult, verdict: Verdict | None) -> str | None:
     else:
         stale = labels.stale_questions if labels is not None else verdict.stale_questions  # type: ignore[union-attr]
         how = "with every target gone (not compared)"
+    refused = verdict is not None and verdict.baseline_refused
     return (
         f"labels need attention: {len(dead)} id{'s' if len(dead) != 1 else ''} no longer in "
         f"the index, {len(stale)} question{'s' if len(stale) != 1 else ''} {how}"
+        + ("; not accepted as the baseline (dead_labels_baseline: refuse)" if refused else "")
     )
 
 
