@@ -8,7 +8,7 @@ a spool file, and :attr:`Recorded.spool_path` tells the caller (the CLI exits 3 
 Baseline choice: a pinned ``baseline_run_id`` wins; otherwise the newest run that is valid, has the
 same labels, was not a regression nor refused as a baseline (unless accepted) and started before
 this run finished. With ``dead_labels_baseline="refuse"`` (the config's default), a run whose
-index lost labelled documents (dead ids) is stored, judged and alerted as usual, but refused as a
+index lost labelled documents (questions with no target left) is stored, judged and alerted as usual, but refused as a
 baseline (:attr:`Verdict.baseline_refused`): the previous baseline stays; chosen,
 judged and saved in one transaction serialised per (set, retriever): see
 :meth:`Store.judged_save`. With no baseline but earlier runs under other labels, the verdict is
@@ -75,12 +75,13 @@ def judge_and_save(
 
 def refused_as_baseline(verdict: Verdict, result: RunResult, policy: str) -> Verdict:
     """``verdict`` marked :attr:`~Verdict.baseline_refused` (and saying so) when ``policy`` is
-    ``refuse`` and a valid run that did not regress has dead labels: it would otherwise become
-    the next run's baseline."""
+    ``refuse`` and a valid run that did not regress has stale questions (every target gone from
+    the index): it would otherwise become the next run's baseline. A question that lost only
+    some targets is still judged, and does not refuse the run."""
     labels = result.dead_labels
     if policy != "refuse" or not result.valid or verdict.is_regression:
         return verdict
-    if labels is None or not labels.dead_ids:
+    if labels is None or not labels.stale_questions:
         return verdict
     summary = f"{verdict.summary} {BASELINE_REFUSED}".strip()
     return verdict.model_copy(update={"baseline_refused": True, "summary": summary})

@@ -486,8 +486,7 @@ def judged_rates(verdict: Verdict | None, key: str) -> str | None:
 
 def labels_line(result: RunResult, verdict: Verdict | None) -> str | None:
     """``labels need attention: 5 ids no longer in the index, 10 questions left out of the
-    comparison`` when the run has dead labels, else None (saying so when the run was refused as a
-    baseline for them). The stale questions are the verdict's
+    comparison`` when the run has dead labels, else None. The stale questions are the verdict's
     when it compared (stale in this run or the baseline), else this run's own."""
     labels = result.dead_labels
     dead = list(verdict.dead_ids) if verdict is not None and verdict.dead_ids else []
@@ -499,12 +498,23 @@ def labels_line(result: RunResult, verdict: Verdict | None) -> str | None:
     else:
         stale = labels.stale_questions if labels is not None else verdict.stale_questions  # type: ignore[union-attr]
         how = "with every target gone (not compared)"
-    refused = verdict is not None and verdict.baseline_refused
     return (
         f"labels need attention: {len(dead)} id{'s' if len(dead) != 1 else ''} no longer in "
         f"the index, {len(stale)} question{'s' if len(stale) != 1 else ''} {how}"
-        + ("; not accepted as the baseline (dead_labels_baseline: refuse)" if refused else "")
     )
+
+
+REFUSED = "not accepted as the baseline: its index lost labelled documents"
+
+
+def refused_line(verdict: Verdict | None, *, always: bool = False) -> str | None:
+    """What a run refused as a baseline (``dead_labels_baseline: refuse``) says in a headline;
+    None otherwise, and for a run not compared unless ``always`` (its summary says it)."""
+    if verdict is None or not verdict.baseline_refused:
+        return None
+    if not always and verdict.state not in _COMPARED:
+        return None
+    return f"{REFUSED}; the previous baseline stays until `retrieval-eval baseline accept`"
 
 
 def where_line(result: RunResult, verdict: Verdict | None, run_id: object) -> str:
@@ -556,7 +566,9 @@ def headline_markdown(
 
 def _labels_markdown(result: RunResult, verdict: Verdict | None) -> list[str]:
     line = labels_line(result, verdict)
-    return [] if line is None else [f"⚠️ **{md_text(line)}**", ""]
+    refused = refused_line(verdict)
+    shown = [] if line is None else [f"⚠️ **{md_text(line)}**", ""]
+    return shown + ([] if refused is None else [f"⚠️ {md_text(refused)}", ""])
 
 
 def headline_text(result: RunResult, verdict: Verdict | None = None, run_id: object = None) -> str:
@@ -566,6 +578,9 @@ def headline_text(result: RunResult, verdict: Verdict | None = None, run_id: obj
     labels = labels_line(result, verdict)
     if labels is not None:
         lines.append(labels[0].upper() + labels[1:])
+    refused = refused_line(verdict)
+    if refused is not None:
+        lines.append(refused[0].upper() + refused[1:])
     for (label, rate, interval, _, delta_ci), key in zip(
         headline_rows(result, verdict), ("top1", "top3"), strict=True
     ):
@@ -592,6 +607,8 @@ def headline_line(result: RunResult, verdict: Verdict | None = None, run_id: obj
     errors = f"errors {result.error_count}/{result.question_count}"
     labels = labels_line(result, verdict)
     errors += "" if labels is None else f"; {labels}"
+    refused = refused_line(verdict, always=True)
+    errors += "" if refused is None else f"; {REFUSED}"
     return f"{state}  {where_line(result, verdict, run_id)}: {', '.join(rates)}; {errors}"
 
 
@@ -629,6 +646,7 @@ def headline_document(
         "top3_baseline": None,
         "top3_current": None,
         "labels": labels_line(result, verdict),
+        "baseline_refused": verdict is not None and verdict.baseline_refused,
         "dead_ids": _dead_ids(result, verdict),
         "stale_questions": None if verdict is None else list(verdict.stale_questions),
     }

@@ -11,11 +11,14 @@ from retrieval_eval.judging.recording import Recorded, record_run
 from retrieval_eval.store import Store
 from store.builders import hits, make_run
 
-DEAD = DeadLabels(checked=True, source="corpus", dead_ids=["gone.md"], stale_questions=[])
+DEAD = DeadLabels(checked=True, source="corpus", dead_ids=["gone.md"], stale_questions=["q0"])
+PARTLY = DeadLabels(
+    checked=True, source="corpus", dead_ids=["gone.md"], partly_dead={"q0": ["gone.md"]}
+)
 
 
-def _dead(result: RunResult) -> RunResult:
-    return result.model_copy(update={"dead_labels": DEAD})
+def _dead(result: RunResult, labels: DeadLabels = DEAD) -> RunResult:
+    return result.model_copy(update={"dead_labels": labels})
 
 
 def _record(store_url: str, result: RunResult, **kwargs: str) -> Recorded:
@@ -60,3 +63,20 @@ def test_allow_lets_a_run_with_dead_labels_be_the_baseline(store_url: str) -> No
     assert first.verdict.state == "baseline" and not first.verdict.baseline_refused
     after = _record(store_url, make_run(hits(8, 10), day=1))
     assert after.verdict.baseline_run_id == first.run_id
+
+
+def test_a_question_that_kept_a_target_does_not_refuse_the_run(store_url: str) -> None:
+    first = _record(store_url, _dead(make_run(hits(8, 10), day=0), PARTLY))
+    assert first.verdict.state == "baseline" and not first.verdict.baseline_refused
+
+
+def test_the_headline_says_the_run_was_not_accepted_as_the_baseline(store_url: str) -> None:
+    from retrieval_eval.reports.report import headline_document, headline_line, headline_text
+
+    result = _dead(make_run(hits(8, 10), day=0))
+    first = _record(store_url, result)
+    assert "Not accepted as the baseline" in headline_text(result, first.verdict, first.run_id)
+    assert "not accepted as the baseline" in headline_line(result, first.verdict, first.run_id)
+    later = _record(store_url, _dead(make_run(hits(8, 10), day=1)), dead_labels_baseline="allow")
+    assert "not accepted" not in headline_text(result, later.verdict)
+    assert headline_document(result, first.verdict)["baseline_refused"] is True
