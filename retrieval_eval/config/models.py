@@ -19,6 +19,7 @@ values, nested at most 50 levels (:mod:`retrieval_eval.safety.limits`).
     run: {timeout_s: 30, max_error_rate: 0.0}
     thresholds: {max_top1_drop: 0.10, max_top3_drop: 0.10, min_slice_questions: 5}
     lint: warn                             # or {mode: fail, match_min_overlap: 0.2, ...}
+    dead_labels_baseline: refuse           # or allow: may a run with stale labels be a baseline
     evaluations:
       - {set: handbook.demo, retriever: handbook_bm25, schedule: "0 3 * * *"}
 """
