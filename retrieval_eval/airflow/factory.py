@@ -1,8 +1,10 @@
 """The DAG factory: one DAG per configured (golden set, retriever) pair.
 
 load_golden_set → [lint] → retrieve (mapped over batches) → score → persist → check_regression →
-one of alert_regression / alert_invalid_run / no_regression, plus alert_labels when the verdict
-names dead labels (expected ids no longer in the index: their own alert, never a regression).
+one of alert_regression / alert_invalid_run / no_regression / baseline (a first run), plus
+alert_labels when the verdict names dead labels (expected ids no longer in the index: their own
+alert, never a regression). The evaluation's ``fail_on_regression`` and ``fail_on_dead_labels``
+end the DAG run failed after the alert.
 
 ``lint`` is there unless the config says ``lint: off``: it runs after ``load_golden_set`` (so
 the adapter cache is built) and before retrieval; its findings reach ``score`` (the run's
@@ -103,6 +105,9 @@ def job_for(
         "set": evaluation.set,
         "retriever": evaluation.retriever,
         "max_batches": evaluation.max_batches,
+        "min_batch_questions": evaluation.min_batch_questions,
+        "fail_on_regression": evaluation.fail_on_regression,
+        "fail_on_dead_labels": evaluation.fail_on_dead_labels,
         "alerts": [a.model_dump(exclude_none=True) for a in evaluation.alerts],
         "store_connection_id": options.store_connection_id,
         "ui_base_url": options.ui_base_url,
@@ -162,11 +167,12 @@ def build_evaluation_dag(
             planned >> lint >> batches
         result: Any = tasks.score(job=job, batch_results=batches, lint_outcome=lint)
         recorded: Any = tasks.persist(job=job, result=result)
-        tasks.check_regression(recorded=recorded) >> [
+        tasks.check_regression(recorded=recorded, ui_base_url=options.ui_base_url) >> [
             tasks.alert_regression(job=job, result=result, recorded=recorded),
             tasks.alert_invalid_run(job=job, result=result, recorded=recorded),
             tasks.alert_labels(job=job, result=result, recorded=recorded),
             tasks.no_regression(recorded=recorded),
+            tasks.baseline(recorded=recorded),
         ]
     return dag
 

@@ -25,12 +25,22 @@ MAX_MAP_LENGTH = 1024
 BRANCH_REGRESSION = "alert_regression"
 BRANCH_INVALID = "alert_invalid_run"
 BRANCH_OK = "no_regression"
+BRANCH_BASELINE = "baseline"
 BRANCH_LABELS = "alert_labels"
 LINT_FINDINGS_KEPT = 50  # findings stored with the run; the counts cover all of them
 
 
 class LintFailed(InvalidInputError):
     """``lint: fail`` and the lint task found errors: the DAG run fails at once."""
+
+
+def batch_count(questions: int, max_batches: int, min_batch_questions: int = 1) -> int:
+    """How many batches a set of ``questions`` gets: one per ``min_batch_questions`` (rounded
+    up), at least 1, at most ``max_batches`` (a ceiling), the question count and Airflow's
+    :data:`MAX_MAP_LENGTH`. Each batch is a task paying its own start-up, so a small set gets
+    few batches."""
+    wanted = math.ceil(questions / min_batch_questions)
+    return max(1, min(wanted, max_batches, questions, MAX_MAP_LENGTH))
 
 
 def plan_batches(
@@ -40,8 +50,10 @@ def plan_batches(
     *,
     retriever_name: str | None = None,
     check_store: Callable[[], object] | None = None,
+    min_batch_questions: int = 1,
 ) -> list[dict[str, Any]]:
-    """Validate the set and split it into at most ``max_batches`` contiguous index ranges.
+    """Validate the set and split it into contiguous index ranges, as many as
+    :func:`batch_count` says.
 
     Each batch carries the set's labels fingerprint, which the mapped task checks. With
     ``retriever_name``, every option is checked as the CLI's ``run`` checks it (the settings,
@@ -58,8 +70,7 @@ def plan_batches(
         golden = resolve_run(config, set_name, retriever_name, check_store=check_store).golden_set
         config.retriever_registry.prepare(retriever_name)
     count = len(golden.questions)
-    batches = max(1, min(max_batches, count, MAX_MAP_LENGTH))
-    size = math.ceil(count / batches)
+    size = math.ceil(count / batch_count(count, max_batches, min_batch_questions))
     return [
         {"start": i, "stop": min(i + size, count), "fingerprint": golden.fingerprint}
         for i in range(0, count, size)
@@ -235,7 +246,13 @@ def persist_result(
         config, result.set_identifier, result.retriever, **(threshold_overrides or {})
     )
     recorded = record_verdict(
-        result, thresholds, store_url=store_url, baseline_run_id=baseline_run_id
+        result,
+        thresholds,
+        store_url=store_url,
+        baseline_run_id=baseline_run_id,
+        dead_labels_baseline=config.dead_labels_baseline_for(
+            result.set_identifier, result.retriever
+        ),
     )
     if not recorded.saved and recorded.spool_path is not None:
         raise StoreUnavailableError(
@@ -251,6 +268,8 @@ def choose_branch(recorded: dict[str, Any]) -> str:
         return BRANCH_INVALID
     if state == "regression":
         return BRANCH_REGRESSION
+    if state == "baseline":
+        return BRANCH_BASELINE
     return BRANCH_OK
 
 
@@ -261,3 +280,53 @@ def choose_branches(recorded: dict[str, Any]) -> list[str]:
     if recorded["verdict"].get("dead_ids"):
         branches.append(BRANCH_LABELS)
     return branches
+
+
+def _rate(result: dict[str, Any], key: str) -> str:
+    from retrieval_eval.reports.numbers import pct
+
+    hits, count = result.get(f"{key}_hits"), result.get("question_count")
+    counts = f" ({hits}/{count})" if hits is not None and count is not None else ""
+    return f"{pct(result.get(f'{key}_hit_rate'))}{counts}"
+
+
+def score_line(result: dict[str, Any]) -> str:
+    """The score task's log line: ``scored 46 questions: top-1 68.8% (32/46), top-3 ...``."""
+    return (
+        f"scored {result['question_count']} questions of {result['set_identifier']} × "
+        f"{result['retriever']}: top-1 {_rate(result, 'top1')}, top-3 {_rate(result, 'top3')}; "
+        f"{result.get('error_count', 0)} errors"
+    )
+
+
+def verdict_line(
+    recorded: dict[str, Any],
+    ui_base_url: str | None = None,
+    result: dict[str, Any] | None = None,
+) -> str:
+    """One line people read in the persist and check_regression logs: the rates (before →
+    after when compared), the verdict and the run's link, e.g. ``top-1 68.8% → 12.5% (−56.3
+    pts), top-3 ...; regression; run 12: http://.../runs/12``. ``result`` gives the rates of
+    a run with nothing to compare with."""
+    from retrieval_eval.reports.numbers import pct, pts
+
+    verdict = recorded.get("verdict") or {}
+    parts = []
+    for label, key in (("top-1", "top1"), ("top-3", "top3")):
+        before, now = verdict.get(f"{key}_baseline"), verdict.get(f"{key}_current")
+        delta = verdict.get(f"{key}_delta")
+        if before is not None and now is not None and delta is not None:
+            parts.append(f"{label} {pct(before)} → {pct(now)} ({pts(delta)})")
+        elif result is not None:
+            parts.append(f"{label} {_rate(result, key)}")
+    state = str(verdict.get("state", "no verdict")).replace("_", " ")
+    if verdict.get("baseline_refused"):
+        state += " (not accepted as the baseline: dead labels)"
+    dead = len(verdict.get("dead_ids") or [])
+    if dead:
+        state += f"; labels need attention: {dead} id{'s' if dead != 1 else ''} no longer found"
+    run_id = recorded.get("run_id")
+    where = "run not saved" if run_id is None else f"run {run_id}"
+    if run_id is not None and ui_base_url:
+        where += f": {ui_base_url.rstrip('/')}/runs/{run_id}"
+    return "; ".join([", ".join(parts), state, where] if parts else [state, where])

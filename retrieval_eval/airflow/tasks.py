@@ -58,6 +58,7 @@ def load_golden_set(job: dict[str, Any]) -> list[dict[str, Any]]:
             job["max_batches"],
             retriever_name=job["retriever"],
             check_store=lambda: store_url(job),
+            min_batch_questions=job["min_batch_questions"],
         )
 
 
@@ -106,7 +107,7 @@ def score(
 
     dag_run = get_current_context()["dag_run"]
     with bad_input_fails_at_once():
-        return steps.reduce_results(
+        result = steps.reduce_results(
             job["config_path"],
             job["set"],
             job["retriever"],
@@ -115,6 +116,8 @@ def score(
             started_at=getattr(dag_run, "start_date", None),
             lint=lint_outcome,
         )
+    print(steps.score_line(result))
+    return result
 
 
 @task
@@ -123,7 +126,7 @@ def persist(job: dict[str, Any], result: dict[str, Any]) -> dict[str, Any]:
 
     params = get_current_context()["params"]
     with bad_input_fails_at_once():
-        return steps.persist_result(
+        recorded = steps.persist_result(
             job["config_path"],
             result,
             store_url=store_url(job),
@@ -133,13 +136,19 @@ def persist(job: dict[str, Any], result: dict[str, Any]) -> dict[str, Any]:
                 "max_top3_drop": params.get("max_top3_drop"),
             },
         )
+    # Airflow 3's execution API lets a task set no note on its own DAG run: the log says where
+    # the run page is
+    print(steps.verdict_line(recorded, job.get("ui_base_url"), result))
+    return recorded
 
 
 @task.branch
-def check_regression(recorded: dict[str, Any]) -> list[str]:
+def check_regression(recorded: dict[str, Any], ui_base_url: str | None = None) -> list[str]:
     from retrieval_eval.airflow import steps
 
-    return steps.choose_branches(recorded)
+    branches = steps.choose_branches(recorded)
+    print(f"{steps.verdict_line(recorded, ui_base_url)} → {', '.join(branches)}")
+    return branches
 
 
 def _alert(job: dict[str, Any], kind: str, result: dict[str, Any], recorded: dict[str, Any]) -> str:
@@ -156,8 +165,10 @@ def _alert(job: dict[str, Any], kind: str, result: dict[str, Any], recorded: dic
 
 @task
 def alert_regression(job: dict[str, Any], result: dict[str, Any], recorded: dict[str, Any]) -> str:
+    """Sends the regression alert, then fails the DAG run when the evaluation's config or the
+    manual run's Param says ``fail_on_regression``: a scheduled run ends red, not green."""
     outcome = _alert(job, "regression", result, recorded)
-    if get_current_context()["params"].get("fail_on_regression"):
+    if job.get("fail_on_regression") or get_current_context()["params"].get("fail_on_regression"):
         raise AirflowFailException(f"retrieval regression ({outcome}); fail_on_regression is set")
     return outcome
 
@@ -174,10 +185,20 @@ def alert_invalid_run(job: dict[str, Any], result: dict[str, Any], recorded: dic
 @task
 def alert_labels(job: dict[str, Any], result: dict[str, Any], recorded: dict[str, Any]) -> str:
     """Labels need attention (expected ids no longer in the index): its own alert kind, sent
-    beside the verdict's branch, never as a regression."""
-    return _alert(job, "labels", result, recorded)
+    beside the verdict's branch, never as a regression. With the evaluation's
+    ``fail_on_dead_labels`` the DAG run then ends failed."""
+    outcome = _alert(job, "labels", result, recorded)
+    if job.get("fail_on_dead_labels"):
+        raise AirflowFailException(f"labels need attention ({outcome}); fail_on_dead_labels is set")
+    return outcome
 
 
 @task
 def no_regression(recorded: dict[str, Any]) -> str:
+    return str(recorded["verdict"].get("summary") or recorded["verdict"]["state"])
+
+
+@task
+def baseline(recorded: dict[str, Any]) -> str:
+    """Nothing to compare with yet: this run is the baseline (unless refused for dead labels)."""
     return str(recorded["verdict"].get("summary") or recorded["verdict"]["state"])

@@ -19,6 +19,7 @@ values, nested at most 50 levels (:mod:`retrieval_eval.safety.limits`).
     run: {timeout_s: 30, max_error_rate: 0.0}
     thresholds: {max_top1_drop: 0.10, max_top3_drop: 0.10, min_slice_questions: 5}
     lint: warn                             # or {mode: fail, match_min_overlap: 0.2, ...}
+    dead_labels_baseline: refuse           # or allow: may a run with stale labels be a baseline
     evaluations:
       - {set: handbook.demo, retriever: handbook_bm25, schedule: "0 3 * * *"}
     samples:                               # production queries to replay (no labels)
@@ -161,8 +162,18 @@ class AlertSpec(BaseModel):
     connection_id: str | None = None
 
 
+DeadLabelsBaseline = Literal["refuse", "allow"]
+
+
 class EvaluationSpec(BaseModel):
-    """One (set, retriever) pair: one DAG in Airflow, one ``run`` on the CLI."""
+    """One (set, retriever) pair: one DAG in Airflow, one ``run`` on the CLI.
+
+    Gates for scheduled and asset runs: ``fail_on_regression`` and ``fail_on_dead_labels`` end
+    the DAG run failed after its alert (the manual-run Param ``fail_on_regression`` does too).
+    ``dead_labels_baseline`` (None: the config's): ``refuse`` stores and alerts a run whose
+    index lost labelled documents but never makes it the baseline; ``allow`` lets it be one.
+    Batches: ``ceil(questions / min_batch_questions)``, between 1 and ``max_batches``.
+    """
 
     model_config = ConfigDict(extra="forbid")
 
@@ -176,6 +187,10 @@ class EvaluationSpec(BaseModel):
     thresholds: Thresholds | None = None
     run: RunOptions | None = None
     max_batches: int = Field(default=8, ge=1, le=1024)
+    min_batch_questions: int = Field(default=25, ge=1)
+    fail_on_regression: bool = False
+    fail_on_dead_labels: bool = False
+    dead_labels_baseline: DeadLabelsBaseline | None = None
 
 
 class ReplayOptions(BaseModel):
@@ -238,6 +253,8 @@ class Config(BaseModel):
     run: RunOptions = Field(default_factory=RunOptions)
     thresholds: Thresholds = Field(default_factory=Thresholds)
     lint: LintOptions = Field(default_factory=LintOptions)
+    # may a run whose index lost labelled documents become the baseline (per evaluation too)
+    dead_labels_baseline: DeadLabelsBaseline = "refuse"
     evaluations: list[EvaluationSpec] = Field(default_factory=list)
     samples: dict[str, SampleSpec] = Field(default_factory=dict)
     replay: ReplayOptions = Field(default_factory=ReplayOptions)
@@ -316,6 +333,12 @@ class Config(BaseModel):
             f"unknown query sample {quote(name)}{did_you_mean(name, known)}; "
             f"the config's 'samples:' names: {', '.join(known) or 'none'} ({where})"
         )
+
+    def dead_labels_baseline_for(self, set_identifier: str, retriever: str) -> DeadLabelsBaseline:
+        """The evaluation's ``dead_labels_baseline``, else the config's."""
+        spec = self.evaluation(set_identifier, retriever)
+        own = spec.dead_labels_baseline if spec is not None else None
+        return own or self.dead_labels_baseline
 
     def section_for(self, set_identifier: str, retriever: str, name: str) -> Any:
         """The evaluation's own ``run`` or ``thresholds`` section, else the config's."""

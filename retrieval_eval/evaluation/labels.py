@@ -67,9 +67,13 @@ class DeadLabels(BaseModel):
         )
 
 
+# what user text says of a retriever that does not name how it checks ids
+DEFAULT_SOURCE = "reported by the retriever"
+
+
 def label_source(retriever: Any) -> str:
-    """How the retriever checks ids (its ``existing_ids_source``, else ``"index"``)."""
-    return escaped(str(getattr(retriever, "existing_ids_source", "") or "index"))
+    """How the retriever checks ids (its ``existing_ids_source``, else :data:`DEFAULT_SOURCE`)."""
+    return escaped(str(getattr(retriever, "existing_ids_source", "") or DEFAULT_SOURCE))
 
 
 def can_check_labels(retriever: Any) -> bool:

@@ -156,6 +156,7 @@ def record_verdict(
     store_url: str | None,
     baseline_run_id: int | None = None,
     save: bool = True,
+    dead_labels_baseline: str = "refuse",
 ) -> Recorded:
     """Judge the run against its baseline and save it (:func:`~retrieval_eval.judging.recording.
     record_run`); with no store (``store_url`` None) it is judged as a first run, kept nowhere."""
@@ -172,6 +173,7 @@ def record_verdict(
         thresholds=thresholds,
         baseline_run_id=baseline_run_id,
         save=save,
+        dead_labels_baseline=dead_labels_baseline,
     )
 
 
@@ -218,7 +220,14 @@ def run_pipeline(
     """Evaluate, record and size one resolved run (see the module docstring)."""
     result = evaluate_run(plan, progress=progress)
     recorded = record_verdict(
-        result, plan.thresholds, store_url=store_url, baseline_run_id=baseline_run_id, save=save
+        result,
+        plan.thresholds,
+        store_url=store_url,
+        baseline_run_id=baseline_run_id,
+        save=save,
+        dead_labels_baseline=plan.config.dead_labels_baseline_for(
+            result.set_identifier, plan.retriever_name
+        ),
     )
     return PipelineRun(result, recorded, power_figures(result, plan.thresholds, plan.config))
 

@@ -7,7 +7,10 @@ a spool file, and :attr:`Recorded.spool_path` tells the caller (the CLI exits 3 
 into the store each was meant for (see :func:`replay_spooled`).
 
 Baseline choice: a pinned ``baseline_run_id`` wins; otherwise the newest run that is valid, has the
-same labels, was not a regression (unless accepted) and started before this run finished; chosen,
+same labels, was not a regression nor refused as a baseline (unless accepted) and started before
+this run finished. With ``dead_labels_baseline="refuse"`` (the config's default), a run whose
+index lost labelled documents (questions with no target left) is stored, judged and alerted as usual, but refused as a
+baseline (:attr:`Verdict.baseline_refused`): the previous baseline stays; chosen,
 judged and saved in one transaction serialised per (set, retriever): see
 :meth:`Store.judged_save`. With no baseline but earlier runs under other labels, the verdict is
 ``not_comparable``: the golden set changed.
@@ -29,6 +32,10 @@ if TYPE_CHECKING:  # the store (SQLAlchemy) is imported by the calls that open o
     from retrieval_eval.store import Store, StoredRun
     from retrieval_eval.store.spool import SpooledRun
 
+BASELINE_REFUSED = (
+    "Not accepted as the baseline: the index lost labelled documents (dead_labels_baseline: "
+    "refuse); the previous baseline stays until `retrieval-eval baseline accept RUN_ID`."
+)
 LABELS_CHANGED = (
     "The golden set's labels changed since the last stored run; this run starts a new baseline."
 )
@@ -50,6 +57,7 @@ def judge_and_save(
     *,
     baseline_run_id: int | None = None,
     save: bool = True,
+    dead_labels_baseline: str = "refuse",
 ) -> Recorded:
     """Judge ``result`` against its baseline in ``store`` and (unless ``save=False``) save it.
 
@@ -60,10 +68,25 @@ def judge_and_save(
     def judge(baseline: StoredRun | None, comparable: bool) -> Verdict:
         # an invalid run starts no baseline: the note would contradict its verdict
         note = None if comparable or not result.valid else LABELS_CHANGED
-        return detect_regression(result, baseline, thresholds, comparable=comparable, note=note)
+        verdict = detect_regression(result, baseline, thresholds, comparable=comparable, note=note)
+        return refused_as_baseline(verdict, result, dead_labels_baseline)
 
     run_id, verdict = store.judged_save(result, judge, baseline_run_id=baseline_run_id, save=save)
     return Recorded(run_id=run_id, saved=run_id is not None, verdict=verdict)
+
+
+def refused_as_baseline(verdict: Verdict, result: RunResult, policy: str) -> Verdict:
+    """``verdict`` marked :attr:`~Verdict.baseline_refused` (and saying so) when ``policy`` is
+    ``refuse`` and a valid run that did not regress has stale questions (every target gone from
+    the index): it would otherwise become the next run's baseline. A question that lost only
+    some targets is still judged, and does not refuse the run."""
+    labels = result.dead_labels
+    if policy != "refuse" or not result.valid or verdict.is_regression:
+        return verdict
+    if labels is None or not labels.stale_questions:
+        return verdict
+    summary = f"{verdict.summary} {BASELINE_REFUSED}".strip()
+    return verdict.model_copy(update={"baseline_refused": True, "summary": summary})
 
 
 def record_run(
@@ -74,6 +97,7 @@ def record_run(
     baseline_run_id: int | None = None,
     save: bool = True,
     spool_dir: Path | None = None,
+    dead_labels_baseline: str = "refuse",
 ) -> Recorded:
     """Pick the baseline, build the verdict, save run and verdict in one transaction.
 
@@ -88,7 +112,12 @@ def record_run(
     try:
         with open_store(store_url) as store:
             return judge_and_save(
-                store, result, thresholds, baseline_run_id=baseline_run_id, save=save
+                store,
+                result,
+                thresholds,
+                baseline_run_id=baseline_run_id,
+                save=save,
+                dead_labels_baseline=dead_labels_baseline,
             )
     except StoreUnavailableError as exc:
         note = f"Result store unreachable: {exc}."

@@ -119,6 +119,9 @@ class Verdict(BaseModel):
     # how many of this run's questions were compared when stale ones were left out (the rates
     # and deltas above are over these); None when nothing was left out
     compared_questions: int | None = None
+    # a run whose index lost labelled documents, kept from becoming a baseline
+    # (dead_labels_baseline: refuse) until `retrieval-eval baseline accept`
+    baseline_refused: bool = False
     reasons: list[str] = Field(default_factory=list)  # what regressed, one phrase each
     summary: str = ""
 

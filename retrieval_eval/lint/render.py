@@ -44,12 +44,22 @@ def power_method(power: PowerReport) -> str:
 
 
 def figure_line(figure: PowerFigure) -> str:
-    """``top1: threshold 10.0 pts, detectable 23.2 pts at 46 questions (155 needed)``."""
-    verdict = "ok" if not figure.threshold_too_small else f"{figure.questions_needed} needed"
-    return (
-        f"{figure.metric.replace('top', 'top-')}: threshold {pts(figure.threshold)}, detectable "
-        f"{pts(figure.detectable_drop)} at {figure.questions} questions ({verdict})"
+    """What the set's size lets a threshold see, e.g. ``top-1: threshold 10.0 pts, detectable
+    23.2 pts at 46 questions: a smaller drop is not seen; 155 questions to see a 10-point drop``, or
+    ``(ok)`` when the threshold is seen; ``no drop is seen at 16 questions`` when none is."""
+    label = f"{figure.metric.replace('top', 'top-')}: threshold {pts(figure.threshold)}"
+    drop, n = figure.detectable_drop, figure.questions
+    if not figure.threshold_too_small:
+        return f"{label}, detectable {pts(drop)} at {n} questions (ok)"
+    threshold = f"{figure.threshold * 100:g}"
+    needed = (
+        f"{figure.questions_needed} questions to see a {threshold}-point drop"
+        if figure.questions_needed is not None
+        else f"no set size sees a {threshold}-point drop"
     )
+    if drop is None:
+        return f"{label}: no drop is seen at {n} questions; {needed}"
+    return f"{label}, detectable {pts(drop)} at {n} questions: a smaller drop is not seen; {needed}"
 
 
 def power_summary(power: PowerReport, thresholds_from: str | None = None) -> str:

@@ -102,6 +102,19 @@ def labels_line(result: RunResult, verdict: Verdict | None) -> str | None:
     )
 
 
+REFUSED = "not accepted as the baseline: its index lost labelled documents"
+
+
+def refused_line(verdict: Verdict | None, *, always: bool = False) -> str | None:
+    """What a run refused as a baseline (``dead_labels_baseline: refuse``) says in a headline;
+    None otherwise, and for a run not compared unless ``always`` (its summary says it)."""
+    if verdict is None or not verdict.baseline_refused:
+        return None
+    if not always and verdict.state not in _COMPARED:
+        return None
+    return f"{REFUSED}; the previous baseline stays until `retrieval-eval baseline accept`"
+
+
 def where_line(result: RunResult, verdict: Verdict | None, run_id: object) -> str:
     where = f"{result.set_identifier} × {result.retriever}"
     if run_id is not None:
@@ -151,7 +164,9 @@ def headline_markdown(
 
 def _labels_markdown(result: RunResult, verdict: Verdict | None) -> list[str]:
     line = labels_line(result, verdict)
-    return [] if line is None else [f"⚠️ **{md_text(line)}**", ""]
+    refused = refused_line(verdict)
+    shown = [] if line is None else [f"⚠️ **{md_text(line)}**", ""]
+    return shown + ([] if refused is None else [f"⚠️ {md_text(refused)}", ""])
 
 
 def headline_text(result: RunResult, verdict: Verdict | None = None, run_id: object = None) -> str:
@@ -161,6 +176,9 @@ def headline_text(result: RunResult, verdict: Verdict | None = None, run_id: obj
     labels = labels_line(result, verdict)
     if labels is not None:
         lines.append(labels[0].upper() + labels[1:])
+    refused = refused_line(verdict)
+    if refused is not None:
+        lines.append(refused[0].upper() + refused[1:])
     for (label, rate, interval, _, delta_ci), key in zip(
         headline_rows(result, verdict), ("top1", "top3"), strict=True
     ):
@@ -187,6 +205,8 @@ def headline_line(result: RunResult, verdict: Verdict | None = None, run_id: obj
     errors = f"errors {result.error_count}/{result.question_count}"
     labels = labels_line(result, verdict)
     errors += "" if labels is None else f"; {labels}"
+    refused = refused_line(verdict, always=True)
+    errors += "" if refused is None else f"; {REFUSED}"
     return f"{state}  {where_line(result, verdict, run_id)}: {', '.join(rates)}; {errors}"
 
 
@@ -224,6 +244,7 @@ def headline_document(
         "top3_baseline": None,
         "top3_current": None,
         "labels": labels_line(result, verdict),
+        "baseline_refused": verdict is not None and verdict.baseline_refused,
         "dead_ids": _dead_ids(result, verdict),
         "stale_questions": None if verdict is None else list(verdict.stale_questions),
     }

@@ -108,7 +108,8 @@ class ChunkedRetriever:
             self.retrieve_for = self._retrieve_for
         if callable(getattr(inner, "existing_ids", None)):
             self.existing_ids = self._existing_ids
-            self.existing_ids_source = str(getattr(inner, "existing_ids_source", "") or "index")
+            # empty: the dead-label check then names the default (labels.DEFAULT_SOURCE)
+            self.existing_ids_source = str(getattr(inner, "existing_ids_source", "") or "")
 
     @classmethod
     def from_options(

@@ -32,6 +32,7 @@ from sqlalchemy import (
     ColumnElement,
     Connection,
     Select,
+    and_,
     delete,
     false,
     func,
@@ -314,7 +315,8 @@ class Store:
         return None if state is None else str(state)
 
     def accept_baseline(self, run_id: int) -> None:
-        """Accept a (regressed) run as a baseline, so later runs compare against it."""
+        """Accept a run (regressed, or refused for dead labels) as a baseline, so later runs
+        compare against it."""
         run = self.get_run(run_id)
         if run.status != "valid":
             raise InvalidInputError(
@@ -400,7 +402,7 @@ class Store:
         before: datetime | None = None,
     ) -> StoredRun | None:
         """The baseline for a key: the newest valid run with the same labels fingerprint that was
-        not a regression, unless it was accepted. ``before`` limits it to runs that started
+        neither a regression nor refused as a baseline (dead labels), unless it was accepted. ``before`` limits it to runs that started
         earlier (:meth:`judged_save` passes the judged run's end: a replayed spooled run is not
         compared with a later one).
         """
@@ -537,7 +539,7 @@ class Store:
             .where(eval_result.c.status == "valid")
             .where(
                 or_(
-                    eval_result.c.is_regression == false(),
+                    and_(eval_result.c.is_regression == false(), _not_refused()),
                     eval_result.c.accepted_baseline == true(),
                 )
             )
@@ -564,6 +566,13 @@ def _load_on(conn: Connection, query: Select[Any], *, questions: bool = True) ->
     per_run = _children(conn, eval_result_question, ids if questions else [])
     slices = _children(conn, eval_result_slice, ids)
     return [stored_run(dict(row), per_run[row["id"]], slices[row["id"]]) for row in rows]
+
+
+def _not_refused() -> ColumnElement[bool]:
+    """The run's verdict did not refuse it as a baseline (``baseline_refused``, in its details:
+    a run whose index lost labelled documents); runs stored without the flag were not."""
+    flag = eval_result.c.details[("verdict", "baseline_refused")].as_boolean()
+    return func.coalesce(flag, false()) == false()
 
 
 def _first(runs: list[StoredRun]) -> StoredRun | None:

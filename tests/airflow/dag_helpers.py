@@ -39,6 +39,7 @@ def write_config(
                 "retriever": retriever,
                 "alerts": alerts or [],
                 "max_batches": 4,
+                "min_batch_questions": 1,  # the tests fan the demo set out over 4 batches
             }
         ],
         "airflow": {

@@ -21,6 +21,7 @@ EXPECTED_TASKS = {
     "alert_invalid_run",
     "alert_labels",
     "no_regression",
+    "baseline",
 }
 
 
@@ -68,8 +69,8 @@ def test_demo_dag_shape(monkeypatch: pytest.MonkeyPatch) -> None:
         "lint": {"retrieve", "score"},  # before retrieval; its findings go to score
         "retrieve": {"score"},
         "score": {"persist", *alerts},
-        "persist": {"check_regression", *alerts, "no_regression"},
-        "check_regression": {*alerts, "no_regression"},
+        "persist": {"check_regression", *alerts, "no_regression", "baseline"},
+        "check_regression": {*alerts, "no_regression", "baseline"},
     }
     for task_id, downstream in chain.items():
         assert dag.get_task(task_id).downstream_task_ids == downstream, task_id

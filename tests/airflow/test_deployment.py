@@ -77,6 +77,7 @@ def _write_config(path: Path, golden: Path, corpus: Path, **lexical: Any) -> Non
                         "retriever": "bm25",
                         "schedule": None,
                         "max_batches": 4,
+                        "min_batch_questions": 1,
                         "alerts": [{"type": "slack", "connection_id": "slack_test"}],
                     }
                 ],
@@ -148,7 +149,7 @@ def test_local_executor_deployment(tmp_path: Path, pg_url: str, store_schema: st
             assert {k for k in tis if k.startswith("retrieve[")} == {
                 f"retrieve[{i}]" for i in range(4)
             }
-            assert tis["no_regression"]["state"] == "success"
+            assert tis["baseline"]["state"] == "success"
             assert tis["alert_regression"]["state"] == "skipped"
             assert all(t["state"] in ("success", "skipped") for t in tis.values()), tis
             (baseline,) = _rows(store_url, f"airflow:{dag_id}:{first}")
@@ -241,6 +242,7 @@ def test_celery_executor_spreads_batches_over_two_workers(
                         "retriever": "bm25",
                         "schedule": None,
                         "max_batches": 8,
+                        "min_batch_questions": 1,
                     }
                 ],
                 "airflow": {"retries": 2, "retry_delay_s": 2, "max_retry_delay_s": 10},

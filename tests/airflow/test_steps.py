@@ -44,6 +44,70 @@ def test_batches_cover_every_question_once_within_airflow_limits(
     assert len({b["fingerprint"] for b in batches}) == 1
 
 
+@pytest.mark.parametrize(
+    ("count", "min_batch_questions", "max_batches", "expected"),
+    [(16, 25, 8, 1), (100, 25, 8, 4), (101, 25, 8, 5), (1000, 25, 8, 8), (46, 1, 4, 4)],
+)
+def test_batches_are_sized_from_the_set_and_max_batches_is_a_ceiling(
+    tmp_path: Path, count: int, min_batch_questions: int, max_batches: int, expected: int
+) -> None:
+    assert steps.batch_count(count, max_batches, min_batch_questions) == expected
+    path = _set_file(tmp_path / "s.yaml", count)
+    batches = steps.plan_batches(
+        None, str(path), max_batches, min_batch_questions=min_batch_questions
+    )
+    assert len(batches) == expected
+    assert [i for b in batches for i in range(b["start"], b["stop"])] == list(range(count))
+
+
+def test_the_config_sizes_batches_by_default() -> None:
+    from retrieval_eval.config.models import EvaluationSpec
+
+    spec = EvaluationSpec(set="s", retriever="r")
+    assert (spec.max_batches, spec.min_batch_questions) == (8, 25)
+    assert steps.batch_count(16, spec.max_batches, spec.min_batch_questions) == 1
+
+
+def test_the_log_lines_say_the_figures_the_verdict_and_the_link() -> None:
+    result = {
+        "set_identifier": "handbook.demo",
+        "retriever": "bm25",
+        "question_count": 16,
+        "error_count": 0,
+        "top1_hits": 2,
+        "top1_hit_rate": 0.125,
+        "top3_hits": 4,
+        "top3_hit_rate": 0.25,
+    }
+    assert steps.score_line(result) == (
+        "scored 16 questions of handbook.demo × bm25: top-1 12.5% (2/16), "
+        "top-3 25.0% (4/16); 0 errors"
+    )
+    verdict = {
+        "state": "regression",
+        "top1_baseline": 0.6875,
+        "top1_current": 0.125,
+        "top1_delta": -0.5625,
+        "top3_baseline": 0.75,
+        "top3_current": 0.25,
+        "top3_delta": -0.5,
+    }
+    line = steps.verdict_line({"run_id": 12, "verdict": verdict}, "http://af/re/", result)
+    assert line == (
+        "top-1 68.8% → 12.5% (-56.2 pts), top-3 75.0% → 25.0% (-50.0 pts); regression; "
+        "run 12: http://af/re/runs/12"
+    )
+    first = {
+        "run_id": 1,
+        "verdict": {"state": "baseline", "dead_ids": ["a"], "baseline_refused": True},
+    }
+    assert steps.verdict_line(first, None, result) == (
+        "top-1 12.5% (2/16), top-3 25.0% (4/16); baseline (not accepted as the baseline: dead "
+        "labels); labels need attention: 1 id no longer found; run 1"
+    )
+    assert "{" not in steps.verdict_line(first)
+
+
 def test_a_set_edited_during_the_run_is_refused(tmp_path: Path) -> None:
     with pytest.raises(InvalidInputError, match="changed while the run was in progress"):
         steps.retrieve_batch(CONFIG, "handbook.demo", "handbook_bm25", "not-the-fingerprint", 0, 3)
@@ -65,7 +129,8 @@ def test_retrieve_reduce_persist_branch(tmp_path: Path) -> None:
     first = steps.persist_result(CONFIG, result, store_url=url)
     again = steps.persist_result(CONFIG, result, store_url=url)  # a retried task
     assert first["run_id"] == again["run_id"]
-    assert steps.choose_branch(first) == steps.BRANCH_OK
+    assert steps.choose_branch(first) == steps.BRANCH_BASELINE  # a first run says so
+    assert steps.choose_branch({"verdict": {"state": "no_regression"}}) == steps.BRANCH_OK
     assert steps.choose_branch({"verdict": {"state": "regression"}}) == steps.BRANCH_REGRESSION
     assert steps.choose_branch({"verdict": {"state": "invalid_run"}}) == steps.BRANCH_INVALID
 
@@ -147,5 +212,5 @@ def test_lint_findings_reach_the_result_and_the_labels_branch(tmp_path: Path) ->
     assert stored.result.lint is not None and stored.result.lint["errors"] == lint["errors"]
     assert stored.result.dead_labels is not None
     assert stored.result.dead_labels.stale_questions == lint["dead_labels"]["stale_questions"]
-    assert steps.choose_branches(recorded) == [steps.BRANCH_OK, steps.BRANCH_LABELS]
+    assert steps.choose_branches(recorded) == [steps.BRANCH_BASELINE, steps.BRANCH_LABELS]
     assert steps.choose_branches({"verdict": {"state": "regression"}}) == [steps.BRANCH_REGRESSION]
