@@ -42,6 +42,7 @@ BUILTIN_ADAPTERS: dict[str, str] = {
     "chunked": "retrieval_eval.retrievers.chunked:ChunkedRetriever",
     "langchain": "retrieval_eval.retrievers.langchain:LangchainRetriever",
     "dense": "retrieval_eval.retrievers.dense:DenseRetriever",
+    "qdrant": "retrieval_eval.retrievers.qdrant:QdrantRetriever",
 }
 
 
