@@ -43,6 +43,7 @@ BUILTIN_ADAPTERS: dict[str, str] = {
     "langchain": "retrieval_eval.retrievers.langchain:LangchainRetriever",
     "dense": "retrieval_eval.retrievers.dense:DenseRetriever",
     "qdrant": "retrieval_eval.retrievers.qdrant:QdrantRetriever",
+    "chroma": "retrieval_eval.retrievers.chroma:ChromaRetriever",
 }
 
 
