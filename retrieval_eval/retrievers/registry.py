@@ -44,6 +44,7 @@ BUILTIN_ADAPTERS: dict[str, str] = {
     "dense": "retrieval_eval.retrievers.dense:DenseRetriever",
     "qdrant": "retrieval_eval.retrievers.qdrant:QdrantRetriever",
     "chroma": "retrieval_eval.retrievers.chroma:ChromaRetriever",
+    "lancedb": "retrieval_eval.retrievers.lancedb:LanceDbRetriever",
 }
 
 
