@@ -178,7 +178,12 @@ def _lancedb(folder: Path, ids: list[str], corpus: np.ndarray) -> tuple[dict[str
         query = retriever.table.search(vector).distance_type("cosine").select(["doc_id"])
         return [row["doc_id"] for row in query.limit(DEPTH).to_list()]
 
-    spec = {"type": "lancedb", "uri": str(folder / "lance"), "id_field": "doc_id"}
+    spec = {
+        "type": "lancedb",
+        "uri": str(folder / "lance"),
+        "id_field": "doc_id",
+        "text_field": None,
+    }
     return spec, bare
 
 
