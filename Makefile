@@ -3,7 +3,8 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
-EXTRAS ?= airflow,dev,langchain
+# the vector-store extras are what their adapters' tests run on (tests/retrievers/test_qdrant.py, ...)
+EXTRAS ?= airflow,dev,langchain,qdrant,chroma,lancedb,llamaindex,haystack
 export AIRFLOW__CORE__LOAD_EXAMPLES ?= False
 
 .PHONY: install demo test lint typecheck unit bench airflow clean

@@ -21,9 +21,13 @@ Optional extras the scorer honours when present:
   id of the set, to find dead labels (:mod:`retrieval_eval.evaluation.labels`). ``existing_ids_source``
   (a string) says how it knows, e.g. ``"corpus"`` or ``"run file (best effort: ids seen in the
   file)"``. Without it labels are not checked. ``lexical``, ``dense``, ``run_file``,
-  ``postgres_fts``, ``http`` (with a ``lookup`` template) and ``chunked`` (through its inner
-  retriever) offer it. In-memory adapters also offer ``known_ids() -> set[str]`` (every id they
+  ``postgres_fts``, ``http`` (with a ``lookup`` template), ``chunked`` (through its inner
+  retriever) and the vector-store adapters offer it. In-memory adapters also offer ``known_ids() -> set[str]`` (every id they
   can return), which ``chunked`` maps from chunk ids to document ids.
+- ``document_texts(ids: Iterable[str]) -> dict[str, str]``: the stored text of each of ``ids``
+  that the retriever can give (ids it does not know are left out; a document stored as chunks
+  has them joined by a blank line), for lint and for reviewing candidates. The vector-store
+  adapters (``qdrant``, ``chroma``, ``lancedb``, ``llamaindex``, ``haystack``) offer it.
 
 An adapter *type* (a class registered for ``type:`` in the config) may also define the classmethod
 ``prepare(identifier, options, context)``: build whatever is expensive and cacheable (an index,

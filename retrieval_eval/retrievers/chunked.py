@@ -28,25 +28,22 @@ answers for documents, or a ``postgres_fts`` id column holding document ids).
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import ConfigDict, Field, field_validator, model_validator
 
 from retrieval_eval.errors import ConfigError
 from retrieval_eval.golden.models import GoldenQuestion
 from retrieval_eval.retrievers.base import EvaluatableRetriever
-from retrieval_eval.retrievers.chunking import ChunkMapper
+from retrieval_eval.retrievers.chunking import ChunkMapper, ChunkRule
 from retrieval_eval.retrievers.options import BuildContext, parse_options
 
 
-class ChunkedOptions(BaseModel):
+class ChunkedOptions(ChunkRule):
     model_config = ConfigDict(extra="forbid")
 
     inner: dict[str, Any]
-    separator: str | None = None
-    pattern: str | None = None
     fetch_multiplier: int = Field(default=1, ge=1)
     max_concurrency: int | None = Field(default=None, ge=1)
 
@@ -57,27 +54,8 @@ class ChunkedOptions(BaseModel):
             raise ValueError("needs a 'type' (an inline retriever spec such as {type: http, ...})")
         return value
 
-    @field_validator("separator")
-    @classmethod
-    def _separator(cls, value: str | None) -> str | None:
-        if value == "":
-            raise ValueError("must not be empty")
-        return value
-
-    @field_validator("pattern")
-    @classmethod
-    def _pattern(cls, value: str | None) -> str | None:
-        if value is not None:
-            try:
-                ChunkMapper(pattern=value)  # one without a group raises ValueError
-            except re.error as exc:
-                raise ValueError(f"not a valid regular expression: {exc}") from None
-        return value
-
     @model_validator(mode="after")
-    def _one_rule(self) -> ChunkedOptions:
-        if self.separator is not None and self.pattern is not None:
-            raise ValueError("give either 'separator' or 'pattern', not both")
+    def _default_rule(self) -> ChunkedOptions:
         if self.separator is None and self.pattern is None:
             self.separator = "#"
         return self

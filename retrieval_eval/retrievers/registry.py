@@ -44,6 +44,11 @@ BUILTIN_ADAPTERS: dict[str, str] = {
     "langchain": "retrieval_eval.retrievers.langchain:LangchainRetriever",
     "dense": "retrieval_eval.retrievers.dense:DenseRetriever",
     "python": "retrieval_eval.retrievers.python:PythonRetriever",
+    "qdrant": "retrieval_eval.retrievers.qdrant:QdrantRetriever",
+    "chroma": "retrieval_eval.retrievers.chroma:ChromaRetriever",
+    "lancedb": "retrieval_eval.retrievers.lancedb:LanceDbRetriever",
+    "llamaindex": "retrieval_eval.retrievers.llamaindex:LlamaIndexRetriever",
+    "haystack": "retrieval_eval.retrievers.haystack:HaystackRetriever",
 }
 
 
@@ -122,6 +127,29 @@ def _airflow_dags_folder() -> str | None:
     except Exception:  # an Airflow whose config cannot be read: the variable, if any
         folder = None
     return str(folder) if folder else os.environ.get("AIRFLOW__CORE__DAGS_FOLDER")
+
+
+def instantiate(path: str, kwargs: Mapping[str, Any], where: str, wanted: tuple[str, ...]) -> Any:
+    """The object a ``factory`` option names: used as is when it has one of the ``wanted``
+    methods, else called with ``kwargs``."""
+    try:
+        target = import_object(path)
+    except UnknownNameError as exc:
+        raise ConfigError(f"{where}: {exc}") from None
+    if any(hasattr(target, m) for m in wanted) and not isinstance(target, type):
+        return target
+    if not callable(target):
+        raise ConfigError(f"{where}: {path!r} has none of {', '.join(wanted)} and is not callable")
+    try:
+        built = target(**kwargs)
+    except Exception as exc:
+        raise RetrieverError(f"{where}: {path}(...) failed: {type(exc).__name__}: {exc}") from exc
+    if not any(hasattr(built, m) for m in wanted):
+        raise ConfigError(
+            f"{where}: {path}(...) returned {type(built).__name__}, which has none of "
+            f"{', '.join(wanted)}"
+        )
+    return built
 
 
 def _adapter_type(type_name: str, identifier: str, context: BuildContext) -> Any:

@@ -2,15 +2,32 @@
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
 
 from retrieval_eval.cli import cli
+from retrieval_eval.errors import ConfigError
+from retrieval_eval.retrievers.extras import ADAPTER_EXTRAS, installed
+from retrieval_eval.retrievers.options import BuildContext
 from retrieval_eval.retrievers.registry import BUILTIN_ADAPTERS, import_object
 
-TYPES = ["chunked", "dense", "http", "langchain", "lexical", "postgres_fts", "run_file"]
+TYPES = [
+    "chroma",
+    "chunked",
+    "dense",
+    "haystack",
+    "http",
+    "lancedb",
+    "langchain",
+    "lexical",
+    "llamaindex",
+    "postgres_fts",
+    "qdrant",
+    "run_file",
+]
 
 
 def test_all_adapter_types_are_registered_and_listed(
@@ -30,3 +47,33 @@ def test_all_adapter_types_are_registered_and_listed(
 def test_adapter_module_imports_without_optional_extras(name: str) -> None:
     adapter = import_object(BUILTIN_ADAPTERS[name])
     assert callable(adapter.from_options)
+
+
+def test_retrievers_list_says_which_extras_are_installed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("RETRIEVAL_EVAL_CONFIG", raising=False)
+    listed = CliRunner().invoke(cli, ["retrievers", "list"]).output.split("Adapter types:")[1]
+    lines = {line.split("\t")[0].strip(): line for line in listed.splitlines() if line}
+    for name, (extra, _module) in ADAPTER_EXTRAS.items():
+        if installed(name):
+            assert lines[name].endswith("\tinstalled"), lines[name]
+        else:
+            assert lines[name].endswith(f"\tnot installed: pip install 'retrieval-eval[{extra}]'")
+    assert lines["lexical"].endswith("LexicalRetriever")  # no extra, nothing said
+
+
+@pytest.mark.parametrize("name", ["qdrant", "chroma", "lancedb", "llamaindex", "haystack"])
+def test_a_missing_extra_names_its_pip_command(name: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    # None in sys.modules makes the import fail as it does where the package is absent
+    extra, module = ADAPTER_EXTRAS[name]
+    monkeypatch.setitem(sys.modules, module, None)
+    options = {"collection": "docs", "embedding": "m:f", "path": ".", "factory": "m:f"}
+    with pytest.raises(
+        ConfigError,
+        match=rf"retrievers\.docs: the {name} adapter needs the extra "
+        rf"'{extra}'.*pip install 'retrieval-eval\[{extra}\]'",
+    ):
+        import_object(BUILTIN_ADAPTERS[name]).from_options("docs", options, BuildContext())
+    assert installed(name) is False

@@ -1,0 +1,239 @@
+"""The ``qdrant`` adapter: a Qdrant collection, embedded (local mode) or on a server.
+
+.. code-block:: yaml
+
+    retrievers:
+      docs_qdrant:
+        type: qdrant
+        path: .qdrant/                   # local mode; or url: http://qdrant:6333
+        collection: docs
+        id_field: doc_id                 # payload key holding the document id
+        embedding: default               # all-MiniLM-L6-v2, offline (see retrievers.embedding)
+
+Install ``pip install 'retrieval-eval[qdrant]'``. Options (with those of
+:mod:`retrieval_eval.retrievers.vector_store`: ``collection``, ``embedding``, ``id_field``,
+``text_field``, ``separator`` / ``pattern``, ``fetch_multiplier``, ``max_concurrency``,
+``timeout_s``):
+
+- exactly one of ``path`` (a local-mode folder, relative to the config) or ``url``;
+- ``api_key_from_env`` (an environment variable) or ``connection_id`` (an Airflow connection:
+  its host, port and schema make the url when ``url`` is not given, its password is the API
+  key); the key is masked in every error;
+- ``vector_name``: the named vector to search, for collections with several;
+- ``filter``: a Qdrant filter as JSON (``{must: [{key: lang, match: {value: en}}]}``).
+
+Point ids are ints or UUIDs, so the document id usually lives in the payload (``id_field``);
+without ``id_field`` the point id is the document id. Dead labels ask Qdrant for the points whose
+``id_field`` matches any of the labels (a payload index on it keeps that fast on large
+collections). ``timeout_s`` is the client's per-request timeout on a server; local mode (one
+process holds the folder) defaults to ``max_concurrency: 1``, a server to 4.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Iterable, Iterator, Mapping
+from typing import Any
+
+from pydantic import model_validator
+
+from retrieval_eval.errors import ConfigError
+from retrieval_eval.retrievers.extras import require
+from retrieval_eval.retrievers.options import BuildContext, ConfigPath, parse_options
+from retrieval_eval.retrievers.vector_store import (
+    Record,
+    StoreOptions,
+    VectorStoreRetriever,
+    id_value,
+    payload_field,
+)
+
+SCROLL_PAGE = 256
+
+
+class QdrantOptions(StoreOptions):
+    path: ConfigPath | None = None
+    url: str | None = None
+    api_key_from_env: str | None = None
+    connection_id: str | None = None
+    vector_name: str | None = None
+    filter: dict[str, Any] | None = None
+
+    @model_validator(mode="after")
+    def _one_location(self) -> QdrantOptions:
+        if self.path is not None and (self.url or self.connection_id):
+            raise ValueError("give either 'path' (local mode) or 'url' / 'connection_id'")
+        if self.path is None and not self.url and not self.connection_id:
+            raise ValueError("give 'path' (a local-mode folder) or 'url' (a Qdrant server)")
+        if self.api_key_from_env and self.connection_id:
+            raise ValueError("give either 'api_key_from_env' or 'connection_id', not both")
+        return self
+
+
+class QdrantRetriever(VectorStoreRetriever):
+    kind = "Qdrant"
+
+    def __init__(
+        self, identifier: str, options: QdrantOptions, client: Any, where: str, **kw: Any
+    ) -> None:
+        self.remote = options.path is None
+        super().__init__(identifier, options, **kw)
+        self.opts = options
+        self.client = client
+        self.where = where
+        self._models = require("qdrant", where).http.models
+        self._filter = (
+            None if options.filter is None else self._models.Filter.model_validate(options.filter)
+        )
+        self._check_collection()
+
+    @classmethod
+    def from_options(
+        cls, identifier: str, options: Mapping[str, Any], context: BuildContext
+    ) -> QdrantRetriever:
+        where = f"{context.source}: retrievers.{identifier}"
+        qdrant_client = require("qdrant", where)
+        opts = parse_options(QdrantOptions, identifier, options, context)
+        url, api_key = opts.url, None
+        if opts.api_key_from_env:
+            from retrieval_eval.retrievers.secrets import env_secret
+            from retrieval_eval.safety.redaction import register_secret
+
+            api_key = env_secret(opts.api_key_from_env, f"{where}.api_key_from_env")
+            register_secret(api_key)
+        if opts.connection_id:
+            from retrieval_eval.retrievers.secrets import airflow_connection
+
+            conn = airflow_connection(opts.connection_id, f"{where}.connection_id")
+            api_key = conn.password or None
+            if not url:
+                url = _connection_url(conn, f"{where}.connection_id")
+        if opts.path is not None:
+            if not opts.path.is_dir():
+                raise ConfigError(f"{where}.path: no Qdrant local-mode folder at {opts.path}")
+            client = qdrant_client.QdrantClient(path=str(opts.path))
+        else:
+            client = qdrant_client.QdrantClient(
+                url=url,
+                api_key=api_key,
+                timeout=max(1, round(opts.timeout_s)),
+                check_compatibility=False,
+            )
+        embedder = cls.embedder_for(opts, identifier, context)
+        try:
+            return cls(identifier, opts, client, where, embedder=embedder)
+        except BaseException:
+            client.close()
+            raise
+
+    def _check_collection(self) -> None:
+        opts = self.opts
+        where_location = f"{self.where}.path" if opts.path is not None else f"{self.where}.url"
+        try:
+            exists = self.client.collection_exists(opts.collection)
+        except Exception as exc:
+            from retrieval_eval.safety.redaction import redact
+
+            raise ConfigError(
+                f"{where_location}: cannot reach Qdrant ({type(exc).__name__}: "
+                f"{redact(str(exc))[:300]}); check the address and that the server is up"
+            ) from None
+        if not exists:
+            names = sorted(c.name for c in self.client.get_collections().collections)
+            raise ConfigError(
+                f"{self.where}.collection: no collection {opts.collection!r} in Qdrant; "
+                f"collections: {', '.join(names) or 'none'}"
+            )
+        self.check_dimension()
+        if opts.id_field is not None:
+            points, _ = self.client.scroll(opts.collection, limit=1, with_payload=True)
+            if points and payload_field(points[0].payload, opts.id_field) is None:
+                keys = ", ".join(sorted(points[0].payload or {})) or "none"
+                raise ConfigError(
+                    f"{self.where}.id_field: the points of {opts.collection!r} have no payload "
+                    f"field {opts.id_field!r}; payload fields: {keys}"
+                )
+
+    def _dimension(self) -> int | None:
+        vectors = self.client.get_collection(self.opts.collection).config.params.vectors
+        if isinstance(vectors, Mapping):
+            name = self.opts.vector_name
+            if name is None or name not in vectors:
+                raise ConfigError(
+                    f"{self.where}.vector_name: collection {self.opts.collection!r} has named "
+                    f"vectors {', '.join(sorted(vectors))}; name the one to search"
+                )
+            return int(vectors[name].size)
+        return int(vectors.size) if vectors is not None else None
+
+    def _record(self, point: Any) -> Record:
+        payload = point.payload or {}
+        raw = point.id if self.opts.id_field is None else payload_field(payload, self.opts.id_field)
+        text = payload_field(payload, self.opts.text_field) if self.opts.text_field else None
+        return id_value(raw, self.where), text if isinstance(text, str) else None
+
+    def _payload(self) -> list[str] | bool:
+        fields = {f.split(".")[0] for f in (self.opts.id_field, self.opts.text_field) if f}
+        return sorted(fields) or False
+
+    def _search(self, vector: list[float], k: int) -> list[Record]:
+        response = self.client.query_points(
+            self.opts.collection,
+            query=vector,
+            using=self.opts.vector_name,
+            query_filter=self._filter,
+            limit=k,
+            with_payload=self._payload(),
+        )
+        return [self._record(p) for p in response.points]
+
+    def _find(self, ids: list[str]) -> Iterable[Record]:
+        if self.opts.id_field is None:
+            point_ids = [p for p in map(_point_id, ids) if p is not None]
+            if not point_ids:
+                return []
+            points = self.client.retrieve(
+                self.opts.collection, ids=point_ids, with_payload=self._payload()
+            )
+            return [self._record(p) for p in points]
+        models = self._models
+        condition = models.FieldCondition(key=self.opts.id_field, match=models.MatchAny(any=ids))
+        return self._scroll(models.Filter(must=[condition]))
+
+    def _scan(self) -> Iterator[Record]:
+        return self._scroll(None)
+
+    def _scroll(self, scroll_filter: Any) -> Iterator[Record]:
+        offset = None
+        while True:
+            points, offset = self.client.scroll(
+                self.opts.collection,
+                scroll_filter=scroll_filter,
+                limit=SCROLL_PAGE,
+                offset=offset,
+                with_payload=self._payload(),
+            )
+            yield from (self._record(p) for p in points)
+            if offset is None:
+                return
+
+    def close(self) -> None:
+        self.client.close()
+
+
+def _point_id(value: str) -> int | str | None:
+    """A document id as a Qdrant point id (an unsigned int or a UUID), or None if it is neither."""
+    if value.isdigit():
+        return int(value)
+    try:
+        return str(uuid.UUID(value))
+    except ValueError:
+        return None
+
+
+def _connection_url(conn: Any, where: str) -> str:
+    if not conn.host:
+        raise ConfigError(f"{where}: the connection has no host; set one or give 'url'")
+    scheme = conn.schema or "http"
+    host = conn.host if "://" in conn.host else f"{scheme}://{conn.host}"
+    return f"{host}:{conn.port}" if conn.port else host
