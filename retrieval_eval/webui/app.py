@@ -55,6 +55,8 @@ JSON_MODELS = {
     "/api/history": "History",
     "/api/runs/{run_id}": "RunView",
     "/api/compare": "Comparison",
+    "/api/drift": "Drift",
+    "/api/replays/{replay_id}": "ReplayPage",
 }
 
 

@@ -34,6 +34,7 @@ from retrieval_eval.store.summary import RunSummary
 from retrieval_eval.webui.compare_view import Comparison, compare
 from retrieval_eval.webui.listing import ListedQuestion, Listing, ListQuery, list_questions
 from retrieval_eval.webui.power_view import power_of
+from retrieval_eval.webui.replay_view import Drift, ReplayPage
 
 
 class PairOverview(BaseModel):
@@ -249,9 +250,11 @@ def _flips(stored: StoredRun, baseline: StoredRun | None, dead: set[str]) -> Fli
 
 __all__ = [
     "Comparison",
+    "Drift",
     "History",
     "ListQuery",
     "Overview",
+    "ReplayPage",
     "RunView",
     "compare",
     "history",
