@@ -247,7 +247,7 @@ def show(
         "baseline_run_id": run.baseline_run_id,
         "created_at": run.created_at.isoformat(),
     }
-    if fmt == "json":  # only JSON prints it; dumping a verdict builds its schema (~50 ms)
+    if fmt == "json":  # only JSON prints it, and dumping a verdict builds its pydantic schema
         extra["regression"] = run.verdict.contract() if run.verdict else None
     power, source = (None, None) if summary or fmt == "csv" else stored_power(run, config_path)
     text = render(

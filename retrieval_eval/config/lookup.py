@@ -2,7 +2,7 @@
 
 :mod:`retrieval_eval.config.models` builds its models on these; ``show`` uses them directly to tell,
 for a stored run's power line, whether a config exists and what its thresholds default to,
-without importing the config models (~12 ms of a command that reads one row).
+without importing the config models, which a command that reads one row does not need.
 
 Lookup order: ``--config``, then ``$RETRIEVAL_EVAL_CONFIG``, then ``./retrieval_eval.yaml`` when
 that file exists; otherwise there is no config and every setting takes its default.

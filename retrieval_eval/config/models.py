@@ -362,7 +362,7 @@ def load_config(path: str | Path | None = None) -> Config:
     except (OSError, UnicodeDecodeError) as exc:
         reason = "not UTF-8 text" if isinstance(exc, UnicodeDecodeError) else exc.strerror
         raise ConfigError(f"{found}: cannot read the config file: {reason}") from None
-    # PyYAML only when there is a config file to read (~10 ms of every command without one)
+    # PyYAML only when there is a config file to read: a command without one never imports it
     import yaml
 
     from retrieval_eval.safety.yaml_input import describe as describe_yaml_error

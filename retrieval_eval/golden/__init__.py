@@ -1,8 +1,8 @@
 """Golden question sets: models, file loaders, fingerprint and registry.
 
 The names below are imported when first used (:func:`retrieval_eval.lazy_exports`): importing one module
-of the package (``results`` needs ``golden.forms``) then costs no set models, loaders, YAML
-parser nor registry (~20 ms of ``show``).
+of the package (``results`` needs ``golden.forms``) then loads no set models, loaders, YAML
+parser nor registry, none of which ``show`` needs.
 """
 
 from __future__ import annotations

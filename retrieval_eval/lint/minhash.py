@@ -112,7 +112,7 @@ class ShingleSets:
         """One row of ``PERMUTATIONS`` minima per text (an empty text: all maxima).
 
         Texts go in blocks of about ``_BLOCK`` shingles, so each block's temporary
-        (permutations x shingles) stays in the CPU cache: five times faster than one pass.
+        (permutations x shingles) stays in the CPU cache rather than one array for all texts.
         """
         out = np.full((len(self), PERMUTATIONS), _MAX, dtype=np.uint64)
         present = np.flatnonzero(self.counts > 0)
@@ -135,7 +135,7 @@ class ShingleSets:
 
 def jaccard(left: np.ndarray, right: np.ndarray) -> float:
     """Exact Jaccard similarity of two sorted distinct hash arrays (short ones, a question's, as
-    Python sets: numpy's set operations cost ~100 µs whatever the size)."""
+    Python sets: numpy's set operations carry a fixed overhead that dwarfs a short array)."""
     if left.size == 0 and right.size == 0:
         return 1.0
     if left.size + right.size <= _SMALL:

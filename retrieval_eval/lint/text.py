@@ -53,7 +53,7 @@ def normalised(text: str) -> str:
 
 @lru_cache(maxsize=1)
 def _stemmer() -> Any:
-    import Stemmer  # PyStemmer: ~1 ms to import, loaded only when a check needs it
+    import Stemmer  # PyStemmer: loaded only when a check needs it
 
     return Stemmer.Stemmer("english")
 

@@ -196,9 +196,9 @@ def fill(template: Any, question: str, limit: int) -> Any:
 class HttpRetriever:
     """One pooled, thread-safe urllib3 ``PoolManager`` per retriever, shared by the scorer's threads.
 
-    urllib3 rather than httpx: at 32 requests in flight on two cores, httpx's ~1 ms of
-    interpreter time per request kept a run at about half the ideal throughput; urllib3 reaches
-    ~0.9 of it (docs/benchmarks.md).
+    urllib3 rather than httpx: with many requests in flight on few cores, httpx's interpreter
+    time per request, not the network, limits a run's throughput; urllib3's is small enough to
+    keep a run near the ideal (docs/benchmarks.md measures it).
     """
 
     # every call ends by its deadline, (retries + 1) × timeout_s plus backoff, connect, headers

@@ -27,10 +27,9 @@ Options:
   ``"quoted phrases"``, ``or``, ``-exclusions``) or ``any`` (a document matching any of the
   question's words qualifies; better for long natural-language questions).
 
-Measured on SciFact's 300 test claims (a ``tsvector`` column, ``english``): ``any`` with
-``ts_rank`` gives top-1 0.44 / top-3 0.61 (``ts_rank_cd``: 0.18 / 0.35, cover density rewards
-adjacent terms, which OR-ed words rarely are); ``websearch`` 0.07 / 0.08, because a claim's
-every word rarely occurs in one abstract. bm25s on the same data: 0.55 / 0.73.
+For claim-like questions use ``any`` with ``ts_rank``: under ``websearch`` a claim's every word
+rarely occurs in one abstract, and ``ts_rank_cd``'s cover density rewards adjacent terms, which
+OR-ed words rarely are (the README gives SciFact's figures).
 - ``max_concurrency`` (default 4): queries in flight, each on its own pooled connection.
   ``connect_timeout_s`` (default 10).
 

@@ -2,9 +2,9 @@
 
 A JSON or YAML escape may name one half of a surrogate pair (``"\\ud800"``). Python keeps it in a
 ``str``, but nothing that encodes UTF-8 accepts it: a terminal, a database, a JSON writer, the
-labels fingerprint's hash. Such a value used to pass ``sets validate`` and crash ``run`` (the
-fingerprint), the save (an error text) or the JSON report (a retrieved id). So it is stopped
-where it enters:
+labels fingerprint's hash. Let through, such a value would pass ``sets validate`` and crash
+``run`` (the fingerprint), the save (an error text) or the JSON report (a retrieved id). So it
+is stopped where it enters:
 
 - a set's text fields (ids, question, targets, hard class, gist, name, description, corpus
   revision) refuse it, with the field named (:data:`PROBLEM`);

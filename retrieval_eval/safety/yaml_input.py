@@ -1,6 +1,6 @@
 """YAML for set files and configs, parsed within the limits of :mod:`retrieval_eval.safety.limits`.
 
-libyaml's loader (``CSafeLoader``, ~10x faster on large sets) when present, else PyYAML's.
+libyaml's C loader (``CSafeLoader``, for large sets) when present, else PyYAML's Python one.
 
 - Set files refuse anchors and aliases: a node constructed a second time is an alias's.
 - A config may use them (``<<: *defaults``), as long as they expand to at most
@@ -66,7 +66,7 @@ def load_set_yaml(text: str) -> tuple[Any, Any]:
     Raises :class:`yaml.YAMLError` (:class:`Refused` for a limit) or RecursionError (PyYAML's
     composer on deep nesting, without libyaml).
     """
-    # no '&', no anchor, so no alias can resolve: the plain loader, ~10% faster on large sets
+    # no '&', no anchor, so no alias can resolve: the plain loader, without the per-node check
     loader = (_SetLoader if "&" in text else _Loader)(text)
     try:
         node = loader.get_single_node()

@@ -7,7 +7,7 @@ other instead of racing to create the same tables. The version table is
 (Airflow's metadata database has its own ``alembic_version``).
 
 Opening a store only reads the version table (:func:`current_revision`, plain SQL) and compares
-it with :data:`HEAD`: Alembic (~0.1 s of imports, and reading every migration script) is loaded
+it with :data:`HEAD`: Alembic (its imports, and reading every migration script) is loaded
 only to create or upgrade the schema. ``tests/store/test_schema.py`` pins :data:`HEAD` to the
 head of the migration scripts, so a new migration cannot forget it.
 """
