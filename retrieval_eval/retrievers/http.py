@@ -367,10 +367,13 @@ class HttpRetriever:
     def _problem(self, error: BaseException | None, end: float) -> str:
         timed_out = isinstance(error, urllib3.exceptions.TimeoutError | TimeoutError)
         if timed_out and time.monotonic() >= end - 0.05:  # the last wait ran into the deadline
-            return (
+            deadline_spent = (
                 f"no complete answer within the call's deadline of {self._bound:g} s "
                 "((retries + 1) × timeout_s plus backoff)"
             )
+            if isinstance(error, urllib3.exceptions.TimeoutError):  # each attempt timed out too
+                return f"{describe(error, self.options.timeout_s)}; {deadline_spent}"
+            return deadline_spent
         return describe(error, self.options.timeout_s)
 
     def _request_url(self, question: str, limit: int) -> str:
