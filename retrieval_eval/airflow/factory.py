@@ -199,6 +199,7 @@ def build_replay_dag(
         "retriever": spec.retriever,
         "against": spec.against,
         "max_batches": spec.max_batches,
+        "min_batch_questions": spec.min_batch_questions,
         "alerts": [a.model_dump(exclude_none=True) for a in spec.alerts],
         "store_connection_id": options.store_connection_id,
         "ui_base_url": options.ui_base_url,

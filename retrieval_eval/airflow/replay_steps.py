@@ -12,10 +12,10 @@ import math
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from retrieval_eval.airflow.steps import batch_count
 from retrieval_eval.config.models import load_config
 from retrieval_eval.errors import InvalidInputError
 
-MAX_MAP_LENGTH = 1024
 BRANCH_DRIFT = "alert_drift"
 BRANCH_INVALID = "alert_invalid_replay"
 BRANCH_OK = "no_drift"
@@ -30,8 +30,10 @@ def plan_replay(
     *,
     store_url: str,
     against: str | None = None,
+    min_batch_questions: int = 1,
 ) -> list[dict[str, Any]]:
-    """Draw and store the sample (once), fill the retrievers' caches, split into batches."""
+    """Draw and store the sample (once), fill the retrievers' caches, split into batches
+    (:func:`retrieval_eval.airflow.steps.batch_count`: one per ``min_batch_questions``)."""
     from retrieval_eval.replay.pipeline import stored_sample
     from retrieval_eval.store import open_store
 
@@ -41,7 +43,7 @@ def plan_replay(
     for name in filter(None, (retriever, against)):
         config.retriever_registry.prepare(name)
     count = len(sample.queries)
-    batches = max(1, min(max_batches, count or 1, MAX_MAP_LENGTH))
+    batches = batch_count(max(count, 1), max_batches, min_batch_questions)
     size = max(1, math.ceil(count / batches))
     return [
         {
@@ -123,15 +125,8 @@ def compare_and_save(
 ) -> dict[str, Any]:
     """Gather the batches, compare with the replay compared with, judge and save (idempotent
     on the run key); returns what the branch and the alerts need."""
-    from retrieval_eval.replay.compare import Ranked, compare
-    from retrieval_eval.replay.pipeline import (
-        ReplayOutcome,
-        compared_rankings,
-        drift_thresholds,
-        persistence,
-        replay_settings,
-        save_outcome,
-    )
+    from retrieval_eval.replay.compare import Ranked
+    from retrieval_eval.replay.pipeline import compared_rankings, judged, save_outcome
     from retrieval_eval.store import open_store
     from retrieval_eval.store.replays import get_sample
 
@@ -159,29 +154,23 @@ def compare_and_save(
         else:
             before, compared = compared_rankings(store, sample_id, retriever, None)
             label = None if compared is None else f"replay {compared.id}"
-        settings = replay_settings(config, sample_name, retriever)
-        comparison = compare(
-            before,
-            after,
-            p=persistence(config, sample_name, retriever),
-            k=settings.k,
-            thresholds=drift_thresholds(config, sample_name, retriever),
-        )
         outcome = save_outcome(
             store,
-            ReplayOutcome(
-                run_key=run_key,
-                sample_name=sample_name,
-                sample_id=sample_id,
-                sample=sample,
-                retriever=retriever,
-                rankings=after,
-                comparison=comparison,
-                against=label,
+            judged(
+                config,
+                sample_name,
+                retriever,
+                sample_id,
+                sample,
+                after,
+                before,
                 compared=compared,
+                label=label,
                 index_version=index_version,
+                run_key=run_key,
             ),
         )
+        comparison = outcome.comparison
     from retrieval_eval.reports.replay import headline
 
     return {

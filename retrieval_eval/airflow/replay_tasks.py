@@ -28,6 +28,7 @@ def load_sample(job: dict[str, Any]) -> list[dict[str, Any]]:
             job["max_batches"],
             store_url=store_url(job),
             against=job.get("against"),
+            min_batch_questions=job.get("min_batch_questions", 1),
         )
     print(f"sample {job['sample']}: {batches[-1]['stop']} queries in {len(batches)} batches")
     return batches

@@ -220,6 +220,7 @@ class ReplaySpec(BaseModel):
     drift: DriftThresholds | None = None
     replay: ReplayOptions | None = None
     max_batches: int = Field(default=8, ge=1, le=1024)
+    min_batch_questions: int = Field(default=25, ge=1)
     fail_on_drift: bool = False
 
 

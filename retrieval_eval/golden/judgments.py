@@ -26,7 +26,6 @@ from typing import Annotated, Any
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError, model_validator
 
 from retrieval_eval.errors import GoldenSetError
-from retrieval_eval.safety.limits import MAX_SET_FILE_BYTES, too_large
 
 FIELDS = ("question_id", "question", "document_id", "grade", "rater", "time", "note", "source")
 MAX_PROBLEMS = 20
@@ -71,24 +70,9 @@ _ROWS = TypeAdapter(list[Judgment])
 
 def read_judgments(path: Path) -> list[Judgment]:
     """The rows of a JSONL or CSV judgments file; a :class:`GoldenSetError` names each bad row."""
-    try:
-        size = path.stat().st_size
-        if size > MAX_SET_FILE_BYTES:
-            raise GoldenSetError(
-                [f"{path}: {too_large(size, MAX_SET_FILE_BYTES, 'judgments file')}"]
-            )
-        text = path.read_bytes().decode("utf-8-sig")
-    except OSError as exc:
-        raise GoldenSetError([f"{path}: cannot read the judgments file: {exc.strerror}"]) from None
-    except UnicodeDecodeError as exc:
-        raise GoldenSetError([f"{path}: not UTF-8 text (byte {exc.start})"]) from None
-    suffix = path.suffix.lower()
-    if suffix == ".jsonl":
-        raw, lines = _jsonl(path, text)
-    elif suffix == ".csv":
-        raw, lines = _csv(path, text)
-    else:
-        raise GoldenSetError([f"{path}: a judgments file is a .jsonl or .csv file"])
+    from retrieval_eval.safety.records import read_records
+
+    raw, lines = read_records(path, "judgments file", GoldenSetError)
     try:
         return _ROWS.validate_python(raw)
     except ValidationError as exc:
@@ -102,43 +86,6 @@ def read_judgments(path: Path) -> list[Judgment]:
                 message += " (grades are 0 to 3, or empty for not judged yet)"
             problems.append(f"{path}: line {line}: {field}: {message}")
         raise GoldenSetError(problems) from None
-
-
-def _jsonl(path: Path, text: str) -> tuple[list[Any], list[int]]:
-    import orjson
-
-    rows: list[Any] = []
-    lines: list[int] = []
-    problems: list[str] = []
-    for number, line in enumerate(text.splitlines(), start=1):
-        if not line.strip():
-            continue
-        try:
-            rows.append(orjson.loads(line))
-        except orjson.JSONDecodeError as exc:
-            problems.append(f"{path}: line {number}: invalid JSON: {exc.msg}")
-            continue
-        lines.append(number)
-    if problems:
-        raise GoldenSetError(problems[:MAX_PROBLEMS])
-    return rows, lines
-
-
-def _csv(path: Path, text: str) -> tuple[list[Any], list[int]]:
-    reader = csv.DictReader(io.StringIO(text, newline=""))
-    rows: list[Any] = []
-    lines: list[int] = []
-    try:
-        for record in reader:
-            if None in record:
-                raise GoldenSetError(
-                    [f"{path}: line {reader.line_num}: more values than the header has columns"]
-                )
-            rows.append(dict(record))
-            lines.append(reader.line_num)
-    except csv.Error as exc:
-        raise GoldenSetError([f"{path}: line {reader.line_num}: {exc}"]) from None
-    return rows, lines
 
 
 def write_judgments(rows: Iterable[Judgment], path: Path) -> int:

@@ -154,14 +154,51 @@ def run_replay(
     else:
         before, compared = compared_rankings(store, sample_id, retriever, against_run)
         label = None if compared is None else f"replay {compared.id}"
+    outcome = judged(
+        config,
+        sample_name,
+        retriever,
+        sample_id,
+        sample,
+        after,
+        before,
+        compared=compared,
+        label=label,
+        index_version=index_version,
+        run_key=run_key,
+        k=settings.k,
+        p=p,
+    )
+    if save and store is not None and sample_id is not None:
+        return save_outcome(store, outcome)
+    return outcome
+
+
+def judged(
+    config: Config,
+    sample_name: str,
+    retriever: str,
+    sample_id: int | None,
+    sample: QuerySample,
+    after: Sequence[Ranked],
+    before: Sequence[Ranked] | None,
+    *,
+    compared: StoredReplay | None = None,
+    label: str | None = None,
+    index_version: str | None = None,
+    run_key: str | None = None,
+    k: int | None = None,
+    p: float | None = None,
+) -> ReplayOutcome:
+    """Compare ``after`` with ``before`` by the series' persistence, depth and drift limits."""
     comparison = compare(
         before,
         after,
         p=persistence(config, sample_name, retriever, p),
-        k=settings.k,
+        k=k or replay_settings(config, sample_name, retriever).k,
         thresholds=drift_thresholds(config, sample_name, retriever),
     )
-    outcome = ReplayOutcome(
+    return ReplayOutcome(
         run_key=run_key or uuid.uuid4().hex,
         sample_name=sample_name,
         sample_id=sample_id,
@@ -173,9 +210,6 @@ def run_replay(
         compared=compared,
         index_version=index_version,
     )
-    if save and store is not None and sample_id is not None:
-        return save_outcome(store, outcome)
-    return outcome
 
 
 def save_outcome(store: Store, outcome: ReplayOutcome) -> ReplayOutcome:

@@ -16,10 +16,8 @@ Nothing downstream (report, log, alert, dashboard, spool) ever sees more than th
 
 from __future__ import annotations
 
-import csv
 import hashlib
 import hmac
-import io
 import random
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -30,7 +28,6 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError, model_validator
 
 from retrieval_eval.errors import SampleError
-from retrieval_eval.safety.limits import MAX_SET_FILE_BYTES, too_large
 from retrieval_eval.safety.redaction import redact_personal
 from retrieval_eval.safety.surrogates import lone_surrogate
 
@@ -208,61 +205,10 @@ def read_log(
 
 
 def _read_file(path: Path, source: SampleSource) -> tuple[list[dict[str, Any]], list[int]]:
-    try:
-        size = path.stat().st_size
-    except OSError as exc:
-        raise SampleError([f"{path}: cannot read the query log: {exc.strerror}"]) from None
-    if size > MAX_SET_FILE_BYTES:
-        raise SampleError([f"{path}: {too_large(size, MAX_SET_FILE_BYTES, 'query log')}"])
-    try:
-        text = path.read_bytes().decode("utf-8-sig")
-    except UnicodeDecodeError as exc:
-        raise SampleError([f"{path}: not UTF-8 text (byte {exc.start})"]) from None
-    suffix = path.suffix.lower()
-    if suffix == ".jsonl":
-        records, lines = _jsonl(path, text)
-    elif suffix == ".csv":
-        records, lines = _csv(path, text)
-    else:
-        raise SampleError([f"{path}: a query log is a .jsonl or .csv file"])
+    from retrieval_eval.safety.records import read_records
+
+    records, lines = read_records(path, "query log", SampleError)
     return _mapped(path, records, lines, source), lines
-
-
-def _jsonl(path: Path, text: str) -> tuple[list[Any], list[int]]:
-    import orjson
-
-    records: list[Any] = []
-    lines: list[int] = []
-    problems: list[str] = []
-    for number, line in enumerate(text.splitlines(), start=1):
-        if not line.strip():
-            continue
-        try:
-            records.append(orjson.loads(line))
-        except orjson.JSONDecodeError as exc:
-            problems.append(f"{path}: line {number}: invalid JSON: {exc.msg}")
-            continue
-        lines.append(number)
-    if problems:
-        raise SampleError(problems[:MAX_PROBLEMS])
-    return records, lines
-
-
-def _csv(path: Path, text: str) -> tuple[list[Any], list[int]]:
-    reader = csv.DictReader(io.StringIO(text, newline=""))
-    records: list[Any] = []
-    lines: list[int] = []
-    try:
-        for record in reader:
-            if None in record:
-                raise SampleError(
-                    [f"{path}: line {reader.line_num}: more values than the header has columns"]
-                )
-            records.append({k: v for k, v in record.items() if v not in (None, "")})
-            lines.append(reader.line_num)
-    except csv.Error as exc:
-        raise SampleError([f"{path}: line {reader.line_num}: {exc}"]) from None
-    return records, lines
 
 
 def _mapped(

@@ -29,7 +29,13 @@ def config(path: Path, store: str, corpus: Path, fail_on_drift: bool = False) ->
             }
         },
         "replays": [
-            {"sample": "top", "retriever": "bm25", "max_batches": 3, "fail_on_drift": fail_on_drift}
+            {
+                "sample": "top",
+                "retriever": "bm25",
+                "max_batches": 3,
+                "min_batch_questions": 1,
+                "fail_on_drift": fail_on_drift,
+            }
         ],
         "airflow": {"retries": 0, "ui_base_url": "http://airflow.example/retrieval-eval"},
     }

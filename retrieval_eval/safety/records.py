@@ -1,0 +1,77 @@
+"""Rows of a JSONL or CSV input file (a query log, a judgments file), each with its line number.
+
+Refused before they are parsed: a file over the set-file size limit, or bytes that are not UTF-8
+(a BOM is allowed). A line that is no JSON, or a CSV row with more values than the header has
+columns, is a problem naming the file and the line; at most ``MAX_PROBLEMS`` are listed. Blank
+JSONL lines are skipped; CSV cells are strings, an empty one left out of its row.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+from retrieval_eval.safety.limits import MAX_SET_FILE_BYTES, too_large
+
+MAX_PROBLEMS = 20
+Fail = Callable[[Sequence[str]], Exception]  # the error type the caller raises with problems
+
+
+def read_records(path: Path, what: str, fail: Fail) -> tuple[list[Any], list[int]]:
+    """The rows of ``path`` (``.jsonl`` or ``.csv``) and their line numbers; ``what`` names the
+    kind of file in messages ("query log")."""
+    try:
+        size = path.stat().st_size
+        if size > MAX_SET_FILE_BYTES:
+            raise fail([f"{path}: {too_large(size, MAX_SET_FILE_BYTES, what)}"])
+        text = path.read_bytes().decode("utf-8-sig")
+    except OSError as exc:
+        raise fail([f"{path}: cannot read the {what}: {exc.strerror}"]) from None
+    except UnicodeDecodeError as exc:
+        raise fail([f"{path}: not UTF-8 text (byte {exc.start})"]) from None
+    suffix = path.suffix.lower()
+    if suffix == ".jsonl":
+        return _jsonl(path, text, fail)
+    if suffix == ".csv":
+        return _csv(path, text, fail)
+    raise fail([f"{path}: a {what} is a .jsonl or .csv file"])
+
+
+def _jsonl(path: Path, text: str, fail: Fail) -> tuple[list[Any], list[int]]:
+    import orjson
+
+    rows: list[Any] = []
+    lines: list[int] = []
+    problems: list[str] = []
+    for number, line in enumerate(text.splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            rows.append(orjson.loads(line))
+        except orjson.JSONDecodeError as exc:
+            problems.append(f"{path}: line {number}: invalid JSON: {exc.msg}")
+            continue
+        lines.append(number)
+    if problems:
+        raise fail(problems[:MAX_PROBLEMS])
+    return rows, lines
+
+
+def _csv(path: Path, text: str, fail: Fail) -> tuple[list[Any], list[int]]:
+    reader = csv.DictReader(io.StringIO(text, newline=""))
+    rows: list[Any] = []
+    lines: list[int] = []
+    try:
+        for record in reader:
+            if None in record:
+                raise fail(
+                    [f"{path}: line {reader.line_num}: more values than the header has columns"]
+                )
+            rows.append({k: v for k, v in record.items() if v not in (None, "")})
+            lines.append(reader.line_num)
+    except csv.Error as exc:
+        raise fail([f"{path}: line {reader.line_num}: {exc}"]) from None
+    return rows, lines
