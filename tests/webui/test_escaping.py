@@ -100,6 +100,43 @@ def _questions(
     ]
 
 
+def _replays(store: Any) -> int:
+    """A replay series whose sample, retriever, query, ids and index version carry markup: the
+    sample is named by the set's payload, the index version by the corpus revision's."""
+    from datetime import UTC, datetime, timedelta
+
+    from retrieval_eval.replay.compare import Ranked, compare
+    from retrieval_eval.replay.samples import QuerySample, SampledQuery
+    from retrieval_eval.store.replays import ReplayRecord, save_replay, save_sample
+
+    sample = QuerySample(P["set"], "plain", (SampledQuery("k1", P["question"], 5, "head"),), 1, 5)
+    sample_id = save_sample(store, sample)
+    first = [Ranked("k1", P["question"], 5, "head", (P["expected_id"], P["retrieved_id"]))]
+    moved = [Ranked("k1", P["question"], 5, "head", (P["retrieved_id"], "doc-z"))]
+    ids = []
+    for day, rows, before in ((0, first, None), (1, moved, first)):
+        ids.append(
+            save_replay(
+                store,
+                ReplayRecord(
+                    run_key=f"replay-{day}",
+                    sample_id=sample_id,
+                    sample_name=P["set"],
+                    retriever=P["retriever"],
+                    k=10,
+                    p=0.9,
+                    run_date=datetime.now(UTC) - timedelta(days=1 - day),
+                    rankings=rows,
+                    comparison=compare(before, rows),
+                    compared_id=ids[0] if ids else None,
+                    against=f"replay {ids[0]}" if ids else None,
+                    index_version=P["corpus_revision"],
+                ),
+            )
+        )
+    return ids[-1]
+
+
 @dataclass
 class Dashboard:
     client: TestClient
@@ -154,9 +191,10 @@ def dashboard(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Dashboard]:
         )
         current_id = store.save(current, verdict)
         store.save(other, detect_regression(other, None, thresholds))
+        replay_id = _replays(store)
     app = create_app(url, require_auth=False)
     with TestClient(app) as client:
-        yield Dashboard(client, {"base": base_id, "current": current_id})
+        yield Dashboard(client, {"base": base_id, "current": current_id, "replay": replay_id})
     app.state.store_source.close()
 
 
@@ -194,6 +232,8 @@ UNKNOWN_PAIR = {"set": P["set"], "retriever": "nobody"}
 FILTERED = {"show": "misses", "hard_class": P["hard_class"]}
 FILTERED_FIELDS = (*RUN_FIELDS, "question_id", "question", "hard_class", "expected_id")
 NO_SUCH = {"hard_class": P["filter"]}  # echoed in the 404's message
+REPLAYED = {"sample": P["set"], "retriever": P["retriever"]}
+REPLAY_FIELDS = ("set", "retriever", "question", "expected_id", "retrieved_id", "corpus_revision")
 PAGES = [
     Page("overview", "/", {}, ("set", "retriever")),
     Page("overview-json", "/api/overview", {}, SUMMARY_FIELDS),
@@ -231,6 +271,10 @@ PAGES = [
     Page("run-filtered-json", "/api/runs/{current}", FILTERED, FILTERED_FIELDS),
     Page("run-no-such-filter", "/runs/{current}", NO_SUCH, ("filter",), status=404),
     Page("run-no-such-filter-json", "/api/runs/{current}", NO_SUCH, ("filter",), status=404),
+    Page("drift", "/drift", REPLAYED, ("set", "retriever", "corpus_revision")),
+    Page("drift-json", "/api/drift", REPLAYED, ("corpus_revision",)),
+    Page("replay", "/replays/{replay}", {}, REPLAY_FIELDS),
+    Page("replay-json", "/api/replays/{replay}", {}, REPLAY_FIELDS),
     Page("not-found", "/history", UNKNOWN_PAIR, ("set",), status=404),
     Page("not-found-json", "/api/history", UNKNOWN_PAIR, ("set",), status=404),
 ]
@@ -288,7 +332,10 @@ def test_every_route_of_the_app_is_checked(tmp_path: Path) -> None:
     app = create_app(f"sqlite:///{tmp_path / 'unused.sqlite'}", require_auth=False)
     routes = {getattr(route, "path", "") for route in app.routes}
     checked = {
-        page.path.replace("{current}", "{run_id}").replace("{base}", "{run_id}") for page in PAGES
+        page.path.replace("{current}", "{run_id}")
+        .replace("{base}", "{run_id}")
+        .replace("{replay}", "{replay_id}")
+        for page in PAGES
     }
     assert routes == checked
 
