@@ -12,6 +12,7 @@ from click.testing import CliRunner, Result
 
 from retrieval_eval.cli import cli
 from retrieval_eval.store import open_store
+from retrieval_eval.store.names import HEAD
 
 ROOT = Path(__file__).resolve().parents[2]
 DEMO = [
@@ -324,9 +325,9 @@ def test_db_upgrade_is_idempotent_and_url_is_masked(
     db: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     first = invoke("db", "upgrade", "--db", db)
-    assert first.exit_code == 0 and "upgraded from empty to 0002_alert_markers" in first.stdout
+    assert first.exit_code == 0 and f"upgraded from empty to {HEAD}" in first.stdout
     again = invoke("db", "upgrade", "--db", db)
-    assert "already at revision 0002_alert_markers" in again.stdout
+    assert f"already at revision {HEAD}" in again.stdout
     assert invoke("db", "upgrade", "--db", DOWN).exit_code == 3
     monkeypatch.setenv("RETRIEVAL_EVAL_DB", "postgresql://eval:Sup3r-Secr3t@db.internal/results")
     shown = invoke("db", "url")

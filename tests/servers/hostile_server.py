@@ -1,7 +1,7 @@
 """A real misbehaving HTTP server on 127.0.0.1 for the outbound-call bounds tests.
 
-Modes (the path's first segment): ``/trickle`` sends its headers, then a JSON body one byte a
-second; ``/trickle-headers`` sends even its headers one byte a second; ``/huge`` answers a body of
+Modes (the path's first segment): ``/trickle`` sends its headers, then a JSON body one byte every
+:data:`STEP_S`; ``/trickle-headers`` sends even its headers so; ``/huge`` answers a body of
 ``size`` bytes (default 40 MiB) as fast as it can; ``/redirect-302`` and ``/redirect-307`` point
 to another host (``Location: http://elsewhere.invalid/hook``); ``/ok`` answers 200 at once. Each
 request's path is counted in :attr:`HostileServer.hits`.
@@ -17,6 +17,10 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 BODY = b'{"hits": {"hits": [{"_id": "d1"}]}, "ok": true}'
+
+# a byte every quarter second: well inside any per-read timeout the tests set (1 s and more),
+# so only a total deadline can end a call, however loaded the machine
+STEP_S = 0.25
 
 
 class HostileServer:
@@ -77,14 +81,14 @@ class HostileServer:
                 for byte in BODY:
                     self.wfile.write(bytes([byte]))
                     self.wfile.flush()
-                    time.sleep(1)
+                    time.sleep(STEP_S)
 
             def _trickle_headers(self) -> None:
                 head = f"HTTP/1.1 200 OK\r\nContent-Length: {len(BODY)}\r\n" + "X-Pad: a\r\n" * 40
                 for byte in head.encode():
                     self.wfile.write(bytes([byte]))
                     self.wfile.flush()
-                    time.sleep(1)
+                    time.sleep(STEP_S)
 
             def _huge(self) -> None:
                 self._head(200, server.size)

@@ -71,7 +71,7 @@ def test_a_question_that_kept_a_target_does_not_refuse_the_run(store_url: str) -
 
 
 def test_the_headline_says_the_run_was_not_accepted_as_the_baseline(store_url: str) -> None:
-    from retrieval_eval.reports.report import headline_document, headline_line, headline_text
+    from retrieval_eval.reports.headline import headline_document, headline_line, headline_text
 
     result = _dead(make_run(hits(8, 10), day=0))
     first = _record(store_url, result)

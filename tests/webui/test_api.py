@@ -178,7 +178,7 @@ def test_unknown_things_are_404_and_bad_queries_400(client: TestClient) -> None:
 def test_a_missing_store_shows_no_runs_and_is_not_created(tmp_path: Path) -> None:
     path = tmp_path / "not-yet" / "results.sqlite"
     client = TestClient(create_app(f"sqlite:///{path}", require_auth=False))
-    assert client.get("/api/overview").json() == {"pairs": []}
+    assert client.get("/api/overview").json() == {"pairs": [], "replays": []}
     assert "No runs stored yet" in client.get("/").text
     assert not path.exists()  # the dashboard never writes, not even an empty file
 
