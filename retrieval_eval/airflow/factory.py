@@ -24,7 +24,13 @@ from typing import Any
 from airflow.sdk import DAG, Asset, AssetAny, AssetOrTimeSchedule, CronTriggerTimetable, Param
 
 from retrieval_eval.airflow import tasks
-from retrieval_eval.config.models import AirflowOptions, Config, EvaluationSpec, ReplaySpec
+from retrieval_eval.config.models import (
+    AirflowOptions,
+    Config,
+    EvaluationSpec,
+    ReplaySpec,
+    ScheduledSpec,
+)
 
 START_DATE = datetime(2024, 1, 1, tzinfo=UTC)
 
@@ -38,7 +44,7 @@ def dag_id_for(set_identifier: str, retriever: str) -> str:
     return f"retrieval_eval__{clean(set_identifier)}__{clean(retriever)}"
 
 
-def schedule_for(evaluation: EvaluationSpec) -> Any:
+def schedule_for(evaluation: ScheduledSpec) -> Any:
     """Cron, asset triggers, or both (either one starts a run); None means manual only."""
     assets = [Asset(uri) for uri in evaluation.assets]
     timetable = (
@@ -115,7 +121,7 @@ def job_for(
     }
 
 
-def default_args_for(evaluation: EvaluationSpec, options: AirflowOptions) -> dict[str, Any]:
+def default_args_for(evaluation: ScheduledSpec, options: AirflowOptions) -> dict[str, Any]:
     """Every task retries with exponential backoff: each one does I/O (files, the retriever,
     the execution API, the store, the alert channels), and a nightly job must outlast a hiccup;
     and every try is killed after ``task_timeout_s``, so a hung one is retried, not waited for."""
@@ -208,7 +214,7 @@ def build_replay_dag(
     against = f"`{spec.against}`" if spec.against else "the previous replay"
     with DAG(
         dag_id=replay_dag_id_for(spec.sample, spec.retriever),
-        schedule=schedule_for(spec),  # type: ignore[arg-type]
+        schedule=schedule_for(spec),
         start_date=START_DATE,
         catchup=False,
         max_active_runs=1,
@@ -220,7 +226,7 @@ def build_replay_dag(
             "comes from the triggering asset event's `extra` (`index_version`).\n\n"
             f"- Config: `{config_path or 'default lookup'}`\n"
         ),
-        default_args=default_args_for(spec, options),  # type: ignore[arg-type]
+        default_args=default_args_for(spec, options),
         params={
             "fail_on_drift": Param(
                 False, type="boolean", description="End the DAG run failed after a drift alert."

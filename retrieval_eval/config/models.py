@@ -165,29 +165,36 @@ class AlertSpec(BaseModel):
 DeadLabelsBaseline = Literal["refuse", "allow"]
 
 
-class EvaluationSpec(BaseModel):
-    """One (set, retriever) pair: one DAG in Airflow, one ``run`` on the CLI.
+class ScheduledSpec(BaseModel):
+    """What every DAG the factory builds is scheduled, owned, alerted and batched by.
 
-    Gates for scheduled and asset runs: ``fail_on_regression`` and ``fail_on_dead_labels`` end
-    the DAG run failed after its alert (the manual-run Param ``fail_on_regression`` does too).
-    ``dead_labels_baseline`` (None: the config's): ``refuse`` stores and alerts a run whose
-    index lost labelled documents but never makes it the baseline; ``allow`` lets it be one.
     Batches: ``ceil(questions / min_batch_questions)``, between 1 and ``max_batches``.
     """
 
     model_config = ConfigDict(extra="forbid")
 
-    set: str
     retriever: str
     schedule: str | None = "0 3 * * *"
     assets: list[str] = Field(default_factory=list)
     owner: str = "retrieval-eval"
     tags: list[str] = Field(default_factory=list)
     alerts: list[AlertSpec] = Field(default_factory=list)
-    thresholds: Thresholds | None = None
-    run: RunOptions | None = None
     max_batches: int = Field(default=8, ge=1, le=1024)
     min_batch_questions: int = Field(default=25, ge=1)
+
+
+class EvaluationSpec(ScheduledSpec):
+    """One (set, retriever) pair: one DAG in Airflow, one ``run`` on the CLI.
+
+    Gates for scheduled and asset runs: ``fail_on_regression`` and ``fail_on_dead_labels`` end
+    the DAG run failed after its alert (the manual-run Param ``fail_on_regression`` does too).
+    ``dead_labels_baseline`` (None: the config's): ``refuse`` stores and alerts a run whose
+    index lost labelled documents but never makes it the baseline; ``allow`` lets it be one.
+    """
+
+    set: str
+    thresholds: Thresholds | None = None
+    run: RunOptions | None = None
     fail_on_regression: bool = False
     fail_on_dead_labels: bool = False
     dead_labels_baseline: DeadLabelsBaseline | None = None
@@ -204,23 +211,14 @@ class ReplayOptions(BaseModel):
     max_concurrency: int | None = Field(default=None, ge=1)
 
 
-class ReplaySpec(BaseModel):
+class ReplaySpec(ScheduledSpec):
     """One (sample, retriever) replay series: one DAG in Airflow, one ``replay`` on the CLI."""
 
-    model_config = ConfigDict(extra="forbid")
-
     sample: str
-    retriever: str
     against: str | None = None  # another retriever; None: the previous replay of this one
     schedule: str | None = "0 4 * * *"
-    assets: list[str] = Field(default_factory=list)
-    owner: str = "retrieval-eval"
-    tags: list[str] = Field(default_factory=list)
-    alerts: list[AlertSpec] = Field(default_factory=list)
     drift: DriftThresholds | None = None
     replay: ReplayOptions | None = None
-    max_batches: int = Field(default=8, ge=1, le=1024)
-    min_batch_questions: int = Field(default=25, ge=1)
     fail_on_drift: bool = False
 
 
