@@ -13,7 +13,7 @@ import importlib
 import sys
 import time
 
-from benchmarks.common import Row, machine, render
+from benchmarks.common import Row, compile_package, machine, render
 
 BENCHMARKS = {
     "scoring": "benchmarks.scoring_throughput",
@@ -42,6 +42,7 @@ def main(argv: list[str]) -> int:
     if unknown:
         print(f"unknown benchmark(s) {', '.join(unknown)}; choose from {', '.join(known)}")
         return 2
+    compile_package()
     rows: list[Row] = []
     broken = 0
     started = time.perf_counter()

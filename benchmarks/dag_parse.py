@@ -57,8 +57,10 @@ def _process(command: list[str], env: dict[str, str], repeat: int = 3) -> float:
 def _bytecode() -> str:
     import pandas
 
-    cached = Path(pandas.__file__).parent / "__pycache__"
-    return "compiled" if cached.is_dir() and any(cached.iterdir()) else "NOT compiled"
+    folders = [Path(pandas.__file__).parent, Path(ROOT) / "retrieval_eval" / "config"]
+    cached = [folder / "__pycache__" for folder in folders]
+    compiled = all(folder.is_dir() and any(folder.iterdir()) for folder in cached)
+    return "compiled (venv and package)" if compiled else "NOT compiled"
 
 
 def run() -> list[Row]:
