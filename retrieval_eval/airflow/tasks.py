@@ -153,9 +153,16 @@ def check_regression(recorded: dict[str, Any], ui_base_url: str | None = None) -
 
 def _alert(job: dict[str, Any], kind: str, result: dict[str, Any], recorded: dict[str, Any]) -> str:
     from retrieval_eval.airflow.alerts import build_message, send_alerts
+    from retrieval_eval.evaluation.results import RunResult
+    from retrieval_eval.judging.recording import Recorded
     from retrieval_eval.store import open_store
 
-    message = build_message(kind, result, recorded, job.get("ui_base_url"))
+    message = build_message(
+        kind,
+        RunResult.model_validate(result),
+        Recorded.model_validate(recorded),
+        job.get("ui_base_url"),
+    )
     print(message.text())  # the task log shows what was sent; no channel secrets in it
     with open_store(store_url(job)) as store:
         outcome = send_alerts(job["alerts"], message, store=store, run_key=result["run_key"])

@@ -21,6 +21,7 @@ from pydantic import BaseModel, Field
 from retrieval_eval.evaluation.results import SliceRates
 
 if TYPE_CHECKING:
+    from retrieval_eval.evaluation.results import RunResult
     from retrieval_eval.judging.regression import Verdict
     from retrieval_eval.store.models import StoredRun
 
@@ -80,17 +81,42 @@ class RunSummary(BaseModel):
     def of(cls, run: StoredRun, *, slices: bool = True) -> RunSummary:
         """The summary of a stored run (its questions need not be loaded); ``slices=False``
         leaves ``by_form`` and ``by_hard_class`` empty."""
-        r, verdict = run.result, run.verdict
-        return cls(
+        return cls.of_result(
+            run.result,
+            run.verdict,
             run_id=run.id,
-            set=r.set_identifier,
-            retriever=r.retriever,
             run_date=run.run_date,
             status=run.status,
             verdict_state=run.verdict_state,
             is_regression=run.is_regression,
             accepted_baseline=run.accepted_baseline,
             baseline_run_id=run.baseline_run_id,
+            slices=slices,
+        )
+
+    @classmethod
+    def recorded(cls, result: RunResult, verdict: Verdict, run_id: int | None) -> RunSummary:
+        """The summary of a run just judged (saved as ``run_id``, or spooled: 0), as the store
+        will read it back: what the alerts and the DAG's log lines say."""
+        return cls.of_result(
+            result,
+            verdict,
+            run_id=run_id or 0,
+            run_date=result.started_at,
+            status="valid" if result.valid else "invalid",
+            verdict_state=verdict.state,
+            is_regression=verdict.is_regression,
+            accepted_baseline=False,
+            baseline_run_id=verdict.baseline_run_id if result.valid else None,
+        )
+
+    @classmethod
+    def of_result(
+        cls, r: RunResult, verdict: Verdict | None, *, slices: bool = True, **stored: Any
+    ) -> RunSummary:
+        return cls(
+            set=r.set_identifier,
+            retriever=r.retriever,
             question_count=r.question_count,
             top1_hits=r.top1_hits,
             top3_hits=r.top3_hits,
@@ -106,8 +132,18 @@ class RunSummary(BaseModel):
             dead_label_count=len(r.dead_labels.dead_ids) if r.dead_labels else 0,
             by_form=_slices(r.by_form) if slices else {},
             by_hard_class=_slices(r.by_hard_class) if slices else {},
+            **stored,
             **_verdict_figures(verdict),
         )
+
+    def before_after(self, key: str) -> tuple[float | None, float | None]:
+        """The baseline's and this run's ``key`` (``top1``/``top3``) rate over the same
+        questions: the verdict's compared rates when stale ones were left out, else this run's
+        rate and the rate minus the delta; (None, rate) with nothing compared."""
+        if self.compared_questions is not None:
+            return getattr(self, f"{key}_baseline"), getattr(self, f"{key}_current")
+        rate, delta = getattr(self, f"{key}_hit_rate"), getattr(self, f"{key}_delta")
+        return (None if rate is None or delta is None else rate - delta), rate
 
 
 def _verdict_figures(verdict: Verdict | None) -> dict[str, Any]:

@@ -18,12 +18,14 @@ from sqlalchemy import update
 from test_alerts import RESULT
 
 from retrieval_eval.airflow.alerts import CLAIM_EXPIRES_S, build_message, send_alerts
+from retrieval_eval.judging.recording import Recorded
+from retrieval_eval.judging.regression import Verdict
 from retrieval_eval.store import Store, open_store
 from retrieval_eval.store.schema import eval_alert
 
 pytestmark = pytest.mark.airflow
 
-RECORDED = {"run_id": 12, "saved": True, "verdict": {"state": "regression", "summary": "down"}}
+RECORDED = Recorded(run_id=12, saved=True, verdict=Verdict(state="regression", summary="down"))
 SPECS = [{"type": "webhook", "connection_id": "hook_b"}]
 CHANNEL = "webhook:hook_b"
 KEY = "airflow:d:r1"

@@ -8,42 +8,39 @@ from pathlib import Path
 
 import pytest
 from slack_server import RecordingServer
+from store.builders import make_run, question
 
 from retrieval_eval.airflow.alerts import build_message, send_alerts, sender_for
 from retrieval_eval.airflow.alerts.webhook import webhook_url
+from retrieval_eval.evaluation.labels import DeadLabels
+from retrieval_eval.judging.recording import Recorded
+from retrieval_eval.judging.regression import SliceRegression, Verdict
 
 pytestmark = pytest.mark.airflow
 
-RESULT = {
-    "set_identifier": "handbook.demo",
-    "retriever": "bm25",
-    "top1_hit_rate": 0.5,
-    "top3_hit_rate": 0.75,
-    "error_count": 0,
-    "question_count": 40,
-}
-RECORDED = {
-    "run_id": 12,
-    "saved": True,
-    "verdict": {
-        "state": "regression",
-        "baseline_run_id": 9,
-        "top1_delta": -0.25,
-        "top3_delta": -0.125,
-        "slice_regressions": [
-            {
-                "dimension": "form",
-                "value": "gap",
-                "metric": "top1",
-                "baseline": 0.6,
-                "current": 0.3,
-                "delta": -0.3,
-            },
+RESULT = make_run(
+    [question(f"q{i:02d}", i < 20, i < 30) for i in range(40)],  # top-1 50 %, top-3 75 %
+    set_identifier="handbook.demo",
+    retriever="bm25",
+)
+RECORDED = Recorded(
+    run_id=12,
+    saved=True,
+    verdict=Verdict(
+        state="regression",
+        baseline_run_id=9,
+        top1_delta=-0.25,
+        top3_delta=-0.125,
+        is_regression=True,
+        slice_regressions=[
+            SliceRegression(
+                dimension="form", value="gap", metric="top1", baseline=0.6, current=0.3, delta=-0.3
+            ),
         ],
-        "flipped_to_miss": [f"q{i}" for i in range(8)],
-        "summary": "top-1 dropped 25.0 points",
-    },
-}
+        flipped_to_miss=[f"q{i}" for i in range(8)],
+        summary="top-1 dropped 25.0 points",
+    ),
+)
 
 
 def test_regression_message_has_before_after_slices_flips_and_link() -> None:
@@ -58,8 +55,8 @@ def test_regression_message_has_before_after_slices_flips_and_link() -> None:
 
 
 def test_invalid_run_message_does_not_call_it_a_regression() -> None:
-    result = {**RESULT, "error_count": 40, "top1_hit_rate": 0.0}
-    recorded = {"run_id": 3, "verdict": {"state": "invalid_run", "summary": ""}}
+    result = make_run([question(f"q{i}", False, error="boom") for i in range(40)])
+    recorded = Recorded(run_id=3, saved=True, verdict=Verdict(state="invalid_run"))
     text = build_message("invalid_run", result, recorded).text()
     assert "could not be trusted" in text
     assert "40 of 40 questions failed" in text
@@ -180,27 +177,29 @@ def test_a_run_alerts_once_per_channel_across_retries(
         assert len(server.requests) == 2
 
 
-LABELS_RESULT = {
-    **RESULT,
-    "dead_labels": {
-        "checked": True,
-        "source": "corpus",
-        "dead_ids": ["a.md", "b.md"],
-        "stale_questions": ["q1"],
-        "partly_dead": {"q2": ["b.md"]},
-    },
-    "lint": {"mode": "warn", "errors": 2, "warnings": 1, "findings": []},
-}
-LABELS_RECORDED = {
-    "run_id": 14,
-    "verdict": {
-        "state": "no_regression",
-        "baseline_run_id": 9,
-        "dead_ids": ["a.md", "b.md"],
-        "stale_questions": ["q1"],
-        "summary": "No regression against run 9 ...",
-    },
-}
+LABELS_RESULT = RESULT.model_copy(
+    update={
+        "dead_labels": DeadLabels(
+            checked=True,
+            source="corpus",
+            dead_ids=["a.md", "b.md"],
+            stale_questions=["q1"],
+            partly_dead={"q2": ["b.md"]},
+        ),
+        "lint": {"mode": "warn", "errors": 2, "warnings": 1, "findings": []},
+    }
+)
+LABELS_RECORDED = Recorded(
+    run_id=14,
+    saved=True,
+    verdict=Verdict(
+        state="no_regression",
+        baseline_run_id=9,
+        dead_ids=["a.md", "b.md"],
+        stale_questions=["q1"],
+        summary="No regression against run 9 ...",
+    ),
+)
 
 
 def test_labels_message_is_its_own_kind_not_a_regression() -> None:
@@ -287,9 +286,7 @@ def test_regression_alert_with_stale_labels_reads_over_the_compared_questions(
     assert n is not None and n < result.question_count
 
     message = build_message(
-        "regression",
-        result.model_dump(mode="json"),
-        {"run_id": stored.id, "verdict": verdict.model_dump(mode="json")},
+        "regression", result, Recorded(run_id=stored.id, saved=True, verdict=verdict)
     )
     lines = message.lines()
     for label, key in (("Top-1", "top1"), ("Top-3", "top3")):
@@ -317,14 +314,3 @@ def test_regression_alert_with_stale_labels_reads_over_the_compared_questions(
 def test_without_stale_questions_the_alert_has_no_compared_note() -> None:
     text = build_message("regression", RESULT, RECORDED).text()
     assert "questions compared" not in text and "this run:" not in text
-
-
-def test_an_old_verdict_without_compared_rates_leaves_the_before_side_unknown() -> None:
-    """A verdict stored before it carried compared rates, with stale questions left out: rate − Δ
-    would mix question sets, so before is n/a rather than wrong."""
-    verdict = {**RECORDED["verdict"], "stale_questions": ["q1", "q2"]}
-    message = build_message("regression", RESULT, {**RECORDED, "verdict": verdict})
-    assert message.top1_before is None and message.compared_questions == 38
-    assert "Top-1: – → – on the 38 questions compared (this run: 50.0% over all 40)" in (
-        message.lines()
-    )

@@ -228,12 +228,18 @@ def load_slack_server() -> Any:
 
 def test_alert_senders_register_their_channel_secrets(monkeypatch: pytest.MonkeyPatch) -> None:
     pytest.importorskip("airflow.providers.slack")
+    from store.builders import make_run, question
+
     from retrieval_eval.airflow.alerts import build_message, send_alerts
+    from retrieval_eval.judging.recording import Recorded
+    from retrieval_eval.judging.regression import Verdict
 
     message = build_message(
         "invalid_run",
-        {"set_identifier": "s", "retriever": "r", "error_count": 1, "question_count": 1},
-        {"run_id": 1, "verdict": {"summary": f"see {SLACK_PATH}"}},
+        make_run([question("q1", False, error="boom")], set_identifier="s", retriever="r"),
+        Recorded(
+            run_id=1, saved=True, verdict=Verdict(state="invalid_run", summary=f"see {SLACK_PATH}")
+        ),
     )
     hook_token = "hook-tok-8a7b6c5d"
     with load_slack_server().RecordingServer() as server:

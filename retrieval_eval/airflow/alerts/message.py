@@ -14,19 +14,23 @@ both sides cover the same questions. When stale-label questions were left out, t
 than the run's: the line says "on the N questions compared" and adds the run's overall rate
 (``Top-1: 64.3% → 50.0% on the 42 questions compared (this run: 45.7% over all 46)``); the
 webhook's JSON carries the same as ``top1_before``/``top1_after``, ``compared_questions`` and
-``top1_overall``. A verdict stored before it had those rates falls back to ``rate − Δ``, which
-is only the same set of questions when nothing was left out, so with stale questions and no
-compared rates the before side is left unknown rather than mixed.
+``top1_overall``. The figures are the run's :class:`~retrieval_eval.store.summary.RunSummary`,
+the one history and the dashboard read.
 """
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, Field
 
 from retrieval_eval.reports.numbers import pct
 from retrieval_eval.safety.redaction import redact, register_header, register_url, register_webhook
+from retrieval_eval.store.summary import RunSummary
+
+if TYPE_CHECKING:
+    from retrieval_eval.evaluation.results import RunResult
+    from retrieval_eval.judging.recording import Recorded
 
 MAX_FLIPS_SHOWN = 5
 
@@ -151,74 +155,45 @@ def _shown(ids: list[str]) -> str:
 
 
 def build_message(
-    kind: str, result: dict[str, Any], recorded: dict[str, Any], ui_base_url: str | None = None
+    kind: str, result: RunResult, recorded: Recorded, ui_base_url: str | None = None
 ) -> AlertMessage:
-    """Build the message from a RunResult JSON and a Recorded JSON (the persist task's output)."""
-    verdict = recorded.get("verdict") or {}
-    run_id = recorded.get("run_id")
-    compared = _compared_questions(result, verdict)
-    before1, after1 = _before_after(result, verdict, "top1", compared is not None)
-    before3, after3 = _before_after(result, verdict, "top3", compared is not None)
+    """Build the message of a run just judged: its figures from the :class:`RunSummary` the
+    store will read back, its lists (flips, slices, dead ids) from the verdict."""
+    verdict, run_id = recorded.verdict, recorded.run_id
+    summary = RunSummary.recorded(result, verdict, run_id)
+    compared = summary.compared_questions
+    before1, after1 = summary.before_after("top1")
+    before3, after3 = summary.before_after("top3")
     link = (
         f"{ui_base_url.rstrip('/')}/runs/{run_id}" if ui_base_url and run_id is not None else None
     )
-    labels = result.get("dead_labels") or {}
-    lint = result.get("lint") or {}
+    labels, lint = result.dead_labels, result.lint or {}
     return AlertMessage(
         kind=kind,
-        set_identifier=result["set_identifier"],
-        retriever=result["retriever"],
+        set_identifier=summary.set,
+        retriever=summary.retriever,
         run_id=run_id,
-        baseline_run_id=verdict.get("baseline_run_id"),
+        baseline_run_id=verdict.baseline_run_id,
         top1_before=before1,
         top1_after=after1,
         top3_before=before3,
         top3_after=after3,
         compared_questions=compared,
-        top1_overall=None if compared is None else result.get("top1_hit_rate"),
-        top3_overall=None if compared is None else result.get("top3_hit_rate"),
-        error_count=result.get("error_count", 0),
-        question_count=result.get("question_count", 0),
-        slice_regressions=list(verdict.get("slice_regressions") or []),
-        flipped_to_miss=list(verdict.get("flipped_to_miss") or []),
-        summary=redact(verdict.get("summary") or ""),
+        top1_overall=None if compared is None else summary.top1_hit_rate,
+        top3_overall=None if compared is None else summary.top3_hit_rate,
+        error_count=summary.error_count,
+        question_count=summary.question_count,
+        slice_regressions=[s.model_dump(mode="json") for s in verdict.slice_regressions],
+        flipped_to_miss=list(verdict.flipped_to_miss),
+        summary=redact(summary.verdict_summary),
         link=link,
-        dead_ids=list(verdict.get("dead_ids") or labels.get("dead_ids") or []),
-        stale_questions=list(verdict.get("stale_questions") or labels.get("stale_questions") or []),
-        partly_dead=len(labels.get("partly_dead") or {}),
-        labels_source=str(labels.get("source") or ""),
+        dead_ids=list(verdict.dead_ids or (labels.dead_ids if labels else [])),
+        stale_questions=list(verdict.stale_questions or (labels.stale_questions if labels else [])),
+        partly_dead=len(labels.partly_dead) if labels else 0,
+        labels_source=labels.source if labels else "",
         lint_errors=lint.get("errors"),
         lint_warnings=lint.get("warnings"),
     )
-
-
-def _compared_questions(result: dict[str, Any], verdict: dict[str, Any]) -> int | None:
-    """How many of the run's questions the verdict compared when it left stale ones out, else
-    None: the verdict's ``compared_questions``; counted here only for a verdict stored before it
-    carried that field."""
-    if verdict.get("compared_questions") is not None:
-        return int(verdict["compared_questions"])
-    stale = set(verdict.get("stale_questions") or [])
-    if not stale or verdict.get("state") not in ("regression", "no_regression"):
-        return None
-    questions = result.get("questions")
-    if questions:
-        return sum(q.get("id") not in stale for q in questions)
-    return max(int(result.get("question_count") or 0) - len(stale), 0)
-
-
-def _before_after(
-    result: dict[str, Any], verdict: dict[str, Any], key: str, left_out: bool
-) -> tuple[float | None, float | None]:
-    """The baseline and current rates over the same questions: the verdict's compared rates,
-    else (a verdict stored without them) ``rate − Δ`` when no question was left out."""
-    before, after = verdict.get(f"{key}_baseline"), verdict.get(f"{key}_current")
-    if before is not None and after is not None:
-        return before, after
-    rate, delta = result.get(f"{key}_hit_rate"), verdict.get(f"{key}_delta")
-    if left_out:
-        return None, after
-    return (None if rate is None or delta is None else rate - delta), rate
 
 
 def redacted(value: Any) -> Any:
