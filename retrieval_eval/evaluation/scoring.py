@@ -107,7 +107,7 @@ def _judged(
         "question": question.question,
         "form": question.form,
         "hard_class": question.hard_class,
-        "expected_document_ids": list(targets),
+        "expected_document_ids": targets,
         "top1_hit": top1,
         "top3_hit": top3,
         "first_hit_rank": first_rank,
@@ -208,7 +208,7 @@ def _result(
     latency_ms: float,
     error: str | None,
 ) -> QuestionResult:
-    return QuestionResult.model_validate(_judged(question, ranking, depth, latency_ms, error))
+    return QuestionResult.of_scorer(_judged(question, ranking, depth, latency_ms, error))
 
 
 def _chunk_scorer(

@@ -372,7 +372,7 @@ def _differences(ranked: list[tuple[str, StoredRun]]) -> list[Difference]:
                 question=first.question,
                 form=first.form.value,
                 hard_class=first.hard_class,
-                expected_document_ids=first.expected_document_ids,
+                expected_document_ids=list(first.expected_document_ids),
                 outcomes={name: _outcome(q) for name, q in found.items()},
             )
         )

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 import json
+from collections.abc import Sequence
 
 from retrieval_eval.evaluation.results import RunResult
 
@@ -22,7 +23,7 @@ def _number(value: float | None) -> str:
     return "" if value is None or value != value else float.__repr__(float(value))
 
 
-def _ids_cell(ids: list[str]) -> str:
+def _ids_cell(ids: Sequence[str]) -> str:
     """A list of ids as one CSV cell: a JSON array spaced for a reader, ``["a", "b"]``
     (``json.loads`` reads it back)."""
     return _text_cell(json.dumps(list(ids), ensure_ascii=False))

@@ -233,7 +233,7 @@ def _flips(stored: StoredRun, baseline: StoredRun | None, dead: set[str]) -> Fli
                     hard_class=q.hard_class if q else None,
                     first_hit_rank=q.first_hit_rank if q else None,
                     baseline_first_hit_rank=old.first_hit_rank if old else None,
-                    expected_document_ids=q.expected_document_ids if q else [],
+                    expected_document_ids=list(q.expected_document_ids) if q else [],
                     retrieved=q.retrieved if q else [],
                     dead_ids=[d for d in q.expected_document_ids if d in dead] if q else [],
                 )

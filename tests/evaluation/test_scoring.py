@@ -557,7 +557,7 @@ def test_per_question_fields() -> None:
     [r] = score_questions([question], by_text({"x": ["a", "t", "b", "c", "u"]}))
     assert r.id == "x" and r.question == "text of x"
     assert r.form.value == "gap" and r.hard_class == "near-duplicate"
-    assert r.expected_document_ids == ["t", "u"]
+    assert r.expected_document_ids == ("t", "u")  # the question's own tuple
     assert (r.top1_hit, r.top3_hit, r.first_hit_rank) == (False, True, 2)
     assert r.retrieved == ["a", "t", "b"]
     assert r.latency_ms is not None and r.latency_ms >= 0
