@@ -12,28 +12,14 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Annotated, Literal
-
-from pydantic import BaseModel, ConfigDict, Field
+from typing import Literal
 
 from retrieval_eval.evaluation.intervals import Interval, wilson
 from retrieval_eval.replay.rbo import jaccard, overlap_at, rbo, top1_changed
+from retrieval_eval.replay.specs import DriftThresholds
 
 DriftState = Literal["first", "no_drift", "drift", "invalid"]
 QUANTILES = (0.1, 0.25, 0.5, 0.75, 0.9)
-Share = Annotated[float, Field(ge=0, le=1)]
-
-
-class DriftThresholds(BaseModel):
-    """``drift:`` in the config: limits a replay must keep, each optional but the defaults."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-    min_mean_rbo: Share | None = 0.8
-    max_top1_changed: Share | None = 0.2
-    min_weighted_mean_rbo: Share | None = None
-    max_weighted_top1_changed: Share | None = None
-    max_error_rate: Share = 0.0
 
 
 @dataclass(frozen=True, slots=True)
