@@ -70,3 +70,14 @@ class StoreUnavailableError(RetrievalEvalError):
     """The result store cannot be reached: exit code 3. Messages never carry passwords."""
 
     exit_code = 3
+
+
+class StoreSchemaError(StoreUnavailableError):
+    """The database holds a schema revision this version cannot use (exit 3; runs are spooled)."""
+
+
+class StoreTooNewError(StoreSchemaError):
+    """A newer retrieval-eval migrated the store (a revision no migration here knows): exit 2,
+    upgrade the package; ``db upgrade`` cannot help (a run being recorded is still spooled)."""
+
+    exit_code = 2
