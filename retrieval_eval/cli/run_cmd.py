@@ -157,7 +157,7 @@ def run(
     """
     check_summary(fmt, summary)
     from retrieval_eval.config.models import load_config
-    from retrieval_eval.errors import InvalidRunError, StoreUnavailableError
+    from retrieval_eval.errors import InvalidRunError
     from retrieval_eval.judging.pipeline import resolve_run, run_pipeline
     from retrieval_eval.judging.regression import RegressionDetected
     from retrieval_eval.reports.report import render
@@ -222,19 +222,15 @@ def run(
         click.echo(f"report written to {output}", err=True)
     else:
         click.echo(text, nl=False)
+    failure = done.recorded.failure()
     if not result.valid:
         raise InvalidRunError(
             f"run invalid: {result.error_count} of {result.question_count} questions errored "
             f"(error rate {result.error_rate:.1%} > max {result.settings.max_error_rate:.1%})"
+            + (f"; {failure}" if failure is not None else "")
         )
-    if spool_path is not None:
-        from retrieval_eval.judging.recording import replay_command
-
-        raise StoreUnavailableError(
-            f"result store {_masked(store_url)} unreachable; the run was spooled to "
-            f"{spool_path}: save it later with `{replay_command(spool_path.parent)}`, which "
-            f"replays it into {_masked(store_url)}"
-        )
+    if failure is not None:
+        raise failure
     if verdict.is_regression and fail_on_regression:
         raise RegressionDetected(verdict.summary)
 

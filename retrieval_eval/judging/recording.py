@@ -2,7 +2,9 @@
 
 If the store cannot be reached, nothing is lost and nothing is raised: the verdict says the store
 was unreachable (state ``not_comparable``, or ``invalid_run`` for an invalid run), the run goes to
-a spool file, and :attr:`Recorded.spool_path` tells the caller (the CLI exits 3 on it).
+a spool file (a temporary folder when the spool cannot take it), :attr:`Recorded.spool_path` tells
+the caller where, and :meth:`Recorded.failure` is the error the caller ends with (exit 3; 2 for a
+store a newer retrieval-eval migrated).
 ``replay_spool`` saves spooled runs later, judging each against the baseline it would have had,
 into the store each was meant for (see :func:`replay_spooled`).
 
@@ -24,13 +26,18 @@ from typing import TYPE_CHECKING
 from pydantic import BaseModel
 
 from retrieval_eval.config.models import Thresholds
-from retrieval_eval.errors import InvalidInputError, StoreUnavailableError, UnknownNameError
+from retrieval_eval.errors import (
+    InvalidInputError,
+    StoreTooNewError,
+    StoreUnavailableError,
+    UnknownNameError,
+)
 from retrieval_eval.evaluation.results import RunResult
 from retrieval_eval.judging.regression import Verdict, detect_regression
 
 if TYPE_CHECKING:  # the store (SQLAlchemy) is imported by the calls that open one
     from retrieval_eval.store import Store, StoredRun
-    from retrieval_eval.store.spool import SpooledRun
+    from retrieval_eval.store.spool import Kept, SpooledRun
 
 BASELINE_REFUSED = (
     "Not accepted as the baseline: the index lost labelled documents (dead_labels_baseline: "
@@ -42,12 +49,24 @@ LABELS_CHANGED = (
 
 
 class Recorded(BaseModel):
-    """What happened to a run: its id when saved, its verdict, its spool file when spooled."""
+    """What happened to a run: its id when saved, its verdict, where its JSON went when the store
+    did not take it (the spool, or a temporary folder when the spool failed too), and then what
+    ``run`` says about it, with the exit code of the store's failure (:meth:`failure`)."""
 
     run_id: int | None
     saved: bool
     verdict: Verdict
     spool_path: Path | None = None
+    problem: str | None = None  # the store's failure and where the run went: None when saved
+    problem_exit_code: int = 3  # 3 the store failed; 2 a newer retrieval-eval migrated it
+
+    def failure(self) -> StoreUnavailableError | None:
+        """The error a command ends with for :attr:`problem`, None when there is none."""
+        if self.problem is None:
+            return None
+        if self.problem_exit_code == StoreTooNewError.exit_code:
+            return StoreTooNewError(self.problem)
+        return StoreUnavailableError(self.problem)
 
 
 def judge_and_save(
@@ -101,11 +120,13 @@ def record_run(
 ) -> Recorded:
     """Pick the baseline, build the verdict, save run and verdict in one transaction.
 
-    Never raises StoreUnavailableError: an unreachable store gives a spooled run (when ``save``)
-    and a verdict saying so. An unknown pinned baseline raises UnknownNameError (exit 2).
+    Never raises StoreUnavailableError: a store that fails gives a spooled run (when ``save``;
+    see :func:`~retrieval_eval.store.spool.keep_run` for a spool that fails too), a verdict
+    saying so and :attr:`Recorded.problem`. An unknown pinned baseline raises UnknownNameError
+    (exit 2).
     """
     from retrieval_eval.store import mask_url, open_store
-    from retrieval_eval.store.spool import SpooledRun, write_spool
+    from retrieval_eval.store.spool import SpooledRun, keep_run
     from retrieval_eval.store.url import parse_store_url, store_fingerprint
 
     result = errors_redacted(result)
@@ -120,23 +141,46 @@ def record_run(
                 dead_labels_baseline=dead_labels_baseline,
             )
     except StoreUnavailableError as exc:
-        note = f"Result store unreachable: {exc}."
-        spool_path = None
+        shown = mask_url(parse_store_url(store_url))
+        kept = None
         if save:
             entry = SpooledRun(
                 result=result,
                 thresholds=thresholds,
                 baseline_run_id=baseline_run_id,
-                store=mask_url(parse_store_url(store_url)),
+                store=shown,
                 store_fingerprint=store_fingerprint(store_url),
             )
-            spool_path = write_spool(entry, spool_dir)
-            note += (
-                f" The run was spooled to {spool_path}; save it later with "
-                f"`{replay_command(spool_path.parent)}`, which replays it into {entry.store}."
-            )
+            kept = keep_run(entry, spool_dir)
+        too_new = isinstance(exc, StoreTooNewError)
+        problem = _not_saved(exc, kept, shown)
+        head = "Result store not used" if too_new else "Result store unreachable"
+        note = f"{head}: {problem}."
         verdict = detect_regression(result, None, thresholds, comparable=False, note=note)
-        return Recorded(run_id=None, saved=False, verdict=verdict, spool_path=spool_path)
+        return Recorded(
+            run_id=None,
+            saved=False,
+            verdict=verdict,
+            spool_path=kept.path if kept else None,
+            # without save nothing is lost, unless the store never takes a run of this version
+            problem=problem if save or too_new else None,
+            problem_exit_code=exc.exit_code,
+        )
+
+
+def _not_saved(exc: StoreUnavailableError, kept: Kept | None, store: str) -> str:
+    """What a run the store did not take says: the store's failure, where the run went (the
+    spool, else a temporary folder, else nowhere) and the command that saves it later."""
+    if kept is None:  # not to be saved
+        return str(exc)
+    if kept.path is None:
+        return f"{exc}; {kept.problem}: the run was written nowhere, its report is all there is"
+    when = "once retrieval-eval is upgraded" if isinstance(exc, StoreTooNewError) else "later"
+    command = replay_command(kept.path.parent)
+    replay = f"save it {when} with `{command}`, which replays it into {store}"
+    if kept.problem is None:
+        return f"{exc}; the run was spooled to {kept.path}: {replay}"
+    return f"{exc}; {kept.problem}: {replay}"
 
 
 def errors_redacted(result: RunResult) -> RunResult:
