@@ -62,11 +62,19 @@ class Recorded(BaseModel):
 
     def failure(self) -> StoreUnavailableError | None:
         """The error a command ends with for :attr:`problem`, None when there is none."""
-        if self.problem is None:
-            return None
-        if self.problem_exit_code == StoreTooNewError.exit_code:
-            return StoreTooNewError(self.problem)
-        return StoreUnavailableError(self.problem)
+        return None if self.problem is None else store_error(self.problem, self.problem_exit_code)
+
+
+def later(exit_code: int) -> str:
+    """When a run the store did not take can be saved, after a store error of ``exit_code``."""
+    return "once retrieval-eval is upgraded" if exit_code == StoreTooNewError.exit_code else "later"
+
+
+def store_error(message: str, exit_code: int) -> StoreUnavailableError:
+    """The store error of kind ``exit_code`` (3, or 2: a newer version migrated the store)."""
+    if exit_code == StoreTooNewError.exit_code:
+        return StoreTooNewError(message)
+    return StoreUnavailableError(message)
 
 
 def judge_and_save(
@@ -175,7 +183,7 @@ def _not_saved(exc: StoreUnavailableError, kept: Kept | None, store: str) -> str
         return str(exc)
     if kept.path is None:
         return f"{exc}; {kept.problem}: the run was written nowhere, its report is all there is"
-    when = "once retrieval-eval is upgraded" if isinstance(exc, StoreTooNewError) else "later"
+    when = later(exc.exit_code)
     command = replay_command(kept.path.parent)
     replay = f"save it {when} with `{command}`, which replays it into {store}"
     if kept.problem is None:
@@ -218,6 +226,7 @@ class Replayed(BaseModel):
     left: list[tuple[Path, str]] = []
     overridden: int = 0  # files that recorded another store than the explicit one
     unreachable: str | None = None  # the first unreachable store's error
+    unreachable_exit_code: int = 3  # its kind: 2 for a store a newer retrieval-eval migrated
 
 
 def replay_target(entry: SpooledRun, fallback: str) -> str | None:
@@ -310,7 +319,8 @@ def _replay_one(
         return
     except StoreUnavailableError as exc:
         done.left.append((path, str(exc)))
-        done.unreachable = done.unreachable or str(exc)
+        if done.unreachable is None:
+            done.unreachable, done.unreachable_exit_code = str(exc), exc.exit_code
         return
     if recorded.run_id is not None:
         done.ids.append(recorded.run_id)
@@ -345,7 +355,7 @@ def replay_spool(store_url: str, spool_dir: Path | None = None) -> list[int]:
 
     done = replay_spooled(store_url, spool_dir)
     if done.unreachable:
-        raise StoreUnavailableError(done.unreachable)
+        raise store_error(done.unreachable, done.unreachable_exit_code)
     if done.set_aside:
         raise UnknownNameError("; ".join(reason for _, reason in done.set_aside))
     return done.ids
