@@ -21,6 +21,7 @@ from retrieval_eval.cli.options import (
 
 if TYPE_CHECKING:
     from retrieval_eval.config.models import Config
+    from retrieval_eval.judging.recording import Recorded
 
 
 def _cutoffs(ctx: click.Context, param: click.Parameter, value: str | None) -> list[int] | None:
@@ -211,18 +212,23 @@ def run(
         _append_step_summary(
             step_summary, render(result, "markdown", extra, verdict=verdict, summary=True)
         )
+    failure = done.recorded.failure()
+    # a report that cannot be written says what was kept; a store failure keeps its exit code
+    kept, code = _kept(done.recorded, store_url, fmt), 2 if failure is None else failure.exit_code
     if output:
         from retrieval_eval.cli.output_file import output_errors
         from retrieval_eval.reports.headline import headline_line
 
         # the terminal still says how the run went; stdout stays empty (the report is the file)
         click.echo(headline_line(result, verdict, run_id), err=True)
-        with output_errors(output, "--output", _kept(run_id, store_url, fmt)):
+        with output_errors(output, "--output", kept, code):
             Path(output).write_text(text, encoding="utf-8")
         click.echo(f"report written to {output}", err=True)
     else:
-        click.echo(text, nl=False)
-    failure = done.recorded.failure()
+        from retrieval_eval.cli.output_file import stdout_errors
+
+        with stdout_errors(kept, code):
+            click.echo(text, nl=False)
     if not result.valid:
         raise InvalidRunError(
             f"run invalid: {result.error_count} of {result.question_count} questions errored "
@@ -235,9 +241,13 @@ def run(
         raise RegressionDetected(verdict.summary)
 
 
-def _kept(run_id: int | None, store_url: str | None, fmt: str) -> str:
-    """What a failed ``--output`` write leaves: the saved run, and how to see its report."""
+def _kept(recorded: Recorded, store_url: str | None, fmt: str) -> str:
+    """What a report that could not be written leaves: the saved run, and how to see its report;
+    or why the run was not saved, and where it went."""
+    run_id = recorded.run_id
     if run_id is None:
+        if recorded.problem is not None:
+            return f"; the run was not saved: {recorded.problem}"
         return "; the run was not saved (the headline above is its outcome)"
     return (
         f"; the run is saved as run {run_id} in {_masked(store_url)}: "
