@@ -26,6 +26,7 @@ from retrieval_eval.golden.loaders import SET_SUFFIXES, load_golden_set
 from retrieval_eval.golden.models import GoldenQuestionSet
 from retrieval_eval.judging.recording import Recorded
 from retrieval_eval.retrievers.base import EvaluatableRetriever
+from retrieval_eval.retrievers.isolation import stdout_to_stderr
 from retrieval_eval.safety.limits import quote
 
 if TYPE_CHECKING:
@@ -59,29 +60,37 @@ def resolve_retriever(config: Config, name: str) -> EvaluatableRetriever:
 def opened_retriever(config: Config, name: str) -> Iterator[EvaluatableRetriever]:
     """Build the retriever; close it afterwards when it has ``close()`` (pools, connections).
 
-    A ``close()`` that raises is logged as a warning, not raised: by then the run is evaluated
-    (and, the block done, saved unless ``--no-save``), and a pool that fails to shut down must
-    not lose it, nor hide the block's own error.
+    From the build to the close, what the retriever prints goes to stderr, never into a report
+    on stdout (:mod:`retrieval_eval.retrievers.isolation`). A ``close()`` that raises is logged
+    as a warning, not raised: by then the run is evaluated (and, the block done, saved unless
+    ``--no-save``), and a pool that fails to shut down must not lose it, nor hide the block's
+    own error.
     """
-    retriever = resolve_retriever(config, name)
-    try:
-        yield retriever
-    finally:
-        close = getattr(retriever, "close", None)
-        if callable(close):
-            try:
-                close()
-            except Exception as exc:
-                from retrieval_eval.safety.redaction import redact
-                from retrieval_eval.safety.surrogates import escaped
+    with stdout_to_stderr():
+        retriever = resolve_retriever(config, name)
+        try:
+            yield retriever
+        finally:
+            _close(retriever, name)
 
-                said = str(exc).strip()
-                text = f"{type(exc).__name__}: {said}" if said else type(exc).__name__
-                logging.getLogger(__name__).warning(
-                    "retriever %s: close() failed after the evaluation, whose results stand: %s",
-                    quote(name),
-                    escaped(redact(text))[:300],
-                )
+
+def _close(retriever: EvaluatableRetriever, name: str) -> None:
+    """Call the retriever's ``close()``, if any, logging (not raising) its failure."""
+    close = getattr(retriever, "close", None)
+    if callable(close):
+        try:
+            close()
+        except Exception as exc:
+            from retrieval_eval.safety.redaction import redact
+            from retrieval_eval.safety.surrogates import escaped
+
+            said = str(exc).strip()
+            text = f"{type(exc).__name__}: {said}" if said else type(exc).__name__
+            logging.getLogger(__name__).warning(
+                "retriever %s: close() failed after the evaluation, whose results stand: %s",
+                quote(name),
+                escaped(redact(text))[:300],
+            )
 
 
 def resolve_settings(
