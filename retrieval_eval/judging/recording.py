@@ -27,6 +27,7 @@ from pydantic import BaseModel
 
 from retrieval_eval.config.models import Thresholds
 from retrieval_eval.errors import (
+    Interrupted,
     InvalidInputError,
     StoreTooNewError,
     StoreUnavailableError,
@@ -259,7 +260,8 @@ def replay_spooled(
     set aside and nothing is saved (InvalidInputError naming them: fix one and move it back, or
     replay again without it). A run pinned to a baseline that no longer exists, or meant for a
     store this replay cannot open, is set aside and the others are replayed. The files of an
-    unreachable store stay, and :attr:`Replayed.unreachable` says why.
+    unreachable store stay, and :attr:`Replayed.unreachable` says why. An interrupt raises
+    :class:`~retrieval_eval.errors.Interrupted` naming the runs saved so far.
     """
     from retrieval_eval.store.spool import default_spool_dir, replay_lock, scan_spool
 
@@ -280,6 +282,14 @@ def replay_spooled(
         try:
             for path in paths:
                 _replay_one(done, path, store_url, override, stores)
+        except KeyboardInterrupt as exc:
+            saved = ", ".join(map(str, done.ids)) or "none"
+            raise Interrupted.by(
+                exc,
+                f"while replaying {folder}: saved run ids {saved}; the other spooled runs stay "
+                "there (the one being saved is saved in full or not at all, and replaying it "
+                f"again is harmless): run `{replay_command(folder)}` again",
+            ) from None
         finally:
             for store in stores.values():
                 store.close()

@@ -1,6 +1,7 @@
 """What a retriever does to the process cannot spoil the report: its output (Python's and
 descriptor 1's, from the calling thread, call threads, C code and a child process) goes to stderr,
-so ``run --format json`` prints exactly the report. Real ``retrieval-eval`` processes.
+so ``run --format json`` prints exactly the report; a non-daemon thread it leaves running is
+named in a warning and the process still exits. Real ``retrieval-eval`` processes.
 """
 
 from __future__ import annotations
@@ -72,3 +73,12 @@ def test_retriever_output_goes_to_stderr_and_stdout_is_the_report(
         for question in ("first", "second"):
             assert f"{way} {question}" in done.stderr, (way, done.stderr)
         assert way not in done.stdout
+
+
+def test_a_leaked_non_daemon_thread_is_named_and_the_process_still_exits(work: Path) -> None:
+    done = run(work, "leaky", "--format", "json", timeout=30)  # it never exited before
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["run_id"] == 1  # the report is printed, the run saved
+    assert stored_runs(work) == 1
+    assert "thread(s) still running after the command: 'leaky-poller'" in done.stderr
+    assert "exiting without waiting for them" in done.stderr
