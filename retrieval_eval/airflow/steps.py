@@ -234,9 +234,9 @@ def persist_result(
     """Save the run with its verdict (idempotent on the run key) and return what was recorded.
 
     An unreachable store raises after the run was spooled, so the task retries with backoff
-    and, if it never succeeds, ``retrieval-eval db replay`` saves the spooled run later.
+    and, if it never succeeds, ``retrieval-eval db replay`` saves the spooled run later (the
+    error says where the run went when the spool folder could not take it either).
     """
-    from retrieval_eval.errors import StoreUnavailableError
     from retrieval_eval.evaluation.results import RunResult
     from retrieval_eval.judging.pipeline import record_verdict, resolve_thresholds
 
@@ -254,11 +254,9 @@ def persist_result(
             result.set_identifier, result.retriever
         ),
     )
-    if not recorded.saved and recorded.spool_path is not None:
-        raise StoreUnavailableError(
-            f"result store unreachable; run spooled to {recorded.spool_path} "
-            "(`retrieval-eval db replay` saves it later)"
-        )
+    failure = recorded.failure()
+    if failure is not None:
+        raise failure
     return recorded.model_dump(mode="json")
 
 

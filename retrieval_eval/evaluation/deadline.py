@@ -16,6 +16,9 @@ from retrieval_eval.evaluation.results import QuestionResult
 from retrieval_eval.golden.models import GoldenQuestion
 
 PROGRESS_INTERVAL_S = 0.1  # how often a supervised run reports progress
+# the longest the calling thread sleeps: a signal the kernel hands to a call thread (Ctrl-C,
+# SIGTERM) does not wake the calling thread, which alone runs Python's handlers, until then
+WAKE_INTERVAL_S = 0.25
 
 
 class Supervisor:
@@ -23,7 +26,8 @@ class Supervisor:
 
     ``workers`` daemon threads take chunks in order from a shared cursor and score each in
     their own thread with ``score``. The calling thread sleeps until the earliest deadline of a
-    call in flight (``timeout_s`` times its questions) and wakes when everything is done. A call
+    call in flight (``timeout_s`` times its questions), never longer than :data:`WAKE_INTERVAL_S`
+    (so an interrupt is handled at once), and wakes when everything is done. A call
     still running at its deadline is abandoned with its thread: its questions are recorded as
     timed out (``expire``), a fresh thread takes the remaining chunks, and whatever the abandoned
     call returns later is dropped. ``timeout_s=None`` sets no deadlines. Results keep the
@@ -67,10 +71,9 @@ class Supervisor:
                     raise failure
                 if not left:
                     break
-                if progress is not None:
-                    wake = PROGRESS_INTERVAL_S if wake is None else min(wake, PROGRESS_INTERVAL_S)
-                # a timeout_s the config accepts (1e300, inf) overflows a wait past TIMEOUT_MAX
-                self._settled.wait(None if wake is None else min(wake, threading.TIMEOUT_MAX))
+                # (also below TIMEOUT_MAX, which a timeout_s the config accepts, 1e300, is not)
+                interval = WAKE_INTERVAL_S if progress is None else PROGRESS_INTERVAL_S
+                self._settled.wait(interval if wake is None else min(wake, interval))
         finally:
             with self._lock:
                 self._stopped = True  # on an error or an interrupt, no thread takes more work

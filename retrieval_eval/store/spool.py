@@ -6,6 +6,8 @@ leaves no ``.partial`` behind. A file holds the run, the thresholds, any pinned 
 store it was meant for (its URL without the password, and a fingerprint of the full URL), so
 replaying judges the run exactly as ``run`` would have, in the store ``run`` would have used.
 Files are listed oldest run first, so replayed runs chain baselines in the order they ran.
+When the spool folder cannot take a run either (a full disk, a read-only folder), :func:`keep_run`
+writes it to a new private folder in the system's temporary folder, and says why.
 
 A file that cannot be replayed is set aside in ``rejected/`` beside a ``.reason`` text file; one
 replay at a time holds the folder's lock (:func:`replay_lock`, an ``flock`` on the folder itself,
@@ -19,7 +21,9 @@ import errno
 import fcntl
 import json
 import os
+import tempfile
 from collections.abc import Iterator
+from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -71,6 +75,41 @@ def write_spool(entry: SpooledRun, spool_dir: Path | None = None) -> Path:
             partial.unlink(missing_ok=True)
         raise
     return path
+
+
+@dataclass(frozen=True)
+class Kept:
+    """Where :func:`keep_run` wrote a run (None: nowhere) and, when the spool folder could not
+    take it, why and where it went instead (``problem``: a clause for a message)."""
+
+    path: Path | None
+    problem: str | None = None
+
+
+def keep_run(entry: SpooledRun, spool_dir: Path | None = None) -> Kept:
+    """Write ``entry`` to the spool; when the folder cannot take it (OSError: full, read-only),
+    to a new folder of the system's temporary folder, readable by this user only (the run holds
+    the questions), which ``db replay --spool-dir`` replays like any spool folder."""
+    folder = spool_dir or default_spool_dir()
+    try:
+        return Kept(write_spool(entry, folder))
+    except OSError as exc:
+        problem = f"the spool folder {folder} could not take the run ({_why(exc)})"
+    fallback: Path | None = None
+    try:
+        fallback = Path(tempfile.mkdtemp(prefix="retrieval-eval-spool-"))
+        path = write_spool(entry, fallback)
+    except OSError as exc:
+        if fallback is not None:
+            with contextlib.suppress(OSError):
+                fallback.rmdir()  # empty: write_spool leaves no .partial behind
+        where = fallback.parent if fallback is not None else tempfile.gettempdir()
+        return Kept(None, f"{problem}, nor could a new folder in {where} ({_why(exc)})")
+    return Kept(path, f"{problem}, so it was written to {path} instead")
+
+
+def _why(exc: OSError) -> str:
+    return exc.strerror or type(exc).__name__
 
 
 def read_spool(path: Path) -> SpooledRun:
