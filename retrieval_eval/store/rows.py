@@ -121,7 +121,8 @@ def slice_rows(result: RunResult, run_id: int) -> list[dict[str, Any]]:
     return rows
 
 
-def _question(row: Mapping[str, Any]) -> QuestionResult:
+def question_result(row: Mapping[str, Any]) -> QuestionResult:
+    """A question read back from its ``eval_result_question`` row."""
     return QuestionResult.model_validate(
         {
             "id": row["question_id"],
@@ -200,7 +201,7 @@ def stored_run(
                 {"p50": row["latency_p50_ms"], "p95": row["latency_p95_ms"]}
             ),
             "metrics": details.get("metrics") or {},
-            "questions": [_question(q) for q in ordered],
+            "questions": [question_result(q) for q in ordered],
             "dead_labels": DeadLabels.model_validate(labels) if labels else None,
             "lint": details.get("lint"),
         },
