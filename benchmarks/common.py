@@ -156,3 +156,15 @@ def drop_pg_schema(url: str, name: str) -> None:
 
     with psycopg.connect(url, autocommit=True) as conn:
         conn.execute(f"DROP SCHEMA {name} CASCADE")
+
+
+def proc_status(field: str) -> int:
+    """A /proc/self/status figure in bytes (``VmRSS`` now, ``VmHWM`` its peak); 0 elsewhere."""
+    try:
+        with open("/proc/self/status") as handle:
+            for line in handle:
+                if line.startswith(f"{field}:"):
+                    return int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    return 0
