@@ -65,6 +65,7 @@ class QuestionFilter:
 
     @property
     def everything(self) -> bool:
+        """No field set: every question of the run passes."""
         return self == QuestionFilter()
 
 
