@@ -86,7 +86,7 @@ def test_a_trickled_answer_is_cut_off_at_the_send_deadline(
 ) -> None:
     from retrieval_eval.airflow.alerts import webhook
 
-    monkeypatch.setattr(webhook, "SEND_DEADLINE_S", 2.0)
+    monkeypatch.setattr(webhook, "SEND_DEADLINE_S", 1.0)
     with HostileServer() as server:
         _hook(monkeypatch, kind, f"{server.url}/{mode}")
         started = time.monotonic()
