@@ -16,7 +16,7 @@ import tracemalloc
 import uuid
 from datetime import UTC, datetime
 
-from benchmarks.common import Row, seconds
+from benchmarks.common import Row, drop_pg_schema, pg_schema, seconds
 
 PG = os.environ.get("RETRIEVAL_EVAL_TEST_PG", "postgresql://postgres@127.0.0.1:5432/test")
 QUERIES = int(os.environ.get("REPLAY_BENCH_QUERIES", "100000"))
@@ -54,31 +54,13 @@ def _bare_loop(sample, retriever, before) -> float:
     return time.perf_counter() - t0
 
 
-def _schema(url: str):
-    """A fresh PostgreSQL schema for the benchmark's store (dropped afterwards)."""
-    import psycopg
-
-    name = f"bench_{uuid.uuid4().hex[:8]}"
-    with psycopg.connect(url, autocommit=True) as conn:
-        conn.execute(f"CREATE SCHEMA {name}")
-    sep = "&" if "?" in url else "?"
-    return name, f"{url}{sep}options=-csearch_path%3D{name}"
-
-
-def _drop(url: str, name: str) -> None:
-    import psycopg
-
-    with psycopg.connect(url, autocommit=True) as conn:
-        conn.execute(f"DROP SCHEMA {name} CASCADE")
-
-
 def run() -> list[Row]:
     from retrieval_eval.replay.compare import compare
     from retrieval_eval.replay.run import ReplaySettings, replay_sample
     from retrieval_eval.store import open_store
     from retrieval_eval.store.replays import ReplayRecord, save_replay, save_sample
 
-    schema, url = _schema(PG)
+    schema, url = pg_schema(PG)
     try:
         sample = _sample(QUERIES)
         texts = {q.key: q.text for q in sample.queries}
@@ -124,7 +106,7 @@ def run() -> list[Row]:
 
             copy = _copy_time(store, after)
     finally:
-        _drop(PG, schema)
+        drop_pg_schema(PG, schema)
     return [
         Row(
             f"replay {QUERIES:,} queries (PG)",

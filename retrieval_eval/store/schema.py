@@ -97,6 +97,16 @@ eval_result_question = Table(
     Column("latency_ms", Float, nullable=True),
     Column("error", Text, nullable=True),
     UniqueConstraint("run_id", "question_id", name="uq_eval_result_question_run_question"),
+    # the run page: each outcome's questions in the set's order (store/questions.py)
+    Index(
+        "ix_eval_result_question_listing",
+        "run_id",
+        "top3_hit",
+        "top1_hit",
+        "position",
+        "question_id",
+        "form",
+    ),
 )
 
 eval_result_slice = Table(

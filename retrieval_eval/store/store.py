@@ -373,8 +373,11 @@ class Store:
 
     # -- reading --------------------------------------------------------------------------
 
-    def get_run(self, run_id: int) -> StoredRun:
-        run = _first(self._load(self._by_id(run_id)))
+    def get_run(self, run_id: int, *, questions: bool = True) -> StoredRun:
+        """The stored run ``run_id`` (UnknownNameError if there is none); ``questions=False``
+        as in :meth:`history` (:mod:`retrieval_eval.store.questions` reads them a page at a
+        time)."""
+        run = _first(self._load(self._by_id(run_id), questions=questions))
         if run is None:
             raise self._unknown_run(run_id)
         return run
