@@ -9,7 +9,7 @@ events) → the branch. Each calls :mod:`retrieval_eval.replay.pipeline`, as the
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from typing import Any
 
 from retrieval_eval.airflow.steps import batch_count
@@ -19,7 +19,6 @@ from retrieval_eval.errors import InvalidInputError
 BRANCH_DRIFT = "alert_drift"
 BRANCH_INVALID = "alert_invalid_replay"
 BRANCH_OK = "no_drift"
-INDEX_VERSION_KEYS = ("index_version", "version", "build")
 
 
 def plan_replay(
@@ -91,24 +90,6 @@ def replay_batch(
         ]
 
     return {"after": packed(retriever), "before": packed(against) if against else None}
-
-
-def index_version(events: Mapping[Any, Iterable[Any]] | None) -> str | None:
-    """The index build that started this run: the newest triggering asset event's ``extra``
-    (``index_version``, else ``version`` or ``build``), or None for a scheduled run."""
-    if not events:
-        return None
-    newest: tuple[Any, str] | None = None
-    for asset_events in events.values():
-        for event in asset_events:
-            extra = getattr(event, "extra", None) or {}
-            value = next((extra[k] for k in INDEX_VERSION_KEYS if extra.get(k) is not None), None)
-            if value is None:
-                continue
-            stamp = getattr(event, "timestamp", None)
-            if newest is None or (stamp is not None and stamp >= newest[0]):
-                newest = (stamp, str(value)[:200])
-    return newest[1] if newest else None
 
 
 def compare_and_save(

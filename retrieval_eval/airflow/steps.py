@@ -12,7 +12,7 @@ own step needs (the branch decision needs no pandas).
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Mapping
 from datetime import datetime
 from typing import Any
 
@@ -28,6 +28,7 @@ BRANCH_OK = "no_regression"
 BRANCH_BASELINE = "baseline"
 BRANCH_LABELS = "alert_labels"
 LINT_FINDINGS_KEPT = 50  # findings stored with the run; the counts cover all of them
+INDEX_VERSION_KEYS = ("index_version", "version", "build")
 
 
 class LintFailed(InvalidInputError):
@@ -41,6 +42,24 @@ def batch_count(questions: int, max_batches: int, min_batch_questions: int = 1) 
     few batches."""
     wanted = math.ceil(questions / min_batch_questions)
     return max(1, min(wanted, max_batches, questions, MAX_MAP_LENGTH))
+
+
+def index_version(events: Mapping[Any, Iterable[Any]] | None) -> str | None:
+    """The index build that started this run: the newest triggering asset event's ``extra``
+    (``index_version``, else ``version`` or ``build``), or None for a scheduled run."""
+    if not events:
+        return None
+    newest: tuple[Any, str] | None = None
+    for asset_events in events.values():
+        for event in asset_events:
+            extra = getattr(event, "extra", None) or {}
+            value = next((extra[k] for k in INDEX_VERSION_KEYS if extra.get(k) is not None), None)
+            if value is None:
+                continue
+            stamp = getattr(event, "timestamp", None)
+            if newest is None or (stamp is not None and stamp >= newest[0]):
+                newest = (stamp, str(value)[:200])
+    return newest[1] if newest else None
 
 
 def plan_batches(
