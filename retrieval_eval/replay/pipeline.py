@@ -216,7 +216,7 @@ def save_outcome(store: Store, outcome: ReplayOutcome) -> ReplayOutcome:
     """Store a replay (one transaction) and give the outcome its id."""
     from dataclasses import replace
 
-    from retrieval_eval import __version__
+    from retrieval_eval import installed_version
     from retrieval_eval.store.replays import ReplayRecord, save_replay
 
     assert outcome.sample_id is not None
@@ -235,7 +235,7 @@ def save_outcome(store: Store, outcome: ReplayOutcome) -> ReplayOutcome:
             compared_id=outcome.compared.id if outcome.compared else None,
             against=outcome.against,
             index_version=outcome.index_version,
-            package_version=__version__,
+            package_version=installed_version(),
         ),
     )
     return replace(outcome, replay_id=replay_id)

@@ -9,6 +9,7 @@ from typing import Any
 from retrieval_eval.replay.compare import Comparison, Figures, QueryChange
 from retrieval_eval.replay.pipeline import ReplayOutcome
 from retrieval_eval.reports.numbers import ci, decimal, pct
+from retrieval_eval.reports.verdict import index_versus
 
 STATE_WORDS = {
     "first": "FIRST REPLAY (nothing to compare with yet)",
@@ -29,9 +30,8 @@ def headline(outcome: ReplayOutcome) -> str:
     what = f"sample {outcome.sample_name} ({len(outcome.rankings)} queries{version})"
     if c.state == "first" or outcome.against is None:
         return f"{STATE_WORDS[c.state]}: {what}, retriever {outcome.retriever}"
-    was = ""
-    if outcome.compared is not None and outcome.compared.index_version and outcome.index_version:
-        was = f" (index {outcome.index_version} vs {outcome.compared.index_version})"
+    before = outcome.compared.index_version if outcome.compared is not None else None
+    was = f" ({index})" if (index := index_versus(outcome.index_version, before)) else ""
     line = f"{STATE_WORDS[c.state]}: {what}, retriever {outcome.retriever} against {outcome.against}{was}"
     if o.queries == 0:
         return line
