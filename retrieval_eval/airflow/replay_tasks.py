@@ -98,6 +98,8 @@ def _alert(job: dict[str, Any], kind: str, saved: dict[str, Any]) -> str:
         link=link,
         question_count=saved["queries"],
         error_count=saved["errors"],
+        index_version=saved.get("index_version"),
+        baseline_index_version=saved.get("compared_index_version"),
     )
     print(message.text())
     with open_store(store_url(job)) as store:
