@@ -16,7 +16,7 @@ import click
 
 from retrieval_eval.cli import cli
 from retrieval_eval.cli.db_cmd import db_option
-from retrieval_eval.cli.options import config_option
+from retrieval_eval.cli.options import config_option, index_version_option
 
 if TYPE_CHECKING:
     from retrieval_eval.config.models import Config
@@ -108,9 +108,7 @@ def samples_show(name: str, limit: int, db: str | None, config_path: str | None)
     default=None,
     help="RBO persistence (default 0.9).",
 )
-@click.option(
-    "--index-version", metavar="V", help="The index build measured, stored with the replay."
-)
+@index_version_option
 @click.option("--no-save", is_flag=True, help="Do not store the replay.")
 @click.option("--fail-on-drift", is_flag=True, help="Exit 1 on ranking drift.")
 @click.option(

@@ -216,9 +216,13 @@ def run_pipeline(
     baseline_run_id: int | None = None,
     save: bool = True,
     progress: bool = False,
+    index_version: str | None = None,
 ) -> PipelineRun:
-    """Evaluate, record and size one resolved run (see the module docstring)."""
+    """Evaluate, record and size one resolved run (see the module docstring); ``index_version``
+    names the index build measured (stored with the run)."""
     result = evaluate_run(plan, progress=progress)
+    if index_version is not None:
+        result = result.model_copy(update={"index_version": index_version})
     recorded = record_verdict(
         result,
         plan.thresholds,
