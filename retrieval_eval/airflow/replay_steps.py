@@ -105,9 +105,16 @@ def compare_and_save(
     index_version: str | None = None,
 ) -> dict[str, Any]:
     """Gather the batches, compare with the replay compared with, judge and save (idempotent
-    on the run key); returns what the branch and the alerts need."""
+    on the run key); returns what the branch and the alerts need.
+
+    A store that stops answering before the save spools the replay and raises
+    StoreUnavailableError, so the task retries with backoff; if it never succeeds, ``db replay``
+    saves the spooled replay later (as ``persist`` does for a run)."""
+    from dataclasses import replace
+
+    from retrieval_eval.errors import StoreUnavailableError
     from retrieval_eval.replay.compare import Ranked
-    from retrieval_eval.replay.pipeline import compared_rankings, judged, save_outcome
+    from retrieval_eval.replay.pipeline import compared_rankings, judged, record_replay
     from retrieval_eval.store import open_store
     from retrieval_eval.store.replays import get_sample
 
@@ -135,22 +142,29 @@ def compare_and_save(
         else:
             before, compared = compared_rankings(store, sample_id, retriever, None)
             label = None if compared is None else f"replay {compared.id}"
-        outcome = save_outcome(
-            store,
-            judged(
-                config,
-                sample_name,
-                retriever,
-                sample_id,
-                sample,
-                after,
-                before,
-                compared=compared,
-                label=label,
-                index_version=index_version,
-                run_key=run_key,
-            ),
+        outcome = judged(
+            config,
+            sample_name,
+            retriever,
+            sample_id,
+            sample,
+            after,
+            before,
+            compared=compared,
+            label=label,
+            index_version=index_version,
+            run_key=run_key,
         )
+        outcome = record_replay(
+            store,
+            replace(outcome, before=before if against else None),
+            store_url=store_url,
+        )
+        if outcome.spool_path is not None:
+            raise StoreUnavailableError(
+                f"result store unreachable; replay spooled to {outcome.spool_path} "
+                "(`retrieval-eval db replay` saves it later)"
+            )
         comparison = outcome.comparison
     from retrieval_eval.reports.replay import headline
 

@@ -155,15 +155,23 @@ def replay(
     retriever: a nightly replay shows what last night's index rebuild moved.
     """
     from retrieval_eval.config.models import load_config
-    from retrieval_eval.errors import InvalidRunError
+    from retrieval_eval.errors import InvalidRunError, StoreUnavailableError
     from retrieval_eval.replay.pipeline import run_replay
     from retrieval_eval.reports.replay import render_replay
+    from retrieval_eval.store import open_store, resolve_store_url
 
     if against and against_run:
         raise click.UsageError("give --against RETRIEVER or --against-run ID, not both")
     config = load_config(config_path)
     config.sample_spec(sample)  # checked before any store or retriever is opened
-    with _store(db, config) as store:
+    url = resolve_store_url(db, config)
+    try:
+        store: Store | None = open_store(url)
+    except StoreUnavailableError:
+        if no_save:
+            raise  # nothing to compare with and nowhere to keep it
+        store = None  # replayed anyway and spooled: `db replay` compares and saves it
+    try:
         outcome = run_replay(
             config,
             store,
@@ -175,7 +183,11 @@ def replay(
             p=p,
             index_version=index_version,
             save=not no_save,
+            store_url=url,
         )
+    finally:
+        if store is not None:
+            store.close()
     click.echo(render_replay(outcome, fmt, most), nl=False)
     if export_draft is not None:
         from retrieval_eval.replay.draft import write_draft
@@ -185,6 +197,8 @@ def replay(
     state = outcome.comparison.state
     if state == "invalid":
         raise InvalidRunError("; ".join(outcome.comparison.reasons))
+    if outcome.spool_path is not None:
+        raise StoreUnavailableError(outcome.notes[-1])
     if state == "drift" and fail_on_drift:
         raise SystemExit(1)
 

@@ -116,6 +116,7 @@ def _text(outcome: ReplayOutcome, most: int) -> str:
                 ],
             )
             parts.append(rows)
+    parts += [Text(note) for note in outcome.notes]  # a spooled replay says where it went
     return print_tables(parts, width=120, tty=False)
 
 
@@ -166,6 +167,7 @@ def _markdown(outcome: ReplayOutcome, most: int) -> str:
                     f"{md_text(' '.join(m.before[:3]))} | {md_text(' '.join(m.after[:3]))} |"
                 )
             lines += ["", "</details>"]
+    lines += [f"\n{md_text(note)}" for note in outcome.notes]
     return "\n".join(lines) + "\n"
 
 
@@ -224,4 +226,7 @@ def replay_document(outcome: ReplayOutcome, most: int = 10) -> dict[str, Any]:
         "overall": _figures_doc(c.overall),
         "buckets": {name: _figures_doc(f) for name, f in c.buckets.items()},
         "most_changed": [_change_doc(m) for m in c.most_changed(most)],
+        "package_version": outcome.package_version,
+        "spool_path": str(outcome.spool_path) if outcome.spool_path else None,
+        "notes": list(outcome.notes),
     }
