@@ -73,6 +73,24 @@ def paused_gc() -> Iterator[None]:
             gc.enable()
 
 
+@contextmanager
+def young_collections_only() -> Iterator[None]:
+    """Defer the collector's full collections around a long loop that calls user code (a
+    retriever) and keeps a small result per call.
+
+    The young generations still collect, so the cyclic garbage a call leaves (an exception and
+    its traceback) is freed as it is made; only the sweeps of the whole long-lived heap, which a
+    growing list of results keeps triggering, wait until the block ends. The thresholds are
+    restored afterwards.
+    """
+    thresholds = gc.get_threshold()
+    gc.set_threshold(thresholds[0], thresholds[1], 2**31 - 1)
+    try:
+        yield
+    finally:
+        gc.set_threshold(*thresholds)
+
+
 class QuestionResult(BaseModel):
     """How one question fared. ``retrieved`` holds distinct ids, best first, to the deepest cutoff."""
 
