@@ -110,56 +110,37 @@ def compare_and_save(
     A store that stops answering before the save spools the replay and raises
     StoreUnavailableError, so the task retries with backoff; if it never succeeds, ``db replay``
     saves the spooled replay later (as ``persist`` does for a run)."""
-    from dataclasses import replace
-
     from retrieval_eval.errors import StoreUnavailableError
-    from retrieval_eval.replay.compare import Ranked
-    from retrieval_eval.replay.pipeline import compared_rankings, judged, record_replay
+    from retrieval_eval.replay.pipeline import judged_against, record_replay, unpacked
     from retrieval_eval.store import open_store
     from retrieval_eval.store.replays import get_sample
 
     config = load_config(config_path)
     with open_store(store_url) as store:
         sample = get_sample(store, sample_id)
-        by_key = {q.key: q for q in sample.queries}
 
-        def unpacked(side: str) -> list[Ranked]:
-            rows = [row for b in batches for row in (b[side] or [])]
-            return [
-                Ranked(k, by_key[k].text, by_key[k].count, by_key[k].bucket, tuple(ids), error)
-                for k, ids, error in rows
-            ]
+        def side(name: str) -> list[Any]:
+            return [row for b in batches for row in (b[name] or [])]
 
-        after = unpacked("after")
+        after = unpacked(sample, side("after"))
         if len(after) != len(sample.queries):
             raise InvalidInputError(
                 f"expected {len(sample.queries)} rankings, got {len(after)}; trigger the DAG again"
             )
-        compared = None
-        if against:
-            before: list[Ranked] | None = unpacked("before")
-            label: str | None = f"retriever {against}"
-        else:
-            before, compared = compared_rankings(store, sample_id, retriever, None)
-            label = None if compared is None else f"replay {compared.id}"
-        outcome = judged(
+        outcome = judged_against(
             config,
+            store,
             sample_name,
             retriever,
             sample_id,
             sample,
             after,
-            before,
-            compared=compared,
-            label=label,
+            others=unpacked(sample, side("before")) if against else None,
+            against=against,
             index_version=index_version,
             run_key=run_key,
         )
-        outcome = record_replay(
-            store,
-            replace(outcome, before=before if against else None),
-            store_url=store_url,
-        )
+        outcome = record_replay(store, outcome, store_url=store_url)
         if outcome.spool_path is not None:
             raise StoreUnavailableError(
                 f"result store unreachable; replay spooled to {outcome.spool_path} "
@@ -177,7 +158,7 @@ def compare_and_save(
         "sample": sample_name,
         "retriever": retriever,
         "index_version": index_version,
-        "compared_index_version": compared.index_version if compared else None,
+        "compared_index_version": outcome.compared.index_version if outcome.compared else None,
         "mean_rbo": comparison.overall.mean_rbo,
         "top1_changed": comparison.overall.top1_changed_share,
         "errors": comparison.errors,

@@ -16,11 +16,11 @@ its sample from the log again and is compared when it is saved.
 from __future__ import annotations
 
 import uuid
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from retrieval_eval.errors import InvalidInputError, StoreUnavailableError
 from retrieval_eval.replay.compare import Comparison, DriftThresholds, Ranked, compare
@@ -181,31 +181,23 @@ def run_replay(
     sample_id, sample, spec = stored_sample(config, store, sample_name)
     settings = replay_settings(config, sample_name, retriever, k=k)
     after = rankings_of(config, sample, spec, retriever, settings)
-    compared: StoredReplay | None = None
-    others: list[Ranked] | None = None
-    label: str | None
-    if against is not None:
-        before: list[Ranked] | None = rankings_of(config, sample, spec, against, settings)
-        others, label = before, f"retriever {against}"
-    else:
-        before, compared = compared_rankings(store, sample_id, retriever, against_run)
-        label = None if compared is None else f"replay {compared.id}"
-    outcome = judged(
+    others = None if against is None else rankings_of(config, sample, spec, against, settings)
+    outcome = judged_against(
         config,
+        store,
         sample_name,
         retriever,
         sample_id,
         sample,
         after,
-        before,
-        compared=compared,
-        label=label,
+        others=others,
+        against=against,
+        against_run=against_run,
         index_version=index_version,
         run_key=run_key,
         k=settings.k,
         p=p,
     )
-    outcome = replace(outcome, before=others, against_run=against_run)
     if save and store_url is not None:
         return record_replay(store, outcome, store_url=store_url, spool_dir=spool_dir)
     if save and store is not None:
@@ -213,8 +205,7 @@ def run_replay(
     return outcome
 
 
-def judged(
-    config: Config,
+def outcome_of(
     sample_name: str,
     retriever: str,
     sample_id: int | None,
@@ -222,24 +213,19 @@ def judged(
     after: Sequence[Ranked],
     before: Sequence[Ranked] | None,
     *,
-    compared: StoredReplay | None = None,
-    label: str | None = None,
-    index_version: str | None = None,
-    run_key: str | None = None,
-    k: int | None = None,
-    p: float | None = None,
+    p: float,
+    k: int,
+    thresholds: DriftThresholds,
+    compared: StoredReplay | None,
+    label: str | None,
+    index_version: str | None,
+    run_key: str | None,
 ) -> ReplayOutcome:
-    """Compare ``after`` with ``before`` by the series' persistence, depth and drift limits."""
+    """``after`` compared with ``before`` at persistence ``p`` and depth ``k``, judged by
+    ``thresholds``: the outcome a replay saves (its run date now, this retrieval-eval's
+    version)."""
     from retrieval_eval import installed_version
 
-    thresholds = drift_thresholds(config, sample_name, retriever)
-    comparison = compare(
-        before,
-        after,
-        p=persistence(config, sample_name, retriever, p),
-        k=k or replay_settings(config, sample_name, retriever).k,
-        thresholds=thresholds,
-    )
     return ReplayOutcome(
         run_key=run_key or uuid.uuid4().hex,
         sample_name=sample_name,
@@ -247,13 +233,87 @@ def judged(
         sample=sample,
         retriever=retriever,
         rankings=after,
-        comparison=comparison,
+        comparison=compare(before, after, p=p, k=k, thresholds=thresholds),
         against=label,
         compared=compared,
         index_version=index_version,
         thresholds=thresholds,
         package_version=installed_version(),
     )
+
+
+def compared_with(
+    store: Store | None,
+    sample_id: int | None,
+    retriever: str,
+    *,
+    others: Sequence[Ranked] | None = None,
+    label: str | None = None,
+    against_run: int | None = None,
+    before: datetime | None = None,
+) -> tuple[Sequence[Ranked] | None, StoredReplay | None, str | None]:
+    """(rankings, stored replay, label) a replay is compared with: ``others`` (another
+    retriever's rankings, replayed now, named by ``label``), else :func:`compared_rankings`."""
+    if others is not None:
+        return others, None, label
+    rankings, compared = compared_rankings(store, sample_id, retriever, against_run, before)
+    return rankings, compared, None if compared is None else f"replay {compared.id}"
+
+
+def judged_against(
+    config: Config,
+    store: Store | None,
+    sample_name: str,
+    retriever: str,
+    sample_id: int | None,
+    sample: QuerySample,
+    after: Sequence[Ranked],
+    *,
+    others: Sequence[Ranked] | None = None,
+    against: str | None = None,
+    against_run: int | None = None,
+    index_version: str | None = None,
+    run_key: str | None = None,
+    k: int | None = None,
+    p: float | None = None,
+) -> ReplayOutcome:
+    """``after`` compared with what :func:`compared_with` finds, by the series' persistence,
+    depth and drift limits; the outcome keeps what it was compared with, for the spool. The
+    CLI's replay and the DAG's compare task both end here."""
+    before, compared, label = compared_with(
+        store,
+        sample_id,
+        retriever,
+        others=others,
+        label=None if against is None else f"retriever {against}",
+        against_run=against_run,
+    )
+    outcome = outcome_of(
+        sample_name,
+        retriever,
+        sample_id,
+        sample,
+        after,
+        before,
+        p=persistence(config, sample_name, retriever, p),
+        k=k or replay_settings(config, sample_name, retriever).k,
+        thresholds=drift_thresholds(config, sample_name, retriever),
+        compared=compared,
+        label=label,
+        index_version=index_version,
+        run_key=run_key,
+    )
+    return replace(outcome, before=others, against_run=against_run)
+
+
+def unpacked(sample: QuerySample, rows: Iterable[Sequence[Any]]) -> list[Ranked]:
+    """Rankings packed as ``(key, ids, error)`` (an XCom, a spool file) with the sample's
+    stored texts, counts and buckets."""
+    by_key = {q.key: q for q in sample.queries}
+    return [
+        Ranked(key, by_key[key].text, by_key[key].count, by_key[key].bucket, tuple(ids), error)
+        for key, ids, error in rows
+    ]
 
 
 def save_outcome(store: Store, outcome: ReplayOutcome) -> ReplayOutcome:
@@ -375,40 +435,33 @@ def save_spooled(store: Store, entry: SpooledReplay) -> int:
         entry.sample_name, entry.privacy, queries, entry.log_queries, entry.log_traffic
     )
     sample_id = save_sample(store, sample)
-    by_key = {q.key: q for q in queries}
-
-    def unpacked(rows: list[SpooledRanking]) -> list[Ranked]:
-        return [
-            Ranked(key, by_key[key].text, by_key[key].count, by_key[key].bucket, tuple(ids), error)
-            for key, ids, error in rows
-        ]
-
-    after = unpacked(entry.rankings)
-    compared: StoredReplay | None = None
-    if entry.compare_with == "retriever":
-        before: list[Ranked] | None = unpacked(entry.before or [])
-        label = entry.against
-    else:
-        wanted = entry.compared_id if entry.compare_with == "replay" else None
-        before, compared = compared_rankings(
-            store, sample_id, entry.retriever, wanted, entry.started_at
-        )
-        label = None if compared is None else f"replay {compared.id}"
-    outcome = ReplayOutcome(
-        run_key=entry.run_key,
-        sample_name=entry.sample_name,
-        sample_id=sample_id,
-        sample=sample,
-        retriever=entry.retriever,
-        rankings=after,
-        comparison=compare(before, after, p=entry.p, k=entry.k, thresholds=entry.thresholds),
-        against=label,
-        compared=compared,
-        index_version=entry.index_version,
-        thresholds=entry.thresholds,
-        run_date=entry.started_at,
-        package_version=entry.package_version,
+    after = unpacked(sample, entry.rankings)
+    others = unpacked(sample, entry.before or []) if entry.compare_with == "retriever" else None
+    before, compared, label = compared_with(
+        store,
+        sample_id,
+        entry.retriever,
+        others=others,
+        label=entry.against,
+        against_run=entry.compared_id if entry.compare_with == "replay" else None,
+        before=entry.started_at,
     )
+    outcome = outcome_of(
+        entry.sample_name,
+        entry.retriever,
+        sample_id,
+        sample,
+        after,
+        before,
+        p=entry.p,
+        k=entry.k,
+        thresholds=entry.thresholds,
+        compared=compared,
+        label=label,
+        index_version=entry.index_version,
+        run_key=entry.run_key,
+    )
+    outcome = replace(outcome, run_date=entry.started_at, package_version=entry.package_version)
     replay_id = save_outcome(store, outcome).replay_id
     assert replay_id is not None
     return replay_id

@@ -8,41 +8,22 @@ import json
 from pathlib import Path
 
 import pytest
-import yaml
-from click.testing import CliRunner, Result
 
+from cli.replay_configs import CORPUS, EXAMPLES, LOG, invoke, write_config
 from retrieval_eval import installed_version
-from retrieval_eval.cli import cli
 from retrieval_eval.store import open_store
 from retrieval_eval.store.replays import replay_history
-
-ROOT = Path(__file__).resolve().parents[2]
-EXAMPLES = ROOT / "examples"
 
 
 @pytest.fixture
 def config(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    monkeypatch.setenv("RETRIEVAL_EVAL_HOME", str(tmp_path / "home"))
-    monkeypatch.delenv("RETRIEVAL_EVAL_DB", raising=False)
     data = {
         "store": f"sqlite:///{tmp_path / 'store.sqlite'}",
         "sets": [str(EXAMPLES / "golden" / "handbook.yaml")],
-        "retrievers": {"bm25": {"type": "lexical", "corpus": str(EXAMPLES / "corpus")}},
-        "samples": {
-            "top10": {
-                "source": {"path": str(EXAMPLES / "logs" / "queries.jsonl")},
-                "method": "top",
-                "size": 10,
-            }
-        },
+        "retrievers": {"bm25": {"type": "lexical", "corpus": CORPUS}},
+        "samples": {"top10": {"source": {"path": LOG}, "method": "top", "size": 10}},
     }
-    path = tmp_path / "retrieval_eval.yaml"
-    path.write_text(yaml.safe_dump(data))
-    return path
-
-
-def invoke(config: Path, *args: str) -> Result:
-    return CliRunner().invoke(cli, [*args, "--config", str(config)])
+    return write_config(tmp_path, monkeypatch, data)
 
 
 def test_run_stores_the_index_version_and_history_names_both(config: Path) -> None:

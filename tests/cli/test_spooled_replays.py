@@ -14,15 +14,11 @@ from pathlib import Path
 
 import psycopg
 import pytest
-import yaml
-from click.testing import CliRunner, Result
 
-from retrieval_eval.cli import cli
+from cli.replay_configs import CORPUS, LOG, invoke, write_config
 from retrieval_eval.store import open_store
 from retrieval_eval.store.replays import changed_page, replay_history
 
-ROOT = Path(__file__).resolve().parents[2]
-EXAMPLES = ROOT / "examples"
 PASSWORD = "Secr3t-pw-9"  # trust auth ignores it; it must still never be shown or spooled
 DOWN = f"postgresql://eval:{PASSWORD}@127.0.0.1:1/results"  # nothing listens on port 1
 
@@ -65,24 +61,15 @@ def database(pg_url: str) -> Iterator[Database]:
 
 @pytest.fixture
 def config(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    monkeypatch.setenv("RETRIEVAL_EVAL_HOME", str(tmp_path / "home"))
-    monkeypatch.delenv("RETRIEVAL_EVAL_DB", raising=False)
-    corpus = str(EXAMPLES / "corpus")
     data = {
         "retrievers": {
-            "bm25": {"type": "lexical", "corpus": corpus},
-            "bm25_flat": {"type": "lexical", "corpus": corpus, "k1": 0.3, "b": 0.1},
+            "bm25": {"type": "lexical", "corpus": CORPUS},
+            "bm25_flat": {"type": "lexical", "corpus": CORPUS, "k1": 0.3, "b": 0.1},
         },
         # the whole log, redacted: it holds emails and phone numbers
-        "samples": {"log": {"source": {"path": str(EXAMPLES / "logs" / "queries.jsonl")}}},
+        "samples": {"log": {"source": {"path": LOG}}},
     }
-    path = tmp_path / "retrieval_eval.yaml"
-    path.write_text(yaml.safe_dump(data))
-    return path
-
-
-def invoke(config: Path, *args: str) -> Result:
-    return CliRunner().invoke(cli, [*args, "--config", str(config)])
+    return write_config(tmp_path, monkeypatch, data)
 
 
 def _spooled(tmp_path: Path) -> list[Path]:
