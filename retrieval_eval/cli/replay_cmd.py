@@ -2,7 +2,8 @@
 
 Exit codes: 0 done (drift is reported, not failed, unless ``--fail-on-drift``); 1 ranking drift
 with ``--fail-on-drift``; 2 bad input (an unknown sample or retriever, a bad log row); 3 an
-invalid replay (error rate past ``max_error_rate``) or an unreachable store.
+invalid replay (error rate past ``max_error_rate``) or an unreachable store (a replay is then
+spooled: ``db replay`` compares and saves it later).
 """
 
 from __future__ import annotations
