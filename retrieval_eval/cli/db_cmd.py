@@ -114,6 +114,8 @@ def replay(db: str | None, config_path: str | None, spool_dir: Path | None) -> N
     pruned, a store whose full URL is not known here, an unreadable file) is set aside in
     SPOOL/rejected with a .reason file and exits 2 once the others are replayed. While another
     replay of the same folder runs, this one says so and exits 0: that one saves the runs.
+    Replays of query samples spooled by `replay` are saved too, each compared with the replay
+    of its series before it (or what it was compared with), as when it ran.
     """
     from retrieval_eval.errors import UnknownNameError
     from retrieval_eval.judging.recording import later, replay_spooled, store_error
@@ -130,12 +132,18 @@ def replay(db: str | None, config_path: str | None, spool_dir: Path | None) -> N
         click.echo(
             f"left in place: {path}" + ("" if why == done.unreachable else f": {why}"), err=True
         )
+    into = ", ".join(done.stores)
     if done.ids:
-        into = ", ".join(done.stores)
         click.echo(
             f"replayed {len(done.ids)} spooled run(s) from {folder} into {into}: "
             + ", ".join(str(i) for i in done.ids)
         )
+    if done.replays:
+        click.echo(
+            f"saved {len(done.replays)} spooled replay(s) of query samples from {folder} into "
+            f"{into}: " + ", ".join(str(i) for i in done.replays)
+        )
+    if done.ids or done.replays:
         if done.overridden:
             click.echo(
                 f"--db given: {done.overridden} of them had been spooled for another store",

@@ -15,6 +15,7 @@ from retrieval_eval.cli.options import (
     RUN_ID,
     check_summary,
     config_option,
+    index_version_option,
     report_format_option,
     summary_option,
 )
@@ -96,6 +97,7 @@ def rate_drop(ctx: click.Context, param: click.Parameter, value: float | None) -
     help="Progress bar on stderr (default: when stderr is a terminal).",
 )
 @db_option
+@index_version_option
 @click.option("--no-save", is_flag=True, help="Compare with the baseline but do not save the run.")
 @click.option(
     "--baseline",
@@ -138,6 +140,7 @@ def run(
     max_concurrency: int | None,
     progress: bool | None,
     db: str | None,
+    index_version: str | None,
     no_save: bool,
     baseline_run_id: int | None,
     max_top1_drop: float | None,
@@ -195,6 +198,7 @@ def run(
         baseline_run_id=baseline_run_id,
         save=not no_save,
         progress=sys.stderr.isatty() if progress is None else progress,
+        index_version=index_version,
     )
     result, verdict, failure = done.result, done.verdict, done.recorded.failure()
     kept = _kept(done.recorded, store_url, fmt)

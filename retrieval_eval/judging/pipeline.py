@@ -225,8 +225,10 @@ def run_pipeline(
     baseline_run_id: int | None = None,
     save: bool = True,
     progress: bool = False,
+    index_version: str | None = None,
 ) -> PipelineRun:
-    """Evaluate, size and record one resolved run (see the module docstring).
+    """Evaluate, size and record one resolved run (see the module docstring); ``index_version``
+    names the index build measured (stored with the run).
 
     An interrupt (Ctrl-C, a KeyboardInterrupt, SIGTERM in the CLI) becomes
     :class:`~retrieval_eval.errors.Interrupted` saying what was saved: nothing while the
@@ -236,6 +238,8 @@ def run_pipeline(
     """
     try:
         result = evaluate_run(plan, progress=progress)
+        if index_version is not None:
+            result = result.model_copy(update={"index_version": index_version})
         power = power_figures(result, plan.thresholds, plan.config)
     except KeyboardInterrupt as exc:
         raise Interrupted.by(

@@ -6,7 +6,9 @@ a spool file (a temporary folder when the spool cannot take it), :attr:`Recorded
 the caller where, and :meth:`Recorded.failure` is the error the caller ends with (exit 3; 2 for a
 store a newer retrieval-eval migrated).
 ``replay_spool`` saves spooled runs later, judging each against the baseline it would have had,
-into the store each was meant for (see :func:`replay_spooled`).
+into the store each was meant for (see :func:`replay_spooled`); spooled replays of query samples
+(:func:`retrieval_eval.replay.pipeline.record_replay`) are saved by the same pass, each compared
+as it would have been when it ran.
 
 Baseline choice: a pinned ``baseline_run_id`` wins; otherwise the newest run that is valid, has the
 same labels, was not a regression nor refused as a baseline (unless accepted) and started before
@@ -38,7 +40,7 @@ from retrieval_eval.judging.regression import Verdict, detect_regression
 
 if TYPE_CHECKING:  # the store (SQLAlchemy) is imported by the calls that open one
     from retrieval_eval.store import Store, StoredRun
-    from retrieval_eval.store.spool import Kept, SpooledRun
+    from retrieval_eval.store.spool import Kept, SpooledReplay, SpooledRun
 
 BASELINE_REFUSED = (
     "Not accepted as the baseline: the index lost labelled documents (dead_labels_baseline: "
@@ -218,10 +220,12 @@ def replay_command(folder: Path) -> str:
 
 
 class Replayed(BaseModel):
-    """What a replay did: the ids saved, in order, and the stores they went to; the files set
-    aside (new path, reason); the files left in place (store unreachable, or not removable)."""
+    """What a replay did: the ids saved, in order (runs in ``ids``, replays of query samples in
+    ``replays``), and the stores they went to; the files set aside (new path, reason); the
+    files left in place (store unreachable, or not removable)."""
 
     ids: list[int] = []
+    replays: list[int] = []
     stores: list[str] = []  # masked URLs
     set_aside: list[tuple[Path, str]] = []
     left: list[tuple[Path, str]] = []
@@ -230,7 +234,7 @@ class Replayed(BaseModel):
     unreachable_exit_code: int = 3  # its kind: 2 for a store a newer retrieval-eval migrated
 
 
-def replay_target(entry: SpooledRun, fallback: str) -> str | None:
+def replay_target(entry: SpooledRun | SpooledReplay, fallback: str) -> str | None:
     """The store a spooled run goes to: the one it recorded, with its password from
     ``fallback`` (the store the flags name) when their fingerprints agree, as recorded when the
     URL holds no password; ``fallback`` for a file that recorded none. None: unknown."""
@@ -321,10 +325,19 @@ def _replay_one(
         store = stores.get(target)
         if store is None:
             store = stores[target] = open_store(target)
-        recorded = judge_and_save(
-            store, entry.result, entry.thresholds, baseline_run_id=entry.baseline_run_id
-        )
-    except UnknownNameError as exc:  # a pinned baseline that no longer exists
+        if entry.kind == "replay":
+            from retrieval_eval.replay.pipeline import save_spooled
+
+            replay_id = save_spooled(store, entry)
+            done.replays.append(replay_id)
+            saved: int | None = replay_id
+        else:
+            saved = judge_and_save(
+                store, entry.result, entry.thresholds, baseline_run_id=entry.baseline_run_id
+            ).run_id
+            if saved is not None:
+                done.ids.append(saved)
+    except UnknownNameError as exc:  # a pinned baseline (compared replay) that no longer exists
         _set_aside(done, path, f"{path}: {exc}")
         return
     except StoreUnavailableError as exc:
@@ -332,15 +345,13 @@ def _replay_one(
         if done.unreachable is None:
             done.unreachable, done.unreachable_exit_code = str(exc), exc.exit_code
         return
-    if recorded.run_id is not None:
-        done.ids.append(recorded.run_id)
     if (shown := mask_url(target)) not in done.stores:
         done.stores.append(shown)
     try:
         path.unlink()
     except OSError as exc:  # a read-only spool folder: saved, but the file stays
         done.left.append(
-            (path, f"saved as run {recorded.run_id}, but the file could not be removed "
+            (path, f"saved as {entry.kind} {saved}, but the file could not be removed "
              f"({exc.strerror}); replaying it again is harmless (same run key)"),
         )  # fmt: skip
 

@@ -46,15 +46,23 @@ def regression_reasons(
     return reasons
 
 
+def index_versus(now: str | None, before: str | None) -> str:
+    """``index 2026-11-30.2 vs 2026-11-29.1`` when both runs recorded the index they measured,
+    else "" (one side unknown says nothing about what changed)."""
+    return f"index {now} vs {before}" if now and before else ""
+
+
 def compared_summary(verdict: Verdict, reasons: list[str]) -> str:
     """The sentence of a compared verdict: what regressed (or the rates), the top-1 flips with
-    their paired interval and McNemar p, and how many stale-label questions were left out."""
+    their paired interval and McNemar p, and how many stale-label questions were left out; the
+    two index builds (:func:`index_versus`) follow the baseline run's id."""
+    index = index_versus(verdict.index_version, verdict.baseline_index_version)
     flips = (
         f"top-1 flips: {len(verdict.flipped_to_miss)} hit→miss, "
         f"{len(verdict.flipped_to_hit)} miss→hit (change 95% CI "
         f"{pts_interval(verdict.top1_delta_ci)}, McNemar exact p = {p_value(verdict.p_value)})"
     )
-    against = f"against run {verdict.baseline_run_id}"
+    against = f"against run {verdict.baseline_run_id}" + (f" ({index})" if index else "")
     if reasons:
         summary = f"Regression {against}: {'; '.join(reasons)}; {flips}."
     else:
@@ -82,7 +90,8 @@ def render_verdict(verdict: Verdict, *, markdown: bool = False) -> str:
     head = verdict.state.upper().replace("_", " ")
     # an invalid run is never compared: no baseline named (runs stored before may carry an id)
     if verdict.baseline_run_id is not None and verdict.state != "invalid_run":
-        head += f" (baseline run {verdict.baseline_run_id})"
+        index = index_versus(verdict.index_version, verdict.baseline_index_version)
+        head += f" (baseline run {verdict.baseline_run_id}{f'; {index}' if index else ''})"
     lines = [f"Verdict: {head}"]
     if verdict.state in ("regression", "no_regression"):
         lines += [

@@ -74,6 +74,8 @@ def result_row(result: RunResult, verdict: Verdict | None) -> dict[str, Any]:
         "status": "valid" if result.valid else "invalid",
         "labels_fingerprint": result.labels_fingerprint,
         "corpus_revision": result.corpus_revision,
+        "index_version": result.index_version,
+        "package_version": result.package_version,
         "error_count": result.error_count,
         "latency_p50_ms": result.latency_ms.p50,
         "latency_p95_ms": result.latency_ms.p95,
@@ -208,6 +210,9 @@ def stored_run(
             "questions": [question_result(q) for q in ordered],
             "dead_labels": DeadLabels.model_validate(labels) if labels else None,
             "lint": details.get("lint"),
+            # absent from rows of other graders' tools and of stores before revision 0004
+            "index_version": row.get("index_version"),
+            "package_version": row.get("package_version"),
         },
     )
     return StoredRun.model_validate(

@@ -95,6 +95,20 @@ def test_replaying_twice_never_duplicates(tmp_path: Path, store_url: str, store:
     assert len(store.history("demo.set", "bm25")) == 1
 
 
+def test_a_run_spooled_before_replays_were_spooled_still_replays(
+    tmp_path: Path, store_url: str, store: Store
+) -> None:
+    """Files written before the spool held replays have no ``kind``: they are runs."""
+    result = make_run(hits(8, 10))
+    spool = record_run(result, store_url=DOWN, thresholds=Thresholds(), spool_dir=tmp_path)
+    assert spool.spool_path is not None
+    data = json.loads(spool.spool_path.read_text(encoding="utf-8"))
+    assert data.pop("kind") == "run"
+    spool.spool_path.write_text(json.dumps(data), encoding="utf-8")
+    (saved,) = replay_spool(store_url, tmp_path)
+    assert store.get_run(saved).result.run_key == result.run_key
+
+
 def test_a_broken_spool_file_is_named(tmp_path: Path, store_url: str) -> None:
     (tmp_path / "broken.json").write_text("{not json", encoding="utf-8")
     with pytest.raises(InvalidInputError, match=r"broken\.json: not a readable spooled run"):
