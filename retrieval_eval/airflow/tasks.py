@@ -104,6 +104,7 @@ def score(
     lint_outcome: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
     from retrieval_eval.airflow import steps
+    from retrieval_eval.reports.links import run_key_for
 
     dag_run = get_current_context()["dag_run"]
     with bad_input_fails_at_once():
@@ -112,7 +113,7 @@ def score(
             job["set"],
             job["retriever"],
             list(batch_results),
-            run_key=f"airflow:{dag_run.dag_id}:{dag_run.run_id}",
+            run_key=run_key_for(dag_run.dag_id, dag_run.run_id),
             started_at=getattr(dag_run, "start_date", None),
             lint=lint_outcome,
         )

@@ -34,10 +34,11 @@ from fastapi import Depends, FastAPI
 from starlette.datastructures import MutableHeaders
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from retrieval_eval.reports.links import DASHBOARD_PREFIX
 from retrieval_eval.webui import handlers, routes
 from retrieval_eval.webui.rendering import modules
 
-URL_PREFIX = "/retrieval-eval"
+URL_PREFIX = DASHBOARD_PREFIX
 # No script source at all: even a stored string that slipped past escaping could not run.
 CSP = (
     "default-src 'none'; style-src 'unsafe-inline'; img-src 'self' data:; "
