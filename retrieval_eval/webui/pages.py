@@ -22,6 +22,7 @@ from typing import Any, TypedDict
 from markupsafe import Markup
 
 from retrieval_eval.evaluation.intervals import wilson
+from retrieval_eval.reports.links import dag_run_of, dag_run_url
 from retrieval_eval.reports.numbers import MISSING
 from retrieval_eval.store.summary import RunSummary, SliceSummary
 from retrieval_eval.webui.charts import LineChart, Series, line_chart
@@ -49,6 +50,13 @@ def short_date(value: datetime) -> str:
 
 def state_label(state: str | None) -> str:
     return STATES.get(state or "", "not checked")
+
+
+def dag_run_href(run_key: str, airflow_url: str | None) -> str | None:
+    """The Airflow DAG run that made a run (its key ``airflow:<dag_id>:<run_id>``), or None for
+    a run made otherwise (the CLI) or when no Airflow UI is known."""
+    ref = dag_run_of(run_key)
+    return None if ref is None or airflow_url is None else dag_run_url(airflow_url, ref)
 
 
 def overview_rows(data: Overview) -> list[dict[str, Any]]:
