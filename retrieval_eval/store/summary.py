@@ -73,9 +73,9 @@ class RunSummary(BaseModel):
     verdict_summary: str = ""
     by_form: dict[str, SliceSummary] = Field(default_factory=dict)
     by_hard_class: dict[str, SliceSummary] = Field(default_factory=dict)
-    # expected ids the run's dead-label check found gone (0: none, or not checked); history
-    # lists it, the dashboard says it in its own words (not part of its JSON)
-    dead_label_count: int = Field(default=0, exclude=True)
+    # expected ids the run's dead-label check found gone (0: none, or not checked): `history`
+    # and the dashboard's rows and chart marks say "labels: N dead ids"
+    dead_label_count: int = 0
 
     @classmethod
     def of(cls, run: StoredRun, *, slices: bool = True) -> RunSummary:

@@ -86,14 +86,17 @@ class RunKinds(TypedDict):
     marks: list[int]  # regressions
     baselines: list[int]  # accepted baselines
     invalid: list[int]
+    dead_labels: list[int]  # the run's dead-label check found expected ids gone
 
 
 def _run_kinds(runs: Sequence[RunSummary]) -> RunKinds:
-    """The positions of the regressions, accepted baselines and invalid runs among ``runs``."""
+    """The positions of the regressions, accepted baselines, invalid runs and runs whose labels
+    need attention among ``runs``."""
     return RunKinds(
         marks=[i for i, run in enumerate(runs) if run.is_regression],
         baselines=[i for i, run in enumerate(runs) if run.accepted_baseline],
         invalid=[i for i, run in enumerate(runs) if run.status != "valid"],
+        dead_labels=[i for i, run in enumerate(runs) if run.dead_label_count],
     )
 
 

@@ -252,3 +252,30 @@ def test_a_delta_over_every_question_is_not_qualified(stored: Stored) -> None:
     run = stored.client.get(f"/api/runs/{stored.compared}").json()["run"]
     assert run["top1_delta"] == pytest.approx(-1 / QUESTIONS)
     assert f"{-100 / QUESTIONS:+.1f} pts</span></td>" in history.text
+
+
+def test_history_and_overview_say_which_runs_have_dead_labels(stored: Stored) -> None:
+    """The CLI's history says "(labels: 4 dead ids)" and names the runs; the dashboard's
+    history rows, its charts' marks, its closing line and the overview row say the same."""
+    params = {"set": "demo.set", "retriever": "bm25"}
+    html = stored.client.get("/history", params=params).text
+    rows = dict(re.findall(r'<tr data-run-id="(\d+)">(.*?)</tr>', html, flags=re.S))
+    assert "labels: 4 dead ids</span>" in rows[str(stored.stale)]
+    assert "dead id" not in rows[str(stored.baseline)]
+    # the rate and latency charts mark the stale run (wide and phone copies), legends say why
+    assert html.count('<g class="mark-labels">') == 4
+    assert html.count('data-kind="labels"') == 4
+    line = re.search(r'<p class="summary state-labels" id="labels">(.*?)</p>', html, flags=re.S)
+    assert line is not None
+    assert f'show=stale#questions">{stored.stale}</a> found expected ids no longer' in line.group(1)
+    runs = stored.client.get("/api/history", params=params).json()["runs"]
+    assert {r["run_id"]: r["dead_label_count"] for r in runs} == {
+        stored.baseline: 0,
+        stored.stale: 4,
+    }
+    clean = stored.client.get("/history", params={**params, "retriever": "other"}).text
+    assert 'id="labels"' not in clean and "mark-labels" not in clean
+    overview = stored.client.get("/").text
+    row = re.search(r'<tr [^>]*data-retriever="bm25">(.*?)</tr>', overview, flags=re.S)
+    assert row is not None and "labels: 4 dead ids" in row.group(1)
+    assert 'class="spark-labels"' in row.group(1)
