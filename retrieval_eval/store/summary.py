@@ -130,8 +130,8 @@ class RunSummary(BaseModel):
             labels_fingerprint=r.labels_fingerprint,
             corpus_revision=r.corpus_revision,
             dead_label_count=len(r.dead_labels.dead_ids) if r.dead_labels else 0,
-            by_form=_slices(r.by_form) if slices else {},
-            by_hard_class=_slices(r.by_hard_class) if slices else {},
+            by_form=slice_summaries(r.by_form) if slices else {},
+            by_hard_class=slice_summaries(r.by_hard_class) if slices else {},
             **stored,
             **_verdict_figures(verdict),
         )
@@ -160,7 +160,8 @@ def _verdict_figures(verdict: Verdict | None) -> dict[str, Any]:
     return figures
 
 
-def _slices(slices: dict[str, SliceRates]) -> dict[str, SliceSummary]:
+def slice_summaries(slices: dict[str, SliceRates]) -> dict[str, SliceSummary]:
+    """Each slice's size, rates and intervals, as the pages and JSON show them."""
     return {
         value: SliceSummary(
             questions=s.questions,
