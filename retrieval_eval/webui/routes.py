@@ -160,7 +160,15 @@ def run_page(request: Request, run_id: RunId, listed: dict[str, Any] = Depends(r
     page_helpers, views = modules()
     data = views.run_view(_store(request), run_id, views.ListQuery(**listed))
     dag_run = page_helpers.dag_run_href(data.run_key, _airflow_url(request))
-    return render(request, "run.html", data=data, dag_run=dag_run)
+    flipped = page_helpers.flip_marks(data.flips)
+    return render(
+        request,
+        "run.html",
+        data=data,
+        dag_run=dag_run,
+        flipped=flipped,
+        flip_kinds=page_helpers.FLIP_KINDS,
+    )
 
 
 def _airflow_url(request: Request) -> str | None:

@@ -250,7 +250,8 @@ PAGES = [
         "run-errors-only",
         "/runs/{current}",
         {"show": "errors"},
-        (*RUN_FIELDS, "question_id", "question", "error"),
+        # the flipped question is listed with the questions only (once), not above the filter
+        (*RUN_FIELDS, "error"),
     ),
     Page("run-json", "/api/runs/{current}", {}, (*CURRENT_FIELDS, "verdict_reason")),
     Page("run-stale-only", "/runs/{current}", {"show": "stale"}, (*RUN_FIELDS, *STALE_FIELDS)),
@@ -312,6 +313,8 @@ def test_every_stored_string_is_escaped_in_html_and_verbatim_in_json(
         assert html_escaped == [], f"{page.name}: these fields are HTML-escaped inside JSON"
         return
     assert response.headers["content-type"].startswith("text/html")
+    # a long id gets a line-break opportunity after each "/" (pages.breakable): not a character
+    text = text.replace("/<wbr>", "/")
     leaked = [f for f in PAYLOADS if P[f] in text]
     assert leaked == [], f"{page.name}: these fields reach the HTML unescaped"
     assert "<script" not in text.lower() and "<img" not in text.lower()
