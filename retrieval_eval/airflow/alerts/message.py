@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, Field
 
+from retrieval_eval.evaluation.labels import source_text
 from retrieval_eval.reports.links import run_page_url
 from retrieval_eval.reports.numbers import pct
 from retrieval_eval.safety.redaction import redact, register_header, register_url, register_webhook
@@ -189,7 +190,7 @@ def build_message(
         dead_ids=list(verdict.dead_ids or (labels.dead_ids if labels else [])),
         stale_questions=list(verdict.stale_questions or (labels.stale_questions if labels else [])),
         partly_dead=len(labels.partly_dead) if labels else 0,
-        labels_source=labels.source if labels else "",
+        labels_source=source_text(labels.source) if labels else "",
         lint_errors=lint.get("errors"),
         lint_warnings=lint.get("warnings"),
     )
