@@ -7,6 +7,9 @@ import`` would find whichever was loaded last.
 from __future__ import annotations
 
 import os
+import subprocess
+import time
+import urllib.request
 from pathlib import Path
 
 import pytest
@@ -46,3 +49,19 @@ def shared_collection(name: str) -> Path:
             pytest.fail(f"{reason}; ${REQUIRE_DATA_ENV} is set, so this is a failure")
         pytest.skip(reason)
     return path
+
+
+def served_page(server: subprocess.Popen[str], url: str, timeout_s: float = 60) -> str:
+    """The page at ``url`` once the ``server`` subprocess answers it; fails with the server's
+    stderr if it exits first, or after ``timeout_s``."""
+    deadline = time.monotonic() + timeout_s
+    while True:
+        try:
+            with urllib.request.urlopen(url, timeout=5) as answer:
+                return str(answer.read().decode())
+        except OSError:
+            if server.poll() is not None:
+                pytest.fail(f"the server exited: {server.stderr.read() if server.stderr else ''}")
+            if time.monotonic() > deadline:
+                pytest.fail(f"nothing answered {url} within {timeout_s:g} s")
+            time.sleep(0.1)

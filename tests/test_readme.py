@@ -22,12 +22,11 @@ import shutil
 import socket
 import subprocess
 import sys
-import time
-import urllib.request
 from pathlib import Path
 
 import click
 import pytest
+from helpers import served_page
 
 from retrieval_eval.cli import cli
 
@@ -259,16 +258,7 @@ def test_the_dashboard_of_the_next_steps_serves_the_demo_store(workdir: Path) ->
         text=True,
     )
     try:
-        deadline = time.monotonic() + 60
-        while True:
-            try:
-                with urllib.request.urlopen(f"http://127.0.0.1:{port}/", timeout=5) as answer:
-                    page = answer.read().decode()
-                break
-            except OSError:
-                assert server.poll() is None, server.stderr.read() if server.stderr else ""
-                assert time.monotonic() < deadline, "the dashboard did not start"
-                time.sleep(0.2)
+        page = served_page(server, f"http://127.0.0.1:{port}/")
         assert "retrieval-eval" in page
         assert not (workdir / ".retrieval_eval").exists()  # the dashboard never creates a store
     finally:

@@ -12,9 +12,10 @@ import signal
 import socket
 import subprocess
 import sys
-import time
 import urllib.request
 from pathlib import Path
+
+from helpers import served_page
 
 from webui.browsing import free_port
 from webui.fill import SET, Filled
@@ -50,15 +51,7 @@ def test_serve_starts_the_dashboard_on_the_port_and_stops_on_ctrl_c(
         text=True,
     )
     try:
-        deadline = time.monotonic() + 60
-        while True:
-            try:
-                overview = _get(f"http://127.0.0.1:{port}/")
-                break
-            except OSError:
-                assert server.poll() is None, server.communicate()[1]
-                assert time.monotonic() < deadline, "the dashboard did not start"
-                time.sleep(0.1)
+        overview = served_page(server, f"http://127.0.0.1:{port}/")
         assert SET in overview and "handbook_bm25" in overview
         run_id = filled_sqlite.regression_ids[0]
         page = _get(f"http://127.0.0.1:{port}/runs/{run_id}")
