@@ -363,3 +363,13 @@ def test_page_links_carry_the_filters_escaped(
     link = link[: link.index('"')].replace("&amp;", "&")
     second = dashboard.client.get(link)
     assert second.status_code == 200 and "page 2 of 2" in second.text
+
+
+def test_ids_are_escaped_whether_short_or_broken_after_each_slash() -> None:
+    """pages.breakable writes every id on the run and compare pages: a short one whole, a long
+    one with a <wbr> after each "/"; both escaped."""
+    from retrieval_eval.webui.pages import breakable
+
+    assert str(breakable("<b>a</b>")) == "&lt;b&gt;a&lt;/b&gt;"  # 8 characters: whole
+    long = '<img src=x onerror="alert(1)">/x'
+    assert str(breakable(long)) == "&lt;img src=x onerror=&#34;alert(1)&#34;&gt;/<wbr>x"
