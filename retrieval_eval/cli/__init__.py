@@ -77,6 +77,7 @@ def _register() -> None:
         replay_cmd,
         retrievers_cmd,
         run_cmd,
+        serve_cmd,
         sets_cmd,
     )
 

@@ -35,6 +35,7 @@ Rules, written down once:
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from fractions import Fraction
 from typing import TYPE_CHECKING, Literal, Protocol
 
@@ -290,14 +291,22 @@ def _without_stale(current: RunResult, old: RunResult) -> tuple[RunResult, RunRe
         return current, old, []
     # in the set's order (the current run's, then any only the baseline has)
     order = [q.id for q in (*current.questions, *old.questions) if q.id in stale]
-    return _kept(current, stale), _kept(old, stale), list(dict.fromkeys(order))
+    return (
+        without_questions(current, stale),
+        without_questions(old, stale),
+        list(dict.fromkeys(order)),
+    )
 
 
-def _kept(result: RunResult, left_out: set[str]) -> RunResult:
+def without_questions(result: RunResult, left_out: Collection[str]) -> RunResult:
+    """``result`` summarised again without the questions ``left_out`` (the same settings): the
+    run as the verdict judges it once stale questions are left out. The dashboard's slice
+    rates read it too, so they are the verdict's own."""
     from retrieval_eval.evaluation.aggregate import summarise
 
+    gone = set(left_out)
     return summarise(
-        [q for q in result.questions if q.id not in left_out],
+        [q for q in result.questions if q.id not in gone],
         set_identifier=result.set_identifier,
         labels_fingerprint=result.labels_fingerprint,
         retriever=result.retriever,

@@ -20,6 +20,8 @@ Edge cases:
   them: the summary then carries ``compared_questions`` and the compared rates
   (:class:`~retrieval_eval.store.summary.RunSummary`), and the pages say "on the N questions
   compared (before → after)" next to each Δ.
+  Its slice rates are shown as the verdict judged them, without those questions, this run's and
+  the baseline's (``judged_slices``, :mod:`slices_view`).
 """
 
 from __future__ import annotations
@@ -36,6 +38,7 @@ from retrieval_eval.webui.compare_view import Comparison, compare
 from retrieval_eval.webui.listing import ListedQuestion, Listing, ListQuery, list_questions
 from retrieval_eval.webui.power_view import power_of
 from retrieval_eval.webui.replay_view import Drift, ReplayPage
+from retrieval_eval.webui.slices_view import JudgedSlices, judged_slices
 
 
 class PairOverview(BaseModel):
@@ -109,6 +112,8 @@ class RunView(BaseModel):
     power_summary: str | None = None
     # the dead-label check's line when it found dead ids (retrieval_eval.evaluation.labels), else None
     labels_summary: str | None = None
+    # slice rates without the stale questions the verdict left out (webui/slices_view.py)
+    judged_slices: JudgedSlices | None = None
 
 
 def overview(store: Store | None, runs: int) -> Overview:
@@ -202,6 +207,7 @@ def run_view(store: Store | None, run_id: int, query: ListQuery | None = None) -
         power=power,
         power_summary=power_line,
         labels_summary=labels.summary() if labels is not None and labels.found else None,
+        judged_slices=judged_slices(store, stored, baseline),
     )
 
 
