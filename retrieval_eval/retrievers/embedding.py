@@ -241,13 +241,13 @@ def _http(opts: HttpEmbedding, where: str) -> Callable[[list[str]], Any]:
     import httpx
     import jmespath
 
-    from retrieval_eval.retrievers.secrets import env_secret
-    from retrieval_eval.safety.redaction import quote_body, redact, register_header
+    from retrieval_eval.retrievers.secrets import env_headers
+    from retrieval_eval.safety.redaction import quote_body, redact
 
-    headers = dict(opts.headers)
-    for header, variable in opts.headers_from_env.items():
-        headers[header] = env_secret(variable, f"{where}.http.headers_from_env.{header}")
-        register_header(headers[header])
+    headers = {
+        **opts.headers,
+        **env_headers(opts.headers_from_env, f"{where}.http.headers_from_env"),
+    }
     client = httpx.Client(timeout=opts.timeout_s, headers=headers, follow_redirects=False)
     expression = jmespath.compile(opts.vectors)
 

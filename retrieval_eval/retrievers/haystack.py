@@ -37,30 +37,27 @@ import inspect
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from pydantic import ConfigDict, Field
-
 from retrieval_eval.errors import ConfigError, RetrieverError
-from retrieval_eval.retrievers.chunking import ChunkRule
-from retrieval_eval.retrievers.embedding import EmbeddingOptions, QueryEmbedder, build_embedder
-from retrieval_eval.retrievers.extras import require
-from retrieval_eval.retrievers.options import BuildContext, parse_options
+from retrieval_eval.retrievers.embedding import EmbeddingOptions, QueryEmbedder
+from retrieval_eval.retrievers.options import BuildContext
 from retrieval_eval.retrievers.registry import instantiate
+from retrieval_eval.retrievers.vector_store import (
+    FactoryOptions,
+    Record,
+    StoreRetriever,
+    adapter_setup,
+    query_embedder,
+    usable_id,
+)
 
 
-class HaystackOptions(ChunkRule):
-    model_config = ConfigDict(extra="forbid")
-
-    factory: str
-    kwargs: dict[str, Any] = Field(default_factory=dict)
+class HaystackOptions(FactoryOptions):
     inputs: dict[str, Any] | None = None
     output: str | None = None
     embedding: EmbeddingOptions | None = None
-    id_key: str | None = Field(default=None, min_length=1)
-    fetch_multiplier: int = Field(default=1, ge=1)
-    max_concurrency: int = Field(default=1, ge=1)
 
 
-class HaystackRetriever:
+class HaystackRetriever(StoreRetriever):
     """Runs a pipeline (or a component) and reads each returned Document's id."""
 
     def __init__(
@@ -71,13 +68,10 @@ class HaystackRetriever:
         where: str,
         embedder: QueryEmbedder | None,
     ) -> None:
-        self.identifier = identifier
+        super().__init__(identifier, options, where)
         self.target = target
         self.options = options
-        self.where = where
         self.embedder = embedder
-        self.mapper = options.mapper()
-        self.max_concurrency = options.max_concurrency
         self.is_pipeline = hasattr(target, "get_component") and hasattr(target, "graph")
         self._by_embedding = not self.is_pipeline and _takes(target, "query_embedding")
         if self.is_pipeline and options.inputs is None:
@@ -99,15 +93,11 @@ class HaystackRetriever:
     def from_options(
         cls, identifier: str, options: Mapping[str, Any], context: BuildContext
     ) -> HaystackRetriever:
-        where = f"{context.source}: retrievers.{identifier}"
-        require("haystack", where)
-        opts = parse_options(HaystackOptions, identifier, options, context)
+        _, opts, where = adapter_setup("haystack", HaystackOptions, identifier, options, context)
         target = instantiate(opts.factory, opts.kwargs, f"{where}.factory", ("run",))
         embedder = None
         if opts.embedding is not None:
-            embedder = build_embedder(
-                opts.embedding, base_dir=context.base_dir, where=f"{where}.embedding"
-            )
+            embedder = query_embedder(opts.embedding, context, where)
         return cls(identifier, target, opts, where, embedder)
 
     def _components(self) -> list[Any]:
@@ -157,54 +147,37 @@ class HaystackRetriever:
             )
         return result[holding[0]]["documents"]
 
-    def _document_id(self, document: Any) -> str:
+    def _value(self, document: Any) -> str:
+        """The document's id value: ``meta[id_key]``, else ``Document.id``."""
         key = self.options.id_key
-        value = (document.meta or {}).get(key) if key else document.id
-        if not isinstance(value, str | int) or isinstance(value, bool) or value == "":
+        raw = (document.meta or {}).get(key) if key else document.id
+        value = usable_id(raw)
+        if value is None:
             raise RetrieverError(
                 f"{self.where}.id_key: a document has no usable "
-                f"{f'meta[{key!r}]' if key else 'id'}: {value!r}"
+                f"{f'meta[{key!r}]' if key else 'id'}: {raw!r}"
             )
-        value = str(value)
-        return self.mapper.document_id(value) if self.mapper is not None else value
+        return value
 
     def retrieve(self, question: str, limit: int) -> list[str]:
-        from retrieval_eval.evaluation.scoring import collapse
-
-        documents = self._run(question, limit * self.options.fetch_multiplier)
+        documents = self._run(question, limit * self.fetch_multiplier)
         if not isinstance(documents, list):
             raise RetrieverError(f"{self.where}: got {type(documents).__name__}, not documents")
-        return collapse([self._document_id(d) for d in documents])[:limit]
+        return self._ranking((self._value(d) for d in documents), limit)
 
-    def _stored(self, ids: list[str]) -> dict[str, list[Any]]:
-        if self.mapper is None:
-            field = f"meta.{self.options.id_key}" if self.options.id_key else "id"
-            documents = self.store.filter_documents(  # type: ignore[union-attr]
+    def _records(self, documents: Iterable[Any]) -> list[Record]:
+        return [(self._value(d), d.content) for d in documents]
+
+    def _find(self, ids: list[str]) -> list[Record]:
+        field = f"meta.{self.options.id_key}" if self.options.id_key else "id"
+        return self._records(
+            self.store.filter_documents(  # type: ignore[union-attr]
                 filters={"field": field, "operator": "in", "value": ids}
             )
-        else:
-            documents = self.store.filter_documents()  # type: ignore[union-attr]
-        wanted = set(ids)
-        found: dict[str, list[Any]] = {}
-        for document in documents:
-            doc_id = self._document_id(document)
-            if doc_id in wanted:
-                found.setdefault(doc_id, []).append(document)
-        return found
+        )
 
-    def _existing_ids(self, ids: Iterable[str]) -> set[str]:
-        """Which of ``ids`` are documents in the retriever's document store (dead labels)."""
-        asked = list(dict.fromkeys(ids))
-        return set(self._stored(asked)) if asked else set()
-
-    def _document_texts(self, ids: Iterable[str]) -> dict[str, str]:
-        """Each document's stored content (chunks joined by a blank line)."""
-        asked = list(dict.fromkeys(ids))
-        found = self._stored(asked) if asked else {}
-        return {
-            doc_id: "\n\n".join(d.content for d in docs if d.content)
-            for doc_id, docs in found.items()
-        }
+    def _scan(self) -> list[Record]:
+        return self._records(self.store.filter_documents())  # type: ignore[union-attr]
 
     def __repr__(self) -> str:
         return f"HaystackRetriever({self.identifier!r}, factory={self.options.factory!r})"
