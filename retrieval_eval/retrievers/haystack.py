@@ -22,7 +22,9 @@ Install ``pip install 'retrieval-eval[haystack]'``. Options:
 - A component is called as ``run(query=question, top_k=limit)``, or, when its ``run`` takes
   ``query_embedding`` (an embedding retriever), as ``run(query_embedding=..., top_k=limit)`` with
   the question embedded by the ``embedding`` option (:mod:`retrieval_eval.retrievers.embedding`);
-  a dimension mismatch with the store's documents is an error at build.
+  a dimension mismatch with the store's documents is an error at build. In a pipeline, the
+  component feeding a retriever's ``query_embedding`` is run once on its ``inputs`` at build and
+  its vector's length checked against the store's documents the same way.
 - ``id_key``: the document id is ``Document.meta[id_key]``; unset, ``Document.id``.
   ``separator`` / ``pattern`` map chunk ids as ``chunked`` does.
 - ``max_concurrency`` (default 1).
@@ -38,7 +40,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from retrieval_eval.errors import ConfigError, RetrieverError
-from retrieval_eval.retrievers.embedding import EmbeddingOptions, QueryEmbedder
+from retrieval_eval.retrievers.embedding import EmbeddingOptions, QueryEmbedder, check_dimension
 from retrieval_eval.retrievers.options import BuildContext
 from retrieval_eval.retrievers.registry import instantiate
 from retrieval_eval.retrievers.vector_store import (
@@ -88,6 +90,8 @@ class HaystackRetriever(StoreRetriever):
             self.existing_ids_source = f"Haystack {type(self.store).__name__}"
         if self._by_embedding and embedder is not None and self.store is not None:
             embedder.check_dimension(self._store_dimension(), f"{type(self.store).__name__}")
+        if self.is_pipeline and self.store is not None:
+            self._check_pipeline_dimension()
 
     @classmethod
     def from_options(
@@ -117,6 +121,30 @@ class HaystackRetriever(StoreRetriever):
             if document.embedding is not None:
                 return len(document.embedding)
         return None
+
+    def _check_pipeline_dimension(self) -> None:
+        """The vector the pipeline's embedder gives a question (the component feeding a
+        ``query_embedding`` input, run alone on its ``inputs``) against the store's documents: a
+        mismatch is a ConfigError before the first question. An embedder that cannot run alone
+        (it takes another component's output) is not checked."""
+        from retrieval_eval.retrievers.http import fill
+
+        data = fill(self.options.inputs, "dimension probe", 1)
+        for sender, _receiver, edge in self.target.graph.edges(data=True):
+            if edge["to_socket"].name != "query_embedding" or sender not in data:
+                continue
+            try:
+                vector = self.target.get_component(sender).run(**data[sender])
+                given = len(vector[edge["from_socket"].name])
+            except Exception:
+                return
+            check_dimension(
+                f"{self.where}.factory",
+                f"the pipeline's {sender!r}",
+                given,
+                self._store_dimension(),
+                type(self.store).__name__,
+            )
 
     def _run(self, question: str, k: int) -> Any:
         from retrieval_eval.retrievers.http import fill

@@ -14,7 +14,9 @@ Install ``pip install 'retrieval-eval[llamaindex]'``. Options:
 - ``factory``: a ``module:attribute`` path to an index (anything with ``as_retriever``, such as
   ``VectorStoreIndex``), a retriever (anything with ``retrieve``), or a function or class that
   returns one (called with ``kwargs``). LlamaIndex embeds the questions with the index's own
-  embedding model, so there is no ``embedding`` option.
+  embedding model, so there is no ``embedding`` option; where the index's store shows its
+  vectors (the default ``SimpleVectorStore``), a model giving vectors of another length is an
+  error at build, naming ``factory``.
 - ``id_key``: the document id is ``node.metadata[id_key]``; unset, the node's ``ref_doc_id``
   (the document the chunk was split from), else its node id. ``separator`` / ``pattern`` map
   chunk ids as ``chunked`` does.
@@ -33,6 +35,7 @@ from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
 from retrieval_eval.errors import RetrieverError
+from retrieval_eval.retrievers.embedding import check_dimension
 from retrieval_eval.retrievers.options import BuildContext
 from retrieval_eval.retrievers.registry import instantiate
 from retrieval_eval.retrievers.vector_store import (
@@ -62,6 +65,7 @@ class LlamaIndexRetriever(StoreRetriever):
             self.existing_ids = self._existing_ids
             self.document_texts = self._document_texts
             self.existing_ids_source = "LlamaIndex docstore"
+        self._check_dimension()
 
     @classmethod
     def from_options(
@@ -74,6 +78,24 @@ class LlamaIndexRetriever(StoreRetriever):
             opts.factory, opts.kwargs, f"{where}.factory", ("as_retriever", "retrieve")
         )
         return cls(identifier, target, opts, where)
+
+    def _check_dimension(self) -> None:
+        """The questions' vectors against the ones the index's store holds, where the store shows
+        them (LlamaIndex's own ``SimpleVectorStore``): a mismatch (an index loaded with another
+        embedding model) is a ConfigError before the first question, not an error per question."""
+        holder = self._retriever if self._retriever is not None else self.index
+        model = getattr(holder, "_embed_model", None)
+        store = getattr(self.index, "vector_store", None)
+        stored = getattr(getattr(store, "data", None), "embedding_dict", None)
+        if model is None or not stored:
+            return
+        check_dimension(
+            f"{self.where}.factory",
+            f"the embedding model {type(model).__name__}",
+            len(model.get_query_embedding("dimension probe")),
+            len(next(iter(stored.values()))),
+            f"the index's {type(store).__name__}",
+        )
 
     def _retriever_for(self, k: int) -> Any:
         if self._retriever is not None:
