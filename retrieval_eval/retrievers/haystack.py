@@ -62,6 +62,8 @@ class HaystackOptions(FactoryOptions):
 class HaystackRetriever(StoreRetriever):
     """Runs a pipeline (or a component) and reads each returned Document's id."""
 
+    options_model = HaystackOptions
+
     def __init__(
         self,
         identifier: str,
@@ -97,7 +99,7 @@ class HaystackRetriever(StoreRetriever):
     def from_options(
         cls, identifier: str, options: Mapping[str, Any], context: BuildContext
     ) -> HaystackRetriever:
-        _, opts, where = adapter_setup("haystack", HaystackOptions, identifier, options, context)
+        _, opts, where = adapter_setup("haystack", cls.options_model, identifier, options, context)
         target = instantiate(opts.factory, opts.kwargs, f"{where}.factory", ("run",))
         embedder = None
         if opts.embedding is not None:

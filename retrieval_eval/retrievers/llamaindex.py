@@ -54,6 +54,8 @@ class LlamaIndexOptions(FactoryOptions):
 class LlamaIndexRetriever(StoreRetriever):
     """Calls a LlamaIndex retriever and reads each node's document id."""
 
+    options_model = LlamaIndexOptions
+
     def __init__(self, identifier: str, target: Any, options: LlamaIndexOptions, where: str):
         super().__init__(identifier, options, where)
         self.options = options

@@ -137,6 +137,8 @@ def payload_field(payload: Mapping[str, Any] | None, field: str) -> Any:
 class StoreRetriever:
     """Stored id values as document ids (chunks mapped), dead labels and texts by the store."""
 
+    options_model: ClassVar[type[AdapterOptions]]
+
     def __init__(
         self, identifier: str, options: AdapterOptions, where: str, default_concurrency: int = 1
     ) -> None:
