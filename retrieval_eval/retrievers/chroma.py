@@ -130,13 +130,10 @@ class ChromaRetriever(VectorStoreRetriever):
             query_embeddings=[vector],
             n_results=k,
             where=self.options.where,
-            include=["metadatas", "documents"],
+            # a ranking needs the ids alone: the metadata only when it holds them
+            include=["metadatas"] if self.options.id_field is not None else [],
         )
-        return self._records(
-            result["ids"][0],
-            (result.get("metadatas") or [None])[0],
-            (result.get("documents") or [None])[0],
-        )
+        return self._records(result["ids"][0], (result.get("metadatas") or [None])[0], None)
 
     def _get(self, **query: Any) -> list[Record]:
         result = self.collection.get(include=["metadatas", "documents"], **query)

@@ -108,8 +108,9 @@ class LanceDbRetriever(VectorStoreRetriever):
         size = getattr(kind, "list_size", None)
         return int(size) if size and size > 0 else None
 
-    def _select(self) -> list[str]:
-        return [c for c in (self.options.id_field, self.options.text_field) if c]
+    def _select(self, with_text: bool = True) -> list[str]:
+        text_field = self.options.text_field if with_text else None
+        return [c for c in (self.options.id_field, text_field) if c]
 
     def _record(self, row: Mapping[str, Any]) -> Record:
         field = self.options.id_field
@@ -120,7 +121,7 @@ class LanceDbRetriever(VectorStoreRetriever):
         query = (
             self.table.search(vector, vector_column_name=self.options.vector_column)
             .distance_type(self.options.metric)
-            .select(self._select())
+            .select(self._select(with_text=False))  # a ranking needs the ids alone
             .limit(k)
         )
         if hasattr(query, "disable_scoring_autoprojection"):

@@ -153,8 +153,9 @@ class QdrantRetriever(VectorStoreRetriever):
         text = payload_field(payload, self.options.text_field) if self.options.text_field else None
         return self._as_record(raw, text)
 
-    def _payload(self) -> list[str] | bool:
-        fields = {f.split(".")[0] for f in (self.options.id_field, self.options.text_field) if f}
+    def _payload(self, with_text: bool = True) -> list[str] | bool:
+        text_field = self.options.text_field if with_text else None
+        fields = {f.split(".")[0] for f in (self.options.id_field, text_field) if f}
         return sorted(fields) or False
 
     def _search(self, vector: list[float], k: int) -> list[Record]:
@@ -164,7 +165,7 @@ class QdrantRetriever(VectorStoreRetriever):
             using=self.options.vector_name,
             query_filter=self._filter,
             limit=k,
-            with_payload=self._payload(),
+            with_payload=self._payload(with_text=False),  # a ranking needs the ids alone
         )
         return [self._record(p) for p in response.points]
 

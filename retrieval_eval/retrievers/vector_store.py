@@ -251,6 +251,8 @@ class VectorStoreRetriever(StoreRetriever):
         return None
 
     def _search(self, vector: list[float], k: int) -> list[Record]:
+        """The ``k`` nearest records, best first; their texts need not be fetched (a ranking
+        reads the ids alone)."""
         raise NotImplementedError
 
     def _dimension(self) -> int | None:
