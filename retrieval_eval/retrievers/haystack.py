@@ -41,14 +41,10 @@ from typing import Any
 
 from retrieval_eval.errors import ConfigError, RetrieverError
 from retrieval_eval.retrievers.embedding import EmbeddingOptions, QueryEmbedder, check_dimension
-from retrieval_eval.retrievers.options import BuildContext
-from retrieval_eval.retrievers.registry import instantiate
 from retrieval_eval.retrievers.vector_store import (
     FactoryOptions,
+    FactoryRetriever,
     Record,
-    StoreRetriever,
-    adapter_setup,
-    query_embedder,
     usable_id,
 )
 
@@ -59,10 +55,13 @@ class HaystackOptions(FactoryOptions):
     embedding: EmbeddingOptions | None = None
 
 
-class HaystackRetriever(StoreRetriever):
+class HaystackRetriever(FactoryRetriever):
     """Runs a pipeline (or a component) and reads each returned Document's id."""
 
+    type_name = "haystack"
     options_model = HaystackOptions
+    wanted = ("run",)
+    options: HaystackOptions
 
     def __init__(
         self,
@@ -70,11 +69,10 @@ class HaystackRetriever(StoreRetriever):
         target: Any,
         options: HaystackOptions,
         where: str,
-        embedder: QueryEmbedder | None,
+        embedder: QueryEmbedder | None = None,
     ) -> None:
-        super().__init__(identifier, options, where)
+        super().__init__(identifier, target, options, where, embedder)
         self.target = target
-        self.options = options
         self.embedder = embedder
         self.is_pipeline = hasattr(target, "get_component") and hasattr(target, "graph")
         self._by_embedding = not self.is_pipeline and _takes(target, "query_embedding")
@@ -94,17 +92,6 @@ class HaystackRetriever(StoreRetriever):
             embedder.check_dimension(self._store_dimension(), f"{type(self.store).__name__}")
         if self.is_pipeline and self.store is not None:
             self._check_pipeline_dimension()
-
-    @classmethod
-    def from_options(
-        cls, identifier: str, options: Mapping[str, Any], context: BuildContext
-    ) -> HaystackRetriever:
-        _, opts, where = adapter_setup("haystack", cls.options_model, identifier, options, context)
-        target = instantiate(opts.factory, opts.kwargs, f"{where}.factory", ("run",))
-        embedder = None
-        if opts.embedding is not None:
-            embedder = query_embedder(opts.embedding, context, where)
-        return cls(identifier, target, opts, where, embedder)
 
     def _components(self) -> list[Any]:
         if not self.is_pipeline:
@@ -208,9 +195,6 @@ class HaystackRetriever(StoreRetriever):
 
     def _scan(self) -> list[Record]:
         return self._records(self.store.filter_documents())  # type: ignore[union-attr]
-
-    def __repr__(self) -> str:
-        return f"HaystackRetriever({self.identifier!r}, factory={self.options.factory!r})"
 
 
 def _takes(component: Any, parameter: str) -> bool:

@@ -31,18 +31,15 @@ offered when the factory gives an index, or a retriever that keeps one (``_index
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Iterator
 from typing import Any
 
 from retrieval_eval.errors import RetrieverError
 from retrieval_eval.retrievers.embedding import check_dimension
-from retrieval_eval.retrievers.options import BuildContext
-from retrieval_eval.retrievers.registry import instantiate
 from retrieval_eval.retrievers.vector_store import (
     FactoryOptions,
+    FactoryRetriever,
     Record,
-    StoreRetriever,
-    adapter_setup,
     usable_id,
 )
 
@@ -51,14 +48,16 @@ class LlamaIndexOptions(FactoryOptions):
     """``factory``, ``kwargs``, ``id_key`` and the options every adapter here takes."""
 
 
-class LlamaIndexRetriever(StoreRetriever):
+class LlamaIndexRetriever(FactoryRetriever):
     """Calls a LlamaIndex retriever and reads each node's document id."""
 
+    type_name = "llamaindex"
     options_model = LlamaIndexOptions
+    wanted = ("as_retriever", "retrieve")
+    options: LlamaIndexOptions
 
-    def __init__(self, identifier: str, target: Any, options: LlamaIndexOptions, where: str):
-        super().__init__(identifier, options, where)
-        self.options = options
+    def __init__(self, identifier: str, target: Any, options: LlamaIndexOptions, *rest: Any):
+        super().__init__(identifier, target, options, *rest)  # where; no embedder: the index's
         self.index = target if hasattr(target, "as_retriever") else getattr(target, "_index", None)
         self._retriever = None if hasattr(target, "as_retriever") else target
         self._by_k: dict[int, Any] = {}
@@ -68,18 +67,6 @@ class LlamaIndexRetriever(StoreRetriever):
             self.document_texts = self._document_texts
             self.existing_ids_source = "LlamaIndex docstore"
         self._check_dimension()
-
-    @classmethod
-    def from_options(
-        cls, identifier: str, options: Mapping[str, Any], context: BuildContext
-    ) -> LlamaIndexRetriever:
-        _, opts, where = adapter_setup(
-            "llamaindex", LlamaIndexOptions, identifier, options, context
-        )
-        target = instantiate(
-            opts.factory, opts.kwargs, f"{where}.factory", ("as_retriever", "retrieve")
-        )
-        return cls(identifier, target, opts, where)
 
     def _check_dimension(self) -> None:
         """The questions' vectors against the ones the index's store holds, where the store shows
@@ -136,6 +123,3 @@ class LlamaIndexRetriever(StoreRetriever):
     def _scan(self) -> Iterable[Record]:
         nodes = self.index.docstore.docs.values()  # type: ignore[union-attr]
         return ((self._value(node), node.get_content()) for node in nodes)
-
-    def __repr__(self) -> str:
-        return f"LlamaIndexRetriever({self.identifier!r}, factory={self.options.factory!r})"

@@ -137,6 +137,7 @@ def payload_field(payload: Mapping[str, Any] | None, field: str) -> Any:
 class StoreRetriever:
     """Stored id values as document ids (chunks mapped), dead labels and texts by the store."""
 
+    type_name: ClassVar[str]  # the adapter type and its extra: "qdrant"
     options_model: ClassVar[type[AdapterOptions]]
 
     def __init__(
@@ -147,6 +148,22 @@ class StoreRetriever:
         self.mapper = options.mapper()
         self.fetch_multiplier = options.fetch_multiplier
         self.max_concurrency = options.max_concurrency or default_concurrency
+
+    @classmethod
+    def from_options(
+        cls, identifier: str, options: Mapping[str, Any], context: BuildContext
+    ) -> Self:
+        module, opts, where = adapter_setup(
+            cls.type_name, cls.options_model, identifier, options, context
+        )
+        return cls._build(identifier, module, opts, where, context)
+
+    @classmethod
+    def _build(
+        cls, identifier: str, module: ModuleType, options: Any, where: str, context: BuildContext
+    ) -> Self:
+        """The retriever from its checked options and the extra's ``module``."""
+        raise NotImplementedError
 
     def _find(self, ids: list[str]) -> Iterable[Record]:
         """The records whose id value is one of ``ids`` (the store's own filter)."""
@@ -192,11 +209,46 @@ class StoreRetriever:
         return None
 
 
+class FactoryRetriever(StoreRetriever):
+    """A framework adapter (``llamaindex``, ``haystack``): the object the user's ``factory``
+    names, built from the options; an ``embedding`` option, where the type has one, becomes the
+    query embedder."""
+
+    options_model: ClassVar[type[FactoryOptions]]
+    wanted: ClassVar[tuple[str, ...]]  # the methods the factory's object offers
+
+    options: FactoryOptions
+
+    def __init__(
+        self,
+        identifier: str,
+        target: Any,
+        options: FactoryOptions,
+        where: str,
+        embedder: QueryEmbedder | None = None,
+    ) -> None:
+        super().__init__(identifier, options, where)
+        self.options = options
+
+    @classmethod
+    def _build(
+        cls, identifier: str, module: ModuleType, opts: Any, where: str, context: BuildContext
+    ) -> Self:
+        from retrieval_eval.retrievers.registry import instantiate
+
+        target = instantiate(opts.factory, opts.kwargs, f"{where}.factory", cls.wanted)
+        embedding = getattr(opts, "embedding", None)
+        embedder = None if embedding is None else query_embedder(embedding, context, where)
+        return cls(identifier, target, opts, where, embedder)
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self.identifier!r}, factory={self.options.factory!r})"
+
+
 class VectorStoreRetriever(StoreRetriever):
     """Embeds each question, searches the store, returns distinct document ids best first."""
 
     kind: ClassVar[str]  # the store's name in messages: "Qdrant"
-    type_name: ClassVar[str]  # the adapter type and its extra: "qdrant"
     options_model: ClassVar[type[StoreOptions]]
 
     def __init__(
@@ -215,12 +267,9 @@ class VectorStoreRetriever(StoreRetriever):
         self._check_id_field()
 
     @classmethod
-    def from_options(
-        cls, identifier: str, options: Mapping[str, Any], context: BuildContext
-    ) -> VectorStoreRetriever:
-        module, opts, where = adapter_setup(
-            cls.type_name, cls.options_model, identifier, options, context
-        )
+    def _build(
+        cls, identifier: str, module: ModuleType, opts: Any, where: str, context: BuildContext
+    ) -> Self:
         handle = cls._connect(module, opts, where)
         try:
             return cls(
