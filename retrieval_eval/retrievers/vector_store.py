@@ -1,13 +1,15 @@
 """What the vector-store adapters (``qdrant``, ``chroma``, ``lancedb``) and the framework adapters
 (``llamaindex``, ``haystack``) share: one implementation of their options, ids and lookups.
 
-:class:`StoreRetriever` (all five) turns stored id values into document ids and answers
+:class:`StoreRetriever` (all five) builds the adapter (the extra required, the options checked,
+then each kind's ``_build``), turns stored id values into document ids, and answers
 ``existing_ids`` and ``document_texts`` from two calls each adapter implements on its own client:
 find records by document id (the store's own filter, no full scan) and scan every record (only
-where chunk ids must be mapped). :class:`VectorStoreRetriever` (the three stores) adds the build:
-options checked, the extra required, the client opened (each store's ``_connect``), the query
-embedder built (:mod:`.embedding`), then the collection, its vector dimension and the id field
-checked before the first question; and the search: each question embedded, one search by vector.
+where chunk ids must be mapped). :class:`VectorStoreRetriever` (the three stores) opens the client
+(each store's ``_connect``), builds the query embedder (:mod:`.embedding`), checks the collection,
+its vector dimension and the id field before the first question, and searches: each question
+embedded, one search by vector. :class:`FactoryRetriever` (the two frameworks) builds the object
+the user's ``factory`` names.
 
 Ids: ``id_field`` names the payload / metadata field (a column in LanceDB) that holds the document
 id; unset, the store's own record id is the document id. Several records (chunks) may hold one
@@ -19,12 +21,12 @@ collection once, since no store filters on a prefix of an id.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from types import ModuleType
-from typing import Any, ClassVar, Self, TypeVar
+from typing import Any, ClassVar, Self
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import ConfigDict, Field, model_validator
 
 from retrieval_eval.errors import ConfigError, RetrieverError
 from retrieval_eval.retrievers.chunking import ChunkRule
@@ -34,7 +36,6 @@ from retrieval_eval.retrievers.options import BuildContext, ConfigPath, parse_op
 
 # a record as a store returns it: (the id value it holds, its text or None)
 Record = tuple[str, str | None]
-M = TypeVar("M", bound=BaseModel)
 
 
 class AdapterOptions(ChunkRule):
@@ -97,20 +98,6 @@ class FactoryOptions(AdapterOptions):
     id_key: str | None = Field(default=None, min_length=1)
 
 
-def adapter_setup(
-    type_name: str,
-    model: type[M],
-    identifier: str,
-    options: Mapping[str, Any],
-    context: BuildContext,
-) -> tuple[ModuleType, M, str]:
-    """The extra's module (or the error naming its pip command), the checked options, and the
-    ``<config>: retrievers.<id>`` prefix every error of the adapter starts with."""
-    where = f"{context.source}: retrievers.{identifier}"
-    module = require(type_name, where)
-    return module, parse_options(model, identifier, options, context), where
-
-
 def query_embedder(embedding: EmbeddingOptions, context: BuildContext, where: str) -> QueryEmbedder:
     return build_embedder(embedding, base_dir=context.base_dir, where=f"{where}.embedding")
 
@@ -153,9 +140,11 @@ class StoreRetriever:
     def from_options(
         cls, identifier: str, options: Mapping[str, Any], context: BuildContext
     ) -> Self:
-        module, opts, where = adapter_setup(
-            cls.type_name, cls.options_model, identifier, options, context
-        )
+        """The extra's module first (else the error naming its pip command), then the options
+        checked; every error starts with ``<config>: retrievers.<id>``."""
+        where = f"{context.source}: retrievers.{identifier}"
+        module = require(cls.type_name, where)
+        opts = parse_options(cls.options_model, identifier, options, context)
         return cls._build(identifier, module, opts, where, context)
 
     @classmethod
@@ -169,7 +158,7 @@ class StoreRetriever:
         """The records whose id value is one of ``ids`` (the store's own filter)."""
         raise NotImplementedError
 
-    def _scan(self) -> Iterator[Record] | Iterable[Record]:
+    def _scan(self) -> Iterable[Record]:
         """Every record (used only when chunk ids are mapped)."""
         raise NotImplementedError
 
