@@ -80,8 +80,9 @@ def test_a_missing_extra_names_its_pip_command(name: str, monkeypatch: pytest.Mo
 
 
 def test_the_readme_recipe_of_every_vector_store_is_a_valid_config(tmp_path: Path) -> None:
-    # the YAML block of the README's "Vector stores" section, checked option by option as a
-    # config is (a renamed or misspelt option there fails here); nothing is connected
+    # the YAML blocks of the README's "Vector stores" section (a recipe per store), checked
+    # option by option as a config is (a renamed or misspelt option there fails here); nothing
+    # is connected
     import re
 
     import yaml
@@ -90,7 +91,9 @@ def test_the_readme_recipe_of_every_vector_store_is_a_valid_config(tmp_path: Pat
 
     readme = (Path(__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8")
     section = readme.split("### Vector stores", 1)[1].split("\n## ", 1)[0]
-    recipes = yaml.safe_load(re.search(r"```yaml\n(.*?)```", section, re.S)[1])["retrievers"]
+    recipes: dict[str, dict] = {}
+    for block in re.findall(r"```yaml\n(.*?)```", section, re.S):
+        recipes.update(yaml.safe_load(block)["retrievers"])
     stores = ["qdrant", "chroma", "lancedb", "llamaindex", "haystack"]
     assert sorted(spec["type"] for spec in recipes.values()) == sorted(stores)
     for identifier, spec in recipes.items():
