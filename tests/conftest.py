@@ -19,6 +19,11 @@ os.environ.setdefault("AIRFLOW__CORE__LOAD_EXAMPLES", "False")
 os.environ.setdefault("AIRFLOW__CORE__DAGS_FOLDER", str(ROOT / "dags"))
 # keep results of tests out of the user's default store and spool
 os.environ.setdefault("RETRIEVAL_EVAL_HOME", tempfile.mkdtemp(prefix="retrieval-eval-home-"))
+# nothing reaches a model hub or a telemetry service: models load from disk (the dense model
+# package ships its weights), and Haystack's and Chroma's usage reports are off
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("HAYSTACK_TELEMETRY_ENABLED", "False")
+os.environ.setdefault("ANONYMIZED_TELEMETRY", "False")
 
 
 @pytest.fixture(scope="session")

@@ -190,12 +190,18 @@ class QueryEmbedder:
 
     def check_dimension(self, expected: int | None, what: str) -> None:
         """A ConfigError before the first question when the vectors cannot be searched."""
-        if expected is not None and expected != self.dimension():
-            raise ConfigError(
-                f"{self.where}: {self.name} gives {self.dimension()}-dimensional vectors but "
-                f"{what} holds {expected}-dimensional ones; embed questions with the model the "
-                "collection was built with"
-            )
+        check_dimension(self.where, self.name, self.dimension(), expected, what)
+
+
+def check_dimension(where: str, name: str, given: int, expected: int | None, what: str) -> None:
+    """``name`` gives ``given``-long vectors, ``what`` holds ``expected``-long ones: unless
+    ``expected`` is unknown (None) or the same, a ConfigError naming ``where``."""
+    if expected is not None and expected != given:
+        raise ConfigError(
+            f"{where}: {name} gives {given}-dimensional vectors but {what} holds "
+            f"{expected}-dimensional ones; embed questions with the model the collection was "
+            "built with"
+        )
 
 
 def build_embedder(raw: Any, *, base_dir: Path, where: str) -> QueryEmbedder:
@@ -241,13 +247,13 @@ def _http(opts: HttpEmbedding, where: str) -> Callable[[list[str]], Any]:
     import httpx
     import jmespath
 
-    from retrieval_eval.retrievers.secrets import env_secret
-    from retrieval_eval.safety.redaction import quote_body, redact, register_header
+    from retrieval_eval.retrievers.secrets import env_headers
+    from retrieval_eval.safety.redaction import quote_body, redact
 
-    headers = dict(opts.headers)
-    for header, variable in opts.headers_from_env.items():
-        headers[header] = env_secret(variable, f"{where}.http.headers_from_env.{header}")
-        register_header(headers[header])
+    headers = {
+        **opts.headers,
+        **env_headers(opts.headers_from_env, f"{where}.http.headers_from_env"),
+    }
     client = httpx.Client(timeout=opts.timeout_s, headers=headers, follow_redirects=False)
     expression = jmespath.compile(opts.vectors)
 

@@ -22,7 +22,9 @@ Install ``pip install 'retrieval-eval[haystack]'``. Options:
 - A component is called as ``run(query=question, top_k=limit)``, or, when its ``run`` takes
   ``query_embedding`` (an embedding retriever), as ``run(query_embedding=..., top_k=limit)`` with
   the question embedded by the ``embedding`` option (:mod:`retrieval_eval.retrievers.embedding`);
-  a dimension mismatch with the store's documents is an error at build.
+  a dimension mismatch with the store's documents is an error at build. In a pipeline, the
+  component feeding a retriever's ``query_embedding`` is run once on its ``inputs`` at build and
+  its vector's length checked against the store's documents the same way.
 - ``id_key``: the document id is ``Document.meta[id_key]``; unset, ``Document.id``.
   ``separator`` / ``pattern`` map chunk ids as ``chunked`` does.
 - ``max_concurrency`` (default 1).
@@ -37,31 +39,29 @@ import inspect
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from pydantic import ConfigDict, Field
-
 from retrieval_eval.errors import ConfigError, RetrieverError
-from retrieval_eval.retrievers.chunking import ChunkRule
-from retrieval_eval.retrievers.embedding import EmbeddingOptions, QueryEmbedder, build_embedder
-from retrieval_eval.retrievers.extras import require
-from retrieval_eval.retrievers.options import BuildContext, parse_options
-from retrieval_eval.retrievers.registry import instantiate
+from retrieval_eval.retrievers.embedding import EmbeddingOptions, QueryEmbedder, check_dimension
+from retrieval_eval.retrievers.vector_store import (
+    FactoryOptions,
+    FactoryRetriever,
+    Record,
+    usable_id,
+)
 
 
-class HaystackOptions(ChunkRule):
-    model_config = ConfigDict(extra="forbid")
-
-    factory: str
-    kwargs: dict[str, Any] = Field(default_factory=dict)
+class HaystackOptions(FactoryOptions):
     inputs: dict[str, Any] | None = None
     output: str | None = None
     embedding: EmbeddingOptions | None = None
-    id_key: str | None = Field(default=None, min_length=1)
-    fetch_multiplier: int = Field(default=1, ge=1)
-    max_concurrency: int = Field(default=1, ge=1)
 
 
-class HaystackRetriever:
+class HaystackRetriever(FactoryRetriever):
     """Runs a pipeline (or a component) and reads each returned Document's id."""
+
+    type_name = "haystack"
+    options_model = HaystackOptions
+    wanted = ("run",)
+    options: HaystackOptions
 
     def __init__(
         self,
@@ -69,15 +69,11 @@ class HaystackRetriever:
         target: Any,
         options: HaystackOptions,
         where: str,
-        embedder: QueryEmbedder | None,
+        embedder: QueryEmbedder | None = None,
     ) -> None:
-        self.identifier = identifier
+        super().__init__(identifier, target, options, where, embedder)
         self.target = target
-        self.options = options
-        self.where = where
         self.embedder = embedder
-        self.mapper = options.mapper()
-        self.max_concurrency = options.max_concurrency
         self.is_pipeline = hasattr(target, "get_component") and hasattr(target, "graph")
         self._by_embedding = not self.is_pipeline and _takes(target, "query_embedding")
         if self.is_pipeline and options.inputs is None:
@@ -94,21 +90,8 @@ class HaystackRetriever:
             self.existing_ids_source = f"Haystack {type(self.store).__name__}"
         if self._by_embedding and embedder is not None and self.store is not None:
             embedder.check_dimension(self._store_dimension(), f"{type(self.store).__name__}")
-
-    @classmethod
-    def from_options(
-        cls, identifier: str, options: Mapping[str, Any], context: BuildContext
-    ) -> HaystackRetriever:
-        where = f"{context.source}: retrievers.{identifier}"
-        require("haystack", where)
-        opts = parse_options(HaystackOptions, identifier, options, context)
-        target = instantiate(opts.factory, opts.kwargs, f"{where}.factory", ("run",))
-        embedder = None
-        if opts.embedding is not None:
-            embedder = build_embedder(
-                opts.embedding, base_dir=context.base_dir, where=f"{where}.embedding"
-            )
-        return cls(identifier, target, opts, where, embedder)
+        if self.is_pipeline and self.store is not None:
+            self._check_pipeline_dimension()
 
     def _components(self) -> list[Any]:
         if not self.is_pipeline:
@@ -127,6 +110,30 @@ class HaystackRetriever:
             if document.embedding is not None:
                 return len(document.embedding)
         return None
+
+    def _check_pipeline_dimension(self) -> None:
+        """The vector the pipeline's embedder gives a question (the component feeding a
+        ``query_embedding`` input, run alone on its ``inputs``) against the store's documents: a
+        mismatch is a ConfigError before the first question. An embedder that cannot run alone
+        (it takes another component's output) is not checked."""
+        from retrieval_eval.retrievers.http import fill
+
+        data = fill(self.options.inputs, "dimension probe", 1)
+        for sender, _receiver, edge in self.target.graph.edges(data=True):
+            if edge["to_socket"].name != "query_embedding" or sender not in data:
+                continue
+            try:
+                vector = self.target.get_component(sender).run(**data[sender])
+                given = len(vector[edge["from_socket"].name])
+            except Exception:
+                return
+            check_dimension(
+                f"{self.where}.factory",
+                f"the pipeline's {sender!r}",
+                given,
+                self._store_dimension(),
+                type(self.store).__name__,
+            )
 
     def _run(self, question: str, k: int) -> Any:
         from retrieval_eval.retrievers.http import fill
@@ -157,57 +164,37 @@ class HaystackRetriever:
             )
         return result[holding[0]]["documents"]
 
-    def _document_id(self, document: Any) -> str:
+    def _value(self, document: Any) -> str:
+        """The document's id value: ``meta[id_key]``, else ``Document.id``."""
         key = self.options.id_key
-        value = (document.meta or {}).get(key) if key else document.id
-        if not isinstance(value, str | int) or isinstance(value, bool) or value == "":
+        raw = (document.meta or {}).get(key) if key else document.id
+        value = usable_id(raw)
+        if value is None:
             raise RetrieverError(
                 f"{self.where}.id_key: a document has no usable "
-                f"{f'meta[{key!r}]' if key else 'id'}: {value!r}"
+                f"{f'meta[{key!r}]' if key else 'id'}: {raw!r}"
             )
-        value = str(value)
-        return self.mapper.document_id(value) if self.mapper is not None else value
+        return value
 
     def retrieve(self, question: str, limit: int) -> list[str]:
-        from retrieval_eval.evaluation.scoring import collapse
-
-        documents = self._run(question, limit * self.options.fetch_multiplier)
+        documents = self._run(question, limit * self.fetch_multiplier)
         if not isinstance(documents, list):
             raise RetrieverError(f"{self.where}: got {type(documents).__name__}, not documents")
-        return collapse([self._document_id(d) for d in documents])[:limit]
+        return self._ranking((self._value(d) for d in documents), limit)
 
-    def _stored(self, ids: list[str]) -> dict[str, list[Any]]:
-        if self.mapper is None:
-            field = f"meta.{self.options.id_key}" if self.options.id_key else "id"
-            documents = self.store.filter_documents(  # type: ignore[union-attr]
+    def _records(self, documents: Iterable[Any]) -> list[Record]:
+        return [(self._value(d), d.content) for d in documents]
+
+    def _find(self, ids: list[str]) -> list[Record]:
+        field = f"meta.{self.options.id_key}" if self.options.id_key else "id"
+        return self._records(
+            self.store.filter_documents(  # type: ignore[union-attr]
                 filters={"field": field, "operator": "in", "value": ids}
             )
-        else:
-            documents = self.store.filter_documents()  # type: ignore[union-attr]
-        wanted = set(ids)
-        found: dict[str, list[Any]] = {}
-        for document in documents:
-            doc_id = self._document_id(document)
-            if doc_id in wanted:
-                found.setdefault(doc_id, []).append(document)
-        return found
+        )
 
-    def _existing_ids(self, ids: Iterable[str]) -> set[str]:
-        """Which of ``ids`` are documents in the retriever's document store (dead labels)."""
-        asked = list(dict.fromkeys(ids))
-        return set(self._stored(asked)) if asked else set()
-
-    def _document_texts(self, ids: Iterable[str]) -> dict[str, str]:
-        """Each document's stored content (chunks joined by a blank line)."""
-        asked = list(dict.fromkeys(ids))
-        found = self._stored(asked) if asked else {}
-        return {
-            doc_id: "\n\n".join(d.content for d in docs if d.content)
-            for doc_id, docs in found.items()
-        }
-
-    def __repr__(self) -> str:
-        return f"HaystackRetriever({self.identifier!r}, factory={self.options.factory!r})"
+    def _scan(self) -> list[Record]:
+        return self._records(self.store.filter_documents())  # type: ignore[union-attr]
 
 
 def _takes(component: Any, parameter: str) -> bool:

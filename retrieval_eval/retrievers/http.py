@@ -88,7 +88,7 @@ from retrieval_eval.retrievers.http_retry import (
     quoted_body,
 )
 from retrieval_eval.retrievers.options import BuildContext, parse_options
-from retrieval_eval.retrievers.secrets import airflow_connection, env_secret
+from retrieval_eval.retrievers.secrets import airflow_connection, env_headers
 from retrieval_eval.safety.redaction import (
     RedactingFilter,
     redact,
@@ -278,10 +278,7 @@ class HttpRetriever:
             raise ConfigError(
                 f"{where}.lookup.url: a relative url needs connection_id; or give the full url"
             )
-        secrets = {
-            header: env_secret(variable, f"{where}.headers_from_env.{header}")
-            for header, variable in opts.headers_from_env.items()
-        }
+        secrets = env_headers(opts.headers_from_env, f"{where}.headers_from_env")
         base_url, raw = "", []
         if opts.connection_id:
             conn = airflow_connection(opts.connection_id, f"{where}.connection_id")

@@ -31,17 +31,14 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
+from types import ModuleType
 from typing import Any, Literal
 
+from pydantic import ValidationInfo, field_validator
+
 from retrieval_eval.errors import ConfigError
-from retrieval_eval.retrievers.extras import require
-from retrieval_eval.retrievers.options import BuildContext, parse_options
-from retrieval_eval.retrievers.vector_store import (
-    Record,
-    StoreOptions,
-    VectorStoreRetriever,
-    id_value,
-)
+from retrieval_eval.retrievers.options import resolve_path
+from retrieval_eval.retrievers.vector_store import Record, StoreOptions, VectorStoreRetriever
 
 REMOTE = re.compile(r"^[a-z][a-z0-9+.-]*://")
 BATCH = 500
@@ -55,94 +52,82 @@ class LanceDbOptions(StoreOptions):
     metric: Literal["cosine", "l2", "dot"] = "cosine"
     where: str | None = None
 
+    @property
+    def remote(self) -> bool:
+        return bool(REMOTE.match(self.uri))
+
+    @field_validator("uri")
+    @classmethod
+    def _relative_to_config(cls, value: str, info: ValidationInfo) -> str:
+        # a folder resolves against the config file's folder; a remote URI is kept as it is
+        return value if REMOTE.match(value) else str(resolve_path(Path(value), info))
+
 
 class LanceDbRetriever(VectorStoreRetriever):
     kind = "LanceDB"
-
-    def __init__(
-        self, identifier: str, options: LanceDbOptions, table: Any, where: str, **kw: Any
-    ) -> None:
-        self.remote = bool(REMOTE.match(options.uri))
-        super().__init__(identifier, options, **kw)
-        self.opts = options
-        self.table = table
-        self.where = where
-        self._columns = set(table.schema.names)
-        if options.id_field is None:
-            raise ConfigError(f"{where}.id_field: name the column that holds the document id")
-        for option in ("id_field", "text_field", "vector_column"):
-            column = getattr(options, option)
-            if column is not None and column not in self._columns:
-                raise ConfigError(
-                    f"{where}.{option}: table {options.collection!r} has no column {column!r}; "
-                    f"columns: {', '.join(table.schema.names)}"
-                )
-        self.check_dimension()
+    type_name = "lancedb"
+    options_model = LanceDbOptions
+    options: LanceDbOptions
 
     @classmethod
-    def from_options(
-        cls, identifier: str, options: Mapping[str, Any], context: BuildContext
-    ) -> LanceDbRetriever:
-        where = f"{context.source}: retrievers.{identifier}"
-        lancedb = require("lancedb", where)
-        opts = parse_options(LanceDbOptions, identifier, options, context)
-        uri = opts.uri
+    def _connect(cls, lancedb: ModuleType, opts: LanceDbOptions, where: str) -> Any:
         kwargs: dict[str, Any] = {}
-        if not REMOTE.match(uri):
-            folder = Path(uri).expanduser()
-            folder = folder if folder.is_absolute() else context.base_dir / folder
-            if not folder.is_dir():
-                raise ConfigError(f"{where}.uri: no LanceDB folder at {folder}")
-            uri = str(folder)
+        if not opts.remote:
+            cls._folder(Path(opts.uri), f"{where}.uri")
         if opts.api_key_from_env:
-            from retrieval_eval.retrievers.secrets import env_secret
-            from retrieval_eval.safety.redaction import register_secret
+            from retrieval_eval.retrievers.secrets import env_key
 
-            kwargs["api_key"] = env_secret(opts.api_key_from_env, f"{where}.api_key_from_env")
-            register_secret(kwargs["api_key"])
+            kwargs["api_key"] = env_key(opts.api_key_from_env, f"{where}.api_key_from_env")
         try:
-            db = lancedb.connect(uri, **kwargs)
+            db = lancedb.connect(opts.uri, **kwargs)
             names = _table_names(db)
         except Exception as exc:
-            from retrieval_eval.safety.redaction import redact
-
-            raise ConfigError(
-                f"{where}.uri: cannot open LanceDB ({type(exc).__name__}: {redact(str(exc))[:300]})"
-            ) from None
+            raise cls._unreachable(f"{where}.uri", exc, verb="open") from None
         if opts.collection not in names:
-            raise ConfigError(
-                f"{where}.collection: no table {opts.collection!r} in LanceDB; "
-                f"tables: {', '.join(sorted(names)) or 'none'}"
-            )
-        embedder = cls.embedder_for(opts, identifier, context)
-        return cls(identifier, opts, db.open_table(opts.collection), where, embedder=embedder)
+            raise cls._missing_collection(where, opts.collection, names, noun="table")
+        return db.open_table(opts.collection)
+
+    def _open(self, table: Any) -> None:
+        self.table = table
+        opts = self.options
+        if opts.id_field is None:
+            raise ConfigError(f"{self.where}.id_field: name the column that holds the document id")
+        for option in ("id_field", "text_field", "vector_column"):
+            column = getattr(opts, option)
+            if column is not None and column not in table.schema.names:
+                raise self._missing_field(
+                    option,
+                    f"table {opts.collection!r} has",
+                    "column",
+                    column,
+                    table.schema.names,
+                )
 
     def _dimension(self) -> int | None:
-        kind = self.table.schema.field(self.opts.vector_column).type
+        kind = self.table.schema.field(self.options.vector_column).type
         size = getattr(kind, "list_size", None)
         return int(size) if size and size > 0 else None
 
-    def _select(self) -> list[str]:
-        return [c for c in (self.opts.id_field, self.opts.text_field) if c]
+    def _select(self, with_text: bool = True) -> list[str]:
+        text_field = self.options.text_field if with_text else None
+        return [c for c in (self.options.id_field, text_field) if c]
 
     def _record(self, row: Mapping[str, Any]) -> Record:
-        field = self.opts.id_field
-        text = row.get(self.opts.text_field) if self.opts.text_field else None
-        return id_value(row.get(field) if field else None, self.where), (
-            text if isinstance(text, str) else None
-        )
+        field = self.options.id_field
+        text = row.get(self.options.text_field) if self.options.text_field else None
+        return self._as_record(row.get(field) if field else None, text)
 
     def _search(self, vector: list[float], k: int) -> list[Record]:
         query = (
-            self.table.search(vector, vector_column_name=self.opts.vector_column)
-            .distance_type(self.opts.metric)
-            .select(self._select())
+            self.table.search(vector, vector_column_name=self.options.vector_column)
+            .distance_type(self.options.metric)
+            .select(self._select(with_text=False))  # a ranking needs the ids alone
             .limit(k)
         )
         if hasattr(query, "disable_scoring_autoprojection"):
             query = query.disable_scoring_autoprojection()
-        if self.opts.where:
-            query = query.where(self.opts.where, prefilter=True)
+        if self.options.where:
+            query = query.where(self.options.where, prefilter=True)
         return [self._record(row) for row in query.to_list()]
 
     def _rows(self, where: str | None) -> list[Record]:
@@ -153,7 +138,7 @@ class LanceDbRetriever(VectorStoreRetriever):
 
     def _find(self, ids: list[str]) -> Iterable[Record]:
         records: list[Record] = []
-        column = f"`{self.opts.id_field}`"
+        column = f"`{self.options.id_field}`"
         for start in range(0, len(ids), BATCH):
             quoted = ", ".join(_sql_text(i) for i in ids[start : start + BATCH])
             records += self._rows(f"{column} IN ({quoted})")

@@ -14,7 +14,9 @@ Install ``pip install 'retrieval-eval[llamaindex]'``. Options:
 - ``factory``: a ``module:attribute`` path to an index (anything with ``as_retriever``, such as
   ``VectorStoreIndex``), a retriever (anything with ``retrieve``), or a function or class that
   returns one (called with ``kwargs``). LlamaIndex embeds the questions with the index's own
-  embedding model, so there is no ``embedding`` option.
+  embedding model, so there is no ``embedding`` option; where the index's store shows its
+  vectors (the default ``SimpleVectorStore``), a model giving vectors of another length is an
+  error at build, naming ``factory``.
 - ``id_key``: the document id is ``node.metadata[id_key]``; unset, the node's ``ref_doc_id``
   (the document the chunk was split from), else its node id. ``separator`` / ``pattern`` map
   chunk ids as ``chunked`` does.
@@ -29,37 +31,33 @@ offered when the factory gives an index, or a retriever that keeps one (``_index
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator
 from typing import Any
 
-from pydantic import ConfigDict, Field
-
 from retrieval_eval.errors import RetrieverError
-from retrieval_eval.retrievers.chunking import ChunkRule
-from retrieval_eval.retrievers.extras import require
-from retrieval_eval.retrievers.options import BuildContext, parse_options
-from retrieval_eval.retrievers.registry import instantiate
+from retrieval_eval.retrievers.embedding import check_dimension
+from retrieval_eval.retrievers.vector_store import (
+    FactoryOptions,
+    FactoryRetriever,
+    Record,
+    usable_id,
+)
 
 
-class LlamaIndexOptions(ChunkRule):
-    model_config = ConfigDict(extra="forbid")
-
-    factory: str
-    kwargs: dict[str, Any] = Field(default_factory=dict)
-    id_key: str | None = Field(default=None, min_length=1)
-    fetch_multiplier: int = Field(default=1, ge=1)
-    max_concurrency: int = Field(default=1, ge=1)
+class LlamaIndexOptions(FactoryOptions):
+    """``factory``, ``kwargs``, ``id_key`` and the options every adapter here takes."""
 
 
-class LlamaIndexRetriever:
+class LlamaIndexRetriever(FactoryRetriever):
     """Calls a LlamaIndex retriever and reads each node's document id."""
 
-    def __init__(self, identifier: str, target: Any, options: LlamaIndexOptions, where: str):
-        self.identifier = identifier
-        self.options = options
-        self.where = where
-        self.mapper = options.mapper()
-        self.max_concurrency = options.max_concurrency
+    type_name = "llamaindex"
+    options_model = LlamaIndexOptions
+    wanted = ("as_retriever", "retrieve")
+    options: LlamaIndexOptions
+
+    def __init__(self, identifier: str, target: Any, options: LlamaIndexOptions, *rest: Any):
+        super().__init__(identifier, target, options, *rest)  # where; no embedder: the index's
         self.index = target if hasattr(target, "as_retriever") else getattr(target, "_index", None)
         self._retriever = None if hasattr(target, "as_retriever") else target
         self._by_k: dict[int, Any] = {}
@@ -68,18 +66,25 @@ class LlamaIndexRetriever:
             self.existing_ids = self._existing_ids
             self.document_texts = self._document_texts
             self.existing_ids_source = "LlamaIndex docstore"
+        self._check_dimension()
 
-    @classmethod
-    def from_options(
-        cls, identifier: str, options: Mapping[str, Any], context: BuildContext
-    ) -> LlamaIndexRetriever:
-        where = f"{context.source}: retrievers.{identifier}"
-        require("llamaindex", where)
-        opts = parse_options(LlamaIndexOptions, identifier, options, context)
-        target = instantiate(
-            opts.factory, opts.kwargs, f"{where}.factory", ("as_retriever", "retrieve")
+    def _check_dimension(self) -> None:
+        """The questions' vectors against the ones the index's store holds, where the store shows
+        them (LlamaIndex's own ``SimpleVectorStore``): a mismatch (an index loaded with another
+        embedding model) is a ConfigError before the first question, not an error per question."""
+        holder = self._retriever if self._retriever is not None else self.index
+        model = getattr(holder, "_embed_model", None)
+        store = getattr(self.index, "vector_store", None)
+        stored = getattr(getattr(store, "data", None), "embedding_dict", None)
+        if model is None or not stored:
+            return
+        check_dimension(
+            f"{self.where}.factory",
+            f"the embedding model {type(model).__name__}",
+            len(model.get_query_embedding("dimension probe")),
+            len(next(iter(stored.values()))),
+            f"the index's {type(store).__name__}",
         )
-        return cls(identifier, target, opts, where)
 
     def _retriever_for(self, k: int) -> Any:
         if self._retriever is not None:
@@ -89,48 +94,32 @@ class LlamaIndexRetriever:
                 self._by_k[k] = self.index.as_retriever(similarity_top_k=k)  # type: ignore[union-attr]
             return self._by_k[k]
 
-    def _document(self, node: Any) -> str:
+    def _value(self, node: Any) -> str:
+        """The node's id value: ``metadata[id_key]``, else its ``ref_doc_id``, else its node id."""
         key = self.options.id_key
-        value = node.metadata.get(key) if key else (node.ref_doc_id or node.node_id)
-        if not isinstance(value, str | int) or isinstance(value, bool) or value == "":
+        raw = node.metadata.get(key) if key else (node.ref_doc_id or node.node_id)
+        value = usable_id(raw)
+        if value is None:
             what = f"metadata[{key!r}]" if key else "ref_doc_id / node id"
-            raise RetrieverError(f"{self.where}.id_key: a node has no usable {what}: {value!r}")
-        value = str(value)
-        return self.mapper.document_id(value) if self.mapper is not None else value
+            raise RetrieverError(f"{self.where}.id_key: a node has no usable {what}: {raw!r}")
+        return value
 
     def retrieve(self, question: str, limit: int) -> list[str]:
-        from retrieval_eval.evaluation.scoring import collapse
+        results = self._retriever_for(limit * self.fetch_multiplier).retrieve(question)
+        return self._ranking((self._value(r.node) for r in results), limit)
 
-        results = self._retriever_for(limit * self.options.fetch_multiplier).retrieve(question)
-        return collapse([self._document(r.node) for r in results])[:limit]
+    def _find(self, ids: list[str]) -> Iterator[Record]:
+        if self.options.id_key is not None:  # a metadata key: the docstore cannot filter on it
+            wanted = set(ids)
+            yield from (record for record in self._scan() if record[0] in wanted)
+            return
+        docstore = self.index.docstore  # type: ignore[union-attr]
+        infos = docstore.get_all_ref_doc_info() or {}
+        for doc_id in dict.fromkeys(ids):
+            if doc_id in infos:
+                for node in docstore.get_nodes(infos[doc_id].node_ids):
+                    yield doc_id, node.get_content()
 
-    def _nodes(self) -> Iterable[Any]:
-        return self.index.docstore.docs.values()  # type: ignore[union-attr]
-
-    def _nodes_of(self, ids: Sequence[str]) -> dict[str, list[Any]]:
-        wanted = set(ids)
-        found: dict[str, list[Any]] = {}
-        if self.options.id_key is None and self.mapper is None:
-            infos = self.index.docstore.get_all_ref_doc_info() or {}  # type: ignore[union-attr]
-            for doc_id in wanted & set(infos):
-                found[doc_id] = self.index.docstore.get_nodes(infos[doc_id].node_ids)  # type: ignore[union-attr]
-            return found
-        for node in self._nodes():
-            doc_id = self._document(node)
-            if doc_id in wanted:
-                found.setdefault(doc_id, []).append(node)
-        return found
-
-    def _existing_ids(self, ids: Iterable[str]) -> set[str]:
-        """Which of ``ids`` are documents in the index's docstore (dead labels)."""
-        return set(self._nodes_of(list(ids)))
-
-    def _document_texts(self, ids: Iterable[str]) -> dict[str, str]:
-        """Each document's nodes' texts, joined by a blank line."""
-        return {
-            doc_id: "\n\n".join(n.get_content() for n in nodes)
-            for doc_id, nodes in self._nodes_of(list(ids)).items()
-        }
-
-    def __repr__(self) -> str:
-        return f"LlamaIndexRetriever({self.identifier!r}, factory={self.options.factory!r})"
+    def _scan(self) -> Iterable[Record]:
+        nodes = self.index.docstore.docs.values()  # type: ignore[union-attr]
+        return ((self._value(node), node.get_content()) for node in nodes)

@@ -31,7 +31,8 @@ class BuildContext:
     build: Callable[[str, Mapping[str, Any]], Any] | None = None
 
 
-def _resolve(value: Path, info: ValidationInfo) -> Path:
+def resolve_path(value: Path, info: ValidationInfo) -> Path:
+    """``value`` against the config file's folder (the validation context's ``base_dir``)."""
     base = (info.context or {}).get("base_dir")
     value = value.expanduser()
     if base is not None and not value.is_absolute():
@@ -39,7 +40,7 @@ def _resolve(value: Path, info: ValidationInfo) -> Path:
     return value
 
 
-ConfigPath = Annotated[Path, AfterValidator(_resolve)]
+ConfigPath = Annotated[Path, AfterValidator(resolve_path)]
 
 
 def parse_options(

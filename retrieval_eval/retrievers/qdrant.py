@@ -33,38 +33,34 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Iterable, Iterator, Mapping
+from types import ModuleType
 from typing import Any
 
 from pydantic import model_validator
 
 from retrieval_eval.errors import ConfigError
-from retrieval_eval.retrievers.extras import require
-from retrieval_eval.retrievers.options import BuildContext, ConfigPath, parse_options
 from retrieval_eval.retrievers.vector_store import (
+    FolderOrServerOptions,
     Record,
-    StoreOptions,
     VectorStoreRetriever,
-    id_value,
     payload_field,
 )
 
 SCROLL_PAGE = 256
 
 
-class QdrantOptions(StoreOptions):
-    path: ConfigPath | None = None
+class QdrantOptions(FolderOrServerOptions):
+    server_option = "url"
+    local_what = ("local mode", "a local-mode folder")
+    server_what = "a Qdrant server"
+
     url: str | None = None
     api_key_from_env: str | None = None
-    connection_id: str | None = None
     vector_name: str | None = None
     filter: dict[str, Any] | None = None
 
     @model_validator(mode="after")
-    def _one_location(self) -> QdrantOptions:
-        if self.path is not None and (self.url or self.connection_id):
-            raise ValueError("give either 'path' (local mode) or 'url' / 'connection_id'")
-        if self.path is None and not self.url and not self.connection_id:
-            raise ValueError("give 'path' (a local-mode folder) or 'url' (a Qdrant server)")
+    def _one_key(self) -> QdrantOptions:
         if self.api_key_from_env and self.connection_id:
             raise ValueError("give either 'api_key_from_env' or 'connection_id', not both")
         return self
@@ -72,35 +68,17 @@ class QdrantOptions(StoreOptions):
 
 class QdrantRetriever(VectorStoreRetriever):
     kind = "Qdrant"
-
-    def __init__(
-        self, identifier: str, options: QdrantOptions, client: Any, where: str, **kw: Any
-    ) -> None:
-        self.remote = options.path is None
-        super().__init__(identifier, options, **kw)
-        self.opts = options
-        self.client = client
-        self.where = where
-        self._models = require("qdrant", where).http.models
-        self._filter = (
-            None if options.filter is None else self._models.Filter.model_validate(options.filter)
-        )
-        self._check_collection()
+    type_name = "qdrant"
+    options_model = QdrantOptions
+    options: QdrantOptions
 
     @classmethod
-    def from_options(
-        cls, identifier: str, options: Mapping[str, Any], context: BuildContext
-    ) -> QdrantRetriever:
-        where = f"{context.source}: retrievers.{identifier}"
-        qdrant_client = require("qdrant", where)
-        opts = parse_options(QdrantOptions, identifier, options, context)
+    def _connect(cls, qdrant_client: ModuleType, opts: QdrantOptions, where: str) -> Any:
         url, api_key = opts.url, None
         if opts.api_key_from_env:
-            from retrieval_eval.retrievers.secrets import env_secret
-            from retrieval_eval.safety.redaction import register_secret
+            from retrieval_eval.retrievers.secrets import env_key
 
-            api_key = env_secret(opts.api_key_from_env, f"{where}.api_key_from_env")
-            register_secret(api_key)
+            api_key = env_key(opts.api_key_from_env, f"{where}.api_key_from_env")
         if opts.connection_id:
             from retrieval_eval.retrievers.secrets import airflow_connection
 
@@ -109,58 +87,57 @@ class QdrantRetriever(VectorStoreRetriever):
             if not url:
                 url = _connection_url(conn, f"{where}.connection_id")
         if opts.path is not None:
-            if not opts.path.is_dir():
-                raise ConfigError(f"{where}.path: no Qdrant local-mode folder at {opts.path}")
-            client = qdrant_client.QdrantClient(path=str(opts.path))
-        else:
-            client = qdrant_client.QdrantClient(
-                url=url,
-                api_key=api_key,
-                timeout=max(1, round(opts.timeout_s)),
-                check_compatibility=False,
-            )
-        embedder = cls.embedder_for(opts, identifier, context)
-        try:
-            return cls(identifier, opts, client, where, embedder=embedder)
-        except BaseException:
-            client.close()
-            raise
+            folder = cls._folder(opts.path, f"{where}.path", "local-mode folder")
+            return qdrant_client.QdrantClient(path=str(folder))
+        return qdrant_client.QdrantClient(
+            url=url,
+            api_key=api_key,
+            timeout=max(1, round(opts.timeout_s)),
+            check_compatibility=False,
+        )
 
-    def _check_collection(self) -> None:
-        opts = self.opts
+    @staticmethod
+    def _disconnect(client: Any) -> None:
+        client.close()
+
+    def _open(self, client: Any) -> None:
+        from qdrant_client import models
+
+        self.client = client
+        self._models = models
+        opts = self.options
+        self._filter = (
+            None if opts.filter is None else self._models.Filter.model_validate(opts.filter)
+        )
         where_location = f"{self.where}.path" if opts.path is not None else f"{self.where}.url"
         try:
             exists = self.client.collection_exists(opts.collection)
         except Exception as exc:
-            from retrieval_eval.safety.redaction import redact
-
-            raise ConfigError(
-                f"{where_location}: cannot reach Qdrant ({type(exc).__name__}: "
-                f"{redact(str(exc))[:300]}); check the address and that the server is up"
-            ) from None
+            raise self._unreachable(where_location, exc) from None
         if not exists:
-            names = sorted(c.name for c in self.client.get_collections().collections)
-            raise ConfigError(
-                f"{self.where}.collection: no collection {opts.collection!r} in Qdrant; "
-                f"collections: {', '.join(names) or 'none'}"
-            )
-        self.check_dimension()
+            names = [c.name for c in self.client.get_collections().collections]
+            raise self._missing_collection(self.where, opts.collection, names)
+
+    def _check_id_field(self) -> None:
+        opts = self.options
         if opts.id_field is not None:
             points, _ = self.client.scroll(opts.collection, limit=1, with_payload=True)
             if points and payload_field(points[0].payload, opts.id_field) is None:
-                keys = ", ".join(sorted(points[0].payload or {})) or "none"
-                raise ConfigError(
-                    f"{self.where}.id_field: the points of {opts.collection!r} have no payload "
-                    f"field {opts.id_field!r}; payload fields: {keys}"
+                raise self._missing_field(
+                    "id_field",
+                    f"the points of {opts.collection!r} have",
+                    "payload field",
+                    opts.id_field,
+                    sorted(points[0].payload or {}),
                 )
 
     def _dimension(self) -> int | None:
-        vectors = self.client.get_collection(self.opts.collection).config.params.vectors
+        vectors = self.client.get_collection(self.options.collection).config.params.vectors
         if isinstance(vectors, Mapping):
-            name = self.opts.vector_name
+            name = self.options.vector_name
             if name is None or name not in vectors:
                 raise ConfigError(
-                    f"{self.where}.vector_name: collection {self.opts.collection!r} has named "
+                    f"{self.where}.vector_name: collection {self.options.collection!r} has named "
                     f"vectors {', '.join(sorted(vectors))}; name the one to search"
                 )
             return int(vectors[name].size)
@@ -168,36 +145,41 @@ class QdrantRetriever(VectorStoreRetriever):
 
     def _record(self, point: Any) -> Record:
         payload = point.payload or {}
-        raw = point.id if self.opts.id_field is None else payload_field(payload, self.opts.id_field)
-        text = payload_field(payload, self.opts.text_field) if self.opts.text_field else None
-        return id_value(raw, self.where), text if isinstance(text, str) else None
+        raw = (
+            point.id
+            if self.options.id_field is None
+            else payload_field(payload, self.options.id_field)
+        )
+        text = payload_field(payload, self.options.text_field) if self.options.text_field else None
+        return self._as_record(raw, text)
 
-    def _payload(self) -> list[str] | bool:
-        fields = {f.split(".")[0] for f in (self.opts.id_field, self.opts.text_field) if f}
+    def _payload(self, with_text: bool = True) -> list[str] | bool:
+        text_field = self.options.text_field if with_text else None
+        fields = {f.split(".")[0] for f in (self.options.id_field, text_field) if f}
         return sorted(fields) or False
 
     def _search(self, vector: list[float], k: int) -> list[Record]:
         response = self.client.query_points(
-            self.opts.collection,
+            self.options.collection,
             query=vector,
-            using=self.opts.vector_name,
+            using=self.options.vector_name,
             query_filter=self._filter,
             limit=k,
-            with_payload=self._payload(),
+            with_payload=self._payload(with_text=False),  # a ranking needs the ids alone
         )
         return [self._record(p) for p in response.points]
 
     def _find(self, ids: list[str]) -> Iterable[Record]:
-        if self.opts.id_field is None:
+        if self.options.id_field is None:
             point_ids = [p for p in map(_point_id, ids) if p is not None]
             if not point_ids:
                 return []
             points = self.client.retrieve(
-                self.opts.collection, ids=point_ids, with_payload=self._payload()
+                self.options.collection, ids=point_ids, with_payload=self._payload()
             )
             return [self._record(p) for p in points]
         models = self._models
-        condition = models.FieldCondition(key=self.opts.id_field, match=models.MatchAny(any=ids))
+        condition = models.FieldCondition(key=self.options.id_field, match=models.MatchAny(any=ids))
         return self._scroll(models.Filter(must=[condition]))
 
     def _scan(self) -> Iterator[Record]:
@@ -207,7 +189,7 @@ class QdrantRetriever(VectorStoreRetriever):
         offset = None
         while True:
             points, offset = self.client.scroll(
-                self.opts.collection,
+                self.options.collection,
                 scroll_filter=scroll_filter,
                 limit=SCROLL_PAGE,
                 offset=offset,

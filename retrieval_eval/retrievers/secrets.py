@@ -11,10 +11,11 @@ Airflow is imported only inside :func:`airflow_connection`, when a config names 
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
 from typing import Any
 
 from retrieval_eval.errors import ConfigError
-from retrieval_eval.safety.redaction import register_credentials
+from retrieval_eval.safety.redaction import register_credentials, register_header, register_secret
 from retrieval_eval.safety.surrogates import lone_surrogate
 
 
@@ -30,6 +31,23 @@ def env_secret(variable: str, where: str) -> str:
             "secret must be text"
         )
     return value
+
+
+def env_key(variable: str, where: str) -> str:
+    """An API key or token from an environment variable, registered so every error masks it."""
+    key = env_secret(variable, where)
+    register_secret(key)
+    return key
+
+
+def env_headers(variables: Mapping[str, str], where: str) -> dict[str, str]:
+    """``{header: variable}`` as ``{header: value}``, each value registered as a header (masked
+    whole, without its auth scheme, and Basic auth's credentials); ``where`` names the option."""
+    headers = {}
+    for header, variable in variables.items():
+        headers[header] = env_secret(variable, f"{where}.{header}")
+        register_header(headers[header])
+    return headers
 
 
 def airflow_connection(connection_id: str, where: str) -> Any:

@@ -77,3 +77,28 @@ def test_a_missing_extra_names_its_pip_command(name: str, monkeypatch: pytest.Mo
     ):
         import_object(BUILTIN_ADAPTERS[name]).from_options("docs", options, BuildContext())
     assert installed(name) is False
+
+
+def test_the_readme_recipe_of_every_vector_store_is_a_valid_config(tmp_path: Path) -> None:
+    # the YAML blocks of the README's "Vector stores" section (a recipe per store), checked
+    # option by option as a config is (a renamed or misspelt option there fails here); nothing
+    # is connected
+    import re
+
+    import yaml
+
+    from retrieval_eval.retrievers.options import parse_options
+
+    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8")
+    section = readme.split("### Vector stores", 1)[1].split("\n## ", 1)[0]
+    recipes: dict[str, dict] = {}
+    for block in re.findall(r"```yaml\n(.*?)```", section, re.S):
+        recipes.update(yaml.safe_load(block)["retrievers"])
+    stores = ["qdrant", "chroma", "lancedb", "llamaindex", "haystack"]
+    assert sorted(spec["type"] for spec in recipes.values()) == sorted(stores)
+    for identifier, spec in recipes.items():
+        options = {k: v for k, v in spec.items() if k != "type"}
+        adapter = import_object(BUILTIN_ADAPTERS[spec["type"]])
+        parse_options(adapter.options_model, identifier, options, BuildContext(base_dir=tmp_path))
+        extra = ADAPTER_EXTRAS[spec["type"]][0]
+        assert f"pip install 'retrieval-eval[{extra}]'" in section

@@ -8,7 +8,7 @@ import pytest
 
 from retrieval_eval.errors import ConfigError
 
-from .vector_corpus import CHUNKS, EMBEDDING, embed
+from .vector_corpus import CHUNKS, DIM, EMBEDDING, embed
 from .vector_testing import build, check_dead_labels, check_rankings, check_texts, require_extra
 
 FACTORY = "retrievers.test_haystack:"
@@ -31,20 +31,25 @@ def build_retriever() -> Any:
     return InMemoryEmbeddingRetriever(document_store=store)
 
 
-def build_pipeline() -> Any:
+def build_pipeline(dim: int = DIM) -> Any:
+    """A hashed-words embedder (``dim`` dimensions) feeding the embedding retriever."""
     from haystack import Pipeline, component
 
     @component
     class HashedEmbedder:
         @component.output_types(embedding=list[float])
         def run(self, text: str) -> dict[str, Any]:
-            return {"embedding": embed([text])[0].tolist()}
+            return {"embedding": embed([text], dim)[0].tolist()}
 
     pipeline = Pipeline()
     pipeline.add_component("embedder", HashedEmbedder())
     pipeline.add_component("retriever", build_retriever())
     pipeline.connect("embedder.embedding", "retriever.query_embedding")
     return pipeline
+
+
+def build_pipeline_of_another_model() -> Any:
+    return build_pipeline(2 * DIM)
 
 
 def spec(factory: str, **options: Any) -> dict[str, Any]:
@@ -77,3 +82,12 @@ def test_errors_name_the_option() -> None:
     retriever = build(spec("build_pipeline", inputs=INPUTS, output="embedder"))
     with pytest.raises(Exception, match=r"retrievers\.docs\.output"):
         retriever.retrieve("lint", 3)
+
+
+def test_a_pipeline_embedder_of_another_dimension_is_an_error_before_the_first_question() -> None:
+    with pytest.raises(
+        ConfigError,
+        match=r"retrievers\.docs\.factory: the pipeline's 'embedder' gives 128-dimensional "
+        r"vectors but InMemoryDocumentStore holds 64-dim",
+    ):
+        build(spec("build_pipeline_of_another_model", inputs=INPUTS))
