@@ -37,6 +37,20 @@ def _cutoffs(ctx: click.Context, param: click.Parameter, value: str | None) -> l
     return cutoffs
 
 
+def _depths(ctx: click.Context, param: click.Parameter, value: str | None) -> list[int] | None:
+    """``--depths 1,5``: the gated depths, checked as the config's ``run.depths`` are."""
+    if value is None:
+        return None
+    from retrieval_eval.evaluation.results import checked_depths
+
+    try:
+        return checked_depths([int(part) for part in value.split(",") if part.strip()])
+    except ValueError as exc:
+        if "invalid literal" in str(exc):
+            exc = ValueError(f"expected comma-separated integers such as 1,5, got {value!r}")
+        raise click.BadParameter(str(exc)) from None
+
+
 def rate_drop(ctx: click.Context, param: click.Parameter, value: float | None) -> float | None:
     """A threshold is an absolute rate drop: between 0 and 1; negative is an error, not 0."""
     if value is not None and not 0 <= value <= 1:
@@ -67,6 +81,13 @@ def rate_drop(ctx: click.Context, param: click.Parameter, value: float | None) -
     callback=_cutoffs,
     default=None,
     help="Cutoffs for secondary metrics, e.g. 1,3,5,10 (overfetch follows the deepest).",
+)
+@click.option(
+    "--depths",
+    callback=_depths,
+    default=None,
+    help="Gated depths, e.g. 1,5 (default: the config's run.depths, else 1,3); each has its "
+    "own threshold, interval, slices, flips and McNemar.",
 )
 @click.option(
     "--timeout",
@@ -131,6 +152,7 @@ def run(
     summary: bool,
     output: str | None,
     cutoffs: list[int] | None,
+    depths: list[int] | None,
     timeout_s: float | None,
     max_error_rate: float | None,
     max_concurrency: int | None,
@@ -179,6 +201,7 @@ def run(
         identifier=identifier,
         run={
             "cutoffs": cutoffs,
+            "depths": depths,
             "timeout_s": timeout_s,
             "max_error_rate": max_error_rate,
             "max_concurrency": max_concurrency,

@@ -16,7 +16,7 @@ values, nested at most 50 levels (:mod:`retrieval_eval.safety.limits`).
       - {path: faq.csv, identifier: faq}   # JSONL/CSV with an explicit identifier
     retrievers:
       handbook_bm25: {type: lexical, corpus: corpus/}
-    run: {timeout_s: 30, max_error_rate: 0.0}
+    run: {timeout_s: 30, max_error_rate: 0.0, depths: [1, 3]}   # depths: the gated depths
     thresholds: {max_top1_drop: 0.10, max_top3_drop: 0.10, min_slice_questions: 5}
     lint: warn                             # or {mode: fail, match_min_overlap: 0.2, ...}
     dead_labels_baseline: refuse           # or allow: may a run with stale labels be a baseline
@@ -91,9 +91,14 @@ class Thresholds(BaseModel):
 
 
 class RunOptions(BaseModel):
+    """How a run asks and judges. ``depths``: the gated depths (top-1 and top-3 unless set), each
+    with its own threshold (``max_topK_drop``), interval, slice rates, flips and McNemar; the
+    retriever is asked for the deepest depth or cutoff times ``overfetch_multiplier``."""
+
     model_config = ConfigDict(extra="forbid")
 
     cutoffs: list[int] = Field(default_factory=lambda: [1, 3])
+    depths: list[int] = Field(default_factory=lambda: [1, 3])
     overfetch_multiplier: int = Field(default=4, ge=1)
     timeout_s: float | None = Field(default=30.0, gt=0)
     max_error_rate: float = Field(default=0.0, ge=0, le=1)
@@ -106,11 +111,19 @@ class RunOptions(BaseModel):
             raise ValueError("cutoffs must be a non-empty list of positive integers")
         return sorted(set(value))
 
+    @field_validator("depths")
+    @classmethod
+    def _depths(cls, value: list[int]) -> list[int]:
+        from retrieval_eval.evaluation.results import checked_depths
+
+        return checked_depths(value)
+
     def settings(self) -> RunSettings:
         from retrieval_eval.evaluation.results import RunSettings
 
         return RunSettings(
             cutoffs=self.cutoffs,
+            depths=self.depths,
             overfetch_multiplier=self.overfetch_multiplier,
             timeout_s=self.timeout_s,
             max_error_rate=self.max_error_rate,

@@ -30,7 +30,7 @@ from datetime import UTC, datetime
 from operator import attrgetter
 from typing import TYPE_CHECKING, Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from retrieval_eval.evaluation.intervals import Interval, rate_interval, wilson
 from retrieval_eval.evaluation.labels import DeadLabels
@@ -41,6 +41,33 @@ if TYPE_CHECKING:
 
 TOP_K = 3
 OVERFETCH_MULTIPLIER = 4
+DEPTHS = (1, TOP_K)  # the gated depths unless a config says otherwise: top-1 and top-3
+MAX_DEPTH = 100
+
+
+def checked_depths(depths: Sequence[int]) -> list[int]:
+    """The gated depths as given, or ValueError saying what is wrong and how to write them:
+    at least one, each a whole number from 1 to MAX_DEPTH, in increasing order, none twice."""
+    example = "e.g. [1, 3] or [1, 5]"
+    values = list(depths)
+    if not values:
+        raise ValueError(f"depths must name at least one depth, {example}")
+    for value in values:
+        if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= MAX_DEPTH:
+            raise ValueError(
+                f"depth {value!r} is not a whole number from 1 to {MAX_DEPTH}; give depths such "
+                f"as [1, 3, 5, 10]"
+            )
+    repeated = sorted({v for v in values if values.count(v) > 1})
+    if repeated:
+        raise ValueError(
+            f"depth {repeated[0]} is listed twice; list each depth once, {example}"
+        )
+    if values != sorted(values):
+        raise ValueError(
+            f"depths must be in increasing order: write {sorted(values)}, not {values}"
+        )
+    return values
 
 
 @contextmanager
@@ -127,18 +154,27 @@ class RunSettings(BaseModel):
     top_k: int = TOP_K
     overfetch_multiplier: int = OVERFETCH_MULTIPLIER
     cutoffs: list[int] = Field(default_factory=lambda: [1, TOP_K])
+    # the depths the verdict gates on (thresholds, intervals, slices, flips, McNemar each);
+    # runs stored before depths were configurable read back as the seed's top-1 and top-3
+    depths: list[int] = Field(default_factory=lambda: list(DEPTHS))
     timeout_s: float | None = 30.0
     max_error_rate: float = 0.0
     max_concurrency: int | None = None
 
+    @field_validator("depths")
+    @classmethod
+    def _depths(cls, value: list[int]) -> list[int]:
+        return checked_depths(value)
+
     @property
     def depth(self) -> int:
-        """How many distinct documents are judged and kept per question."""
-        return max([self.top_k, *self.cutoffs])
+        """How many distinct documents are judged and kept per question: the deepest gated
+        depth or cutoff (at least ``top_k``)."""
+        return max([self.top_k, *self.cutoffs, *self.depths])
 
     @property
     def fetch_limit(self) -> int:
-        """What the retriever is asked for: the deepest cutoff times the overfetch multiplier."""
+        """What the retriever is asked for: the deepest depth times the overfetch multiplier."""
         return self.depth * self.overfetch_multiplier
 
 
