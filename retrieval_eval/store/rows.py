@@ -139,7 +139,14 @@ def _question(row: Mapping[str, Any]) -> QuestionResult:
     )
 
 
-def _slices(rows: Sequence[Mapping[str, Any]], dimension: str) -> dict[str, SliceRates]:
+def _seed_hits(depths: Sequence[int], top1: int, top3: int) -> dict[int, int]:
+    """The gated depths' hits the seed's two columns hold: top-1 and top-3."""
+    return {d: hits for d, hits in ((1, top1), (3, top3)) if d in depths}
+
+
+def _slices(
+    rows: Sequence[Mapping[str, Any]], dimension: str, depths: Sequence[int]
+) -> dict[str, SliceRates]:
     chosen = sorted((r for r in rows if r["dimension"] == dimension), key=lambda r: r["position"])
     return {
         r["value"]: SliceRates.model_validate(
@@ -149,6 +156,7 @@ def _slices(rows: Sequence[Mapping[str, Any]], dimension: str) -> dict[str, Slic
                 "top3_hits": r["top3_hits"],
                 "top1_hit_rate": r["top1_rate"],
                 "top3_hit_rate": r["top3_rate"],
+                "hits_at": _seed_hits(depths, r["top1_hits"], r["top3_hits"]),
             },
         )
         for r in chosen
@@ -176,6 +184,8 @@ def stored_run(
             if ordered
             else round(rate * row["prompt_count"])
         )
+    settings = RunSettings.model_validate(details.get("settings") or {})
+    depths = settings.depths
     result = RunResult.model_validate(
         {
             "run_key": row["run_key"] or f"eval_result:{row['id']}",
@@ -186,16 +196,17 @@ def stored_run(
             "retriever": row["model_id"],
             "started_at": utc(row["run_date"]),
             "finished_at": details.get("finished_at") or utc(row["run_date"]),
-            "settings": RunSettings.model_validate(details.get("settings") or {}),
+            "settings": settings,
             "question_count": row["prompt_count"],
             "top1_hits": row["passed_count"],
             "top3_hits": top3_hits,
             "top1_hit_rate": row["pass_rate"],
             "top3_hit_rate": row["mean_score"],
+            "hits_at": _seed_hits(depths, row["passed_count"], top3_hits),
             "error_count": row["error_count"],
             "valid": row["status"] == "valid",
-            "by_form": _slices(slices, "form"),
-            "by_hard_class": _slices(slices, "hard_class"),
+            "by_form": _slices(slices, "form", depths),
+            "by_hard_class": _slices(slices, "hard_class", depths),
             "latency_ms": Latency.model_validate(
                 {"p50": row["latency_p50_ms"], "p95": row["latency_p95_ms"]}
             ),
