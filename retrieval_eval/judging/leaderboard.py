@@ -51,6 +51,7 @@ from pydantic import BaseModel
 from retrieval_eval.errors import InvalidInputError, UnknownNameError
 from retrieval_eval.evaluation.intervals import paired_difference
 from retrieval_eval.evaluation.results import QuestionResult, as_pair
+from retrieval_eval.judging.regression import holm as holm  # its home, beside McNemar
 from retrieval_eval.judging.regression import mcnemar_exact
 from retrieval_eval.store.summary import RunSummary
 
@@ -126,21 +127,6 @@ class Leaderboard(BaseModel):
     warnings: list[str]
     entries: list[Entry]  # ranked: top-1, then top-3, then name
     differences: list[Difference]
-
-
-def holm(p_values: Sequence[float]) -> list[float]:
-    """Holm's step-down adjusted p-values, in the order given.
-
-    Sorted ascending, the i-th smallest (from 0) of m is multiplied by m − i, capped at 1, and
-    never allowed below the adjusted value before it (so the adjustment keeps the order).
-    """
-    m = len(p_values)
-    adjusted = [0.0] * m
-    running = 0.0
-    for i, index in enumerate(sorted(range(m), key=lambda j: p_values[j])):
-        running = max(running, min(1.0, (m - i) * p_values[index]))
-        adjusted[index] = running
-    return adjusted
 
 
 def latest_runs(source: Store, set_identifier: str, retrievers: Sequence[str]) -> list[StoredRun]:

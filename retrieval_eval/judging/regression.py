@@ -35,6 +35,7 @@ Rules, written down once:
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from fractions import Fraction
 from typing import TYPE_CHECKING, Literal, Protocol
 
@@ -149,6 +150,21 @@ def mcnemar_exact(b: int, c: int) -> float:
         term = term * (n - i + 1) // i
         total += term
     return float(min(Fraction(1), 2 * Fraction(total, 2**n)))
+
+
+def holm(p_values: Sequence[float]) -> list[float]:
+    """Holm's step-down adjusted p-values, in the order given.
+
+    Sorted ascending, the i-th smallest (from 0) of m is multiplied by m − i, capped at 1, and
+    never allowed below the adjusted value before it (so the adjustment keeps the order).
+    """
+    m = len(p_values)
+    adjusted = [0.0] * m
+    running = 0.0
+    for i, index in enumerate(sorted(range(m), key=lambda j: p_values[j])):
+        running = max(running, min(1.0, (m - i) * p_values[index]))
+        adjusted[index] = running
+    return adjusted
 
 
 def _delta(current: float | None, baseline: float | None) -> float | None:
