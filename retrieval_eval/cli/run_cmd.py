@@ -58,6 +58,27 @@ def rate_drop(ctx: click.Context, param: click.Parameter, value: float | None) -
     return value
 
 
+def _max_drops(
+    ctx: click.Context, param: click.Parameter, values: tuple[str, ...]
+) -> dict[int, float]:
+    """``--max-drop 5=0.05`` (repeatable): a gated depth's largest allowed drop, 0-1."""
+    drops: dict[int, float] = {}
+    for value in values:
+        depth, sep, drop = value.partition("=")
+        try:
+            parsed = int(depth), float(drop)
+        except ValueError:
+            parsed = None
+        if not sep or parsed is None:
+            raise click.BadParameter(f"expected DEPTH=DROP such as 5=0.05, got {value!r}")
+        if not 0 <= parsed[1] <= 1:
+            raise click.BadParameter(
+                f"{value!r}: a drop is between 0 and 1 (an absolute rate drop, 0.10 = ten points)"
+            )
+        drops[parsed[0]] = parsed[1]
+    return drops
+
+
 @cli.command("run")
 @click.argument("set_name", metavar="SET")
 @click.argument("retriever_name", metavar="RETRIEVER")
@@ -139,6 +160,15 @@ def rate_drop(ctx: click.Context, param: click.Parameter, value: float | None) -
     help="Largest allowed absolute top-3 drop, 0-1 (default: config, else 0.10).",
 )
 @click.option(
+    "--max-drop",
+    "max_drops",
+    multiple=True,
+    callback=_max_drops,
+    metavar="DEPTH=DROP",
+    help="Largest allowed absolute drop at a gated depth, e.g. 5=0.05 (repeatable; default: "
+    "the config's max_topK_drop, else 0.10).",
+)
+@click.option(
     "--fail-on-regression",
     is_flag=True,
     help="Exit 1 when the verdict is a regression (default: exit 0 and report it).",
@@ -162,6 +192,7 @@ def run(
     baseline_run_id: int | None,
     max_top1_drop: float | None,
     max_top3_drop: float | None,
+    max_drops: dict[int, float],
     fail_on_regression: bool,
 ) -> None:
     """Evaluate RETRIEVER on SET.
@@ -206,9 +237,14 @@ def run(
             "max_error_rate": max_error_rate,
             "max_concurrency": max_concurrency,
         },
-        thresholds={"max_top1_drop": max_top1_drop, "max_top3_drop": max_top3_drop},
+        thresholds={
+            "max_top1_drop": max_top1_drop,
+            "max_top3_drop": max_top3_drop,
+            **{f"max_top{depth}_drop": drop for depth, drop in max_drops.items()},
+        },
         check_store=None if storeless else lambda: _check_store(db, config),
     )
+
     store_url = None if storeless else _store_url(db, config)
     done = run_pipeline(
         plan,

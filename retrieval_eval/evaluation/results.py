@@ -32,6 +32,7 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from retrieval_eval.config.lookup import MAX_DEPTH
 from retrieval_eval.evaluation.intervals import Interval, rate_interval, wilson
 from retrieval_eval.evaluation.labels import DeadLabels
 from retrieval_eval.golden.forms import QuestionForm
@@ -42,7 +43,6 @@ if TYPE_CHECKING:
 TOP_K = 3
 OVERFETCH_MULTIPLIER = 4
 DEPTHS = (1, TOP_K)  # the gated depths unless a config says otherwise: top-1 and top-3
-MAX_DEPTH = 100
 
 
 def checked_depths(depths: Sequence[int]) -> list[int]:

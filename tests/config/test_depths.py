@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from retrieval_eval.config.models import Config, load_config
+from retrieval_eval.config.models import Config, Thresholds, load_config
 from retrieval_eval.errors import ConfigError
 from retrieval_eval.evaluation.results import RunSettings
 from retrieval_eval.judging.pipeline import resolve_settings
@@ -67,3 +67,58 @@ def test_an_evaluation_gates_its_own_depths(tmp_path: Path) -> None:
     assert resolve_settings(config, "faq", "dense").fetch_limit == 28
     assert resolve_settings(config, "other", "bm25").depths == [1, 3]
     assert resolve_settings(config, "faq", "bm25", depths=[1, 10]).fetch_limit == 40
+
+
+def test_each_gated_depth_has_a_max_drop_key(tmp_path: Path) -> None:
+    path = tmp_path / "retrieval_eval.yaml"
+    path.write_text(
+        "run: {depths: [1, 5, 10]}\nthresholds: {max_top1_drop: 0.2, max_top5_drop: 0.05}\n"
+    )
+    thresholds = load_config(path).thresholds
+    assert [thresholds.max_drop(d) for d in (1, 3, 5, 10)] == [0.2, 0.10, 0.05, 0.10]
+    again = Thresholds.model_validate(thresholds.model_dump())  # as overrides re-validate it
+    assert again == thresholds
+
+
+@pytest.mark.parametrize(
+    ("text", "said"),
+    [
+        (
+            "thresholds: {max_top5_drop: 0.05}\n",
+            "thresholds.max_top5_drop: depth 5 is not gated (run.depths: [1, 3]); add 5 to the "
+            "depths or remove the key",
+        ),
+        (
+            "evaluations: [{set: s, retriever: r, thresholds: {max_top7_drop: 0.1}}]\n",
+            "evaluations.0.thresholds.max_top7_drop: depth 7 is not gated (run.depths: [1, 3])",
+        ),
+        (
+            "run: {depths: [1, 5]}\nthresholds: {max_top5_drop: 2}\n",
+            "thresholds: max_top5_drop must be an absolute rate drop between 0 and 1",
+        ),
+    ],
+)
+def test_a_max_drop_that_would_never_apply_is_an_error(
+    tmp_path: Path, text: str, said: str
+) -> None:
+    path = tmp_path / "retrieval_eval.yaml"
+    path.write_text(text)
+    with pytest.raises(ConfigError) as info:
+        load_config(path)
+    assert str(info.value).startswith(f"{path}: ") and said in str(info.value)
+
+
+def test_a_max_drop_override_for_an_ungated_depth_is_refused_before_the_retriever() -> None:
+    from retrieval_eval.errors import InvalidInputError
+    from retrieval_eval.judging.pipeline import resolve_run
+
+    mini = Path(__file__).resolve().parents[1] / "golden" / "fixtures" / "mini.yaml"
+    with pytest.raises(InvalidInputError, match=r"depth 5, which this run does not gate \(its "):
+        resolve_run(
+            Config(), str(mini), "never.imported:Retriever", thresholds={"max_top5_drop": 0.1}
+        )
+    plan = resolve_run(
+        Config(), str(mini), "retrieval_eval.retrievers.base:FunctionRetriever",
+        run={"depths": [1, 5]}, thresholds={"max_top5_drop": 0.1},
+    )  # fmt: skip
+    assert plan.thresholds.max_drop(5) == 0.1 and plan.settings.fetch_limit == 20
