@@ -21,7 +21,6 @@ from typing import Any, TypedDict
 
 from markupsafe import Markup
 
-from retrieval_eval.evaluation.intervals import wilson
 from retrieval_eval.reports.numbers import MISSING
 from retrieval_eval.store.summary import RunSummary, SliceSummary
 from retrieval_eval.webui.charts import LineChart, Series, line_chart
@@ -94,8 +93,8 @@ def x_labels(runs: Sequence[RunSummary]) -> list[str]:
     return [f"#{run.run_id}\n{short_date(run.run_date)}" for run in runs]
 
 
-def _ci(run: RunSummary, metric: str) -> tuple[float, float] | None:
-    return run.top1_hit_rate_ci if metric == "top1" else run.top3_hit_rate_ci
+def _ci(run: RunSummary, depth: int) -> tuple[float, float] | None:
+    return run.hit_rate_ci(depth)
 
 
 def _slices(run: RunSummary, dim: str) -> dict[str, SliceSummary]:
@@ -108,23 +107,19 @@ def _slice_name(latest: RunSummary, dim: str, value: str) -> str:
     return f"{value} ({found.questions})" if found is not None else value
 
 
-def _slice_ci(run: RunSummary, dim: str, value: str, metric: str) -> tuple[float, float] | None:
-    """The slice's Wilson interval from its rate and size (the store keeps rates, not hits)."""
-    rate, found = _slice_rate(run, dim, value, metric), _slices(run, dim).get(value)
-    if rate is None or found is None or found.questions <= 0:
-        return None
-    return wilson(round(rate * found.questions), found.questions)
-
-
-def _rate(run: RunSummary, metric: str) -> float | None:
-    return run.top1_hit_rate if metric == "top1" else run.top3_hit_rate
-
-
-def _slice_rate(run: RunSummary, dim: str, value: str, metric: str) -> float | None:
+def _slice_ci(run: RunSummary, dim: str, value: str, depth: int) -> tuple[float, float] | None:
+    """The slice's Wilson interval at ``depth`` (None where the run has no such slice)."""
     found = _slices(run, dim).get(value)
-    if found is None:
-        return None
-    return found.top1_hit_rate if metric == "top1" else found.top3_hit_rate
+    return None if found is None else found.hit_rate_ci(depth)
+
+
+def _rate(run: RunSummary, depth: int) -> float | None:
+    return run.hit_rate(depth)
+
+
+def _slice_rate(run: RunSummary, dim: str, value: str, depth: int) -> float | None:
+    found = _slices(run, dim).get(value)
+    return None if found is None else found.hit_rate(depth)
 
 
 def history_charts(data: History, dim: str) -> list[Markup]:
@@ -143,8 +138,8 @@ def history_charts(data: History, dim: str) -> list[Markup]:
 
     if dim == "overall":
         rates = [
-            Series(name, [_rate(run, metric) for run in runs], band=[_ci(r, metric) for r in runs])
-            for name, metric in (("top-1", "top1"), ("top-3", "top3"))
+            Series(f"top-{d}", [_rate(run, d) for run in runs], band=[_ci(r, d) for r in runs])
+            for d in data.depths
         ]
         charts.append(chart("Hit rate (band: 95 % interval)", rates))
     else:
@@ -154,12 +149,13 @@ def history_charts(data: History, dim: str) -> list[Markup]:
                 if value not in values:
                     values.append(value)
         name = "form" if dim == "form" else "hard class"
-        for metric, title in (("top1", "Top-1"), ("top3", "Top-3")):
+        for depth in data.depths:
+            title = f"Top-{depth}"
             series = [
                 Series(
                     _slice_name(runs[-1], dim, value),
-                    [_slice_rate(run, dim, value, metric) for run in runs],
-                    band=[_slice_ci(run, dim, value, metric) for run in runs]
+                    [_slice_rate(run, dim, value, depth) for run in runs],
+                    band=[_slice_ci(run, dim, value, depth) for run in runs]
                     if len(values) <= MAX_BANDS
                     else None,
                 )

@@ -67,6 +67,7 @@ class History(BaseModel):
     retriever: str
     runs: list[RunSummary]  # oldest first
     regressions: list[int]  # run ids whose verdict was a regression
+    depths: list[int] = Field(default_factory=lambda: [1, 3])  # every depth a listed run gates
 
 
 class Flip(BaseModel):
@@ -82,15 +83,44 @@ class Flip(BaseModel):
 
 
 class Flips(BaseModel):
+    """The questions that changed outcome against the baseline: at top-1 and top-3 (the
+    seed's), and at each other gated depth (``to_miss_at``, ``to_hit_at``)."""
+
     top1_to_miss: list[Flip] = Field(default_factory=list)
     top1_to_hit: list[Flip] = Field(default_factory=list)
     top3_to_miss: list[Flip] = Field(default_factory=list)
     top3_to_hit: list[Flip] = Field(default_factory=list)
+    to_miss_at: dict[int, list[Flip]] = Field(default_factory=dict)
+    to_hit_at: dict[int, list[Flip]] = Field(default_factory=dict)
+    depths: list[int] = Field(default_factory=lambda: [1, 3])  # the run's gated depths
+
+    def at(self, depth: int) -> tuple[list[Flip], list[Flip]]:
+        """Hit → miss and miss → hit at a gated ``depth``."""
+        if depth in (1, 3):
+            return getattr(self, f"top{depth}_to_miss"), getattr(self, f"top{depth}_to_hit")
+        return self.to_miss_at.get(depth, []), self.to_hit_at.get(depth, [])
+
+    def sections(self) -> list[tuple[str, str, list[Flip]]]:
+        """(kind, label, flips) at every gated depth, as the run page lists them."""
+        out = []
+        for depth in self.depths:
+            to_miss, to_hit = self.at(depth)
+            out += [
+                (f"top{depth}_to_miss", f"Top-{depth} hit → miss", to_miss),
+                (f"top{depth}_to_hit", f"Top-{depth} miss → hit", to_hit),
+            ]
+        return out
 
     @property
     def count(self) -> int:
-        lists = (self.top1_to_miss, self.top1_to_hit, self.top3_to_miss, self.top3_to_hit)
-        return sum(len(flips) for flips in lists)
+        return sum(len(flips) for _, _, flips in self.sections())
+
+    def ids(self, kind: str) -> list[str]:
+        """Every question that flipped to a miss (``kind`` "to_miss") or to a hit, at any
+        gated depth, once each."""
+        position = 0 if kind == "to_miss" else 1
+        found = [f.id for depth in self.depths for f in self.at(depth)[position]]
+        return list(dict.fromkeys(found))
 
 
 class RunView(BaseModel):
@@ -155,6 +185,7 @@ def history(store: Store | None, set_identifier: str, retriever: str, runs: int)
         retriever=retriever,
         runs=found,
         regressions=[run.run_id for run in found if run.is_regression],
+        depths=sorted({d for run in found for d in run.depths}),
     )
 
 
@@ -179,8 +210,8 @@ def run_view(store: Store | None, run_id: int, query: ListQuery | None = None) -
         run_id,
         stored.result.questions,
         query or ListQuery(),
-        _unique([f.id for f in (*flips.top1_to_miss, *flips.top3_to_miss)]),
-        _unique([f.id for f in (*flips.top1_to_hit, *flips.top3_to_hit)]),
+        flips.ids("to_miss"),
+        flips.ids("to_hit"),
         stored.result.stale_targets(),
         _dead_ids(stored),
     )
@@ -209,14 +240,11 @@ def _dead_ids(stored: StoredRun) -> list[str]:
     return list(stored.verdict.dead_ids) if stored.verdict else []
 
 
-def _unique(ids: list[str]) -> list[str]:
-    return list(dict.fromkeys(ids))
-
-
 def _flips(stored: StoredRun, baseline: StoredRun | None, dead: set[str]) -> Flips:
     verdict = stored.verdict
+    depths = stored.result.depths
     if verdict is None:
-        return Flips()
+        return Flips(depths=depths)
     mine = {q.id: q for q in stored.result.questions}
     before = {q.id: q for q in baseline.result.questions} if baseline else {}
 
@@ -240,11 +268,15 @@ def _flips(stored: StoredRun, baseline: StoredRun | None, dead: set[str]) -> Fli
             )
         return out
 
+    deeper = {d: c for d, c in verdict.changes().items() if d not in (1, 3)}
     return Flips(
         top1_to_miss=detail(verdict.flipped_to_miss),
         top1_to_hit=detail(verdict.flipped_to_hit),
         top3_to_miss=detail(verdict.top3_flipped_to_miss),
         top3_to_hit=detail(verdict.top3_flipped_to_hit),
+        to_miss_at={d: detail(c.flipped_to_miss) for d, c in deeper.items()},
+        to_hit_at={d: detail(c.flipped_to_hit) for d, c in deeper.items()},
+        depths=depths,
     )
 
 

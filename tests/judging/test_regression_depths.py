@@ -4,57 +4,19 @@ the depths; a baseline judged at other depths; the seed's fields unchanged."""
 from __future__ import annotations
 
 from collections.abc import Sequence
-from datetime import UTC, datetime, timedelta
+from typing import Any
 
 import pytest
-from store.builders import as_stored
+from store.builders import as_stored, ranked_run
 
 from retrieval_eval.config.models import Thresholds
-from retrieval_eval.evaluation.aggregate import summarise
-from retrieval_eval.evaluation.results import QuestionResult, RunResult, RunSettings
-from retrieval_eval.evaluation.scoring import judge_many
-from retrieval_eval.golden.models import GoldenQuestion
+from retrieval_eval.evaluation.results import RunResult
 from retrieval_eval.judging.regression import Verdict, detect_regression, holm, mcnemar_exact
 from retrieval_eval.reports.verdict import render_verdict
 
-T0 = datetime(2026, 1, 1, tzinfo=UTC)
 
-
-def _scored(
-    ranks: dict[str, int | None], forms: dict[str, str] | None = None
-) -> list[QuestionResult]:
-    """Questions judged by the real scorer, each target at the rank given (None: absent)."""
-    questions = [
-        GoldenQuestion(
-            id=qid,
-            question=qid,
-            form=(forms or {}).get(qid, "match"),
-            expected_document_ids=(f"{qid}-t",),
-        )
-        for qid in ranks
-    ]
-    rankings = []
-    for qid, rank in ranks.items():
-        ranking = [f"{qid}-other-{i}" for i in range(40)]
-        if rank is not None:
-            ranking[rank - 1] = f"{qid}-t"
-        rankings.append(ranking)
-    return judge_many(questions, rankings, depth=10)
-
-
-def _run(
-    ranks: dict[str, int | None], depths: Sequence[int], day: int = 0, **kw: object
-) -> RunResult:
-    start = T0 + timedelta(days=day)
-    return summarise(
-        _scored(ranks, **kw),  # type: ignore[arg-type]
-        set_identifier="d.set",
-        labels_fingerprint="fp",
-        retriever="r",
-        settings=RunSettings(depths=list(depths)),
-        started_at=start,
-        finished_at=start + timedelta(seconds=1),
-    )
+def _run(ranks: dict[str, int | None], depths: Sequence[int], day: int = 0, **kw: Any) -> RunResult:
+    return ranked_run(ranks, list(depths), day=day, **kw)
 
 
 # 20 questions: 6 hit at rank 1, 4 at rank 2, 6 at rank 4 or 5, 4 never

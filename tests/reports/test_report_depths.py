@@ -7,52 +7,26 @@ import csv
 import io
 import json
 import re
-from datetime import UTC, datetime, timedelta
 
 import pytest
-from store.builders import as_stored
+from store.builders import as_stored, ranked_run
 
 from retrieval_eval.config.models import Thresholds
-from retrieval_eval.evaluation.aggregate import summarise
-from retrieval_eval.evaluation.results import RunResult, RunSettings
-from retrieval_eval.evaluation.scoring import judge_many
-from retrieval_eval.golden.models import GoldenQuestion
+from retrieval_eval.evaluation.results import RunResult
 from retrieval_eval.judging.leaderboard import compare_runs
 from retrieval_eval.judging.regression import Verdict, detect_regression
 from retrieval_eval.reports.html import render_html
 from retrieval_eval.reports.leaderboard import render_leaderboard
 from retrieval_eval.reports.report import render
 
-T0 = datetime(2026, 1, 1, tzinfo=UTC)
 # ten questions: two found first, two second, four fifth (the ones that fall), two never
 BEFORE = {"a0": 1, "a1": 1, "b0": 2, "b1": 2, "c0": 5, "c1": 5, "c2": 5, "c3": 5, "n0": None}
 AFTER = {**BEFORE, "c0": 9, "c1": 9, "c2": 9, "c3": 9}
 
 
 def _run(ranks: dict[str, int | None], depths: list[int], day: int = 0) -> RunResult:
-    questions = [
-        GoldenQuestion(
-            id=qid, question=f"{qid}?", form="gap" if qid[0] == "c" else "match",
-            expected_document_ids=(f"{qid}-t",),
-        )
-        for qid in ranks
-    ]  # fmt: skip
-    rankings = []
-    for qid, rank in ranks.items():
-        ranking = [f"{qid}-{i}" for i in range(20)]
-        if rank is not None:
-            ranking[rank - 1] = f"{qid}-t"
-        rankings.append(ranking)
-    start = T0 + timedelta(days=day)
-    return summarise(
-        judge_many(questions, rankings, depth=max(depths)),
-        set_identifier="d.set",
-        labels_fingerprint="fp",
-        retriever=f"r{day}",
-        settings=RunSettings(depths=depths),
-        started_at=start,
-        finished_at=start + timedelta(seconds=1),
-    )
+    forms = {qid: "gap" for qid in ranks if qid[0] == "c"}
+    return ranked_run(ranks, depths, day=day, forms=forms, retriever=f"r{day}")
 
 
 @pytest.fixture(scope="module")

@@ -3,53 +3,23 @@ pruned; the seed's columns keep top-1 and top-3; runs stored before the table re
 
 from __future__ import annotations
 
-from datetime import UTC, datetime, timedelta
-
 from alembic import command
 from sqlalchemy import delete, func, inspect, select
 
-from retrieval_eval.evaluation.aggregate import summarise
-from retrieval_eval.evaluation.results import RunResult, RunSettings
-from retrieval_eval.evaluation.scoring import judge_many
-from retrieval_eval.golden.models import GoldenQuestion
+from retrieval_eval.evaluation.results import RunResult
 from retrieval_eval.judging.regression import Verdict
 from retrieval_eval.store import Store
 from retrieval_eval.store.migrate import alembic_config
 from retrieval_eval.store.schema import eval_result, eval_result_depth
+from store.builders import ranked_run
 
-T0 = datetime(2026, 1, 1, tzinfo=UTC)
 RANKS = {"a": 1, "b": 2, "c": 4, "d": 5, "e": 7, "f": 10, "g": None}
 CLASSES = {"a": "easy", "b": "easy", "c": "easy", "d": "hard", "e": "hard"}
 
 
-def _run(depths: list[int], day: int = 0, key: str | None = None) -> RunResult:
-    questions = [
-        GoldenQuestion(
-            id=qid,
-            question=qid,
-            form="match" if qid < "d" else "gap",
-            hard_class=CLASSES.get(qid),
-            expected_document_ids=(f"{qid}-t",),
-        )
-        for qid in RANKS
-    ]
-    rankings = []
-    for qid, rank in RANKS.items():
-        ranking = [f"{qid}-{i}" for i in range(12)]
-        if rank is not None:
-            ranking[rank - 1] = f"{qid}-t"
-        rankings.append(ranking)
-    start = T0 + timedelta(days=day)
-    return summarise(
-        judge_many(questions, rankings, depth=max(depths)),
-        set_identifier="d.set",
-        labels_fingerprint="fp",
-        retriever="r",
-        settings=RunSettings(depths=depths),
-        started_at=start,
-        finished_at=start + timedelta(seconds=1),
-        run_key=key,
-    )
+def _run(depths: list[int], day: int = 0) -> RunResult:
+    forms = {qid: "gap" for qid in RANKS if qid >= "d"}
+    return ranked_run(RANKS, depths, day=day, forms=forms, classes=CLASSES)
 
 
 def _rows(store: Store, run_id: int) -> dict[tuple[str, str, int], tuple[int, int]]:
@@ -89,7 +59,7 @@ def test_summaries_read_every_depth_without_questions(store: Store) -> None:
             1: {"max_drop": 0.1, "delta": 0.0}, 5: {"max_drop": 0.1, "delta": -0.25}}}
     )  # fmt: skip
     store.save(_run([1, 5], day=1), verdict)
-    newest, oldest = store.summaries("d.set", "r", slices=True)
+    newest, oldest = store.summaries("demo.set", "bm25", slices=True)
     assert (newest.depths, newest.hits_at) == ([1, 5], {1: 1, 5: 4})
     assert newest.hit_rate(5) == 4 / 7 and newest.hit_rate_ci(5) is not None
     assert (newest.delta(5), newest.delta(1), oldest.delta(5)) == (-0.25, 0.0, None)
