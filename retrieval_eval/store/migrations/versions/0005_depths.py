@@ -6,7 +6,7 @@ class slice. Runs stored before hold none: they gated top-1 and top-3, whose hit
 
 Revision ID: 0005_depths
 Revises: 0003_replays
-Create Date: 2026-12-08
+Create Date: 2026-12-01
 """
 
 from __future__ import annotations
