@@ -105,3 +105,21 @@ def test_the_leaderboard_adds_a_column_per_deeper_depth() -> None:
         render_leaderboard(compare_runs([seed, as_stored(_run(BEFORE, [1, 3]))]), "json")
     )
     assert "hit_rate_at" not in plain["entries"][0]  # the seed's depths: the seed's document
+
+
+def test_the_power_line_covers_every_gated_depth(judged: tuple[RunResult, Verdict]) -> None:
+    from types import SimpleNamespace
+
+    from retrieval_eval.lint.power import run_power
+    from retrieval_eval.lint.render import power_summary
+
+    current, _ = judged
+    report = run_power(current, Thresholds.model_validate({"max_top5_drop": 0.05}))
+    assert [(f.metric, f.threshold) for f in report.figures] == [("top1", 0.1), ("top5", 0.05)]
+    assert report.figures[1].rate == pytest.approx(4 / 9)
+    assert "; top-5: threshold 5.0 pts: no drop is seen at 9 questions; 469 questions" in (
+        power_summary(report)
+    )
+    # `show` without a config passes the defaults by name: a deeper depth gets the default drop
+    defaults = SimpleNamespace(max_top1_drop=0.1, max_top3_drop=0.1)
+    assert run_power(current, defaults).figures[1].threshold == 0.10  # type: ignore[arg-type]
