@@ -1,7 +1,7 @@
 """``python -m benchmarks [NAME ...]`` (``make bench``): every benchmark, one table of ratios.
 
 Names: scoring, harness, concurrency, airflow, memory, parse, deployment, cli, lint, replay,
-vector_stores (default: all but vector_stores, in that order; it needs torch and the store
+run_page, vector_stores (default: all but vector_stores, in that order; it needs torch and the store
 extras); ``dagrun`` is the LocalExecutor half of ``deployment`` alone. A benchmark
 that cannot run (missing data, an exception) gets a row saying so; the others still run. Exit
 code 1 only when a benchmark broke; a missed target is a figure (the table says MISSED).
@@ -26,6 +26,7 @@ BENCHMARKS = {
     "cli": "benchmarks.cli_startup",
     "lint": "benchmarks.lint",
     "replay": "benchmarks.replay",
+    "run_page": "benchmarks.run_page",
     "vector_stores": "benchmarks.vector_stores",
 }
 # not in the default list: a part of one above, named ``module:function``

@@ -11,6 +11,7 @@ import gc
 import os
 import platform
 import time
+import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
@@ -137,3 +138,33 @@ def render(rows: list[Row]) -> str:
     ]
     notes = [f"[{i}] {row.benchmark}: {row.note}" for i, row in enumerate(rows, 1) if row.note]
     return "\n".join(out + (["", *notes] if notes else []))
+
+
+def pg_schema(url: str) -> tuple[str, str]:
+    """A fresh PostgreSQL schema for the benchmark's store (dropped afterwards)."""
+    import psycopg
+
+    name = f"bench_{uuid.uuid4().hex[:8]}"
+    with psycopg.connect(url, autocommit=True) as conn:
+        conn.execute(f"CREATE SCHEMA {name}")
+    sep = "&" if "?" in url else "?"
+    return name, f"{url}{sep}options=-csearch_path%3D{name}"
+
+
+def drop_pg_schema(url: str, name: str) -> None:
+    import psycopg
+
+    with psycopg.connect(url, autocommit=True) as conn:
+        conn.execute(f"DROP SCHEMA {name} CASCADE")
+
+
+def proc_status(field: str) -> int:
+    """A /proc/self/status figure in bytes (``VmRSS`` now, ``VmHWM`` its peak); 0 elsewhere."""
+    try:
+        with open("/proc/self/status") as handle:
+            for line in handle:
+                if line.startswith(f"{field}:"):
+                    return int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    return 0

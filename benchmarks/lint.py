@@ -63,7 +63,9 @@ start = time.perf_counter()
 found = check_duplicates(golden, LintOptions())
 took = time.perf_counter() - start
 capped = any(f.check == CAPPED_CHECK for f in found)
-print(took, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss, capped)
+# VmHWM, not ru_maxrss: a child's ru_maxrss starts from its parent's peak (fork, then exec)
+peak = [line.split()[1] for line in open("/proc/self/status") if line.startswith("VmHWM:")]
+print(took, peak[0] if peak else resource.getrusage(resource.RUSAGE_SELF).ru_maxrss, capped)
 """
 
 

@@ -14,22 +14,10 @@ import resource
 import subprocess
 import sys
 
-from benchmarks.common import ROOT, Row
+from benchmarks.common import ROOT, Row, proc_status
 
 QUESTIONS = 100_000
 LIMIT_BYTES = 1 << 30
-
-
-def _status(field: str) -> int:
-    """A /proc/self/status figure in bytes (``VmRSS`` now, ``VmHWM`` its peak); 0 elsewhere."""
-    try:
-        with open("/proc/self/status") as handle:
-            for line in handle:
-                if line.startswith(f"{field}:"):
-                    return int(line.split()[1]) * 1024
-    except OSError:
-        pass
-    return 0
 
 
 def child() -> None:
@@ -39,7 +27,7 @@ def child() -> None:
     from retrieval_eval.golden.models import GoldenQuestionSet
     from retrieval_eval.retrievers.run_file import RunFileRetriever
 
-    baseline = _status("VmRSS")
+    baseline = proc_status("VmRSS")
     questions, rankings = synthetic(QUESTIONS)
     golden = GoldenQuestionSet(identifier="bench.memory", questions=questions)
     retriever = RunFileRetriever(
@@ -51,7 +39,7 @@ def child() -> None:
     # ru_maxrss survives fork + exec on Linux: a child of the big benchmark process starts with
     # the parent's peak. VmHWM belongs to the child's own address space; both are printed.
     maxrss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024  # KiB on Linux
-    peak = _status("VmHWM") or maxrss
+    peak = proc_status("VmHWM") or maxrss
     print(json.dumps({"baseline": baseline, "peak": peak, "ru_maxrss": maxrss}))
 
 

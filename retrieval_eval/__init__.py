@@ -6,6 +6,7 @@ The public verbs and types are re-exported here (as ranx does) and imported lazi
 
 from __future__ import annotations
 
+import functools
 import importlib
 from collections.abc import Callable
 from typing import Any
@@ -32,6 +33,19 @@ def lazy_exports(
 
 
 __version__ = "0.1.0"
+
+
+@functools.cache
+def installed_version() -> str:
+    """The installed distribution's version (what every stored run and replay records), or
+    :data:`__version__` when the package runs from a source tree that was never installed."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("retrieval-eval")
+    except PackageNotFoundError:
+        return __version__
+
 
 _EXPORTS = {
     "GoldenQuestion": "retrieval_eval.golden.models",

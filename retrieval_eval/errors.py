@@ -1,11 +1,13 @@
 """The error types a user can cause, each carrying the CLI exit code of its kind.
 
 Exit codes (documented in the README): 0 success, 1 regression with ``--fail-on-regression``,
-2 usage or invalid input, 3 an invalid run or an unreachable store.
+2 usage or invalid input, 3 an invalid run or an unreachable store, 130 interrupted (Ctrl-C),
+143 terminated (SIGTERM).
 """
 
 from __future__ import annotations
 
+import signal
 from collections.abc import Sequence
 
 
@@ -70,3 +72,37 @@ class StoreUnavailableError(RetrievalEvalError):
     """The result store cannot be reached: exit code 3. Messages never carry passwords."""
 
     exit_code = 3
+
+
+class StoreSchemaError(StoreUnavailableError):
+    """The database holds a schema revision this version cannot use (exit 3; runs are spooled)."""
+
+
+class StoreTooNewError(StoreSchemaError):
+    """A newer retrieval-eval migrated the store (a revision no migration here knows): exit 2,
+    upgrade the package; ``db upgrade`` cannot help (a run being recorded is still spooled)."""
+
+    exit_code = 2
+
+
+class Terminated(KeyboardInterrupt):
+    """SIGTERM, raised in the main thread the way Ctrl-C raises KeyboardInterrupt (the CLI's
+    handler, :mod:`retrieval_eval.cli.process`), so the same clean-up runs; exit code 143."""
+
+
+class Interrupted(RetrievalEvalError):
+    """A command stopped by Ctrl-C (SIGINT) or a KeyboardInterrupt, exit code 130, or by SIGTERM,
+    143 (128 + the signal's number, what a shell reports for a process the signal ended); the
+    message says what was and was not saved."""
+
+    exit_code = 130
+
+    @classmethod
+    def by(cls, interrupt: KeyboardInterrupt, what: str) -> Interrupted:
+        """The error for ``interrupt``: how the command was stopped, then ``what`` (a clause
+        starting with "while", "before" or "after": what was and was not saved)."""
+        if isinstance(interrupt, Terminated):
+            error = cls(f"terminated by SIGTERM {what}")
+            error.exit_code = 128 + signal.SIGTERM
+            return error
+        return cls(f"interrupted (Ctrl-C, SIGINT or a KeyboardInterrupt) {what}")

@@ -6,7 +6,12 @@ import`` would find whichever was loaded last.
 
 from __future__ import annotations
 
+import contextlib
 import os
+import shutil
+import subprocess
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -46,3 +51,33 @@ def shared_collection(name: str) -> Path:
             pytest.fail(f"{reason}; ${REQUIRE_DATA_ENV} is set, so this is a failure")
         pytest.skip(reason)
     return path
+
+
+@contextmanager
+def tmpfs(folder: Path, size: str = "4m") -> Iterator[Path]:
+    """A real tmpfs of ``size`` mounted on ``folder`` (made if missing), unmounted afterwards:
+    a disk that fills up or (``mount -o remount,ro``) a read-only folder, which root's
+    permissions cannot get around. Root only: a skip where this machine does not allow it."""
+    folder.mkdir(parents=True, exist_ok=True)
+    if os.geteuid() != 0 or shutil.which("mount") is None:
+        pytest.skip("mounting a tmpfs needs root")
+    if subprocess.run(
+        ["mount", "-t", "tmpfs", "-o", f"size={size}", "tmpfs", str(folder)]
+    ).returncode:
+        pytest.skip("this machine does not let root mount a tmpfs")
+    try:
+        yield folder
+    finally:
+        subprocess.run(["umount", "-l", str(folder)], check=False)
+
+
+def read_only(folder: Path) -> None:
+    """Remount the :func:`tmpfs` at ``folder`` read-only."""
+    subprocess.run(["mount", "-o", "remount,ro", str(folder)], check=True)
+
+
+def fill(folder: Path) -> None:
+    """Fill the :func:`tmpfs` at ``folder`` to the last byte (writes fail with ENOSPC)."""
+    with open(folder / "filler", "wb", buffering=0) as filler, contextlib.suppress(OSError):
+        while filler.write(b"\0" * 4096):
+            pass

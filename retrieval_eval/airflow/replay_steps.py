@@ -9,7 +9,7 @@ events) → the branch. Each calls :mod:`retrieval_eval.replay.pipeline`, as the
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from typing import Any
 
 from retrieval_eval.airflow.steps import batch_count
@@ -19,7 +19,6 @@ from retrieval_eval.errors import InvalidInputError
 BRANCH_DRIFT = "alert_drift"
 BRANCH_INVALID = "alert_invalid_replay"
 BRANCH_OK = "no_drift"
-INDEX_VERSION_KEYS = ("index_version", "version", "build")
 
 
 def plan_replay(
@@ -93,24 +92,6 @@ def replay_batch(
     return {"after": packed(retriever), "before": packed(against) if against else None}
 
 
-def index_version(events: Mapping[Any, Iterable[Any]] | None) -> str | None:
-    """The index build that started this run: the newest triggering asset event's ``extra``
-    (``index_version``, else ``version`` or ``build``), or None for a scheduled run."""
-    if not events:
-        return None
-    newest: tuple[Any, str] | None = None
-    for asset_events in events.values():
-        for event in asset_events:
-            extra = getattr(event, "extra", None) or {}
-            value = next((extra[k] for k in INDEX_VERSION_KEYS if extra.get(k) is not None), None)
-            if value is None:
-                continue
-            stamp = getattr(event, "timestamp", None)
-            if newest is None or (stamp is not None and stamp >= newest[0]):
-                newest = (stamp, str(value)[:200])
-    return newest[1] if newest else None
-
-
 def compare_and_save(
     config_path: str | None,
     sample_name: str,
@@ -124,52 +105,47 @@ def compare_and_save(
     index_version: str | None = None,
 ) -> dict[str, Any]:
     """Gather the batches, compare with the replay compared with, judge and save (idempotent
-    on the run key); returns what the branch and the alerts need."""
-    from retrieval_eval.replay.compare import Ranked
-    from retrieval_eval.replay.pipeline import compared_rankings, judged, save_outcome
+    on the run key); returns what the branch and the alerts need.
+
+    A store that stops answering before the save spools the replay and raises
+    StoreUnavailableError, so the task retries with backoff; if it never succeeds, ``db replay``
+    saves the spooled replay later (as ``persist`` does for a run)."""
+    from retrieval_eval.errors import StoreUnavailableError
+    from retrieval_eval.replay.pipeline import judged_against, record_replay, unpacked
     from retrieval_eval.store import open_store
     from retrieval_eval.store.replays import get_sample
 
     config = load_config(config_path)
     with open_store(store_url) as store:
         sample = get_sample(store, sample_id)
-        by_key = {q.key: q for q in sample.queries}
 
-        def unpacked(side: str) -> list[Ranked]:
-            rows = [row for b in batches for row in (b[side] or [])]
-            return [
-                Ranked(k, by_key[k].text, by_key[k].count, by_key[k].bucket, tuple(ids), error)
-                for k, ids, error in rows
-            ]
+        def side(name: str) -> list[Any]:
+            return [row for b in batches for row in (b[name] or [])]
 
-        after = unpacked("after")
+        after = unpacked(sample, side("after"))
         if len(after) != len(sample.queries):
             raise InvalidInputError(
                 f"expected {len(sample.queries)} rankings, got {len(after)}; trigger the DAG again"
             )
-        compared = None
-        if against:
-            before: list[Ranked] | None = unpacked("before")
-            label: str | None = f"retriever {against}"
-        else:
-            before, compared = compared_rankings(store, sample_id, retriever, None)
-            label = None if compared is None else f"replay {compared.id}"
-        outcome = save_outcome(
+        outcome = judged_against(
+            config,
             store,
-            judged(
-                config,
-                sample_name,
-                retriever,
-                sample_id,
-                sample,
-                after,
-                before,
-                compared=compared,
-                label=label,
-                index_version=index_version,
-                run_key=run_key,
-            ),
+            sample_name,
+            retriever,
+            sample_id,
+            sample,
+            after,
+            others=unpacked(sample, side("before")) if against else None,
+            against=against,
+            index_version=index_version,
+            run_key=run_key,
         )
+        outcome = record_replay(store, outcome, store_url=store_url)
+        if outcome.spool_path is not None:
+            raise StoreUnavailableError(
+                f"result store unreachable; replay spooled to {outcome.spool_path} "
+                "(`retrieval-eval db replay` saves it later)"
+            )
         comparison = outcome.comparison
     from retrieval_eval.reports.replay import headline
 
@@ -182,7 +158,7 @@ def compare_and_save(
         "sample": sample_name,
         "retriever": retriever,
         "index_version": index_version,
-        "compared_index_version": compared.index_version if compared else None,
+        "compared_index_version": outcome.compared.index_version if outcome.compared else None,
         "mean_rbo": comparison.overall.mean_rbo,
         "top1_changed": comparison.overall.top1_changed_share,
         "errors": comparison.errors,

@@ -55,7 +55,7 @@ def compare_and_save(
 ) -> dict[str, Any]:
     """Compare with the replay before (or the ``against`` retriever), judge, save, and log the
     verdict as one line; the index version comes from the triggering asset event's extra."""
-    from retrieval_eval.airflow import replay_steps
+    from retrieval_eval.airflow import replay_steps, steps
 
     context = get_current_context()
     dag_run = context["dag_run"]
@@ -69,7 +69,7 @@ def compare_and_save(
             store_url=store_url(job),
             run_key=f"airflow:{dag_run.dag_id}:{dag_run.run_id}",
             against=job.get("against"),
-            index_version=replay_steps.index_version(context.get("triggering_asset_events")),
+            index_version=steps.index_version(context.get("triggering_asset_events")),
         )
     link = f" — {job['ui_base_url']}/replays/{saved['replay_id']}" if job.get("ui_base_url") else ""
     print(saved["headline"].replace("\n", "; ") + link)
@@ -98,6 +98,8 @@ def _alert(job: dict[str, Any], kind: str, saved: dict[str, Any]) -> str:
         link=link,
         question_count=saved["queries"],
         error_count=saved["errors"],
+        index_version=saved.get("index_version"),
+        baseline_index_version=saved.get("compared_index_version"),
     )
     print(message.text())
     with open_store(store_url(job)) as store:

@@ -12,7 +12,7 @@ own step needs (the branch decision needs no pandas).
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Mapping
 from datetime import datetime
 from typing import Any
 
@@ -28,6 +28,7 @@ BRANCH_OK = "no_regression"
 BRANCH_BASELINE = "baseline"
 BRANCH_LABELS = "alert_labels"
 LINT_FINDINGS_KEPT = 50  # findings stored with the run; the counts cover all of them
+INDEX_VERSION_KEYS = ("index_version", "version", "build")
 
 
 class LintFailed(InvalidInputError):
@@ -41,6 +42,28 @@ def batch_count(questions: int, max_batches: int, min_batch_questions: int = 1) 
     few batches."""
     wanted = math.ceil(questions / min_batch_questions)
     return max(1, min(wanted, max_batches, questions, MAX_MAP_LENGTH))
+
+
+def index_version(events: Mapping[Any, Iterable[Any]] | None) -> str | None:
+    """The index build that started this run: the newest triggering asset event's ``extra``
+    (``index_version``, else ``version`` or ``build``), as
+    :func:`~retrieval_eval.evaluation.results.index_version_text` keeps it; None for a
+    scheduled or manual run (Airflow 3's ``triggering_asset_events`` is then empty), or when no
+    event's extra names one. Labelled runs and replays read it the same way."""
+    from retrieval_eval.evaluation.results import index_version_text
+
+    newest: tuple[Any, str] | None = None
+    for asset_events in (events or {}).values():
+        for event in asset_events:
+            extra = getattr(event, "extra", None) or {}
+            found = (index_version_text(extra.get(key)) for key in INDEX_VERSION_KEYS)
+            value = next((v for v in found if v is not None), None)
+            if value is None:
+                continue
+            stamp = getattr(event, "timestamp", None)
+            if newest is None or (stamp is not None and (newest[0] is None or stamp >= newest[0])):
+                newest = (stamp, value)
+    return newest[1] if newest else None
 
 
 def plan_batches(
@@ -185,9 +208,11 @@ def reduce_results(
     started_at: datetime | None = None,
     overrides: dict[str, Any] | None = None,
     lint: dict[str, Any] | None = None,
+    index_version: str | None = None,
 ) -> dict[str, Any]:
     """Aggregate every batch into one RunResult (as JSON); ``lint`` (the lint task's output)
-    gives the run its ``dead_labels`` and its stored ``lint`` findings."""
+    gives the run its ``dead_labels`` and its stored ``lint`` findings, ``index_version``
+    (:func:`index_version` of the triggering asset events) the index build it measured."""
     from retrieval_eval.evaluation.results import QuestionResult
     from retrieval_eval.evaluation.scoring import summarise_set
     from retrieval_eval.judging.pipeline import resolve_set, resolve_settings
@@ -210,6 +235,8 @@ def reduce_results(
         started_at=started_at,
         run_key=run_key,
     )
+    if index_version is not None:
+        result = result.model_copy(update={"index_version": index_version})
     if lint:
         from retrieval_eval.evaluation.labels import DeadLabels
 
@@ -234,9 +261,9 @@ def persist_result(
     """Save the run with its verdict (idempotent on the run key) and return what was recorded.
 
     An unreachable store raises after the run was spooled, so the task retries with backoff
-    and, if it never succeeds, ``retrieval-eval db replay`` saves the spooled run later.
+    and, if it never succeeds, ``retrieval-eval db replay`` saves the spooled run later (the
+    error says where the run went when the spool folder could not take it either).
     """
-    from retrieval_eval.errors import StoreUnavailableError
     from retrieval_eval.evaluation.results import RunResult
     from retrieval_eval.judging.pipeline import record_verdict, resolve_thresholds
 
@@ -254,11 +281,9 @@ def persist_result(
             result.set_identifier, result.retriever
         ),
     )
-    if not recorded.saved and recorded.spool_path is not None:
-        raise StoreUnavailableError(
-            f"result store unreachable; run spooled to {recorded.spool_path} "
-            "(`retrieval-eval db replay` saves it later)"
-        )
+    failure = recorded.failure()
+    if failure is not None:
+        raise failure
     return recorded.model_dump(mode="json")
 
 
@@ -299,12 +324,14 @@ def _rate(result: dict[str, Any], depth: int) -> str:
 
 
 def score_line(result: dict[str, Any]) -> str:
-    """The score task's log line: ``scored 46 questions: top-1 68.8% (32/46), top-3 ...``,
-    at every gated depth."""
+    """The score task's log line: ``scored 46 questions of S × R (index V): top-1 68.8%
+    (32/46), top-3 ...``, at every gated depth; the index part only when an asset event named
+    the build."""
+    index = f" (index {result['index_version']})" if result.get("index_version") else ""
     rates = ", ".join(f"top-{d} {_rate(result, d)}" for d in _gated(result))
     return (
         f"scored {result['question_count']} questions of {result['set_identifier']} × "
-        f"{result['retriever']}: {rates}; {result.get('error_count', 0)} errors"
+        f"{result['retriever']}{index}: {rates}; {result.get('error_count', 0)} errors"
     )
 
 

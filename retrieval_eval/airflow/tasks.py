@@ -105,7 +105,8 @@ def score(
 ) -> dict[str, Any]:
     from retrieval_eval.airflow import steps
 
-    dag_run = get_current_context()["dag_run"]
+    context = get_current_context()
+    dag_run = context["dag_run"]
     with bad_input_fails_at_once():
         result = steps.reduce_results(
             job["config_path"],
@@ -115,6 +116,8 @@ def score(
             run_key=f"airflow:{dag_run.dag_id}:{dag_run.run_id}",
             started_at=getattr(dag_run, "start_date", None),
             lint=lint_outcome,
+            # an asset event's extra names the index build that started this run
+            index_version=steps.index_version(context.get("triggering_asset_events")),
         )
     print(steps.score_line(result))
     return result

@@ -1,8 +1,10 @@
 """``retrieval-eval``: a thin command layer over the library. It never imports Airflow.
 
 Exit codes: 0 success; 1 a regression with ``--fail-on-regression``; 2 usage or invalid input;
-3 an invalid run or an unreachable store. Errors go to stderr without a traceback unless
-``--debug``. Heavy imports happen inside commands so ``--help`` stays fast.
+3 an invalid run or an unreachable store; 130 interrupted (Ctrl-C), 143 terminated (SIGTERM).
+Errors go to stderr without a traceback unless ``--debug``. Heavy imports happen inside
+commands so ``--help`` stays fast. How the process ends (SIGTERM, threads left running):
+:mod:`retrieval_eval.cli.process`.
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ from typing import Any
 
 import click
 
-from retrieval_eval.errors import RetrievalEvalError
+from retrieval_eval.errors import Interrupted, RetrievalEvalError
 
 
 class _Group(click.Group):
@@ -26,6 +28,9 @@ class _Group(click.Group):
             return super().invoke(ctx)
         except RetrievalEvalError as exc:
             self._fail(ctx, str(exc), exc.exit_code)
+        except KeyboardInterrupt as exc:  # where no command said what it had saved
+            interrupted = Interrupted.by(exc, "before the command finished")
+            self._fail(ctx, str(interrupted), interrupted.exit_code)
         except UnicodeEncodeError as exc:
             # the net under the checks where text enters (retrieval_eval/safety/surrogates.py): a
             # name given with a byte that is not UTF-8 (`history $'set\xff' ...`) is bad input
@@ -110,8 +115,10 @@ def printable_streams() -> None:
 
 
 def main(argv: list[str] | None = None) -> None:
+    from retrieval_eval.cli.process import run_process
+
     printable_streams()
-    cli.main(args=argv, prog_name="retrieval-eval")
+    run_process(lambda: cli.main(args=argv, prog_name="retrieval-eval"))
 
 
 if __name__ == "__main__":  # pragma: no cover

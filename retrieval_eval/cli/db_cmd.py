@@ -105,7 +105,8 @@ def upgrade(db: str | None, config_path: str | None) -> None:
     help="Folder of spooled runs (default: $RETRIEVAL_EVAL_HOME/spool).",
 )
 def replay(db: str | None, config_path: str | None, spool_dir: Path | None) -> None:
-    """Save runs that were spooled while the store was unreachable; exit 3 if it still is.
+    """Save runs that were spooled while the store was unreachable; exit 3 if it still is (2 if
+    a newer retrieval-eval migrated it: upgrade the package, then replay).
 
     Each run goes into the store it was spooled for (its password taken from the store that
     --db, $RETRIEVAL_EVAL_DB or the config name, when it is the same store); an explicit --db
@@ -113,9 +114,11 @@ def replay(db: str | None, config_path: str | None, spool_dir: Path | None) -> N
     pruned, a store whose full URL is not known here, an unreadable file) is set aside in
     SPOOL/rejected with a .reason file and exits 2 once the others are replayed. While another
     replay of the same folder runs, this one says so and exits 0: that one saves the runs.
+    Replays of query samples spooled by `replay` are saved too, each compared with the replay
+    of its series before it (or what it was compared with), as when it ran.
     """
-    from retrieval_eval.errors import StoreUnavailableError, UnknownNameError
-    from retrieval_eval.judging.recording import replay_spooled
+    from retrieval_eval.errors import UnknownNameError
+    from retrieval_eval.judging.recording import later, replay_spooled, store_error
     from retrieval_eval.store.spool import ReplayBusyError, default_spool_dir
 
     url = store_url_for(db, config_path)
@@ -125,14 +128,22 @@ def replay(db: str | None, config_path: str | None, spool_dir: Path | None) -> N
     except ReplayBusyError as exc:
         click.echo(str(exc), err=True)
         return
-    for path, why in done.left:
-        click.echo(f"left in place: {path}: {why}", err=True)
+    for path, why in done.left:  # the error below is not repeated for each of its files
+        click.echo(
+            f"left in place: {path}" + ("" if why == done.unreachable else f": {why}"), err=True
+        )
+    into = ", ".join(done.stores)
     if done.ids:
-        into = ", ".join(done.stores)
         click.echo(
             f"replayed {len(done.ids)} spooled run(s) from {folder} into {into}: "
             + ", ".join(str(i) for i in done.ids)
         )
+    if done.replays:
+        click.echo(
+            f"saved {len(done.replays)} spooled replay(s) of query samples from {folder} into "
+            f"{into}: " + ", ".join(str(i) for i in done.replays)
+        )
+    if done.ids or done.replays:
         if done.overridden:
             click.echo(
                 f"--db given: {done.overridden} of them had been spooled for another store",
@@ -141,8 +152,10 @@ def replay(db: str | None, config_path: str | None, spool_dir: Path | None) -> N
     elif not (done.left or done.set_aside):
         click.echo(f"no spooled runs in {folder}")
     if done.unreachable:
-        raise StoreUnavailableError(
-            f"{done.unreachable}; its spooled runs stay in {folder}: replay again later"
+        code = done.unreachable_exit_code
+        raise store_error(
+            f"{done.unreachable}; its spooled runs stay in {folder}: replay them {later(code)}",
+            code,
         )
     if done.set_aside:
         reasons = "\n".join(f"  - {reason} (now {path})" for path, reason in done.set_aside)

@@ -107,6 +107,10 @@ def _listed(run: RunSummary) -> dict[str, Any]:
         "accepted_baseline": run.accepted_baseline,
         "baseline_run_id": run.baseline_run_id,
         "labels_fingerprint": run.labels_fingerprint,
+        # the index build it measured, its baseline's (as judged), the retrieval-eval that scored it
+        "index_version": run.index_version,
+        "baseline_index_version": run.baseline_index_version,
+        "package_version": run.package_version,
         # expected ids the run found gone from the index (0: none, or not checked)
         "dead_label_count": run.dead_label_count,
     }
@@ -146,15 +150,26 @@ def history(
     from rich.table import Table
 
     from retrieval_eval.reports.numbers import MISSING, ci, pct
+    from retrieval_eval.reports.verdict import index_versus
 
     table = Table(title=f"{set_identifier} × {retriever}", title_justify="left")
     depths = sorted({d for run in runs for d in run["depths"]})  # every depth a listed run gates
     rates = [f"top-{d}" for d in depths]
-    for name in ("run", "date (UTC)", "questions", *rates, "errors", "verdict", "vs"):
+    indexed = any(run["index_version"] for run in runs)  # the column only where one was named
+    columns = ("run", "date (UTC)", "questions", *rates, "errors", "verdict", "vs")
+    for name in (*columns, "index") if indexed else columns:
         table.add_column(
-            name, justify="right" if name in ("run", "questions", "errors") else "left"
+            name,
+            justify="right" if name in ("run", "questions", "errors") else "left",
+            no_wrap=name == "index",  # "index A vs B" reads as one phrase or not at all
         )
     for run in runs:
+        compared = run["baseline_run_id"] is not None and run["status"] == "valid"
+        index = (
+            index_versus(run["index_version"], run["baseline_index_version"] if compared else None)
+            or run["index_version"]
+            or "-"
+        )
         verdict: str = run["verdict_state"] or "-"
         if run["status"] != "valid":
             verdict = f"{verdict} (invalid)"
@@ -175,9 +190,8 @@ def history(
             str(run["error_count"]),
             verdict,
             # an invalid run was never compared (runs stored before may still carry an id)
-            ""
-            if run["baseline_run_id"] is None or run["status"] != "valid"
-            else str(run["baseline_run_id"]),
+            str(run["baseline_run_id"]) if compared else "",
+            *([index] if indexed else []),
         )
     click.echo(_table_text(table), nl=False)
     dead = [str(run["id"]) for run in runs if run["dead_label_count"]]

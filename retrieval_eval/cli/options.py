@@ -38,6 +38,29 @@ def check_summary(fmt: str, summary: bool) -> None:
         raise click.UsageError("--summary has no CSV form: the CSV report is one row per question")
 
 
+def _index_version(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
+    from retrieval_eval.evaluation.results import MAX_INDEX_VERSION, index_version_text
+
+    if value is None:
+        return None
+    if not value.strip() or len(value.strip()) > MAX_INDEX_VERSION:
+        raise click.BadParameter(
+            f"an index version is a label of 1 to {MAX_INDEX_VERSION} characters, such as "
+            f"2026-11-30.2; got {len(value.strip())} characters"
+        )
+    return index_version_text(value)
+
+
+index_version_option = click.option(
+    "--index-version",
+    metavar="V",
+    callback=_index_version,
+    default=None,
+    help="The index build measured (e.g. 2026-11-30.2), stored with the run; history, the "
+    "dashboard and alerts name it.",
+)
+
+
 def non_negative(ctx: click.Context, param: click.Parameter, value: float | None) -> float | None:
     """Reject negative thresholds instead of silently using a default."""
     if value is not None and value < 0:

@@ -5,6 +5,8 @@ fix; never a traceback with exit 1, which means a regression. ``run`` checks its
 before evaluating (:func:`check_writable`: a missing folder, a folder in the way, no write
 permission), so a typo costs no run; a write that still fails afterwards (a name too long, a full
 disk, ``/dev/full``) is caught by :func:`output_errors`, whose ``after`` says what was kept (the saved run's id).
+A report on stdout that cannot be written (``run > /dev/full``) is the same error, from
+:func:`stdout_errors`.
 
 Edge cases: the check cannot see every failure (it does not create the file, and as root
 permissions do not stop a write), hence both; the exports create missing folders as they always
@@ -13,7 +15,9 @@ did, so for them only a path whose folder cannot be made (a file in the way) fai
 
 from __future__ import annotations
 
+import contextlib
 import os
+import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -55,13 +59,44 @@ def _problem(target: Path) -> str | None:
 
 
 @contextmanager
-def output_errors(path: str, option: str, after: str = "") -> Iterator[None]:
+def output_errors(path: str, option: str, after: str = "", exit_code: int = 2) -> Iterator[None]:
     """Turn an OSError while writing ``path`` into :class:`OutputFileError`; ``after`` ends the
-    message (what was kept, how to get the output again)."""
+    message (what was kept, how to get the output again); ``exit_code`` is another failure's
+    that ``after`` names (a store that did not take the run), when there is one."""
     try:
         yield
     except OSError as exc:
-        reason = exc.strerror or type(exc).__name__
-        raise OutputFileError(
-            f"{option} {path}: cannot write it ({reason}): {FIX}{after}"
+        message = f"{option} {path}: cannot write it ({_reason(exc)}): {FIX}{after}"
+        raise _failed(message, exit_code) from None
+
+
+@contextmanager
+def stdout_errors(after: str = "", exit_code: int = 2) -> Iterator[None]:
+    """:func:`output_errors` for a report printed on stdout (a full disk, ``> /dev/full``, a
+    closed pipe). stdout is then pointed at the null device, so the interpreter's last flush of
+    what is still buffered cannot fail once more (a second message, and exit code 120)."""
+    try:
+        yield
+        sys.stdout.flush()
+    except OSError as exc:
+        # no descriptor (an in-memory stream): nothing is left to flush at exit
+        with contextlib.suppress(AttributeError, OSError, ValueError):
+            fd = sys.stdout.fileno()
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(devnull, fd)
+            os.close(devnull)
+        raise _failed(
+            f"stdout: cannot write the report ({_reason(exc)}): write it to a file with room "
+            f"(--output FILE){after}",
+            exit_code,
         ) from None
+
+
+def _reason(exc: OSError) -> str:
+    return exc.strerror or type(exc).__name__
+
+
+def _failed(message: str, exit_code: int) -> OutputFileError:
+    error = OutputFileError(message)
+    error.exit_code = exit_code
+    return error

@@ -2,7 +2,8 @@
 
 Exit codes: 0 done (drift is reported, not failed, unless ``--fail-on-drift``); 1 ranking drift
 with ``--fail-on-drift``; 2 bad input (an unknown sample or retriever, a bad log row); 3 an
-invalid replay (error rate past ``max_error_rate``) or an unreachable store.
+invalid replay (error rate past ``max_error_rate``) or an unreachable store (a replay is then
+spooled: ``db replay`` compares and saves it later).
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ import click
 
 from retrieval_eval.cli import cli
 from retrieval_eval.cli.db_cmd import db_option
-from retrieval_eval.cli.options import config_option
+from retrieval_eval.cli.options import config_option, index_version_option
 
 if TYPE_CHECKING:
     from retrieval_eval.config.models import Config
@@ -108,9 +109,7 @@ def samples_show(name: str, limit: int, db: str | None, config_path: str | None)
     default=None,
     help="RBO persistence (default 0.9).",
 )
-@click.option(
-    "--index-version", metavar="V", help="The index build measured, stored with the replay."
-)
+@index_version_option
 @click.option("--no-save", is_flag=True, help="Do not store the replay.")
 @click.option("--fail-on-drift", is_flag=True, help="Exit 1 on ranking drift.")
 @click.option(
@@ -157,15 +156,23 @@ def replay(
     retriever: a nightly replay shows what last night's index rebuild moved.
     """
     from retrieval_eval.config.models import load_config
-    from retrieval_eval.errors import InvalidRunError
+    from retrieval_eval.errors import InvalidRunError, StoreUnavailableError
     from retrieval_eval.replay.pipeline import run_replay
     from retrieval_eval.reports.replay import render_replay
+    from retrieval_eval.store import open_store, resolve_store_url
 
     if against and against_run:
         raise click.UsageError("give --against RETRIEVER or --against-run ID, not both")
     config = load_config(config_path)
     config.sample_spec(sample)  # checked before any store or retriever is opened
-    with _store(db, config) as store:
+    url = resolve_store_url(db, config)
+    try:
+        store: Store | None = open_store(url)
+    except StoreUnavailableError:
+        if no_save:
+            raise  # nothing to compare with and nowhere to keep it
+        store = None  # replayed anyway and spooled: `db replay` compares and saves it
+    try:
         outcome = run_replay(
             config,
             store,
@@ -177,7 +184,11 @@ def replay(
             p=p,
             index_version=index_version,
             save=not no_save,
+            store_url=url,
         )
+    finally:
+        if store is not None:
+            store.close()
     click.echo(render_replay(outcome, fmt, most), nl=False)
     if export_draft is not None:
         from retrieval_eval.replay.draft import write_draft
@@ -187,6 +198,8 @@ def replay(
     state = outcome.comparison.state
     if state == "invalid":
         raise InvalidRunError("; ".join(outcome.comparison.reasons))
+    if outcome.spool_path is not None:
+        raise StoreUnavailableError(outcome.notes[-1])
     if state == "drift" and fail_on_drift:
         raise SystemExit(1)
 

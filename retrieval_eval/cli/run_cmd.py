@@ -15,12 +15,15 @@ from retrieval_eval.cli.options import (
     RUN_ID,
     check_summary,
     config_option,
+    index_version_option,
     report_format_option,
     summary_option,
 )
 
 if TYPE_CHECKING:
     from retrieval_eval.config.models import Config
+    from retrieval_eval.judging.pipeline import PipelineRun
+    from retrieval_eval.judging.recording import Recorded
 
 
 def _cutoffs(ctx: click.Context, param: click.Parameter, value: str | None) -> list[int] | None:
@@ -136,6 +139,7 @@ def _max_drops(
     help="Progress bar on stderr (default: when stderr is a terminal).",
 )
 @db_option
+@index_version_option
 @click.option("--no-save", is_flag=True, help="Compare with the baseline but do not save the run.")
 @click.option(
     "--baseline",
@@ -188,6 +192,7 @@ def run(
     max_concurrency: int | None,
     progress: bool | None,
     db: str | None,
+    index_version: str | None,
     no_save: bool,
     baseline_run_id: int | None,
     max_top1_drop: float | None,
@@ -203,17 +208,17 @@ def run(
     The run is saved to the result store (--db, $RETRIEVAL_EVAL_DB, the config's 'store:', else
     ~/.retrieval-eval/results.sqlite) and judged against its baseline; the verdict follows the
     report. Exit codes: 0 ok, 1 regression with --fail-on-regression, 2 bad input, 3 invalid run
-    or unreachable store (the run is then spooled; 'retrieval-eval db replay' saves it later).
+    or unreachable store (the run is then spooled; 'retrieval-eval db replay' saves it later),
+    130 interrupted (Ctrl-C), 143 terminated (SIGTERM).
 
     When $GITHUB_STEP_SUMMARY names a file (a GitHub Actions step), the Markdown headline is
     appended to it, whatever --format says.
     """
     check_summary(fmt, summary)
     from retrieval_eval.config.models import load_config
-    from retrieval_eval.errors import InvalidRunError, StoreUnavailableError
+    from retrieval_eval.errors import Interrupted, InvalidRunError
     from retrieval_eval.judging.pipeline import resolve_run, run_pipeline
     from retrieval_eval.judging.regression import RegressionDetected
-    from retrieval_eval.reports.report import render
 
     if output:
         from retrieval_eval.cli.output_file import check_writable
@@ -252,7 +257,34 @@ def run(
         baseline_run_id=baseline_run_id,
         save=not no_save,
         progress=sys.stderr.isatty() if progress is None else progress,
+        index_version=index_version,
     )
+    result, verdict, failure = done.result, done.verdict, done.recorded.failure()
+    kept = _kept(done.recorded, store_url, fmt)
+    try:
+        _write_report(done, fmt, summary, output, store_url, kept)
+    except KeyboardInterrupt as exc:
+        raise Interrupted.by(exc, f"while the report was written{kept}") from None
+    if not result.valid:
+        raise InvalidRunError(
+            f"run invalid: {result.error_count} of {result.question_count} questions errored "
+            f"(error rate {result.error_rate:.1%} > max {result.settings.max_error_rate:.1%})"
+            + (f"; {failure}" if failure is not None else "")
+        )
+    if failure is not None:
+        raise failure
+    if verdict.is_regression and fail_on_regression:
+        raise RegressionDetected(verdict.summary)
+
+
+def _write_report(
+    done: PipelineRun, fmt: str, summary: bool, output: str | None, store_url: str | None, kept: str
+) -> None:
+    """Render the report and write it to ``output`` or stdout (and the headline to the GitHub
+    step summary); a write that fails says ``kept``, with the exit code of the store's failure
+    when the run was not saved."""
+    from retrieval_eval.reports.report import render
+
     result, verdict, run_id, spool_path = done.result, done.verdict, done.run_id, done.spool_path
     extra: dict[str, object] = {
         "run_id": run_id,
@@ -270,38 +302,32 @@ def run(
         _append_step_summary(
             step_summary, render(result, "markdown", extra, verdict=verdict, summary=True)
         )
+    failure = done.recorded.failure()
+    code = 2 if failure is None else failure.exit_code  # a store failure keeps its exit code
     if output:
         from retrieval_eval.cli.output_file import output_errors
         from retrieval_eval.reports.headline import headline_line
 
         # the terminal still says how the run went; stdout stays empty (the report is the file)
         click.echo(headline_line(result, verdict, run_id), err=True)
-        with output_errors(output, "--output", _kept(run_id, store_url, fmt)):
+        with output_errors(output, "--output", kept, code):
             Path(output).write_text(text, encoding="utf-8")
         click.echo(f"report written to {output}", err=True)
     else:
-        click.echo(text, nl=False)
-    if not result.valid:
-        raise InvalidRunError(
-            f"run invalid: {result.error_count} of {result.question_count} questions errored "
-            f"(error rate {result.error_rate:.1%} > max {result.settings.max_error_rate:.1%})"
-        )
-    if spool_path is not None:
-        from retrieval_eval.judging.recording import replay_command
+        from retrieval_eval.cli.output_file import stdout_errors
 
-        raise StoreUnavailableError(
-            f"result store {_masked(store_url)} unreachable; the run was spooled to "
-            f"{spool_path}: save it later with `{replay_command(spool_path.parent)}`, which "
-            f"replays it into {_masked(store_url)}"
-        )
-    if verdict.is_regression and fail_on_regression:
-        raise RegressionDetected(verdict.summary)
+        with stdout_errors(kept, code):
+            click.echo(text, nl=False)
 
 
-def _kept(run_id: int | None, store_url: str | None, fmt: str) -> str:
-    """What a failed ``--output`` write leaves: the saved run, and how to see its report."""
+def _kept(recorded: Recorded, store_url: str | None, fmt: str) -> str:
+    """What a report that could not be written leaves: the saved run, and how to see its report;
+    or why the run was not saved, and where it went."""
+    run_id = recorded.run_id
     if run_id is None:
-        return "; the run was not saved (the headline above is its outcome)"
+        if recorded.problem is not None:
+            return f"; the run was not saved: {recorded.problem}"
+        return "; the run was not to be saved (--no-save)"
     return (
         f"; the run is saved as run {run_id} in {_masked(store_url)}: "
         f"`retrieval-eval show {run_id} --format {fmt} > FILE` writes its report again"

@@ -51,8 +51,7 @@ from retrieval_eval.config.lookup import (
     lookup_note,
 )
 from retrieval_eval.errors import ConfigError, GoldenSetError
-from retrieval_eval.replay.compare import DriftThresholds
-from retrieval_eval.replay.samples import SampleSpec
+from retrieval_eval.replay.specs import DriftThresholds, SampleSpec
 from retrieval_eval.safety.limits import MAX_CONFIG_FILE_BYTES, shorten, too_large
 
 if TYPE_CHECKING:

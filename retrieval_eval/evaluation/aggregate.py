@@ -18,6 +18,7 @@ from datetime import UTC, datetime
 from operator import attrgetter
 from typing import Any
 
+from retrieval_eval import installed_version
 from retrieval_eval.evaluation.results import (
     TOP_K,
     Latency,
@@ -148,4 +149,5 @@ def summarise(
         latency_ms=latency,
         metrics=compute(questions, settings.cutoffs),
         questions=questions,
+        package_version=installed_version(),
     )

@@ -11,19 +11,22 @@ import threading
 import time
 from collections.abc import Callable, Sequence
 from itertools import count
-
-from retrieval_eval.evaluation.results import QuestionResult
-from retrieval_eval.golden.models import GoldenQuestion
+from typing import Any, Generic, TypeVar
 
 PROGRESS_INTERVAL_S = 0.1  # how often a supervised run reports progress
+# the longest the calling thread sleeps: a signal the kernel hands to a call thread (Ctrl-C,
+# SIGTERM) does not wake the calling thread, which alone runs Python's handlers, until then
+WAKE_INTERVAL_S = 0.25
+T = TypeVar("T")  # what a question's call becomes: a judged result, or a replay's ranking
 
 
-class Supervisor:
+class Supervisor(Generic[T]):
     """Scores chunks on call threads while the calling thread watches their deadlines.
 
     ``workers`` daemon threads take chunks in order from a shared cursor and score each in
     their own thread with ``score``. The calling thread sleeps until the earliest deadline of a
-    call in flight (``timeout_s`` times its questions) and wakes when everything is done. A call
+    call in flight (``timeout_s`` times its questions), never longer than :data:`WAKE_INTERVAL_S`
+    (so an interrupt is handled at once), and wakes when everything is done. A call
     still running at its deadline is abandoned with its thread: its questions are recorded as
     timed out (``expire``), a fresh thread takes the remaining chunks, and whatever the abandoned
     call returns later is dropped. ``timeout_s=None`` sets no deadlines. Results keep the
@@ -32,14 +35,14 @@ class Supervisor:
 
     def __init__(
         self,
-        chunks: list[Sequence[GoldenQuestion]],
-        score: Callable[[Sequence[GoldenQuestion]], list[QuestionResult]],
-        expire: Callable[[Sequence[GoldenQuestion], float, float], list[QuestionResult]],
+        chunks: list[Sequence[Any]],
+        score: Callable[[Sequence[Any]], list[T]],
+        expire: Callable[[Sequence[Any], float, float], list[T]],
         timeout_s: float | None,
     ) -> None:
         self._chunks, self._score, self._expire = chunks, score, expire
         self._timeout = timeout_s
-        self._results: list[list[QuestionResult]] = [[] for _ in chunks]
+        self._results: list[list[T]] = [[] for _ in chunks]
         self._lock = threading.Lock()
         self._next = 0  # the next chunk to take
         self._left = len(chunks)  # chunks without results
@@ -50,7 +53,7 @@ class Supervisor:
         self._stopped = False
         self._failure: BaseException | None = None
 
-    def run(self, workers: int, progress: Callable[[int], None] | None) -> list[QuestionResult]:
+    def run(self, workers: int, progress: Callable[[int], None] | None) -> list[T]:
         reported = 0
         try:
             with self._lock:
@@ -67,10 +70,9 @@ class Supervisor:
                     raise failure
                 if not left:
                     break
-                if progress is not None:
-                    wake = PROGRESS_INTERVAL_S if wake is None else min(wake, PROGRESS_INTERVAL_S)
-                # a timeout_s the config accepts (1e300, inf) overflows a wait past TIMEOUT_MAX
-                self._settled.wait(None if wake is None else min(wake, threading.TIMEOUT_MAX))
+                # (also below TIMEOUT_MAX, which a timeout_s the config accepts, 1e300, is not)
+                interval = WAKE_INTERVAL_S if progress is None else PROGRESS_INTERVAL_S
+                self._settled.wait(interval if wake is None else min(wake, interval))
         finally:
             with self._lock:
                 self._stopped = True  # on an error or an interrupt, no thread takes more work
@@ -81,7 +83,7 @@ class Supervisor:
             target=self._work, args=(next(self._numbers),), daemon=True, name="retrieval-eval-call"
         ).start()
 
-    def _done(self, index: int, results: list[QuestionResult]) -> None:
+    def _done(self, index: int, results: list[T]) -> None:
         self._results[index] = results
         self._left -= 1
         self._scored += len(results)

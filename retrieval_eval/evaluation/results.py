@@ -68,6 +68,21 @@ def checked_depths(depths: Sequence[int]) -> list[int]:
     return values
 
 
+MAX_INDEX_VERSION = 200  # characters of an index version kept: a label, not a document
+
+
+def index_version_text(value: object) -> str | None:
+    """An index version as it is stored: text, stripped, at most :data:`MAX_INDEX_VERSION`
+    characters, any lone surrogate escaped (it comes from an asset event's JSON or the command
+    line, neither of which promises Unicode text); None when absent or blank."""
+    from retrieval_eval.safety.surrogates import escaped
+
+    if value is None:
+        return None
+    text = escaped(str(value)).strip()[:MAX_INDEX_VERSION]
+    return text or None
+
+
 @contextmanager
 def paused_gc() -> Iterator[None]:
     """Pause the cyclic garbage collector around bulk, acyclic allocation (no user code inside).
@@ -83,6 +98,24 @@ def paused_gc() -> Iterator[None]:
     finally:
         if enabled:
             gc.enable()
+
+
+@contextmanager
+def young_collections_only() -> Iterator[None]:
+    """Defer the collector's full collections around a long loop that calls user code (a
+    retriever) and keeps a small result per call.
+
+    The young generations still collect, so the cyclic garbage a call leaves (an exception and
+    its traceback) is freed as it is made; only the sweeps of the whole long-lived heap, which a
+    growing list of results keeps triggering, wait until the block ends. The thresholds are
+    restored afterwards.
+    """
+    thresholds = gc.get_threshold()
+    gc.set_threshold(thresholds[0], thresholds[1], 2**31 - 1)
+    try:
+        yield
+    finally:
+        gc.set_threshold(*thresholds)
 
 
 class QuestionResult(BaseModel):
@@ -263,6 +296,15 @@ class RunResult(AtDepths):
     # the DAG's lint task: its mode, finding counts by severity and the first findings (stored in
     # the run's details, shown with the run); None when no lint ran
     lint: dict[str, Any] | None = None
+    # the index build measured (an asset event's ``extra``, or ``run --index-version``) and the
+    # retrieval-eval version that scored the run; None on runs stored before they were kept
+    index_version: str | None = None
+    package_version: str | None = None
+
+    @field_validator("index_version", mode="before")
+    @classmethod
+    def _index_version(cls, value: object) -> str | None:
+        return index_version_text(value)
 
     def counted(self) -> int:
         return self.question_count
@@ -338,6 +380,8 @@ class RunResult(AtDepths):
             "run_key": self.run_key,
             "labels_fingerprint": self.labels_fingerprint,
             "corpus_revision": self.corpus_revision,
+            "index_version": self.index_version,
+            "package_version": self.package_version,
             "started_at": self.started_at.isoformat(),
             "finished_at": self.finished_at.isoformat(),
             "question_count": self.question_count,

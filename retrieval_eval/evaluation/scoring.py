@@ -34,7 +34,7 @@ from contextlib import contextmanager
 from datetime import UTC, datetime
 from itertools import chain, repeat
 from operator import is_
-from typing import Any
+from typing import Any, Protocol, TypeVar
 
 from retrieval_eval.evaluation.aggregate import summarise
 from retrieval_eval.evaluation.deadline import Supervisor
@@ -46,6 +46,21 @@ from retrieval_eval.safety.redaction import redact
 from retrieval_eval.safety.surrogates import escaped, has_lone_surrogate, lone_surrogate
 
 DEFAULT_BATCH_SIZE = 64
+T = TypeVar("T")
+
+
+class Asked(Protocol):
+    """What the protocol needs of a question: its text, and its id for ``retrieve_for``."""
+
+    @property
+    def id(self) -> str: ...
+
+    @property
+    def question(self) -> str: ...
+
+
+# what one call's outcome becomes: (question, raw ranking or None, depth, latency ms, error)
+Outcome = Callable[[Any, list[str] | None, int, float, str | None], T]
 
 
 def collapse(ranking: Sequence[str]) -> list[str]:
@@ -212,9 +227,10 @@ def _result(
 
 
 def _chunk_scorer(
-    retriever: EvaluatableRetriever, settings: RunSettings
-) -> Callable[[Sequence[GoldenQuestion]], list[QuestionResult]]:
-    """What asks about one chunk in the calling thread and judges it; built once per run.
+    retriever: EvaluatableRetriever, settings: RunSettings, outcome: Outcome[T]
+) -> tuple[Callable[[Sequence[Any]], list[T]], Callable[[Any], T]]:
+    """What asks about one chunk in the calling thread and turns each answer into ``outcome``
+    (:func:`_result` judges it), and what asks about one question; built once per run.
 
     A chunk of several questions is one ``retrieve_many`` call; otherwise each question is its
     own call. A call that took longer than its budget (``timeout_s`` per question) is recorded
@@ -226,7 +242,7 @@ def _chunk_scorer(
     retrieve = retriever.retrieve
     clock = time.perf_counter
 
-    def batch(chunk: Sequence[GoldenQuestion]) -> list[QuestionResult]:
+    def batch(chunk: Sequence[Any]) -> list[T]:
         assert many is not None
         start = clock()
         raw: Any = None
@@ -248,11 +264,13 @@ def _chunk_scorer(
             error = _timed_out(budget)
         per_question = elapsed * 1000 / len(chunk)
         if error is not None:
-            return [_result(q, None, depth, per_question, error) for q in chunk]
+            return [outcome(q, None, depth, per_question, error) for q in chunk]
         # one malformed ranking fails its own question only, as with one call per question
-        return [_judge_raw(q, r, depth, per_question) for q, r in zip(chunk, raw, strict=True)]
+        return [
+            _judge_raw(q, r, depth, per_question, outcome) for q, r in zip(chunk, raw, strict=True)
+        ]
 
-    def one(question: GoldenQuestion) -> QuestionResult:
+    def one(question: Any) -> T:
         start = clock()
         ranking: list[str] | None
         try:
@@ -268,22 +286,22 @@ def _chunk_scorer(
         elapsed = clock() - start
         if error is None and timeout is not None and elapsed > timeout:
             ranking, error = None, _timed_out(timeout)
-        return _result(question, ranking, depth, elapsed * 1000, error)
+        return outcome(question, ranking, depth, elapsed * 1000, error)
 
-    def score(chunk: Sequence[GoldenQuestion]) -> list[QuestionResult]:
+    def score(chunk: Sequence[Any]) -> list[T]:
         if many is not None and len(chunk) > 1:
             return batch(chunk)
         return [one(question) for question in chunk]
 
-    return score
+    return score, one
 
 
-def _judge_raw(question: GoldenQuestion, raw: Any, depth: int, latency_ms: float) -> QuestionResult:
+def _judge_raw(question: Any, raw: Any, depth: int, latency_ms: float, outcome: Outcome[T]) -> T:
     try:
         ranking = check_ranking(raw)
     except (TypeError, ValueError) as exc:
-        return _result(question, None, depth, latency_ms, _describe(exc))
-    return _result(question, ranking, depth, latency_ms, None)
+        return outcome(question, None, depth, latency_ms, _describe(exc))
+    return outcome(question, ranking, depth, latency_ms, None)
 
 
 def batches(items: Sequence[Any], size: int) -> list[Sequence[Any]]:
@@ -306,31 +324,50 @@ def score_questions(
     ``bounds_own_time``) the calls run in the calling thread; otherwise on call threads the
     calling thread supervises (see the module docstring).
     """
-    settings = settings or RunSettings()
+    return ask(questions, retriever, settings or RunSettings(), _result, progress=progress)
+
+
+def ask(
+    questions: Sequence[Asked],
+    retriever: EvaluatableRetriever,
+    settings: RunSettings,
+    outcome: Outcome[T],
+    *,
+    progress: Callable[[int], None] | None = None,
+) -> list[T]:
+    """The protocol of :func:`score_questions` (batches, bounded concurrency, deadlines, errors
+    recorded), each answer handed to ``outcome`` instead of judged: a replay keeps rankings and
+    errors only, with no labels to judge them against. Order is kept."""
     workers = settings.max_concurrency or getattr(retriever, "max_concurrency", 1) or 1
     batch_size = DEFAULT_BATCH_SIZE if hasattr(retriever, "retrieve_many") else 1
     # spread the work so every worker has some, without one batch per question
     batch_size = max(1, min(batch_size, -(-len(questions) // workers)))
-    chunks = batches(list(questions), batch_size)
     timeout = settings.timeout_s
     # a retriever whose own timeouts end every call needs no deadline watched; its overruns are
     # still recorded as timeouts when the call returns
     deadline = None if getattr(retriever, "bounds_own_time", False) else timeout
 
-    score = _chunk_scorer(retriever, settings)
+    score, one = _chunk_scorer(retriever, settings, outcome)
+    if workers <= 1 and deadline is None and batch_size == 1:  # one call per question, here
+        if progress is None:
+            return [one(question) for question in questions]
+        out: list[T] = []
+        for question in questions:
+            out.append(one(question))
+            progress(1)
+        return out
+    chunks = batches(list(questions), batch_size)
     if workers <= 1 and deadline is None:
-        out: list[QuestionResult] = []
+        out = []
         for chunk in chunks:
             out.extend(score(chunk))
             if progress:
                 progress(len(chunk))
         return out
 
-    def expire(
-        chunk: Sequence[GoldenQuestion], elapsed_s: float, budget_s: float
-    ) -> list[QuestionResult]:
+    def expire(chunk: Sequence[Any], elapsed_s: float, budget_s: float) -> list[T]:
         latency = elapsed_s * 1000 / len(chunk)
-        return [_result(q, None, settings.depth, latency, _timed_out(budget_s)) for q in chunk]
+        return [outcome(q, None, settings.depth, latency, _timed_out(budget_s)) for q in chunk]
 
     return Supervisor(chunks, score, expire, deadline).run(workers, progress)
 

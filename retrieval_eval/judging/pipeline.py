@@ -1,9 +1,9 @@
 """The run pipeline the CLI's ``run`` and the DAG's tasks share, as small steps.
 
 resolve (the set, the settings, the thresholds, the retriever's name) → evaluate (the protocol,
-then the run's dead labels, with the retriever open) → record (judged against its baseline and
-saved, or judged as a first run when there is no store) → power (the smallest drop the set's
-size detects). :func:`run_pipeline` chains them in one process; the DAG calls the steps one task
+then the run's dead labels, with the retriever open) → power (the smallest drop the set's size
+detects) → record (judged against its baseline and saved, or judged as a first run when there is
+no store). :func:`run_pipeline` chains them in one process; the DAG calls the steps one task
 at a time, since it fans retrieval out per batch. Names resolve one way, down: the config, then
 the retriever registry it builds.
 """
@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from retrieval_eval.config.models import Config, RunOptions, Thresholds
-from retrieval_eval.errors import InvalidInputError
+from retrieval_eval.errors import Interrupted, InvalidInputError
 from retrieval_eval.evaluation.labels import attach_dead_labels
 from retrieval_eval.evaluation.results import RunResult, RunSettings
 from retrieval_eval.evaluation.scoring import evaluate
@@ -26,6 +26,7 @@ from retrieval_eval.golden.loaders import SET_SUFFIXES, load_golden_set
 from retrieval_eval.golden.models import GoldenQuestionSet
 from retrieval_eval.judging.recording import Recorded
 from retrieval_eval.retrievers.base import EvaluatableRetriever
+from retrieval_eval.retrievers.isolation import stdout_to_stderr
 from retrieval_eval.safety.limits import quote
 
 if TYPE_CHECKING:
@@ -59,29 +60,37 @@ def resolve_retriever(config: Config, name: str) -> EvaluatableRetriever:
 def opened_retriever(config: Config, name: str) -> Iterator[EvaluatableRetriever]:
     """Build the retriever; close it afterwards when it has ``close()`` (pools, connections).
 
-    A ``close()`` that raises is logged as a warning, not raised: by then the run is evaluated
-    (and, the block done, saved unless ``--no-save``), and a pool that fails to shut down must
-    not lose it, nor hide the block's own error.
+    From the build to the close, what the retriever prints goes to stderr, never into a report
+    on stdout (:mod:`retrieval_eval.retrievers.isolation`). A ``close()`` that raises is logged
+    as a warning, not raised: by then the run is evaluated (and, the block done, saved unless
+    ``--no-save``), and a pool that fails to shut down must not lose it, nor hide the block's
+    own error.
     """
-    retriever = resolve_retriever(config, name)
-    try:
-        yield retriever
-    finally:
-        close = getattr(retriever, "close", None)
-        if callable(close):
-            try:
-                close()
-            except Exception as exc:
-                from retrieval_eval.safety.redaction import redact
-                from retrieval_eval.safety.surrogates import escaped
+    with stdout_to_stderr():
+        retriever = resolve_retriever(config, name)
+        try:
+            yield retriever
+        finally:
+            _close(retriever, name)
 
-                said = str(exc).strip()
-                text = f"{type(exc).__name__}: {said}" if said else type(exc).__name__
-                logging.getLogger(__name__).warning(
-                    "retriever %s: close() failed after the evaluation, whose results stand: %s",
-                    quote(name),
-                    escaped(redact(text))[:300],
-                )
+
+def _close(retriever: EvaluatableRetriever, name: str) -> None:
+    """Call the retriever's ``close()``, if any, logging (not raising) its failure."""
+    close = getattr(retriever, "close", None)
+    if callable(close):
+        try:
+            close()
+        except Exception as exc:
+            from retrieval_eval.safety.redaction import redact
+            from retrieval_eval.safety.surrogates import escaped
+
+            said = str(exc).strip()
+            text = f"{type(exc).__name__}: {said}" if said else type(exc).__name__
+            logging.getLogger(__name__).warning(
+                "retriever %s: close() failed after the evaluation, whose results stand: %s",
+                quote(name),
+                escaped(redact(text))[:300],
+            )
 
 
 def resolve_settings(
@@ -233,20 +242,45 @@ def run_pipeline(
     baseline_run_id: int | None = None,
     save: bool = True,
     progress: bool = False,
+    index_version: str | None = None,
 ) -> PipelineRun:
-    """Evaluate, record and size one resolved run (see the module docstring)."""
-    result = evaluate_run(plan, progress=progress)
-    recorded = record_verdict(
-        result,
-        plan.thresholds,
-        store_url=store_url,
-        baseline_run_id=baseline_run_id,
-        save=save,
-        dead_labels_baseline=plan.config.dead_labels_baseline_for(
-            result.set_identifier, plan.retriever_name
-        ),
-    )
-    return PipelineRun(result, recorded, power_figures(result, plan.thresholds, plan.config))
+    """Evaluate, size and record one resolved run (see the module docstring); ``index_version``
+    names the index build measured (stored with the run).
+
+    An interrupt (Ctrl-C, a KeyboardInterrupt, SIGTERM in the CLI) becomes
+    :class:`~retrieval_eval.errors.Interrupted` saying what was saved: nothing while the
+    retriever runs; while the run is recorded, either all of it or nothing (one transaction, a
+    spool file written whole), which ``history`` tells. Recording is the last step, so once it
+    returns the caller knows the run's id.
+    """
+    try:
+        result = evaluate_run(plan, progress=progress)
+        if index_version is not None:
+            result = result.model_copy(update={"index_version": index_version})
+        power = power_figures(result, plan.thresholds, plan.config)
+    except KeyboardInterrupt as exc:
+        raise Interrupted.by(
+            exc, "before the run was evaluated in full: nothing was saved or spooled"
+        ) from None
+    try:
+        recorded = record_verdict(
+            result,
+            plan.thresholds,
+            store_url=store_url,
+            baseline_run_id=baseline_run_id,
+            save=save,
+            dead_labels_baseline=plan.config.dead_labels_baseline_for(
+                result.set_identifier, plan.retriever_name
+            ),
+        )
+    except KeyboardInterrupt as exc:
+        history = f"retrieval-eval history {result.set_identifier} {result.retriever}"
+        raise Interrupted.by(
+            exc,
+            "while the run was being recorded: it is saved (or spooled) in full or not at all, "
+            f"and `{history}` shows whether it was saved",
+        ) from None
+    return PipelineRun(result, recorded, power)
 
 
 def run_evaluation(

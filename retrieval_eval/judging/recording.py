@@ -2,9 +2,13 @@
 
 If the store cannot be reached, nothing is lost and nothing is raised: the verdict says the store
 was unreachable (state ``not_comparable``, or ``invalid_run`` for an invalid run), the run goes to
-a spool file, and :attr:`Recorded.spool_path` tells the caller (the CLI exits 3 on it).
+a spool file (a temporary folder when the spool cannot take it), :attr:`Recorded.spool_path` tells
+the caller where, and :meth:`Recorded.failure` is the error the caller ends with (exit 3; 2 for a
+store a newer retrieval-eval migrated).
 ``replay_spool`` saves spooled runs later, judging each against the baseline it would have had,
-into the store each was meant for (see :func:`replay_spooled`).
+into the store each was meant for (see :func:`replay_spooled`); spooled replays of query samples
+(:func:`retrieval_eval.replay.pipeline.record_replay`) are saved by the same pass, each compared
+as it would have been when it ran.
 
 Baseline choice: a pinned ``baseline_run_id`` wins; otherwise the newest run that is valid, has the
 same labels, was not a regression nor refused as a baseline (unless accepted) and started before
@@ -24,13 +28,19 @@ from typing import TYPE_CHECKING
 from pydantic import BaseModel
 
 from retrieval_eval.config.models import Thresholds
-from retrieval_eval.errors import InvalidInputError, StoreUnavailableError, UnknownNameError
+from retrieval_eval.errors import (
+    Interrupted,
+    InvalidInputError,
+    StoreTooNewError,
+    StoreUnavailableError,
+    UnknownNameError,
+)
 from retrieval_eval.evaluation.results import RunResult
 from retrieval_eval.judging.regression import Verdict, detect_regression
 
 if TYPE_CHECKING:  # the store (SQLAlchemy) is imported by the calls that open one
     from retrieval_eval.store import Store, StoredRun
-    from retrieval_eval.store.spool import SpooledRun
+    from retrieval_eval.store.spool import Kept, SpooledReplay, SpooledRun
 
 BASELINE_REFUSED = (
     "Not accepted as the baseline: the index lost labelled documents (dead_labels_baseline: "
@@ -42,12 +52,32 @@ LABELS_CHANGED = (
 
 
 class Recorded(BaseModel):
-    """What happened to a run: its id when saved, its verdict, its spool file when spooled."""
+    """What happened to a run: its id when saved, its verdict, where its JSON went when the store
+    did not take it (the spool, or a temporary folder when the spool failed too), and then what
+    ``run`` says about it, with the exit code of the store's failure (:meth:`failure`)."""
 
     run_id: int | None
     saved: bool
     verdict: Verdict
     spool_path: Path | None = None
+    problem: str | None = None  # the store's failure and where the run went: None when saved
+    problem_exit_code: int = 3  # 3 the store failed; 2 a newer retrieval-eval migrated it
+
+    def failure(self) -> StoreUnavailableError | None:
+        """The error a command ends with for :attr:`problem`, None when there is none."""
+        return None if self.problem is None else store_error(self.problem, self.problem_exit_code)
+
+
+def later(exit_code: int) -> str:
+    """When a run the store did not take can be saved, after a store error of ``exit_code``."""
+    return "once retrieval-eval is upgraded" if exit_code == StoreTooNewError.exit_code else "later"
+
+
+def store_error(message: str, exit_code: int) -> StoreUnavailableError:
+    """The store error of kind ``exit_code`` (3, or 2: a newer version migrated the store)."""
+    if exit_code == StoreTooNewError.exit_code:
+        return StoreTooNewError(message)
+    return StoreUnavailableError(message)
 
 
 def judge_and_save(
@@ -101,11 +131,13 @@ def record_run(
 ) -> Recorded:
     """Pick the baseline, build the verdict, save run and verdict in one transaction.
 
-    Never raises StoreUnavailableError: an unreachable store gives a spooled run (when ``save``)
-    and a verdict saying so. An unknown pinned baseline raises UnknownNameError (exit 2).
+    Never raises StoreUnavailableError: a store that fails gives a spooled run (when ``save``;
+    see :func:`~retrieval_eval.store.spool.keep_run` for a spool that fails too), a verdict
+    saying so and :attr:`Recorded.problem`. An unknown pinned baseline raises UnknownNameError
+    (exit 2).
     """
     from retrieval_eval.store import mask_url, open_store
-    from retrieval_eval.store.spool import SpooledRun, write_spool
+    from retrieval_eval.store.spool import SpooledRun, keep_run
     from retrieval_eval.store.url import parse_store_url, store_fingerprint
 
     result = errors_redacted(result)
@@ -120,23 +152,46 @@ def record_run(
                 dead_labels_baseline=dead_labels_baseline,
             )
     except StoreUnavailableError as exc:
-        note = f"Result store unreachable: {exc}."
-        spool_path = None
+        shown = mask_url(parse_store_url(store_url))
+        kept = None
         if save:
             entry = SpooledRun(
                 result=result,
                 thresholds=thresholds,
                 baseline_run_id=baseline_run_id,
-                store=mask_url(parse_store_url(store_url)),
+                store=shown,
                 store_fingerprint=store_fingerprint(store_url),
             )
-            spool_path = write_spool(entry, spool_dir)
-            note += (
-                f" The run was spooled to {spool_path}; save it later with "
-                f"`{replay_command(spool_path.parent)}`, which replays it into {entry.store}."
-            )
+            kept = keep_run(entry, spool_dir)
+        too_new = isinstance(exc, StoreTooNewError)
+        problem = _not_saved(exc, kept, shown)
+        head = "Result store not used" if too_new else "Result store unreachable"
+        note = f"{head}: {problem}."
         verdict = detect_regression(result, None, thresholds, comparable=False, note=note)
-        return Recorded(run_id=None, saved=False, verdict=verdict, spool_path=spool_path)
+        return Recorded(
+            run_id=None,
+            saved=False,
+            verdict=verdict,
+            spool_path=kept.path if kept else None,
+            # without save nothing is lost, unless the store never takes a run of this version
+            problem=problem if save or too_new else None,
+            problem_exit_code=exc.exit_code,
+        )
+
+
+def _not_saved(exc: StoreUnavailableError, kept: Kept | None, store: str) -> str:
+    """What a run the store did not take says: the store's failure, where the run went (the
+    spool, else a temporary folder, else nowhere) and the command that saves it later."""
+    if kept is None:  # not to be saved
+        return str(exc)
+    if kept.path is None:
+        return f"{exc}; {kept.problem}: the run was written nowhere, its report is all there is"
+    when = later(exc.exit_code)
+    command = replay_command(kept.path.parent)
+    replay = f"save it {when} with `{command}`, which replays it into {store}"
+    if kept.problem is None:
+        return f"{exc}; the run was spooled to {kept.path}: {replay}"
+    return f"{exc}; {kept.problem}: {replay}"
 
 
 def errors_redacted(result: RunResult) -> RunResult:
@@ -165,18 +220,21 @@ def replay_command(folder: Path) -> str:
 
 
 class Replayed(BaseModel):
-    """What a replay did: the ids saved, in order, and the stores they went to; the files set
-    aside (new path, reason); the files left in place (store unreachable, or not removable)."""
+    """What a replay did: the ids saved, in order (runs in ``ids``, replays of query samples in
+    ``replays``), and the stores they went to; the files set aside (new path, reason); the
+    files left in place (store unreachable, or not removable)."""
 
     ids: list[int] = []
+    replays: list[int] = []
     stores: list[str] = []  # masked URLs
     set_aside: list[tuple[Path, str]] = []
     left: list[tuple[Path, str]] = []
     overridden: int = 0  # files that recorded another store than the explicit one
     unreachable: str | None = None  # the first unreachable store's error
+    unreachable_exit_code: int = 3  # its kind: 2 for a store a newer retrieval-eval migrated
 
 
-def replay_target(entry: SpooledRun, fallback: str) -> str | None:
+def replay_target(entry: SpooledRun | SpooledReplay, fallback: str) -> str | None:
     """The store a spooled run goes to: the one it recorded, with its password from
     ``fallback`` (the store the flags name) when their fingerprints agree, as recorded when the
     URL holds no password; ``fallback`` for a file that recorded none. None: unknown."""
@@ -206,7 +264,8 @@ def replay_spooled(
     set aside and nothing is saved (InvalidInputError naming them: fix one and move it back, or
     replay again without it). A run pinned to a baseline that no longer exists, or meant for a
     store this replay cannot open, is set aside and the others are replayed. The files of an
-    unreachable store stay, and :attr:`Replayed.unreachable` says why.
+    unreachable store stay, and :attr:`Replayed.unreachable` says why. An interrupt raises
+    :class:`~retrieval_eval.errors.Interrupted` naming the runs saved so far.
     """
     from retrieval_eval.store.spool import default_spool_dir, replay_lock, scan_spool
 
@@ -227,6 +286,14 @@ def replay_spooled(
         try:
             for path in paths:
                 _replay_one(done, path, store_url, override, stores)
+        except KeyboardInterrupt as exc:
+            saved = ", ".join(map(str, done.ids)) or "none"
+            raise Interrupted.by(
+                exc,
+                f"while replaying {folder}: saved run ids {saved}; the other spooled runs stay "
+                "there (the one being saved is saved in full or not at all, and replaying it "
+                f"again is harmless): run `{replay_command(folder)}` again",
+            ) from None
         finally:
             for store in stores.values():
                 store.close()
@@ -258,25 +325,33 @@ def _replay_one(
         store = stores.get(target)
         if store is None:
             store = stores[target] = open_store(target)
-        recorded = judge_and_save(
-            store, entry.result, entry.thresholds, baseline_run_id=entry.baseline_run_id
-        )
-    except UnknownNameError as exc:  # a pinned baseline that no longer exists
+        if entry.kind == "replay":
+            from retrieval_eval.replay.pipeline import save_spooled
+
+            replay_id = save_spooled(store, entry)
+            done.replays.append(replay_id)
+            saved: int | None = replay_id
+        else:
+            saved = judge_and_save(
+                store, entry.result, entry.thresholds, baseline_run_id=entry.baseline_run_id
+            ).run_id
+            if saved is not None:
+                done.ids.append(saved)
+    except UnknownNameError as exc:  # a pinned baseline (compared replay) that no longer exists
         _set_aside(done, path, f"{path}: {exc}")
         return
     except StoreUnavailableError as exc:
         done.left.append((path, str(exc)))
-        done.unreachable = done.unreachable or str(exc)
+        if done.unreachable is None:
+            done.unreachable, done.unreachable_exit_code = str(exc), exc.exit_code
         return
-    if recorded.run_id is not None:
-        done.ids.append(recorded.run_id)
     if (shown := mask_url(target)) not in done.stores:
         done.stores.append(shown)
     try:
         path.unlink()
     except OSError as exc:  # a read-only spool folder: saved, but the file stays
         done.left.append(
-            (path, f"saved as run {recorded.run_id}, but the file could not be removed "
+            (path, f"saved as {entry.kind} {saved}, but the file could not be removed "
              f"({exc.strerror}); replaying it again is harmless (same run key)"),
         )  # fmt: skip
 
@@ -301,7 +376,7 @@ def replay_spool(store_url: str, spool_dir: Path | None = None) -> list[int]:
 
     done = replay_spooled(store_url, spool_dir)
     if done.unreachable:
-        raise StoreUnavailableError(done.unreachable)
+        raise store_error(done.unreachable, done.unreachable_exit_code)
     if done.set_aside:
         raise UnknownNameError("; ".join(reason for _, reason in done.set_aside))
     return done.ids

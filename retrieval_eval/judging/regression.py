@@ -157,6 +157,9 @@ class Verdict(BaseModel):
     # a run whose index lost labelled documents, kept from becoming a baseline
     # (dead_labels_baseline: refuse) until `retrieval-eval baseline accept`
     baseline_refused: bool = False
+    # the index builds this run and its baseline measured, when compared (None: not recorded)
+    index_version: str | None = None
+    baseline_index_version: str | None = None
     reasons: list[str] = Field(default_factory=list)  # what regressed, one phrase each
     summary: str = ""
 
@@ -448,6 +451,7 @@ def _holm_adjust(changes: dict[int, DepthChange]) -> None:
 def _compare(current: RunResult, baseline: Baseline, thresholds: Thresholds) -> Verdict:
     dead = list(current.dead_labels.dead_ids) if current.dead_labels else []
     reach = baseline.result.settings.fetch_limit  # how deep the baseline's hits can be told
+    index_version = current.index_version  # the copies judged below have none
     current, old, stale = _without_stale(current, baseline.result)
     top1 = _delta(current.top1_hit_rate, old.top1_hit_rate)
     top3 = _delta(current.top3_hit_rate, old.top3_hit_rate)
@@ -485,6 +489,8 @@ def _compare(current: RunResult, baseline: Baseline, thresholds: Thresholds) -> 
         dead_ids=dead,
         stale_questions=stale,
         compared_questions=current.question_count if stale else None,
+        index_version=index_version,
+        baseline_index_version=baseline.result.index_version,
     )
     reasons = regression_reasons(verdict, thresholds)
     return verdict.model_copy(

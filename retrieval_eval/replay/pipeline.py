@@ -6,30 +6,43 @@ Compared with, in order: ``against`` (another retriever, replayed now), ``agains
 replay of the same sample), else the previous valid replay of this sample and retriever (so a
 nightly replay shows what last night's rebuild moved). Replays of different samples are never
 compared: ``against_run`` of another sample is an error.
+
+Saving is :func:`record_replay`: one transaction, or, when the store cannot be reached, a spool
+file (:class:`~retrieval_eval.store.spool.SpooledReplay`) that ``db replay`` compares and saves
+later, as for runs (:func:`save_spooled`). A replay started while the store is unreachable draws
+its sample from the log again and is compared when it is saved.
 """
 
 from __future__ import annotations
 
 import uuid
-from collections.abc import Sequence
-from dataclasses import dataclass, field
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Literal
 
-from retrieval_eval.errors import InvalidInputError
+from retrieval_eval.errors import InvalidInputError, StoreUnavailableError
 from retrieval_eval.replay.compare import Comparison, DriftThresholds, Ranked, compare
 from retrieval_eval.replay.run import ReplaySettings, replay_sample
-from retrieval_eval.replay.samples import QuerySample, SampleSpec, build_sample, resolve_texts
+from retrieval_eval.replay.samples import (
+    QuerySample,
+    SampledQuery,
+    SampleSpec,
+    build_sample,
+    resolve_texts,
+)
 
 if TYPE_CHECKING:
     from retrieval_eval.config.models import Config
     from retrieval_eval.store import Store
     from retrieval_eval.store.replays import StoredReplay
+    from retrieval_eval.store.spool import SpooledRanking, SpooledReplay
 
 
 @dataclass(frozen=True)
 class ReplayOutcome:
-    """What a replay produced, saved or not."""
+    """What a replay produced, saved, spooled (``spool_path``) or neither."""
 
     run_key: str
     sample_name: str
@@ -43,6 +56,13 @@ class ReplayOutcome:
     index_version: str | None
     replay_id: int | None = None
     notes: tuple[str, ...] = field(default=())
+    thresholds: DriftThresholds = field(default_factory=DriftThresholds)
+    # the other retriever's rankings when compared with one (``against``), replayed now
+    before: Sequence[Ranked] | None = None
+    against_run: int | None = None  # compared with this stored replay, by request
+    run_date: datetime = field(default_factory=lambda: datetime.now(UTC))
+    package_version: str | None = None
+    spool_path: Path | None = None
 
 
 def stored_sample(
@@ -101,9 +121,11 @@ def compared_rankings(
     sample_id: int | None,
     retriever: str,
     against_run: int | None,
+    before: datetime | None = None,
 ) -> tuple[list[Ranked] | None, StoredReplay | None]:
     """The stored rankings a replay is compared with: ``against_run``'s, else the previous
-    valid replay's of (sample, retriever); none for the first of a series."""
+    valid replay's of (sample, retriever) (one that ran before ``before``, when given: a spooled
+    replay saved late is compared with the one before it); none for the first of a series."""
     from retrieval_eval.store.replays import get_replay, previous_replay, rankings
 
     if store is None:
@@ -121,7 +143,7 @@ def compared_rankings(
         return rankings(store, stored.id), stored
     if sample_id is None:
         return None, None
-    previous = previous_replay(store, sample_id, retriever)
+    previous = previous_replay(store, sample_id, retriever, before)
     if previous is None:
         return None, None
     return rankings(store, previous.id), previous
@@ -140,42 +162,50 @@ def run_replay(
     index_version: str | None = None,
     run_key: str | None = None,
     save: bool = True,
+    store_url: str | None = None,
+    spool_dir: Path | None = None,
 ) -> ReplayOutcome:
-    """Replay ``sample_name`` with ``retriever``, compare, judge and (with ``save``) store it."""
+    """Replay ``sample_name`` with ``retriever``, compare, judge and (with ``save``) store it.
+
+    With ``store_url``, saving is :func:`record_replay` (spooled when the store is unreachable);
+    with ``store`` None as well (it could not be opened), the sample is drawn from the log and
+    the replay compared with ``against`` only, the rest when ``db replay`` saves it.
+    """
     if against is not None and against_run is not None:
         raise InvalidInputError("give --against RETRIEVER or --against-run ID, not both")
+    if store is None and against_run is not None and store_url is not None:
+        raise StoreUnavailableError(
+            f"--against-run {against_run} reads a stored replay, and the result store is "
+            "unreachable: nothing was replayed"
+        )
     sample_id, sample, spec = stored_sample(config, store, sample_name)
     settings = replay_settings(config, sample_name, retriever, k=k)
     after = rankings_of(config, sample, spec, retriever, settings)
-    compared: StoredReplay | None = None
-    if against is not None:
-        before: list[Ranked] | None = rankings_of(config, sample, spec, against, settings)
-        label: str | None = f"retriever {against}"
-    else:
-        before, compared = compared_rankings(store, sample_id, retriever, against_run)
-        label = None if compared is None else f"replay {compared.id}"
-    outcome = judged(
+    others = None if against is None else rankings_of(config, sample, spec, against, settings)
+    outcome = judged_against(
         config,
+        store,
         sample_name,
         retriever,
         sample_id,
         sample,
         after,
-        before,
-        compared=compared,
-        label=label,
+        others=others,
+        against=against,
+        against_run=against_run,
         index_version=index_version,
         run_key=run_key,
         k=settings.k,
         p=p,
     )
-    if save and store is not None and sample_id is not None:
+    if save and store_url is not None:
+        return record_replay(store, outcome, store_url=store_url, spool_dir=spool_dir)
+    if save and store is not None:
         return save_outcome(store, outcome)
     return outcome
 
 
-def judged(
-    config: Config,
+def outcome_of(
     sample_name: str,
     retriever: str,
     sample_id: int | None,
@@ -183,21 +213,19 @@ def judged(
     after: Sequence[Ranked],
     before: Sequence[Ranked] | None,
     *,
-    compared: StoredReplay | None = None,
-    label: str | None = None,
-    index_version: str | None = None,
-    run_key: str | None = None,
-    k: int | None = None,
-    p: float | None = None,
+    p: float,
+    k: int,
+    thresholds: DriftThresholds,
+    compared: StoredReplay | None,
+    label: str | None,
+    index_version: str | None,
+    run_key: str | None,
 ) -> ReplayOutcome:
-    """Compare ``after`` with ``before`` by the series' persistence, depth and drift limits."""
-    comparison = compare(
-        before,
-        after,
-        p=persistence(config, sample_name, retriever, p),
-        k=k or replay_settings(config, sample_name, retriever).k,
-        thresholds=drift_thresholds(config, sample_name, retriever),
-    )
+    """``after`` compared with ``before`` at persistence ``p`` and depth ``k``, judged by
+    ``thresholds``: the outcome a replay saves (its run date now, this retrieval-eval's
+    version)."""
+    from retrieval_eval import installed_version
+
     return ReplayOutcome(
         run_key=run_key or uuid.uuid4().hex,
         sample_name=sample_name,
@@ -205,37 +233,235 @@ def judged(
         sample=sample,
         retriever=retriever,
         rankings=after,
-        comparison=comparison,
+        comparison=compare(before, after, p=p, k=k, thresholds=thresholds),
         against=label,
         compared=compared,
         index_version=index_version,
+        thresholds=thresholds,
+        package_version=installed_version(),
     )
 
 
+def compared_with(
+    store: Store | None,
+    sample_id: int | None,
+    retriever: str,
+    *,
+    others: Sequence[Ranked] | None = None,
+    label: str | None = None,
+    against_run: int | None = None,
+    before: datetime | None = None,
+) -> tuple[Sequence[Ranked] | None, StoredReplay | None, str | None]:
+    """(rankings, stored replay, label) a replay is compared with: ``others`` (another
+    retriever's rankings, replayed now, named by ``label``), else :func:`compared_rankings`."""
+    if others is not None:
+        return others, None, label
+    rankings, compared = compared_rankings(store, sample_id, retriever, against_run, before)
+    return rankings, compared, None if compared is None else f"replay {compared.id}"
+
+
+def judged_against(
+    config: Config,
+    store: Store | None,
+    sample_name: str,
+    retriever: str,
+    sample_id: int | None,
+    sample: QuerySample,
+    after: Sequence[Ranked],
+    *,
+    others: Sequence[Ranked] | None = None,
+    against: str | None = None,
+    against_run: int | None = None,
+    index_version: str | None = None,
+    run_key: str | None = None,
+    k: int | None = None,
+    p: float | None = None,
+) -> ReplayOutcome:
+    """``after`` compared with what :func:`compared_with` finds, by the series' persistence,
+    depth and drift limits; the outcome keeps what it was compared with, for the spool. The
+    CLI's replay and the DAG's compare task both end here."""
+    before, compared, label = compared_with(
+        store,
+        sample_id,
+        retriever,
+        others=others,
+        label=None if against is None else f"retriever {against}",
+        against_run=against_run,
+    )
+    outcome = outcome_of(
+        sample_name,
+        retriever,
+        sample_id,
+        sample,
+        after,
+        before,
+        p=persistence(config, sample_name, retriever, p),
+        k=k or replay_settings(config, sample_name, retriever).k,
+        thresholds=drift_thresholds(config, sample_name, retriever),
+        compared=compared,
+        label=label,
+        index_version=index_version,
+        run_key=run_key,
+    )
+    return replace(outcome, before=others, against_run=against_run)
+
+
+def unpacked(sample: QuerySample, rows: Iterable[Sequence[Any]]) -> list[Ranked]:
+    """Rankings packed as ``(key, ids, error)`` (an XCom, a spool file) with the sample's
+    stored texts, counts and buckets."""
+    by_key = {q.key: q for q in sample.queries}
+    return [
+        Ranked(key, by_key[key].text, by_key[key].count, by_key[key].bucket, tuple(ids), error)
+        for key, ids, error in rows
+    ]
+
+
 def save_outcome(store: Store, outcome: ReplayOutcome) -> ReplayOutcome:
-    """Store a replay (one transaction) and give the outcome its id."""
-    from dataclasses import replace
+    """Store a replay (one transaction; its sample first when it is not stored yet) and give
+    the outcome its id."""
+    from retrieval_eval.store.replays import ReplayRecord, save_replay, save_sample
 
-    from retrieval_eval import __version__
-    from retrieval_eval.store.replays import ReplayRecord, save_replay
-
-    assert outcome.sample_id is not None
+    sample_id = outcome.sample_id
+    if sample_id is None:  # drawn while the store was unreachable
+        sample_id = save_sample(store, outcome.sample)
     replay_id = save_replay(
         store,
         ReplayRecord(
             run_key=outcome.run_key,
-            sample_id=outcome.sample_id,
+            sample_id=sample_id,
             sample_name=outcome.sample_name,
             retriever=outcome.retriever,
             k=outcome.comparison.k,
             p=outcome.comparison.p,
-            run_date=datetime.now(UTC),
+            run_date=outcome.run_date,
             rankings=outcome.rankings,
             comparison=outcome.comparison,
             compared_id=outcome.compared.id if outcome.compared else None,
             against=outcome.against,
             index_version=outcome.index_version,
-            package_version=__version__,
+            package_version=outcome.package_version,
         ),
     )
-    return replace(outcome, replay_id=replay_id)
+    return replace(outcome, sample_id=sample_id, replay_id=replay_id)
+
+
+def record_replay(
+    store: Store | None,
+    outcome: ReplayOutcome,
+    *,
+    store_url: str,
+    spool_dir: Path | None = None,
+) -> ReplayOutcome:
+    """Save the replay in one transaction into ``store`` (opened from ``store_url`` when None);
+    when the store cannot be reached, write it to the spool instead and say so in the outcome's
+    ``notes`` and ``spool_path`` (``db replay`` compares and saves it later). Never raises
+    StoreUnavailableError."""
+    from retrieval_eval.judging.recording import replay_command
+    from retrieval_eval.store import mask_url, open_store
+    from retrieval_eval.store.spool import write_spool
+
+    try:
+        if store is not None:
+            return save_outcome(store, outcome)
+        with open_store(store_url) as opened:
+            return save_outcome(opened, outcome)
+    except StoreUnavailableError as exc:
+        path = write_spool(spooled(outcome, store_url), spool_dir)
+        note = (
+            f"Result store unreachable: {exc}. The replay was spooled to {path}; save it later "
+            f"with `{replay_command(path.parent)}`, which compares it with "
+            f"{_compared_later(outcome)} and stores it in {mask_url(store_url)}."
+        )
+        return replace(outcome, spool_path=path, notes=(*outcome.notes, note))
+
+
+def _compared_later(outcome: ReplayOutcome) -> str:
+    if outcome.before is not None:
+        return outcome.against or "the other retriever"
+    if outcome.against_run is not None:
+        return f"replay {outcome.against_run}"
+    return "the replay of its series before it"
+
+
+def _packed(rankings: Sequence[Ranked]) -> list[SpooledRanking]:
+    return [(r.key, list(r.ids), r.error) for r in rankings]
+
+
+def spooled(outcome: ReplayOutcome, store_url: str) -> SpooledReplay:
+    """The spool entry of a replay: its sample as stored, its rankings and what it is compared
+    with, for the store at ``store_url`` (kept masked, with a fingerprint of the full URL)."""
+    from retrieval_eval.store import mask_url
+    from retrieval_eval.store.spool import SpooledReplay
+    from retrieval_eval.store.url import parse_store_url, store_fingerprint
+
+    sample = outcome.sample
+    mode: Literal["previous", "replay", "retriever"] = "previous"
+    if outcome.before is not None:
+        mode = "retriever"
+    elif outcome.against_run is not None:
+        mode = "replay"
+    return SpooledReplay(
+        run_key=outcome.run_key,
+        started_at=outcome.run_date,
+        sample_name=sample.name,
+        privacy=sample.privacy,
+        log_queries=sample.log_queries,
+        log_traffic=sample.log_traffic,
+        queries=[(q.key, q.text, q.count, q.bucket, q.query_id) for q in sample.queries],
+        retriever=outcome.retriever,
+        k=outcome.comparison.k,
+        p=outcome.comparison.p,
+        thresholds=outcome.thresholds,
+        rankings=_packed(outcome.rankings),
+        compare_with=mode,
+        compared_id=outcome.against_run,
+        against=outcome.against if outcome.before is not None else None,
+        before=_packed(outcome.before) if outcome.before is not None else None,
+        index_version=outcome.index_version,
+        package_version=outcome.package_version,
+        store=mask_url(parse_store_url(store_url)),
+        store_fingerprint=store_fingerprint(store_url),
+    )
+
+
+def save_spooled(store: Store, entry: SpooledReplay) -> int:
+    """Compare a spooled replay as it would have been compared when it ran, and save it (its
+    sample first, once); return its id. UnknownNameError when the replay it was compared with
+    by request is gone (pruned)."""
+    from retrieval_eval.store.replays import save_sample
+
+    queries = tuple(SampledQuery(*query) for query in entry.queries)
+    sample = QuerySample(
+        entry.sample_name, entry.privacy, queries, entry.log_queries, entry.log_traffic
+    )
+    sample_id = save_sample(store, sample)
+    after = unpacked(sample, entry.rankings)
+    others = unpacked(sample, entry.before or []) if entry.compare_with == "retriever" else None
+    before, compared, label = compared_with(
+        store,
+        sample_id,
+        entry.retriever,
+        others=others,
+        label=entry.against,
+        against_run=entry.compared_id if entry.compare_with == "replay" else None,
+        before=entry.started_at,
+    )
+    outcome = outcome_of(
+        entry.sample_name,
+        entry.retriever,
+        sample_id,
+        sample,
+        after,
+        before,
+        p=entry.p,
+        k=entry.k,
+        thresholds=entry.thresholds,
+        compared=compared,
+        label=label,
+        index_version=entry.index_version,
+        run_key=entry.run_key,
+    )
+    outcome = replace(outcome, run_date=entry.started_at, package_version=entry.package_version)
+    replay_id = save_outcome(store, outcome).replay_id
+    assert replay_id is not None
+    return replay_id

@@ -3,7 +3,9 @@ indefinite rankings", TOIS 28(4)), for lists of DISTINCT ids of uneven lengths.
 
 ``rbo(S, L, p)`` gives the extrapolated RBO_ext (the paper's Eq. 32) with its bounds: RBO_min
 (every unseen item disagrees) and RBO_max (every unseen item agrees as far as the seen items
-allow), so ``minimum <= ext <= maximum`` and ``residual = maximum - minimum``.
+allow), so ``minimum <= ext <= maximum`` and ``residual = maximum - minimum``; and, counted on
+the way, how many items the two lists share (``overlap``, X_l) and their first three share
+(``overlap3``, X_3): Jaccard and the top-3 overlap of a replay cost nothing more.
 Edge cases: two empty lists are identical (1.0, residual 0); one empty and one not share
 nothing (RBO_ext 0.0, the ``rbo`` package's convention), with bounds [0, 1].
 """
@@ -22,6 +24,15 @@ class Rbo:
     ext: float
     minimum: float
     maximum: float
+    overlap: int = 0  # |S ∩ L|: the items both lists hold
+    overlap3: int = 0  # |S_3 ∩ L_3|: the items both top 3s hold
+    sizes: int = 0  # |S| + |L|
+
+    @property
+    def jaccard(self) -> float:
+        """|S ∩ L| / |S ∪ L| of the two (distinct) lists; 1.0 when both are empty."""
+        union = self.sizes - self.overlap
+        return self.overlap / union if union else 1.0
 
     @property
     def residual(self) -> float:
@@ -47,7 +58,7 @@ def rbo(first: Sequence[str], second: Sequence[str], p: float = 0.9) -> Rbo:
     if l == 0:
         return Rbo(1.0, 1.0, 1.0)
     if s == 0:
-        return Rbo(0.0, 0.0, 1.0)
+        return Rbo(0.0, 0.0, 1.0, sizes=l)
     short_seen: set[str] = set()
     long_seen: set[str] = set()
     scale = (1.0 - p) / p
@@ -57,6 +68,7 @@ def rbo(first: Sequence[str], second: Sequence[str], p: float = 0.9) -> Rbo:
     upper = 0.0  # sum_{d<=l} max X_d p^d / d
     power = 1.0
     x_s = 0
+    x_3 = 0
     for d in range(1, l + 1):
         power *= p
         item_l = long_[d - 1]
@@ -77,7 +89,11 @@ def rbo(first: Sequence[str], second: Sequence[str], p: float = 0.9) -> Rbo:
             most = overlap + (d - s)
         weighted += overlap * power / d
         upper += most * power / d
+        if d == 3:
+            x_3 = overlap
     x_l = overlap
+    if l < 3:
+        x_3 = x_l
     ext = scale * (weighted + disjoint) + ((x_l - x_s) / l + x_s / s) * power
     # Below: beyond depth l nothing more agrees (X_d = X_l) ...
     minimum = scale * (weighted + x_l * _tail_harmonic(p, l))
@@ -89,7 +105,7 @@ def rbo(first: Sequence[str], second: Sequence[str], p: float = 0.9) -> Rbo:
         upper += (x_l + 2 * d - s - l) * power_d / d
     upper += power_d * p / (1.0 - p)  # sum_{d > f} p^d: there X_d = d
     maximum = scale * upper
-    return Rbo(_clip(ext), _clip(minimum), _clip(maximum))
+    return Rbo(_clip(ext), _clip(minimum), _clip(maximum), x_l, x_3, s + l)
 
 
 def _clip(value: float) -> float:

@@ -8,11 +8,12 @@ sample's key gone from the log) is an error, like a failed call.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any, NamedTuple
 
-from retrieval_eval.evaluation.results import RunSettings
-from retrieval_eval.evaluation.scoring import score_questions
+from retrieval_eval.evaluation.results import RunSettings, young_collections_only
+from retrieval_eval.evaluation.scoring import Asked, ask, collapse
 from retrieval_eval.golden.models import GoldenQuestion, QuestionForm
 from retrieval_eval.replay.compare import Ranked
 from retrieval_eval.replay.samples import QuerySample
@@ -39,38 +40,60 @@ class ReplaySettings:
         )
 
 
+class Query(NamedTuple):
+    """A sampled query as the protocol asks it: its text, and the id ``retrieve_for`` reads."""
+
+    id: str
+    question: str
+
+
+def _kept(
+    _question: Any, ranking: list[str] | None, depth: int, _latency: float, error: str | None
+) -> tuple[tuple[str, ...], str | None]:
+    """A call's outcome as a replay keeps it: the top ``depth`` distinct ids, or its error."""
+    if error is not None or not ranking:
+        return (), error
+    return tuple(collapse(ranking)[:depth]), None
+
+
 def replay_sample(
     sample: QuerySample,
     texts: Mapping[str, str],
     retriever: EvaluatableRetriever,
     settings: ReplaySettings | None = None,
 ) -> list[Ranked]:
-    """Each query of ``sample`` asked with ``texts[key]``, in the sample's order."""
+    """Each query of ``sample`` asked with ``texts[key]``, in the sample's order.
+
+    No query is judged (there are no labels): the protocol's answers are kept as they come, one
+    small tuple per query. A retriever with ``retrieve_for`` gets the golden-question objects
+    its contract names; any other is asked by text.
+    """
     settings = settings or ReplaySettings()
     asked = [q for q in sample.queries if q.key in texts]
     # the log's own id where it has one: a run file looks rankings up by it
-    # the sample's texts were checked when it was drawn: built without validating them again
-    questions = [
-        GoldenQuestion.model_construct(
-            id=q.query_id or q.key, question=texts[q.key], form=QuestionForm.MATCH
-        )
-        for q in asked
-    ]
-    scored = score_questions(questions, retriever, settings.run_settings())
-    results = {q.key: r for q, r in zip(asked, scored, strict=True)}
+    questions: Sequence[Asked]
+    if hasattr(retriever, "retrieve_for"):
+        # the sample's texts were checked when it was drawn: built without validating them again
+        questions = [
+            GoldenQuestion.model_construct(
+                id=q.query_id or q.key, question=texts[q.key], form=QuestionForm.MATCH
+            )
+            for q in asked
+        ]
+    else:
+        questions = [Query(q.query_id or q.key, texts[q.key]) for q in asked]
+    with young_collections_only():  # the kept rankings would set off full sweeps
+        kept = ask(questions, retriever, settings.run_settings(), _kept)
+    results = iter(kept)
     out: list[Ranked] = []
     for q in sample.queries:
-        result = results.get(q.key)
-        if result is None:
+        if q.key not in texts:
             out.append(Ranked(q.key, q.text, q.count, q.bucket, (), GONE))
-        else:
-            ids = tuple(result.retrieved[: settings.k])
-            error = (
-                None
-                if result.error is None
-                else private(result.error, texts[q.key], q.text, sample.privacy)
-            )
-            out.append(Ranked(q.key, q.text, q.count, q.bucket, ids, error))
+            continue
+        ids, error = next(results)  # ``asked`` is the sample's order without the gone ones
+        if error is not None:
+            error = private(error, texts[q.key], q.text, sample.privacy)
+        out.append(Ranked(q.key, q.text, q.count, q.bucket, ids, error))
     return out
 
 

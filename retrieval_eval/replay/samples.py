@@ -25,9 +25,10 @@ from datetime import datetime
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError, model_validator
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
 
 from retrieval_eval.errors import SampleError
+from retrieval_eval.replay.specs import Privacy, SampleSource, SampleSpec
 from retrieval_eval.safety.redaction import redact_personal
 from retrieval_eval.safety.surrogates import lone_surrogate
 
@@ -37,59 +38,7 @@ TEXT_FIELDS = ("text", "query", "q")
 COUNT_FIELDS = ("count", "frequency", "freq")
 HEAD_SHARE, TORSO_SHARE = 0.5, 0.8
 
-Privacy = Literal["redacted", "hashed", "plain"]
-Method = Literal["all", "random", "top", "pps"]
 Bucket = Literal["head", "torso", "tail"]
-
-
-class SampleSource(BaseModel):
-    """Where the queries come from: ``path`` (JSONL/CSV), or ``query`` on ``url``/``connection_id``."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-    path: Path | None = None
-    query: str | None = None
-    url: str | None = None
-    connection_id: str | None = None
-    text_field: str | None = None
-    count_field: str | None = None
-    id_field: str | None = None  # the log's own query id (a run file looks rankings up by it)
-    timestamp_field: str | None = None
-
-    @model_validator(mode="after")
-    def _one_source(self) -> SampleSource:
-        if (self.path is None) == (self.query is None):
-            raise ValueError("give either 'path' (a JSONL or CSV log) or 'query' (SQL)")
-        if self.query is not None and (self.url is None) == (self.connection_id is None):
-            raise ValueError("an SQL 'query' needs exactly one of 'url' or 'connection_id'")
-        return self
-
-
-class SampleSpec(BaseModel):
-    """A ``samples:`` entry of the config."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-    source: SampleSource
-    method: Method = "all"
-    size: Annotated[int, Field(ge=1)] | None = None
-    seed: int = 0
-    casefold: bool = False
-    privacy: Privacy = "redacted"
-    hash_key_from_env: str | None = None
-    hash_key_connection_id: str | None = None
-
-    @model_validator(mode="after")
-    def _consistent(self) -> SampleSpec:
-        if self.method != "all" and self.size is None:
-            raise ValueError(f"method {self.method!r} needs 'size' (how many queries to draw)")
-        keyed = (self.hash_key_from_env is not None) + (self.hash_key_connection_id is not None)
-        if self.privacy == "hashed" and keyed != 1:
-            raise ValueError(
-                "privacy 'hashed' needs the hash key from exactly one of 'hash_key_from_env' "
-                "or 'hash_key_connection_id'"
-            )
-        return self
 
 
 class _Row(BaseModel):

@@ -9,6 +9,7 @@ from typing import Any
 from retrieval_eval.replay.compare import Comparison, Figures, QueryChange
 from retrieval_eval.replay.pipeline import ReplayOutcome
 from retrieval_eval.reports.numbers import ci, decimal, pct
+from retrieval_eval.reports.verdict import index_versus
 
 STATE_WORDS = {
     "first": "FIRST REPLAY (nothing to compare with yet)",
@@ -29,9 +30,8 @@ def headline(outcome: ReplayOutcome) -> str:
     what = f"sample {outcome.sample_name} ({len(outcome.rankings)} queries{version})"
     if c.state == "first" or outcome.against is None:
         return f"{STATE_WORDS[c.state]}: {what}, retriever {outcome.retriever}"
-    was = ""
-    if outcome.compared is not None and outcome.compared.index_version and outcome.index_version:
-        was = f" (index {outcome.index_version} vs {outcome.compared.index_version})"
+    before = outcome.compared.index_version if outcome.compared is not None else None
+    was = f" ({index})" if (index := index_versus(outcome.index_version, before)) else ""
     line = f"{STATE_WORDS[c.state]}: {what}, retriever {outcome.retriever} against {outcome.against}{was}"
     if o.queries == 0:
         return line
@@ -116,6 +116,7 @@ def _text(outcome: ReplayOutcome, most: int) -> str:
                 ],
             )
             parts.append(rows)
+    parts += [Text(note) for note in outcome.notes]  # a spooled replay says where it went
     return print_tables(parts, width=120, tty=False)
 
 
@@ -166,6 +167,7 @@ def _markdown(outcome: ReplayOutcome, most: int) -> str:
                     f"{md_text(' '.join(m.before[:3]))} | {md_text(' '.join(m.after[:3]))} |"
                 )
             lines += ["", "</details>"]
+    lines += [f"\n{md_text(note)}" for note in outcome.notes]
     return "\n".join(lines) + "\n"
 
 
@@ -224,4 +226,7 @@ def replay_document(outcome: ReplayOutcome, most: int = 10) -> dict[str, Any]:
         "overall": _figures_doc(c.overall),
         "buckets": {name: _figures_doc(f) for name, f in c.buckets.items()},
         "most_changed": [_change_doc(m) for m in c.most_changed(most)],
+        "package_version": outcome.package_version,
+        "spool_path": str(outcome.spool_path) if outcome.spool_path else None,
+        "notes": list(outcome.notes),
     }

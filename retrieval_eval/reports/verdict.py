@@ -45,6 +45,12 @@ def regression_reasons(verdict: Verdict, thresholds: Thresholds) -> list[str]:
     return reasons
 
 
+def index_versus(now: str | None, before: str | None) -> str:
+    """``index 2026-11-30.2 vs 2026-11-29.1`` when both runs recorded the index they measured,
+    else "" (one side unknown says nothing about what changed)."""
+    return f"index {now} vs {before}" if now and before else ""
+
+
 def _summary_flips(verdict: Verdict) -> str:
     """The flips a summary names: the shallowest gated depth's, then those of each other depth
     whose drop regressed (with its McNemar p Holm-adjusted across the gated depths)."""
@@ -73,9 +79,11 @@ def _flips_phrase(depth: int, change: DepthChange, *, holm: bool) -> str:
 def compared_summary(verdict: Verdict, reasons: list[str]) -> str:
     """The sentence of a compared verdict: what regressed (or the rates at every gated depth),
     the flips with their paired interval and McNemar p (:func:`_summary_flips`), and how many
-    stale-label questions were left out."""
+    stale-label questions were left out; the two index builds (:func:`index_versus`) follow the
+    baseline run's id."""
+    index = index_versus(verdict.index_version, verdict.baseline_index_version)
     flips = _summary_flips(verdict)
-    against = f"against run {verdict.baseline_run_id}"
+    against = f"against run {verdict.baseline_run_id}" + (f" ({index})" if index else "")
     if reasons:
         summary = f"Regression {against}: {'; '.join(reasons)}; {flips}."
     else:
@@ -104,7 +112,8 @@ def render_verdict(verdict: Verdict, *, markdown: bool = False) -> str:
     head = verdict.state.upper().replace("_", " ")
     # an invalid run is never compared: no baseline named (runs stored before may carry an id)
     if verdict.baseline_run_id is not None and verdict.state != "invalid_run":
-        head += f" (baseline run {verdict.baseline_run_id})"
+        index = index_versus(verdict.index_version, verdict.baseline_index_version)
+        head += f" (baseline run {verdict.baseline_run_id}{f'; {index}' if index else ''})"
     lines = [f"Verdict: {head}"]
     if verdict.state in ("regression", "no_regression"):
         changes = verdict.changes()

@@ -104,9 +104,12 @@ class _TlsPool(HTTPSConnectionPool):
     ConnectionCls = _TlsConnection
 
 
-def bounded_pool_manager(**kwargs: Any) -> urllib3.PoolManager:
-    """A ``PoolManager`` whose connections honour :func:`deadline`."""
-    manager = urllib3.PoolManager(**kwargs)
+def bounded_pool_manager(proxy_url: str | None = None, **kwargs: Any) -> urllib3.PoolManager:
+    """A ``PoolManager`` (a ``ProxyManager`` through ``proxy_url``) whose connections honour
+    :func:`deadline`."""
+    manager = (
+        urllib3.ProxyManager(proxy_url, **kwargs) if proxy_url else urllib3.PoolManager(**kwargs)
+    )
     manager.pool_classes_by_scheme = {"http": _Pool, "https": _TlsPool}
     return manager
 

@@ -28,6 +28,7 @@ from retrieval_eval.errors import (
     UnknownNameError,
 )
 from retrieval_eval.retrievers.base import EvaluatableRetriever, as_retriever, checked_identifier
+from retrieval_eval.retrievers.isolation import stdout_to_stderr
 from retrieval_eval.retrievers.options import BuildContext
 from retrieval_eval.safety.limits import quote
 
@@ -254,7 +255,8 @@ class RetrieverRegistry:
 
                 check_options(name, options, self.context)
         elif ":" in name:
-            self._import(name)
+            with stdout_to_stderr():  # the module's own code runs: its prints stay off stdout
+                self._import(name)
         elif name not in self.names():
             self._build(name)  # raises UnknownNameError naming what is available
 
@@ -291,7 +293,8 @@ class RetrieverRegistry:
         if name not in self.specs:
             return False
         type_name, options = self._split(name, self.specs[name])
-        return prepare_adapter(type_name, name, options, self.context)
+        with stdout_to_stderr():
+            return prepare_adapter(type_name, name, options, self.context)
 
     def _build_inline(self, identifier: str, spec: Mapping[str, Any]) -> EvaluatableRetriever:
         type_name, options = self._split(identifier, spec)

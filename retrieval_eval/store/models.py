@@ -32,3 +32,7 @@ class StoredRun(BaseModel):
     baseline_run_id: int | None = None
     verdict: Verdict | None = None
     result: RunResult
+    # the forms and hard classes of its questions in the set's order, as saved with it (None:
+    # saved without them; store/questions.py reads them from the question rows)
+    forms: list[str] | None = None
+    hard_classes: list[str] | None = None

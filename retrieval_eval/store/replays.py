@@ -1,5 +1,7 @@
 """Samples and replays in the store: a sample frozen once, a replay and its rankings in ONE
-transaction (rankings by ``COPY`` on PostgreSQL), and the reads the CLI and the dashboard need.
+transaction (rankings by a binary ``COPY`` on PostgreSQL: psycopg sends each row's values as
+PostgreSQL's own binary forms, which the server stores without parsing text), and the reads
+the CLI and the dashboard need.
 
 The replay compared with is the newest earlier replay of the same sample (name AND fingerprint)
 and retriever that is not ``invalid``; replays of different samples are never compared.
@@ -15,6 +17,7 @@ from typing import Any
 from sqlalchemy import Connection, delete, func, insert, select
 
 from retrieval_eval.errors import UnknownNameError
+from retrieval_eval.evaluation.results import paused_gc
 from retrieval_eval.replay.compare import Comparison, Ranked
 from retrieval_eval.replay.samples import QuerySample, SampledQuery
 from retrieval_eval.store.schema import query_sample, query_sample_item, replay_ranking, replay_run
@@ -31,6 +34,19 @@ COPY_COLUMNS = (
     "jaccard",
     "top1_changed",
     "overlap3",
+)
+# the binary COPY's column types, in COPY_COLUMNS order (psycopg dumps each value as its type)
+COPY_TYPES = (
+    "int4",
+    "int4",
+    "varchar",
+    "text[]",
+    "text",
+    "float8",
+    "float8",
+    "float8",
+    "bool",
+    "int4",
 )
 
 
@@ -206,27 +222,31 @@ def save_replay(store: Store, record: ReplayRecord) -> int:
                 .returning(replay_run.c.id)
             ).scalar_one()
         )
-        changes = {c.key: c for c in comparison.changes}
-        rows = []
-        for position, ranked in enumerate(record.rankings):
-            change = changes.get(ranked.key)
-            compared = change is not None and change.rbo is not None
-            rows.append(
-                (
-                    replay_id,
-                    position,
-                    ranked.key,
-                    list(ranked.ids),
-                    ranked.error,
-                    change.rbo if compared and change else None,
-                    change.residual if compared and change else None,
-                    change.jaccard if compared and change else None,
-                    change.top1_changed if compared and change else None,
-                    change.overlap3 if compared and change else None,
-                )
-            )
-        _insert_rankings(conn, rows)
+        _insert_rankings(conn, _ranking_rows(replay_id, record))
         return replay_id
+
+
+@paused_gc()  # bulk allocation only: no user code runs in here
+def _ranking_rows(replay_id: int, record: ReplayRecord) -> list[tuple[Any, ...]]:
+    """One row per query, in COPY_COLUMNS order; a query not compared has no figures."""
+    changes = record.comparison.changes
+    if [c.key for c in changes] != [r.key for r in record.rankings]:  # compare() keeps the order
+        by_key = {c.key: c for c in changes}
+        changes = tuple(by_key.get(r.key) for r in record.rankings)  # type: ignore[misc]
+    rows = []
+    for position, (ranked, change) in enumerate(zip(record.rankings, changes, strict=True)):
+        if change is None or change.rbo is None:
+            figures: tuple[Any, ...] = (None, None, None, None, None)
+        else:
+            figures = (
+                change.rbo,
+                change.residual,
+                change.jaccard,
+                change.top1_changed,
+                change.overlap3,
+            )
+        rows.append((replay_id, position, ranked.key, list(ranked.ids), ranked.error, *figures))
+    return rows
 
 
 def _insert_rankings(conn: Connection, rows: list[tuple[Any, ...]]) -> None:
@@ -235,7 +255,8 @@ def _insert_rankings(conn: Connection, rows: list[tuple[Any, ...]]) -> None:
     if conn.dialect.name == "postgresql":
         cursor = conn.connection.driver_connection.cursor()  # type: ignore[union-attr]
         columns = ", ".join(COPY_COLUMNS)
-        with cursor.copy(f"COPY replay_ranking ({columns}) FROM STDIN") as copy:
+        with cursor.copy(f"COPY replay_ranking ({columns}) FROM STDIN (FORMAT BINARY)") as copy:
+            copy.set_types(COPY_TYPES)
             for row in rows:
                 copy.write_row(row)
         return

@@ -53,6 +53,10 @@ def result_row(result: RunResult, verdict: Verdict | None) -> dict[str, Any]:
         # are left out of later comparisons with it
         "dead_labels": result.dead_labels.model_dump() if result.dead_labels else None,
         "lint": result.lint,  # the DAG lint task's findings, or null
+        # the forms and hard classes of its questions in the set's order: the run page's filter
+        # choices, without reading every question row (store/questions.py)
+        "forms": list(dict.fromkeys(q.form.value for q in result.questions)),
+        "hard_classes": list(dict.fromkeys(q.hard_class for q in result.questions if q.hard_class)),
         # 95 % Wilson intervals, [low, high] or null, as in the JSON report: the dashboard can
         # draw a band without recomputing them (a run read back derives them from its counts)
         **result.intervals(),
@@ -72,6 +76,8 @@ def result_row(result: RunResult, verdict: Verdict | None) -> dict[str, Any]:
         "status": "valid" if result.valid else "invalid",
         "labels_fingerprint": result.labels_fingerprint,
         "corpus_revision": result.corpus_revision,
+        "index_version": result.index_version,
+        "package_version": result.package_version,
         "error_count": result.error_count,
         "latency_p50_ms": result.latency_ms.p50,
         "latency_p95_ms": result.latency_ms.p95,
@@ -142,7 +148,8 @@ def depth_rows(result: RunResult, run_id: int) -> list[dict[str, Any]]:
     ]
 
 
-def _question(row: Mapping[str, Any]) -> QuestionResult:
+def question_result(row: Mapping[str, Any]) -> QuestionResult:
+    """A question read back from its ``eval_result_question`` row."""
     return QuestionResult.model_validate(
         {
             "id": row["question_id"],
@@ -256,9 +263,12 @@ def stored_run(
                 {"p50": row["latency_p50_ms"], "p95": row["latency_p95_ms"]}
             ),
             "metrics": details.get("metrics") or {},
-            "questions": [_question(q) for q in ordered],
+            "questions": [question_result(q) for q in ordered],
             "dead_labels": DeadLabels.model_validate(labels) if labels else None,
             "lint": details.get("lint"),
+            # absent from rows of other graders' tools and of stores before revision 0004
+            "index_version": row.get("index_version"),
+            "package_version": row.get("package_version"),
         },
     )
     return StoredRun.model_validate(
@@ -274,5 +284,7 @@ def stored_run(
             "baseline_run_id": baseline_run_id,
             "verdict": Verdict.model_validate(verdict) if verdict else None,
             "result": result,
+            "forms": details.get("forms"),
+            "hard_classes": details.get("hard_classes"),
         },
     )

@@ -69,6 +69,10 @@ eval_result = Table(
         ForeignKey("eval_result.id", ondelete="SET NULL", name="fk_eval_result_baseline"),
         nullable=True,
     ),
+    # the index build measured (an asset event's extra, or --index-version) and the
+    # retrieval-eval version that scored the run; NULL on runs stored before 0004
+    Column("index_version", String, nullable=True),
+    Column("package_version", String(64), nullable=True),
     UniqueConstraint("run_key", name="uq_eval_result_run_key"),
     Index("ix_eval_result_key_date", "set_identifier", "model_id", "grader", "run_date"),
     Index("ix_eval_result_run_date", "run_date"),
@@ -97,6 +101,16 @@ eval_result_question = Table(
     Column("latency_ms", Float, nullable=True),
     Column("error", Text, nullable=True),
     UniqueConstraint("run_id", "question_id", name="uq_eval_result_question_run_question"),
+    # the run page: each outcome's questions in the set's order (store/questions.py)
+    Index(
+        "ix_eval_result_question_listing",
+        "run_id",
+        "top3_hit",
+        "top1_hit",
+        "position",
+        "question_id",
+        "form",
+    ),
 )
 
 eval_result_slice = Table(

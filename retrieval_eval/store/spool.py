@@ -1,11 +1,12 @@
-"""The spool: runs the store could not take, kept as JSON files until ``db replay`` saves them.
+"""The spool: runs and replays the store could not take, kept as JSON files until ``db replay``
+saves them.
 
 One file per run, ``<run_key>.json`` in ``$RETRIEVAL_EVAL_HOME/spool`` by default, written
 atomically (temporary file, then rename) so a crash never leaves half a run, and a failed write
 leaves no ``.partial`` behind. A file holds the run, the thresholds, any pinned baseline and the
 store it was meant for (its URL without the password, and a fingerprint of the full URL), so
 replaying judges the run exactly as ``run`` would have, in the store ``run`` would have used.
-Files are listed oldest run first, so replayed runs chain baselines in the order they ran.
+def read_spool(path: Path) -> SpooledRun | SpooledReplay:
 
 A file that cannot be replayed is set aside in ``rejected/`` beside a ``.reason`` text file; one
 replay at a time holds the folder's lock (:func:`replay_lock`, an ``flock`` on the folder itself,
@@ -19,16 +20,19 @@ import errno
 import fcntl
 import json
 import os
+import tempfile
 from collections.abc import Iterator
+from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ValidationError
+from pydantic import BaseModel, Discriminator, Tag, TypeAdapter, ValidationError
 
 from retrieval_eval.config.models import Thresholds
 from retrieval_eval.errors import InvalidInputError, RetrievalEvalError
 from retrieval_eval.evaluation.results import RunResult
+from retrieval_eval.replay.compare import DriftThresholds
 from retrieval_eval.safety.limits import quote
 from retrieval_eval.store.url import home_dir
 
@@ -37,6 +41,7 @@ REJECTED = "rejected"
 
 
 class SpooledRun(BaseModel):
+    kind: Literal["run"] = "run"
     version: int = SPOOL_VERSION
     result: RunResult
     thresholds: Thresholds
@@ -45,6 +50,71 @@ class SpooledRun(BaseModel):
     # before these fields replay into the store the replay's own flags name)
     store: str | None = None
     store_fingerprint: str | None = None
+
+    @property
+    def run_key(self) -> str:
+        return self.result.run_key
+
+    @property
+    def started_at(self) -> datetime:
+        return self.result.started_at
+
+    @property
+    def file_name(self) -> str:
+        return f"{self.run_key}.json"
+
+
+# one query of a sample as spooled: key, stored text, count, bucket, the log's id
+SpooledQuery = tuple[str, str, int, Literal["head", "torso", "tail"], str | None]
+# one query's ranking: key, top-k distinct ids, error
+SpooledRanking = tuple[str, list[str], str | None]
+
+
+class SpooledReplay(BaseModel):
+    """A replay the store could not take: everything ``db replay`` needs to compare and save it
+    without the config, the log or the retriever."""
+
+    kind: Literal["replay"] = "replay"
+    version: int = SPOOL_VERSION
+    run_key: str
+    started_at: datetime  # when it was replayed: its run_date once saved
+    sample_name: str
+    privacy: Literal["redacted", "hashed", "plain"]
+    log_queries: int
+    log_traffic: int
+    queries: list[SpooledQuery]
+    retriever: str
+    k: int
+    p: float
+    thresholds: DriftThresholds
+    rankings: list[SpooledRanking]
+    # "previous": the valid replay of the series before it; "replay": ``compared_id``;
+    # "retriever": ``before``, another retriever's rankings replayed at the same time
+    compare_with: Literal["previous", "replay", "retriever"] = "previous"
+    compared_id: int | None = None
+    against: str | None = None
+    before: list[SpooledRanking] | None = None
+    index_version: str | None = None
+    package_version: str | None = None
+    store: str | None = None
+    store_fingerprint: str | None = None
+
+    @property
+    def file_name(self) -> str:
+        return f"replay-{self.run_key}.json"
+
+
+def _kind(value: Any) -> str:
+    """A file's kind; files written before replays were spooled are runs."""
+    kind = value.get("kind", "run") if isinstance(value, dict) else getattr(value, "kind", "run")
+    return str(kind)
+
+
+SpoolEntry = Annotated[
+    Annotated[SpooledRun, Tag("run")] | Annotated[SpooledReplay, Tag("replay")],
+    Discriminator(_kind),
+]
+_ENTRY: TypeAdapter[SpooledRun | SpooledReplay] = TypeAdapter(SpoolEntry)
 
 
 class ReplayBusyError(RetrievalEvalError):
@@ -57,11 +127,12 @@ def default_spool_dir() -> Path:
     return home_dir() / "spool"
 
 
-def write_spool(entry: SpooledRun, spool_dir: Path | None = None) -> Path:
-    """Write one spooled run; return its path. Rewriting the same run replaces its file."""
+def write_spool(entry: SpooledRun | SpooledReplay, spool_dir: Path | None = None) -> Path:
+    """Write one spooled run or replay; return its path. Rewriting the same one replaces its
+    file."""
     folder = spool_dir or default_spool_dir()
     folder.mkdir(parents=True, exist_ok=True)
-    path = folder / f"{entry.result.run_key}.json"
+    path = folder / entry.file_name
     partial = path.with_name(path.name + ".partial")
     try:
         partial.write_text(entry.model_dump_json(indent=2), encoding="utf-8")
@@ -73,11 +144,46 @@ def write_spool(entry: SpooledRun, spool_dir: Path | None = None) -> Path:
     return path
 
 
-def read_spool(path: Path) -> SpooledRun:
+@dataclass(frozen=True)
+class Kept:
+    """Where :func:`keep_run` wrote a run (None: nowhere) and, when the spool folder could not
+    take it, why and where it went instead (``problem``: a clause for a message)."""
+
+    path: Path | None
+    problem: str | None = None
+
+
+def keep_run(entry: SpooledRun, spool_dir: Path | None = None) -> Kept:
+    """Write ``entry`` to the spool; when the folder cannot take it (OSError: full, read-only),
+    to a new folder of the system's temporary folder, readable by this user only (the run holds
+    the questions), which ``db replay --spool-dir`` replays like any spool folder."""
+    folder = spool_dir or default_spool_dir()
+    try:
+        return Kept(write_spool(entry, folder))
+    except OSError as exc:
+        problem = f"the spool folder {folder} could not take the run ({_why(exc)})"
+    fallback: Path | None = None
+    try:
+        fallback = Path(tempfile.mkdtemp(prefix="retrieval-eval-spool-"))
+        path = write_spool(entry, fallback)
+    except OSError as exc:
+        if fallback is not None:
+            with contextlib.suppress(OSError):
+                fallback.rmdir()  # empty: write_spool leaves no .partial behind
+        where = fallback.parent if fallback is not None else tempfile.gettempdir()
+        return Kept(None, f"{problem}, nor could a new folder in {where} ({_why(exc)})")
+    return Kept(path, f"{problem}, so it was written to {path} instead")
+
+
+def _why(exc: OSError) -> str:
+    return exc.strerror or type(exc).__name__
+
+
+def read_spool(path: Path) -> SpooledRun | SpooledReplay:
     """Load one spool file; InvalidInputError names the file and what is wrong with it."""
     try:
         data: Any = json.loads(path.read_text(encoding="utf-8"))
-        entry = SpooledRun.model_validate(data)
+        entry = _ENTRY.validate_python(data)
         # a hand-edited "\ud800" would pass validation and then fail the save: refuse it here
         json.dumps(data, ensure_ascii=False).encode("utf-8")
         return entry
@@ -106,7 +212,7 @@ def scan_spool(spool_dir: Path | None = None) -> tuple[list[Path], list[tuple[Pa
     unreadable: list[tuple[Path, str]] = []
     for path in sorted(folder.glob("*.json")):
         try:
-            started.append((read_spool(path).result.started_at, path))
+            started.append((read_spool(path).started_at, path))
         except InvalidInputError as exc:
             unreadable.append((path, str(exc)))
     return [path for _, path in sorted(started, key=lambda item: item[0])], unreadable

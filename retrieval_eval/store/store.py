@@ -47,7 +47,8 @@ from sqlalchemy.exc import IntegrityError
 from retrieval_eval.errors import (
     InvalidInputError,
     NoStoreError,
-    StoreUnavailableError,
+    StoreSchemaError,
+    StoreTooNewError,
     UnknownNameError,
 )
 from retrieval_eval.evaluation.results import RunResult
@@ -76,17 +77,6 @@ from retrieval_eval.store.url import mask_url, parse_store_url
 
 _CHUNK = 500  # ids per IN (...) list: far below SQLite's and PostgreSQL's parameter limits
 _NEWEST = (eval_result.c.run_date.desc(), eval_result.c.id.desc())
-
-
-class StoreSchemaError(StoreUnavailableError):
-    """The database holds a schema revision this version cannot use (exit 3; runs are spooled)."""
-
-
-class StoreTooNewError(StoreSchemaError):
-    """A newer retrieval-eval migrated the store (a revision no migration here knows): exit 2,
-    upgrade the package; ``db upgrade`` cannot help (a run being recorded is still spooled)."""
-
-    exit_code = 2
 
 
 def _chunks(ids: Sequence[int]) -> Iterator[Sequence[int]]:
@@ -385,8 +375,11 @@ class Store:
 
     # -- reading --------------------------------------------------------------------------
 
-    def get_run(self, run_id: int) -> StoredRun:
-        run = _first(self._load(self._by_id(run_id)))
+    def get_run(self, run_id: int, *, questions: bool = True) -> StoredRun:
+        """The stored run ``run_id`` (UnknownNameError if there is none); ``questions=False``
+        as in :meth:`history` (:mod:`retrieval_eval.store.questions` reads them a page at a
+        time)."""
+        run = _first(self._load(self._by_id(run_id), questions=questions))
         if run is None:
             raise self._unknown_run(run_id)
         return run

@@ -84,6 +84,11 @@ class RunSummary(AtDepths):
     latency_p95_ms: float | None
     labels_fingerprint: str | None
     corpus_revision: str | None
+    # the index build measured and the retrieval-eval that scored it (None: not recorded); the
+    # baseline's index version as the verdict recorded it when the run was compared
+    index_version: str | None = None
+    package_version: str | None = None
+    baseline_index_version: str | None = None
     verdict_summary: str = ""
     by_form: dict[str, SliceSummary] = Field(default_factory=dict)
     by_hard_class: dict[str, SliceSummary] = Field(default_factory=dict)
@@ -145,6 +150,8 @@ class RunSummary(AtDepths):
             latency_p95_ms=r.latency_ms.p95,
             labels_fingerprint=r.labels_fingerprint,
             corpus_revision=r.corpus_revision,
+            index_version=r.index_version,
+            package_version=r.package_version,
             dead_label_count=len(r.dead_labels.dead_ids) if r.dead_labels else 0,
             by_form=_slices(r.by_form) if slices else {},
             by_hard_class=_slices(r.by_hard_class) if slices else {},
@@ -183,6 +190,7 @@ def _verdict_figures(verdict: Verdict | None) -> dict[str, Any]:
         "top3_delta": verdict.top3_delta,
         "delta_at": {d: c.delta for d, c in changes.items()},
         "verdict_summary": verdict.summary,
+        "baseline_index_version": verdict.baseline_index_version,
     }
     if verdict.compared_questions is not None:  # stale questions were left out
         figures["compared_questions"] = verdict.compared_questions

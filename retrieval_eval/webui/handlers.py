@@ -20,13 +20,20 @@ from retrieval_eval.webui.rendering import is_api, render
 INTERNAL = "the dashboard failed on this request; the details are in the server log"
 
 
+# longer than any message a handler writes (a few names and a known value or two); past it a
+# message is cut, whatever it echoes
+MAX_MESSAGE = 2_000
+
+
 def capped(request: Request, message: str) -> str:
     """``message`` with every long query or path value of ``request`` it echoes cut to ~200
-    characters (a 60,000-character ``set=`` is not sent back whole)."""
-    values = [*request.query_params.values(), *map(str, request.path_params.values())]
+    characters (a 60,000-character ``set=`` is not sent back whole; a repeated parameter's
+    every value), and the message itself cut past :data:`MAX_MESSAGE`."""
+    values = [value for _, value in request.query_params.multi_items()]
+    values += map(str, request.path_params.values())
     for value in sorted({v for v in values if len(v) > MAX_QUOTED}, key=len, reverse=True):
         message = message.replace(repr(value), quote(value)).replace(value, shorten(value))
-    return message
+    return shorten(message, MAX_MESSAGE)
 
 
 def error_response(request: Request, status_code: int, message: str, **headers: str) -> Response:

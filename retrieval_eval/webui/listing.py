@@ -13,6 +13,8 @@ Order: questions that flipped to a miss against the baseline, then those that fl
 then the other top-3 misses, then the stale labels, then the other top-1 misses (hit at rank 2 or
 3), then the hits; within each group the set's order. A reader looking for what went wrong finds
 it on page one, and a miss no retriever could have avoided sorts after the retrieval misses.
+The store filters, orders and pages them in SQL (:mod:`retrieval_eval.store.questions`): a page
+of a 200,000-question run reads its 50 questions, not the run.
 
 Each listed question is a :class:`ListedQuestion`: a stale label (the stored run's dead-label
 check found every target gone) carries ``stale_label`` and its ``dead_ids``, so neither the page
@@ -35,12 +37,24 @@ from __future__ import annotations
 
 import math
 from collections.abc import Collection
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, Field
 
 from retrieval_eval.errors import InvalidInputError, UnknownNameError
 from retrieval_eval.evaluation.results import QuestionResult
+from retrieval_eval.store.names import GRADER
+from retrieval_eval.store.questions import (
+    Named,
+    Outcome,
+    QuestionFilter,
+    count_questions,
+    question_page,
+    question_values,
+)
+
+if TYPE_CHECKING:
+    from retrieval_eval.store import Store, StoredRun
 
 PER_PAGE = 50
 SHOW = {
@@ -110,16 +124,6 @@ class Listing(BaseModel):
         return shown
 
 
-def _choices(questions: list[QuestionResult]) -> tuple[list[str], list[str]]:
-    forms: dict[str, None] = {}
-    classes: dict[str, None] = {}
-    for q in questions:
-        forms[q.form.value] = None
-        if q.hard_class:
-            classes[q.hard_class] = None
-    return list(forms), list(classes)
-
-
 def _check(query: ListQuery, run_id: int, forms: list[str], classes: list[str]) -> None:
     if query.show not in SHOW:
         raise InvalidInputError(
@@ -136,62 +140,55 @@ def _check(query: ListQuery, run_id: int, forms: list[str], classes: list[str]) 
             )
 
 
-def _keeps(q: QuestionResult, show: str, flipped: set[str], stale: dict[str, list[str]]) -> bool:
-    return {
-        "all": True,
-        "misses": not q.top3_hit,
-        "top1_misses": not q.top1_hit,
-        "hits": q.top1_hit,
-        "errors": bool(q.error),
-        "flipped": q.id in flipped,
-        "stale": q.id in stale,
-    }[show]
+def _filter(query: ListQuery, flipped: tuple[str, ...], stale: tuple[str, ...]) -> QuestionFilter:
+    """The query's filters as the store reads them."""
+    shown: dict[str, dict[str, Any]] = {
+        "all": {},
+        "misses": {"top3_hit": False},
+        "top1_misses": {"top1_hit": False},
+        "hits": {"top1_hit": True},
+        "errors": {"errors": True},
+        "flipped": {"ids": flipped},
+        "stale": {"ids": stale},
+    }
+    return QuestionFilter(**shown[query.show], form=query.form, hard_class=query.hard_class)
 
 
 def list_questions(
-    run_id: int,
-    questions: list[QuestionResult],
+    store: Store,
+    stored: StoredRun,
     query: ListQuery,
     flipped_to_miss: list[str],
     flipped_to_hit: list[str],
-    stale: dict[str, list[str]] | None = None,
     dead: Collection[str] = (),
 ) -> tuple[list[ListedQuestion], Listing]:
-    """The questions of ``query``'s page, in the order above, and the listing that drew it.
+    """The questions of ``query``'s page, in the order above, and the listing that drew it;
+    the store filters, orders and pages them (:mod:`retrieval_eval.store.questions`).
 
-    ``stale``: the run's stale labels, question id -> dead ids (:meth:`RunResult.stale_targets`);
-    ``dead``: every dead id the run's check found (stale and partly dead questions alike).
+    ``dead``: every dead id the run's check found (stale and partly dead questions alike); the
+    stale labels are the run's check's (:class:`~retrieval_eval.evaluation.labels.DeadLabels`).
     """
-    stale = stale or {}
+    run_id = stored.id
+    labels = stored.result.dead_labels
+    stale = tuple(labels.stale_questions) if labels is not None else ()
+    stale_dead = set(labels.dead_ids) if labels is not None else set()
     gone = set(dead)
-    forms, classes = _choices(questions)
+    forms, classes = stored.forms, stored.hard_classes
+    if forms is None or classes is None:
+        forms, classes = question_values(store, run_id)
     _check(query, run_id, forms, classes)
-    to_miss, to_hit = set(flipped_to_miss), set(flipped_to_hit)
-
-    def group(q: QuestionResult) -> int:
-        if q.id in to_miss:
-            return 0
-        if q.id in to_hit:
-            return 1
-        if q.id in stale:
-            return 3
-        return 2 if not q.top3_hit else 4 if not q.top1_hit else 5
-
-    kept = [
-        q
-        for q in questions
-        if _keeps(q, query.show, to_miss | to_hit, stale)
-        and query.form in (None, q.form.value)
-        and query.hard_class in (None, q.hard_class)
-    ]
-    kept = sorted(kept, key=group)  # stable: the set's order within a group
-    pages = max(1, math.ceil(len(kept) / PER_PAGE))
+    where = _filter(query, tuple(dict.fromkeys([*flipped_to_miss, *flipped_to_hit])), stale)
+    # a run of this tool was saved with all its questions: its count is its rows', uncounted
+    total = (
+        stored.result.question_count if stored.grader == GRADER else count_questions(store, run_id)
+    )
+    matching = total if where.everything else count_questions(store, run_id, where)
+    pages = max(1, math.ceil(matching / PER_PAGE))
     if query.page > pages:
         raise UnknownNameError(
             f"page={query.page} is past the last page, {pages} "
-            f"({len(kept)} matching questions, {PER_PAGE} a page)"
+            f"({matching} matching questions, {PER_PAGE} a page)"
         )
-    start = (query.page - 1) * PER_PAGE
     listing = Listing(
         show=query.show,
         form=query.form,
@@ -199,20 +196,36 @@ def list_questions(
         page=query.page,
         pages=pages,
         per_page=PER_PAGE,
-        matching=len(kept),
-        total=len(questions),
+        matching=matching,
+        total=total,
         forms=forms,
         hard_classes=classes,
-        stale_count=len(stale),
+        stale_count=count_questions(store, run_id, QuestionFilter(ids=stale)) if stale else 0,
         flipped_to_miss=flipped_to_miss,
         flipped_to_hit=flipped_to_hit,
     )
+    order: list[Named | Outcome] = [
+        Named(tuple(flipped_to_miss)),
+        Named(tuple(flipped_to_hit)),
+        "top3_miss",
+        Named(stale),
+        "top1_miss",
+        "top1_hit",
+    ]
+    page = question_page(
+        store, run_id, where, order, offset=(query.page - 1) * PER_PAGE, limit=PER_PAGE
+    )
+    stale_ids = set(stale)
+
+    def dead_ids(q: QuestionResult) -> list[str]:
+        """A stale label's dead targets, sorted; else the expected ids gone from the index."""
+        if q.id in stale_ids and (
+            targets := {d for d in q.expected_document_ids if d in stale_dead}
+        ):
+            return sorted(targets)
+        return [d for d in q.expected_document_ids if d in gone]
+
     shown = [
-        ListedQuestion(
-            **dict(q),
-            stale_label=q.id in stale,
-            dead_ids=stale.get(q.id) or [d for d in q.expected_document_ids if d in gone],
-        )
-        for q in kept[start : start + PER_PAGE]
+        ListedQuestion(**dict(q), stale_label=q.id in stale_ids, dead_ids=dead_ids(q)) for q in page
     ]
     return shown, listing

@@ -88,9 +88,15 @@ def _run_kinds(runs: Sequence[RunSummary]) -> RunKinds:
     )
 
 
+def tick_label(number: int, run_date: datetime, index_version: str | None) -> str:
+    """A chart tick naming a run or replay: its id over the index build it measured, else its
+    date (ids never repeat, dates may), short enough for the axis."""
+    return f"#{number}\n{index_version or short_date(run_date)}"[:40]
+
+
 def x_labels(runs: Sequence[RunSummary]) -> list[str]:
-    """Tick labels naming each run: its id over its date (ids never repeat, dates may)."""
-    return [f"#{run.run_id}\n{short_date(run.run_date)}" for run in runs]
+    """Tick labels naming each run (:func:`tick_label`)."""
+    return [tick_label(run.run_id, run.run_date, run.index_version) for run in runs]
 
 
 def _ci(run: RunSummary, depth: int) -> tuple[float, float] | None:

@@ -168,10 +168,10 @@ def drift_charts(data: Drift) -> list[Any]:
     from dataclasses import replace
 
     from retrieval_eval.webui.charts import LineChart, Series, line_chart
-    from retrieval_eval.webui.pages import NARROW_HEIGHT, NARROW_WIDTH, short_date
+    from retrieval_eval.webui.pages import NARROW_HEIGHT, NARROW_WIDTH, tick_label
 
     rows = data.replays
-    labels = [f"#{r.replay_id}\n{r.index_version or short_date(r.run_date)}"[:40] for r in rows]
+    labels = [tick_label(r.replay_id, r.run_date, r.index_version) for r in rows]
     invalid = [i for i, r in enumerate(rows) if r.state == "invalid"]
     drifted = [i for i, r in enumerate(rows) if r.state == "drift"]
     charts = []

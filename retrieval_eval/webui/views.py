@@ -30,6 +30,7 @@ from pydantic import BaseModel, Field
 
 from retrieval_eval.errors import UnknownNameError
 from retrieval_eval.store import Store, StoredRun
+from retrieval_eval.store.questions import questions_by_id
 from retrieval_eval.store.summary import RunSummary
 from retrieval_eval.webui.compare_view import Comparison, compare
 from retrieval_eval.webui.listing import ListedQuestion, Listing, ListQuery, list_questions
@@ -189,30 +190,33 @@ def history(store: Store | None, set_identifier: str, retriever: str, runs: int)
     )
 
 
-def _get(store: Store | None, run_id: int) -> StoredRun:
+def _get(store: Store | None, run_id: int) -> tuple[Store, StoredRun]:
     if store is None:
         raise UnknownNameError(f"no stored run with id {run_id}")
-    return store.get_run(run_id)
+    return store, store.get_run(run_id, questions=False)
 
 
 def run_view(store: Store | None, run_id: int, query: ListQuery | None = None) -> RunView:
-    """One run, its baseline and flips, and the page of its questions ``query`` asks for."""
-    stored = _get(store, run_id)
+    """One run, its baseline and flips, and the page of its questions ``query`` asks for.
+
+    Neither run's questions are read whole: the flips' questions by id, the page's in SQL
+    (:mod:`listing`), so a page costs about the same whatever the run's size.
+    """
+    store, stored = _get(store, run_id)
     baseline: StoredRun | None = None
-    if stored.baseline_run_id is not None and store is not None:
+    if stored.baseline_run_id is not None:
         try:
-            baseline = store.get_run(stored.baseline_run_id)
+            baseline = store.get_run(stored.baseline_run_id, questions=False)
         except UnknownNameError:  # pruned since; the recorded verdict still names the flips
             baseline = None
-    flips = _flips(stored, baseline, set(_dead_ids(stored)))
+    flips = _flips(store, stored, baseline, set(_dead_ids(stored)))
     power, power_line = power_of(stored)
     questions, listing = list_questions(
-        run_id,
-        stored.result.questions,
+        store,
+        stored,
         query or ListQuery(),
         flips.ids("to_miss"),
         flips.ids("to_hit"),
-        stored.result.stale_targets(),
         _dead_ids(stored),
     )
     labels = stored.result.dead_labels
@@ -240,13 +244,29 @@ def _dead_ids(stored: StoredRun) -> list[str]:
     return list(stored.verdict.dead_ids) if stored.verdict else []
 
 
-def _flips(stored: StoredRun, baseline: StoredRun | None, dead: set[str]) -> Flips:
+def _unique(ids: list[str]) -> list[str]:
+    return list(dict.fromkeys(ids))
+
+
+def _flips(store: Store, stored: StoredRun, baseline: StoredRun | None, dead: set[str]) -> Flips:
+    """The verdict's flips with their questions in this run and their rank at the baseline
+    (the flipped questions of both runs read by id)."""
     verdict = stored.verdict
     depths = stored.result.depths
     if verdict is None:
         return Flips(depths=depths)
-    mine = {q.id: q for q in stored.result.questions}
-    before = {q.id: q for q in baseline.result.questions} if baseline else {}
+    changes = verdict.changes()
+    flipped = _unique(
+        [
+            *verdict.flipped_to_miss,
+            *verdict.flipped_to_hit,
+            *verdict.top3_flipped_to_miss,
+            *verdict.top3_flipped_to_hit,
+            *(qid for c in changes.values() for qid in (*c.flipped_to_miss, *c.flipped_to_hit)),
+        ]
+    )
+    mine = questions_by_id(store, stored.id, flipped)
+    before = questions_by_id(store, baseline.id, flipped) if baseline else {}
 
     def detail(ids: list[str]) -> list[Flip]:
         out = []
@@ -268,7 +288,7 @@ def _flips(stored: StoredRun, baseline: StoredRun | None, dead: set[str]) -> Fli
             )
         return out
 
-    deeper = {d: c for d, c in verdict.changes().items() if d not in (1, 3)}
+    deeper = {d: c for d, c in changes.items() if d not in (1, 3)}
     return Flips(
         top1_to_miss=detail(verdict.flipped_to_miss),
         top1_to_hit=detail(verdict.flipped_to_hit),

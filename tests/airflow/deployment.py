@@ -241,6 +241,30 @@ class Deployment:
             time.sleep(2)
         raise TimeoutError(f"run {run_id} of {dag_id} did not finish within {timeout} s")
 
+    def post_asset_event(self, uri: str, extra: dict[str, Any]) -> dict[str, Any]:
+        """What an index-build job outside Airflow does: an asset event with ``extra``, posted
+        through REST API v2 (the asset is the one a DAG's schedule registered)."""
+        found = self.api("GET", "/assets", params={"uri_pattern": uri})["assets"]
+        (asset,) = [a for a in found if a["uri"].rstrip("/") == uri.rstrip("/")]
+        return dict(
+            self.api("POST", "/assets/events", json={"asset_id": asset["id"], "extra": extra})
+        )
+
+    def wait_for_triggered(self, dag_id: str, known: set[str], timeout: float = 120) -> str:
+        """The id of the asset-triggered run of ``dag_id`` not among ``known``, once the
+        scheduler has created it."""
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            self._check_alive()
+            runs = self.api(
+                "GET", f"/dags/{dag_id}/dagRuns", params={"run_type": "asset_triggered"}
+            )["dag_runs"]
+            new = [r["dag_run_id"] for r in runs if r["dag_run_id"] not in known]
+            if new:
+                return str(new[0])
+            time.sleep(1)
+        raise TimeoutError(f"no asset-triggered run of {dag_id} within {timeout} s")
+
     def task_instances(self, dag_id: str, run_id: str) -> dict[str, dict[str, Any]]:
         """By ``task_id`` or ``task_id[map_index]``: state, try_number, hostname."""
         found = self.api(

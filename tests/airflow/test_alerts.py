@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import shutil
 from pathlib import Path
+from typing import Any
 
 import pytest
 from slack_server import RecordingServer
@@ -108,6 +109,29 @@ def test_webhook_sender_posts_json_with_bearer_token(monkeypatch: pytest.MonkeyP
     body = request["body"]
     assert body["kind"] == "regression" and body["run_id"] == 12
     assert body["top1_before"] == pytest.approx(0.75) and body["top1_after"] == 0.5
+
+
+@pytest.mark.parametrize("kind", ["slack", "webhook"])
+def test_a_proxy_carries_the_alert(monkeypatch: pytest.MonkeyPatch, kind: str) -> None:
+    """The Slack connection's ``proxy`` extra, else ``$http_proxy`` (as urllib reads it): the
+    request reaches the proxy (a real server on 127.0.0.1) for the webhook's own host."""
+    with RecordingServer() as proxy:
+        proxy_url = f"http://127.0.0.1:{proxy.port}"
+        connection: dict[str, Any] = {"host": "http://hooks.invalid/alerts", "password": "T1/B2/p"}
+        if kind == "slack":
+            connection |= {"conn_type": "slackwebhook", "extra": {"proxy": proxy_url}}
+        else:
+            connection |= {"conn_type": "http"}
+            monkeypatch.setenv("http_proxy", proxy_url)
+            monkeypatch.delenv("no_proxy", raising=False)
+        monkeypatch.setenv(f"AIRFLOW_CONN_{kind.upper()}_P", json.dumps(connection))
+        specs = [{"type": kind, "connection_id": f"{kind}_p"}]
+        assert send_alerts(specs, build_message("regression", RESULT, RECORDED)) == (
+            f"sent: {kind}:{kind}_p"
+        )
+    (request,) = proxy.requests
+    assert request["path"].startswith("http://hooks.invalid/alerts")
+    assert request["body"]["text"].startswith("Retrieval regression")
 
 
 def test_failures_name_the_connection_not_the_secret(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -5,7 +5,9 @@ Selected alone with ``pytest -m deployment``; ``make test`` and CI run them with
 1. LocalExecutor: SciFact's 300 test claims (the demo set where ../shared/data is absent) with
    the lexical retriever: a baseline run with the reference figures, a degraded run that alerts
    once through a loopback Slack server, a ``fail_on_regression`` run that ends failed after its
-   alert, and a cleared ``persist`` that stores nothing twice and alerts nobody twice. Every
+   alert, a cleared ``persist`` that stores nothing twice and alerts nobody twice, and an asset
+   event posted through the REST API with an ``extra`` naming the index build, which starts a
+   run that stores that index version. Every
    figure checked comes from the set that ran: a retriever that returns nothing still hits the
    questions that expect nothing (the demo set has three, SciFact none).
 2. CeleryExecutor with two workers (Redis broker, PostgreSQL result backend): the mapped
@@ -31,6 +33,7 @@ pytestmark = [pytest.mark.airflow, pytest.mark.deployment]
 
 WEBHOOK_SECRET = "T000/B000/deploySECRET"
 PG_PASSWORD = "pgSECRETpw-123"  # trust auth ignores it; it must still never reach a log
+INDEX_ASSET = "index://retrieval-eval-deploy/corpus"
 
 
 def _evaluation_set(folder: Path) -> tuple[Path, Path, dict[str, Any]]:
@@ -76,6 +79,7 @@ def _write_config(path: Path, golden: Path, corpus: Path, **lexical: Any) -> Non
                         "set": identifier,
                         "retriever": "bm25",
                         "schedule": None,
+                        "assets": [INDEX_ASSET],  # an index build's event starts a run too
                         "max_batches": 4,
                         "min_batch_questions": 1,
                         "alerts": [{"type": "slack", "connection_id": "slack_test"}],
@@ -196,7 +200,22 @@ def test_local_executor_deployment(tmp_path: Path, pg_url: str, store_schema: st
             assert [r.id for r in _rows(store_url, f"airflow:{dag_id}:{second}")] == [degraded.id]
             assert len(slack.requests) == 2
 
+            # 5. the index-build job posts an asset event naming its build: the run it starts
+            #    stores that index version (the retriever is healthy again: no alert)
+            _write_config(config, golden, corpus)
+            event = af.post_asset_event(INDEX_ASSET, {"index_version": "2026-11-30.2"})
+            assert event["extra"]["index_version"] == "2026-11-30.2"
+            fifth = af.wait_for_triggered(dag_id, {first, second, third})
+            assert af.wait(dag_id, fifth) == "success"
+            (indexed,) = _rows(store_url, f"airflow:{dag_id}:{fifth}")
+            assert indexed.result.index_version == "2026-11-30.2"
+            assert indexed.result.package_version  # the installed retrieval-eval's version
+            assert indexed.verdict_state == "no_regression"
+            assert indexed.result.top1_hit_rate == baseline.result.top1_hit_rate
+            assert len(slack.requests) == 2
+
             logs = af.logs()
+            assert "(index 2026-11-30.2): top-1" in logs  # the score task named the build
             assert "Top-1:" in logs  # the alert task logged what it sent...
             assert WEBHOOK_SECRET not in logs  # ...and no secret anywhere
             assert PG_PASSWORD not in logs

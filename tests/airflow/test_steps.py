@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import tempfile
 from pathlib import Path
 
 import pytest
 import yaml
 from dag_helpers import EXAMPLES
+from helpers import read_only, tmpfs
 
 from retrieval_eval.airflow import steps
 from retrieval_eval.errors import InvalidInputError, StoreUnavailableError
@@ -148,6 +150,25 @@ def test_unreachable_store_spools_then_fails_the_task_for_a_retry(
         steps.persist_result(CONFIG, result, store_url="postgresql://u:hunter22@127.0.0.1:1/none")
     assert "hunter22" not in str(info.value)
     assert list((tmp_path / "spool").glob("*.json"))
+
+
+def test_a_run_the_store_and_every_folder_refused_fails_the_task_saying_so(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The spool and the temporary folder read-only (real tmpfs): the task fails, never
+    reports the run as recorded, and says that it was written nowhere."""
+    (batch,) = steps.plan_batches(CONFIG, "handbook.demo", 1)
+    done = steps.retrieve_batch(
+        CONFIG, "handbook.demo", "handbook_bm25", batch["fingerprint"], 0, batch["stop"]
+    )
+    result = steps.reduce_results(CONFIG, "handbook.demo", "handbook_bm25", [done], run_key="k4")
+    with tmpfs(tmp_path / "home", size="64k") as home, tmpfs(tmp_path / "tmp", size="64k") as tmp:
+        read_only(home)
+        read_only(tmp)
+        monkeypatch.setenv("RETRIEVAL_EVAL_HOME", str(home))
+        monkeypatch.setattr(tempfile, "tempdir", str(tmp))
+        with pytest.raises(StoreUnavailableError, match="written nowhere"):
+            steps.persist_result(CONFIG, result, store_url="postgresql://u@127.0.0.1:1/none")
 
 
 def _relabelled_config(tmp_path: Path, mode: str, removed: list[str]) -> str:

@@ -1,16 +1,19 @@
 """Output paths that cannot be written (``run --output``, ``report --html``, the exports): exit 2
 naming the option, the path and the fix, never a traceback; ``run`` checks before evaluating and,
-when the write still fails afterwards, keeps the saved run and names it."""
+when the write still fails afterwards, keeps the saved run and names it. A report on stdout that
+cannot be written (``run > /dev/full``, a real process) is the same error."""
 
 from __future__ import annotations
 
+import os
 import sqlite3
+import subprocess
 from pathlib import Path
 
 import pytest
 from helpers import EXAMPLES
 
-from cli.test_cli_core import invoke, isolate_env
+from cli.test_cli_core import EXE, invoke, isolate_env
 
 CONFIG = str(EXAMPLES / "retrieval_eval.yaml")
 RUN = ("run", "handbook.demo", "handbook_bm25", "--config", CONFIG)
@@ -48,6 +51,46 @@ def test_a_write_failing_after_the_run_keeps_the_run_and_names_it(home: Path) ->
     assert "the run is saved as run 1 in sqlite:///" in result.stderr
     assert "`retrieval-eval show 1 --format text > FILE`" in result.stderr
     assert _stored_runs(home) == [1]
+
+
+@pytest.mark.skipif(not Path("/dev/full").exists(), reason="needs /dev/full")
+def test_a_report_stdout_cannot_take_exits_2_naming_the_saved_run(home: Path) -> None:
+    with open("/dev/full", "w") as full:
+        done = subprocess.run(
+            [str(EXE), *RUN, "--format", "json"],
+            stdout=full,
+            stderr=subprocess.PIPE,
+            text=True,
+            timeout=120,
+        )
+    assert done.returncode == 2, done.stderr
+    assert "Traceback" not in done.stderr and "Exception ignored" not in done.stderr
+    assert "stdout: cannot write the report (No space left on device)" in done.stderr
+    assert "the run is saved as run 1 in sqlite:///" in done.stderr
+    assert "`retrieval-eval show 1 --format json > FILE`" in done.stderr
+    assert _stored_runs(home) == [1]
+
+
+@pytest.mark.skipif(not Path("/dev/full").exists(), reason="needs /dev/full")
+def test_stdout_full_and_the_store_down_say_both_and_keep_the_stores_exit_code(
+    home: Path,
+) -> None:
+    down = "postgresql://eval:Sup3r-Secr3t@127.0.0.1:1/results"
+    with open("/dev/full", "w") as full:
+        done = subprocess.run(
+            [str(EXE), *RUN, "--db", down],
+            stdout=full,
+            stderr=subprocess.PIPE,
+            text=True,
+            timeout=120,
+            env={**os.environ, "RETRIEVAL_EVAL_DB": ""},
+        )
+    assert done.returncode == 3, done.stderr
+    assert "Traceback" not in done.stderr and "Sup3r-Secr3t" not in done.stderr
+    assert "stdout: cannot write the report (No space left on device)" in done.stderr
+    (spooled,) = (home / "home" / "spool").glob("*.json")
+    assert "the run was not saved: cannot reach the result store" in done.stderr
+    assert f"the run was spooled to {spooled}" in done.stderr
 
 
 def test_report_html_into_a_missing_folder_exits_2(home: Path) -> None:

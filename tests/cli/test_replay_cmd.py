@@ -5,23 +5,17 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
-import yaml
-from click.testing import CliRunner, Result
 
-from retrieval_eval.cli import cli
-
-ROOT = Path(__file__).resolve().parents[2]
-EXAMPLES = ROOT / "examples"
+from cli.replay_configs import CORPUS, LOG, invoke, write_config
 
 
 @pytest.fixture
 def config(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    monkeypatch.setenv("RETRIEVAL_EVAL_HOME", str(tmp_path / "home"))
-    monkeypatch.delenv("RETRIEVAL_EVAL_DB", raising=False)
-    corpus = str(EXAMPLES / "corpus")
-    data = {
+    corpus = CORPUS
+    data: dict[str, Any] = {
         "store": f"sqlite:///{tmp_path / 'store.sqlite'}",
         "retrievers": {
             "bm25": {"type": "lexical", "corpus": corpus, "chunk_size": 120, "chunk_overlap": 20},
@@ -29,11 +23,11 @@ def config(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
         },
         "samples": {
             "traffic": {
-                "source": {"path": str(EXAMPLES / "logs" / "queries.jsonl")},
+                "source": {"path": LOG},
                 "casefold": True,
             },
             "top10": {
-                "source": {"path": str(EXAMPLES / "logs" / "queries.jsonl")},
+                "source": {"path": LOG},
                 "method": "top",
                 "size": 10,
                 "casefold": True,
@@ -41,13 +35,7 @@ def config(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
         },
         "drift": {"min_mean_rbo": 0.95, "max_top1_changed": 0.2},
     }
-    path = tmp_path / "retrieval_eval.yaml"
-    path.write_text(yaml.safe_dump(data))
-    return path
-
-
-def invoke(config: Path, *args: str) -> Result:
-    return CliRunner().invoke(cli, [*args, "--config", str(config)])
+    return write_config(tmp_path, monkeypatch, data)
 
 
 def test_a_sample_is_drawn_once_and_shown_only_in_its_stored_form(config: Path) -> None:

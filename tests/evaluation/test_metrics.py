@@ -23,6 +23,7 @@ from retrieval_eval.evaluation.results import (
     RunSettings,
     paused_gc,
     questions_frame,
+    young_collections_only,
 )
 from retrieval_eval.evaluation.scoring import collapse, evaluate, judge, judge_many
 from retrieval_eval.golden.models import GoldenQuestion, GoldenQuestionSet
@@ -287,6 +288,36 @@ def test_paused_gc_restores_the_collector_state() -> None:
         assert not gc.isenabled()  # it was off before: it stays off
     finally:
         gc.enable()
+
+
+def test_young_collections_only_defers_full_sweeps_and_still_frees_cycles() -> None:
+    import weakref
+
+    class Node:
+        pass
+
+    before = gc.get_threshold()
+    seen: list[int] = []
+
+    def watch(phase: str, info: dict[str, int]) -> None:
+        if phase == "start":
+            seen.append(info["generation"])
+
+    gc.callbacks.append(watch)
+    try:
+        with pytest.raises(RuntimeError), young_collections_only():
+            assert gc.get_threshold()[:2] == before[:2] and gc.get_threshold()[2] > before[2]
+            cycle = Node()
+            cycle.self = cycle  # type: ignore[attr-defined]
+            alive = weakref.ref(cycle)
+            del cycle
+            kept = [[i] for i in range(300_000)]  # what a replay keeps: many small containers
+            assert alive() is None  # a young collection freed the cycle in the block
+            raise RuntimeError("boom")
+    finally:
+        gc.callbacks.remove(watch)
+    assert len(kept) == 300_000 and 0 in seen and 2 not in seen
+    assert gc.get_threshold() == before
 
 
 def test_questions_frame_matches_the_row_by_row_frame() -> None:

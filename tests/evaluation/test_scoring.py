@@ -259,7 +259,7 @@ def test_calls_stay_on_one_call_thread_until_one_times_out() -> None:
 def test_a_call_that_returns_late_is_a_timeout_even_when_nothing_abandoned_it() -> None:
     import time
 
-    from retrieval_eval.evaluation.scoring import _chunk_scorer
+    from retrieval_eval.evaluation.scoring import _chunk_scorer, _result
 
     def retrieve(question: str, limit: int) -> list[str]:
         time.sleep(0.5)  # five times its budget; a sleep cannot end early, so it IS late
@@ -267,13 +267,14 @@ def test_a_call_that_returns_late_is_a_timeout_even_when_nothing_abandoned_it() 
 
     # the chunk scorer alone, in this thread: no supervisor could have abandoned the call, and
     # its overrun is still recorded (the supervisor may wake late on a busy machine)
-    score = _chunk_scorer(FunctionRetriever(retrieve), RunSettings(timeout_s=0.1))
+    score, _ = _chunk_scorer(FunctionRetriever(retrieve), RunSettings(timeout_s=0.1), _result)
     [late] = score([q("a", ["t"])])
     assert late.error == "retrieval timed out after 0.1 s" and not late.top1_hit
     [batch_a, batch_b] = _chunk_scorer(
         Batching(lambda texts, limit: time.sleep(0.5) or [["t"]] * len(texts)),
         RunSettings(timeout_s=0.1),
-    )([q("a", ["t"]), q("b", ["t"])])
+        _result,
+    )[0]([q("a", ["t"]), q("b", ["t"])])
     assert batch_a.error == batch_b.error == "retrieval timed out after 0.2 s"
 
 

@@ -118,3 +118,18 @@ def test_jaccard_top1_and_overlap() -> None:
     assert top1_changed(["a", "b"], ["b", "a"]) and not top1_changed(["a"], ["a", "z"])
     assert top1_changed([], ["a"]) and not top1_changed([], [])
     assert overlap_at(["a", "b", "c", "d"], ["d", "c", "x", "a"], 3) == 1
+
+
+@pytest.mark.parametrize("seed", range(2))
+def test_the_overlaps_rbo_counts_are_jaccard_and_the_top3_overlap(seed: int) -> None:
+    """compare_query reads Jaccard@k and the top-3 overlap off RBO's own counts: they must be
+    what the set-based functions give, on uneven, disjoint, identical and empty lists."""
+    rng = random.Random(seed)
+    cases = [rankings(rng) for _ in range(200)]
+    cases += [([], []), ([], ["a"]), (["a"], ["a"]), (["a", "b"], ["x", "y", "z", "a"])]
+    for first, second in cases:
+        got = rbo(first, second, 0.9)
+        depth = max(len(first), len(second))
+        assert got.jaccard == jaccard(first, second, depth)
+        assert got.overlap3 == overlap_at(first, second, 3)
+        assert got.overlap == len(set(first) & set(second))

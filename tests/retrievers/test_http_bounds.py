@@ -44,6 +44,20 @@ def test_an_answer_over_the_cap_is_refused_naming_the_cap_and_the_option() -> No
     assert peak < 40 * 2**20, f"peak {peak / 2**20:.0f} MiB"  # never the 40 MiB answer
 
 
+def test_a_1_gib_answer_is_not_read_past_the_cap() -> None:
+    """The issue's case: the server offers 1 GiB; the adapter stops reading at the cap, so what
+    the server got out is the cap and the socket buffers, and the call ends in seconds."""
+    with HostileServer(size=2**30) as server:
+        retriever = adapter(f"{server.url}/huge", timeout_s=30, retries=0)
+        started = time.monotonic()
+        with pytest.raises(HttpRetrievalError, match=r"larger than 16,777,216 bytes"):
+            retriever.retrieve("q", 3)
+        took = time.monotonic() - started
+        retriever.close()
+    assert server.written < 64 * 2**20, f"{server.written / 2**20:.0f} MiB sent"
+    assert took < 10, f"the call took {took:.1f} s"
+
+
 def test_the_cap_is_an_option() -> None:
     with HostileServer(size=2 * 2**20) as server:
         small = adapter(f"{server.url}/huge", max_response_bytes=2**20, retries=0)

@@ -2,7 +2,8 @@
 
 Modes (the path's first segment): ``/trickle`` sends its headers, then a JSON body one byte every
 :data:`STEP_S`; ``/trickle-headers`` sends even its headers so; ``/huge`` answers a body of
-``size`` bytes (default 40 MiB) as fast as it can; ``/redirect-302`` and ``/redirect-307`` point
+``size`` bytes (default 40 MiB) as fast as it can, counting in :attr:`HostileServer.written` the
+bytes the client took before it hung up; ``/redirect-302`` and ``/redirect-307`` point
 to another host (``Location: http://elsewhere.invalid/hook``); ``/ok`` answers 200 at once. Each
 request's path is counted in :attr:`HostileServer.hits`.
 """
@@ -27,6 +28,7 @@ class HostileServer:
     def __init__(self, size: int = 40 * 2**20) -> None:
         self.size = size
         self.hits: Counter[str] = Counter()
+        self.written = 0
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
         self._server.daemon_threads = True
         self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
@@ -95,6 +97,7 @@ class HostileServer:
                 block = b" " * 2**20
                 for _ in range(server.size // len(block)):
                     self.wfile.write(block)
+                    server.written += len(block)
 
             def _redirect(self, status: int) -> None:
                 self.send_response(status)

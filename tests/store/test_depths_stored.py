@@ -93,8 +93,8 @@ def test_a_run_stored_before_the_depth_table_reads_top1_and_top3(store: Store) -
 def test_db_upgrade_adds_the_table_to_a_store_of_the_previous_revision(store_url: str) -> None:
     with Store(store_url) as store:
         with store.engine.begin() as conn:
-            command.upgrade(alembic_config(conn), "0003_replays")
+            command.upgrade(alembic_config(conn), "0005_run_versions")
         assert "eval_result_depth" not in inspect(store.engine).get_table_names()
         store.upgrade()
         assert "eval_result_depth" in inspect(store.engine).get_table_names()
-        assert store.revision() == "0005_depths"
+        assert store.revision() == "0006_depths"

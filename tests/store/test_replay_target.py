@@ -10,7 +10,6 @@ from __future__ import annotations
 import fcntl
 import json
 import os
-import shutil
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -18,6 +17,7 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner, Result
+from helpers import read_only, tmpfs
 
 from retrieval_eval.cli import cli
 from retrieval_eval.config.models import Thresholds
@@ -209,17 +209,9 @@ def test_two_replays_at_once_never_trace_back_and_save_each_run_once(
 
 @pytest.fixture
 def read_only_spool(tmp_path: Path) -> Iterator[Path]:
-    """A real read-only folder: a tmpfs, filled, then remounted read-only (root only)."""
-    folder = tmp_path / "ro-spool"
-    folder.mkdir()
-    if os.geteuid() != 0 or shutil.which("mount") is None:
-        pytest.skip("mounting a read-only tmpfs needs root")
-    if subprocess.run(["mount", "-t", "tmpfs", "-o", "size=4m", "tmpfs", str(folder)]).returncode:
-        pytest.skip("this machine does not let root mount a tmpfs")
-    try:
+    """A real tmpfs, for the test to fill, then remount read-only (root only)."""
+    with tmpfs(tmp_path / "ro-spool") as folder:
         yield folder
-    finally:
-        subprocess.run(["umount", "-l", str(folder)], check=False)
 
 
 def test_a_read_only_spool_folder_is_replayed_and_what_stays_is_said(
@@ -227,7 +219,7 @@ def test_a_read_only_spool_folder_is_replayed_and_what_stays_is_said(
 ) -> None:
     db = f"sqlite:///{tmp_path / 'results.sqlite'}"
     path = spool(make_run(hits(3, 4)), db, read_only_spool)
-    subprocess.run(["mount", "-o", "remount,ro", str(read_only_spool)], check=True)
+    read_only(read_only_spool)
     done = subprocess.run(
         [str(EXE), "db", "replay", "--spool-dir", str(read_only_spool)],
         capture_output=True,

@@ -109,3 +109,25 @@ def test_pruning_keeps_the_newest_replay_of_each_series(store: Store) -> None:
     assert store.prune(30) == 0 and store.pruned_replays == 2
     assert [r.id for r in replay_history(store, "traffic", "bm25")] == [ids[-1]]
     assert rankings(store, ids[-1]) == ranked()
+
+
+def test_a_replay_is_saved_whole_or_not_at_all(store: Store) -> None:
+    """One transaction: a ranking the table refuses (two rows for one query) leaves neither the
+    replay's row nor any of its rankings behind, on either backend."""
+    import pytest
+    from sqlalchemy import func, select
+
+    from retrieval_eval.errors import StoreUnavailableError
+    from retrieval_eval.store.schema import replay_ranking, replay_run
+
+    sample_id = save_sample(store, SAMPLE)
+    rows = ranked()
+    with pytest.raises(StoreUnavailableError):
+        save_replay(store, record(sample_id, [*rows, rows[0]], None, datetime.now(UTC)))
+    with store.engine.connect() as conn:
+        counts = [
+            conn.execute(select(func.count()).select_from(t)).scalar()
+            for t in (replay_run, replay_ranking)
+        ]
+    assert counts == [0, 0]
+    assert save_replay(store, record(sample_id, rows, None, datetime.now(UTC))) > 0

@@ -3,14 +3,16 @@
 from __future__ import annotations
 
 import json
+import tracemalloc
 from pathlib import Path
 
 import pytest
 
 from retrieval_eval.config.models import Thresholds
 from retrieval_eval.errors import InvalidInputError, StoreUnavailableError
-from retrieval_eval.judging.recording import record_run, replay_spool
+from retrieval_eval.judging.recording import record_run, replay_spool, replay_spooled
 from retrieval_eval.store import Store
+from retrieval_eval.store.spool import SpooledRun, write_spool
 from store.builders import hits, make_run
 
 DOWN = "postgresql://eval:pa55-w0rd@127.0.0.1:1/results"  # nothing listens on port 1
@@ -93,6 +95,20 @@ def test_replaying_twice_never_duplicates(tmp_path: Path, store_url: str, store:
     assert len(store.history("demo.set", "bm25")) == 1
 
 
+def test_a_run_spooled_before_replays_were_spooled_still_replays(
+    tmp_path: Path, store_url: str, store: Store
+) -> None:
+    """Files written before the spool held replays have no ``kind``: they are runs."""
+    result = make_run(hits(8, 10))
+    spool = record_run(result, store_url=DOWN, thresholds=Thresholds(), spool_dir=tmp_path)
+    assert spool.spool_path is not None
+    data = json.loads(spool.spool_path.read_text(encoding="utf-8"))
+    assert data.pop("kind") == "run"
+    spool.spool_path.write_text(json.dumps(data), encoding="utf-8")
+    (saved,) = replay_spool(store_url, tmp_path)
+    assert store.get_run(saved).result.run_key == result.run_key
+
+
 def test_a_broken_spool_file_is_named(tmp_path: Path, store_url: str) -> None:
     (tmp_path / "broken.json").write_text("{not json", encoding="utf-8")
     with pytest.raises(InvalidInputError, match=r"broken\.json: not a readable spooled run"):
@@ -116,3 +132,24 @@ def test_a_spool_file_edited_to_hold_a_lone_surrogate_is_named_before_anything_i
     assert (
         store.history(make_run(hits(7, 10)).set_identifier, make_run(hits(7, 10)).retriever) == []
     )
+
+
+def test_a_backlog_is_replayed_one_run_in_memory_at_a_time(tmp_path: Path) -> None:
+    """The peak while replaying four large spooled runs is about the peak for one: each file is
+    read, saved and let go before the next (the whole backlog used to be loaded first)."""
+    db = f"sqlite:///{tmp_path / 'results.sqlite'}"
+
+    def peak(count: int, folder: Path) -> int:
+        for day in range(count):
+            run = make_run(hits(200, 500, prefix=f"{folder.name}-{day}-"), day=day)
+            write_spool(SpooledRun(result=run, thresholds=Thresholds()), folder)
+        tracemalloc.start()
+        try:
+            assert len(replay_spooled(db, folder).ids) == count
+            return tracemalloc.get_traced_memory()[1]
+        finally:
+            tracemalloc.stop()
+
+    peak(1, tmp_path / "warm-up")  # the schema, the imports, the caches: not the runs
+    one, four = peak(1, tmp_path / "one"), peak(4, tmp_path / "four")
+    assert four < 1.5 * one, (one, four)

@@ -74,7 +74,10 @@ def test_the_run_json_carries_the_depths(pages: Pages) -> None:
     run = data["run"]
     assert run["depths"] == [1, 5] and run["hits_at"] == {"1": 2, "5": 4}
     assert run["delta_at"]["5"] == pytest.approx(-4 / 9) and run["delta_at"]["1"] == 0
-    assert [f["id"] for f in data["flips"]["to_miss_at"]["5"]] == ["c0", "c1", "c2", "c3"]
+    top5 = data["flips"]["to_miss_at"]["5"]
+    assert [f["id"] for f in top5] == ["c0", "c1", "c2", "c3"]
+    # the deeper depth's flips are read by id with the seed's: their questions in both runs
+    assert [(f["first_hit_rank"], f["baseline_first_hit_rank"]) for f in top5] == [(9, 5)] * 4
     assert data["verdict"]["by_depth"]["5"]["dropped"] is True
 
 

@@ -77,6 +77,10 @@ class AlertMessage(BaseModel):
     lint_warnings: int | None = None
     # kinds "drift" and "invalid_replay": set_identifier is the sample, summary the headline
     drift_reasons: list[str] = Field(default_factory=list)
+    # the index build this run measured and the one its baseline measured (None: not recorded);
+    # a compared verdict's summary names both ("index A vs B")
+    index_version: str | None = None
+    baseline_index_version: str | None = None
 
     @property
     def title(self) -> str:
@@ -223,6 +227,8 @@ def build_message(
         labels_source=labels.source if labels else "",
         lint_errors=lint.get("errors"),
         lint_warnings=lint.get("warnings"),
+        index_version=summary.index_version,
+        baseline_index_version=verdict.baseline_index_version,
     )
 
 

@@ -1,8 +1,13 @@
-"""Slack alerts through the Slack provider's webhook hook (connection type ``slackwebhook``).
+"""Slack alerts to an incoming webhook, the URL read from a Slack provider connection
+(connection type ``slackwebhook``: its host and the webhook path in its password, and its
+``proxy`` extra).
 
-The webhook URL lives in the Airflow connection and is never logged or put in an error: failures
-are re-raised naming only the connection id, and the webhook path in the connection's password
-(``T000/B000/xxx``) is registered with :mod:`retrieval_eval.safety.redaction` before anything is sent.
+The provider's hook only reads the connection; the message goes out through
+:func:`~retrieval_eval.airflow.alerts.webhook.post_alert`, as the generic webhook's does: the Slack
+SDK's client follows redirects, reads a whole answer into memory and bounds each socket read, not
+the send. The webhook URL is never logged or put in an error: failures name only the connection
+id, and the webhook path in the connection's password (``T000/B000/xxx``) is registered with
+:mod:`retrieval_eval.safety.redaction` before anything is sent.
 """
 
 from __future__ import annotations
@@ -27,13 +32,14 @@ class SlackAlertSender:
     def send(self, message: AlertMessage) -> None:
         from airflow.providers.slack.hooks.slack_webhook import SlackWebhookHook
 
+        from retrieval_eval.airflow.alerts.webhook import post_alert
+
         register_connection_secrets(self.connection_id)
-        hook = SlackWebhookHook(slack_webhook_conn_id=self.connection_id, timeout=30)
+        what = f"Slack alert through connection {self.connection_id!r}"
         try:
-            hook.send(text=message.text(), blocks=self.blocks(message))
+            client = SlackWebhookHook(slack_webhook_conn_id=self.connection_id).client
         except Exception as exc:
             # the exception text may carry the webhook URL: keep only its type
-            raise RuntimeError(
-                f"Slack alert through connection {self.connection_id!r} failed "
-                f"({type(exc).__name__})"
-            ) from None
+            raise RuntimeError(f"{what} failed ({type(exc).__name__})") from None
+        body = {"text": message.text(), "blocks": self.blocks(message)}
+        post_alert(client.url, body, {}, what, proxy=client.proxy)

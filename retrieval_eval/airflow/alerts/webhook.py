@@ -4,11 +4,11 @@ Connection fields: ``host`` is the URL (``https://hooks.example.com/path``; a ``
 when given), ``password`` (optional) is sent as a Bearer token. Neither appears in logs or errors:
 both are registered with :mod:`retrieval_eval.safety.redaction` before anything is sent.
 
-A send ends within :data:`SEND_DEADLINE_S`, connect, headers and answer together (the
-connections of :mod:`retrieval_eval.retrievers.http_bounds`), and reads at most
-:data:`MAX_ANSWER_BYTES` of the answer. Only a 2xx answer is a delivery: a redirect is not
-followed (the payload and its token would go to another host) and fails the send, as a 4xx or 5xx
-does, so the alert is retried.
+A send (:func:`post_alert`, the Slack sender's too) ends within :data:`SEND_DEADLINE_S`, connect,
+headers and answer together (the connections of :mod:`retrieval_eval.retrievers.http_bounds`),
+and reads at most :data:`MAX_ANSWER_BYTES` of the answer. Only a 2xx answer is a delivery: a
+redirect is not followed (the payload and its token would go to another host) and fails the send,
+as a 4xx or 5xx does, so the alert is retried.
 """
 
 from __future__ import annotations
@@ -60,18 +60,17 @@ class WebhookAlertSender:
         connection = BaseHook.get_connection(self.connection_id)
         register_webhook_connection(connection)
         headers = {"Authorization": f"Bearer {connection.password}"} if connection.password else {}
-        status = _post(webhook_url(connection), self.payload(message), headers, self.connection_id)
-        if not 200 <= status < 300:
-            what = "a redirect, not followed" if 300 <= status < 400 else "not a delivery"
-            raise RuntimeError(
-                f"webhook alert through connection {self.connection_id!r} answered HTTP "
-                f"{status} ({what}); the alert was not delivered"
-            )
+        what = f"webhook alert through connection {self.connection_id!r}"
+        post_alert(webhook_url(connection), self.payload(message), headers, what)
 
 
-def _post(url: str, payload: Any, headers: dict[str, str], connection_id: str) -> int:
-    """POST ``payload`` within the send deadline; the answer's status (its body is read up to
-    the cap and dropped: only the status says whether it was delivered)."""
+def post_alert(
+    url: str, payload: Any, headers: dict[str, str], what: str, proxy: str | None = None
+) -> None:
+    """POST ``payload`` as JSON within :data:`SEND_DEADLINE_S`, through ``proxy`` (else the
+    ``*_proxy`` environment's, as urllib would); RuntimeError, starting with ``what`` and naming
+    neither the URL nor a header, unless the answer is a 2xx. Its body is read up to
+    :data:`MAX_ANSWER_BYTES` and dropped: only the status says whether it was delivered."""
     from retrieval_eval.retrievers.http_bounds import (
         TooLargeError,
         bounded_pool_manager,
@@ -80,7 +79,9 @@ def _post(url: str, payload: Any, headers: dict[str, str], connection_id: str) -
     )
 
     manager = bounded_pool_manager(
-        timeout=urllib3.Timeout(connect=SEND_DEADLINE_S, read=SEND_DEADLINE_S), retries=False
+        proxy_url=proxy or _environment_proxy(url),
+        timeout=urllib3.Timeout(connect=SEND_DEADLINE_S, read=SEND_DEADLINE_S),
+        retries=False,
     )
     try:
         with deadline(SEND_DEADLINE_S):
@@ -89,10 +90,24 @@ def _post(url: str, payload: Any, headers: dict[str, str], connection_id: str) -
             )
             with contextlib.suppress(TooLargeError):  # a long answer says no more than its status
                 read_capped(response, MAX_ANSWER_BYTES)
-            return response.status
     except (urllib3.exceptions.HTTPError, OSError) as exc:
-        raise RuntimeError(
-            f"webhook alert through connection {connection_id!r} failed ({type(exc).__name__})"
-        ) from None
+        raise RuntimeError(f"{what} failed ({type(exc).__name__})") from None
     finally:
         manager.clear()
+    if not 200 <= response.status < 300:
+        kind = "a redirect, not followed" if 300 <= response.status < 400 else "not a delivery"
+        raise RuntimeError(
+            f"{what} answered HTTP {response.status} ({kind}); the alert was not delivered"
+        )
+
+
+def _environment_proxy(url: str) -> str | None:
+    """The proxy ``$https_proxy``/``$http_proxy`` name for ``url``, unless ``$no_proxy`` covers
+    its host (urllib's own reading of them)."""
+    import urllib.parse
+    import urllib.request
+
+    parts = urllib.parse.urlsplit(url)
+    if urllib.request.proxy_bypass(parts.hostname or ""):
+        return None
+    return urllib.request.getproxies().get(parts.scheme)

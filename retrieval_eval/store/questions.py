@@ -1,0 +1,184 @@
+"""A stored run's questions, a page at a time: filters, order and paging done in SQL.
+
+The run page (:mod:`retrieval_eval.webui.listing`) shows 50 questions of a run that may hold
+200,000; reading them all to show 50 costs seconds and most of a gigabyte. Here the database
+filters, orders and pages them, over the index ``ix_eval_result_question_listing`` (run, top-3
+hit, top-1 hit, position), so a page costs about the same whatever the run's size:
+
+- the order is a list of groups, each in the set's order: :class:`Named` questions (by id) or
+  an :data:`Outcome`; an outcome group leaves out every question a named group lists, and a
+  named group the ones an earlier named group listed;
+- a page walks the groups, counting only the ones it skips past (a range of the index) and
+  reading only its own rows;
+- ids (the flipped or stale questions, as many as a run has) go to the database as one JSON
+  parameter, never one parameter each.
+
+Edge cases: a row with a top-1 hit and no top-3 hit (no scorer writes one) is a top-3 miss, listed
+after the other top-3 misses; a run without question rows (another grader's) has none to list;
+an id that names no question of the run is ignored.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Literal
+
+from sqlalchemy import ColumnElement, Connection, Select, cast, false, func, literal, select
+from sqlalchemy.dialects.postgresql import JSONB
+
+from retrieval_eval.evaluation.results import QuestionResult
+from retrieval_eval.store.rows import question_result
+from retrieval_eval.store.schema import eval_result_question
+
+if TYPE_CHECKING:
+    from retrieval_eval.store.store import Store
+
+Outcome = Literal["top3_miss", "top1_miss", "top1_hit"]
+# each outcome as (top3_hit, top1_hit) ranges of the index, in listing order
+_RANGES: dict[str, tuple[tuple[bool, bool], ...]] = {
+    "top3_miss": ((False, False), (False, True)),
+    "top1_miss": ((True, False),),
+    "top1_hit": ((True, True),),
+}
+_q = eval_result_question
+
+
+@dataclass(frozen=True)
+class Named:
+    """A group of the order: these questions (by id), in the set's order."""
+
+    ids: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class QuestionFilter:
+    """Which questions of a run: each field that is set must hold (all of them by default)."""
+
+    top1_hit: bool | None = None
+    top3_hit: bool | None = None
+    errors: bool = False  # only the questions whose retrieval failed
+    ids: tuple[str, ...] | None = None  # only these questions
+    form: str | None = None
+    hard_class: str | None = None
+
+    @property
+    def everything(self) -> bool:
+        """No field set: every question of the run passes."""
+        return self == QuestionFilter()
+
+
+def count_questions(store: Store, run_id: int, where: QuestionFilter | None = None) -> int:
+    """How many of the run's questions pass ``where`` (all of them without it)."""
+    with store._guard(), store.engine.connect() as conn:
+        return _count(conn, _clauses(conn, run_id, where or QuestionFilter()))
+
+
+def question_page(
+    store: Store,
+    run_id: int,
+    where: QuestionFilter,
+    order: Sequence[Named | Outcome],
+    *,
+    offset: int,
+    limit: int,
+) -> list[QuestionResult]:
+    """The questions ``offset`` to ``offset + limit`` of those passing ``where``, in ``order``
+    (see the module docstring); a question in no group of ``order`` is not listed."""
+    rows: list[Any] = []
+    with store._guard(), store.engine.connect() as conn:
+        for clauses in _groups(conn, _clauses(conn, run_id, where), order):
+            if len(rows) == limit:
+                break
+            if offset:
+                count = _count(conn, clauses)
+                if count <= offset:
+                    offset -= count
+                    continue
+            query = select(_q).where(*clauses).order_by(_q.c.position)
+            rows += conn.execute(query.offset(offset).limit(limit - len(rows))).mappings().all()
+            offset = 0
+    return [question_result(row) for row in rows]
+
+
+def questions_by_id(store: Store, run_id: int, ids: Sequence[str]) -> dict[str, QuestionResult]:
+    """The run's questions among ``ids``, by id (an id that names none is left out)."""
+    if not ids:
+        return {}
+    with store._guard(), store.engine.connect() as conn:
+        query = select(_q).where(_q.c.run_id == run_id, _q.c.question_id.in_(_ids(conn, ids)))
+        rows: Sequence[Any] = conn.execute(query).mappings().all()
+    return {q.id: q for q in map(question_result, rows)}
+
+
+def question_values(store: Store, run_id: int) -> tuple[list[str], list[str]]:
+    """The forms and hard classes of the run's questions, each in the set's order (where it
+    first appears); read from every question row, for a run stored without them
+    (:attr:`~retrieval_eval.store.models.StoredRun.forms`)."""
+    found: list[list[str]] = []
+    with store._guard(), store.engine.connect() as conn:
+        for column in (_q.c.form, _q.c.hard_class):
+            first = func.min(_q.c.position).label("first")
+            query = (
+                select(column, first)
+                .where(_q.c.run_id == run_id, column.is_not(None), column != "")
+                .group_by(column)
+                .order_by(first)
+            )
+            found.append([str(value) for value, _ in conn.execute(query)])
+    return found[0], found[1]
+
+
+def _clauses(conn: Connection, run_id: int, where: QuestionFilter) -> list[ColumnElement[bool]]:
+    clauses = [_q.c.run_id == run_id]
+    if where.top1_hit is not None:
+        clauses.append(_q.c.top1_hit == where.top1_hit)
+    if where.top3_hit is not None:
+        clauses.append(_q.c.top3_hit == where.top3_hit)
+    if where.errors:
+        clauses.append(_q.c.error.is_not(None))
+    if where.ids is not None:
+        clauses.append(_q.c.question_id.in_(_ids(conn, where.ids)) if where.ids else false())
+    if where.form is not None:
+        clauses.append(_q.c.form == where.form)
+    if where.hard_class is not None:
+        clauses.append(_q.c.hard_class == where.hard_class)
+    return clauses
+
+
+def _groups(
+    conn: Connection, base: list[ColumnElement[bool]], order: Sequence[Named | Outcome]
+) -> list[list[ColumnElement[bool]]]:
+    """The WHERE clauses of each group of ``order``, in order (an outcome as its ranges)."""
+    named: dict[str, None] = {}
+    groups: list[tuple[list[ColumnElement[bool]], bool]] = []  # (clauses, an outcome's)
+    for group in order:
+        if isinstance(group, Named):
+            ids = [i for i in dict.fromkeys(group.ids) if i not in named]
+            named.update(dict.fromkeys(ids))
+            if ids:
+                groups.append(([*base, _q.c.question_id.in_(_ids(conn, ids))], False))
+            continue
+        for top3, top1 in _RANGES[group]:
+            groups.append(([*base, _q.c.top3_hit == top3, _q.c.top1_hit == top1], True))
+    if named:  # the outcome groups leave the named questions out
+        listed = _q.c.question_id.not_in(_ids(conn, list(named)))
+        groups = [
+            ([*clauses, listed] if outcome else clauses, outcome) for clauses, outcome in groups
+        ]
+    return [clauses for clauses, _ in groups]
+
+
+def _count(conn: Connection, clauses: list[ColumnElement[bool]]) -> int:
+    return int(conn.execute(select(func.count()).select_from(_q).where(*clauses)).scalar_one())
+
+
+def _ids(conn: Connection, ids: Sequence[str]) -> Select[Any]:
+    """``ids`` as a one-column subquery over one JSON parameter (a list of any length)."""
+    payload = literal(json.dumps(list(ids)))
+    if conn.dialect.name == "postgresql":
+        values = func.jsonb_array_elements_text(cast(payload, JSONB)).table_valued("value")
+    else:
+        values = func.json_each(payload).table_valued("value")
+    return select(values.c.value)
