@@ -9,7 +9,8 @@
 - **Celery scale-out**: 400 questions against a loopback HTTP service answering after 50 ms,
   ``max_concurrency`` 1, 8 batches, on CeleryExecutor with one worker (``--concurrency 1``),
   then with a second one: the wall time of the ``retrieve`` stage (first batch start to last
-  batch end). Target ≥ 1.7× faster with two.
+  batch end). The same for a replay DAG of a 400-query sample against a 20 ms service (its
+  ``replay`` stage), in the same deployment. Target ≥ 1.7× faster with two, for each.
 
 Needs PostgreSQL (metadata) and Redis (broker) on 127.0.0.1, as the tests do.
 """
@@ -150,30 +151,37 @@ def _local(folder: Path) -> list[Row]:
     return rows
 
 
-def _celery(folder: Path) -> list[Row]:
+def _loopback(latency_s: float) -> tuple[subprocess.Popen[str], int]:
     server = subprocess.Popen(
-        [sys.executable, "-m", "benchmarks.loopback_server", "0.05"],
+        [sys.executable, "-m", "benchmarks.loopback_server", str(latency_s)],
         stdout=subprocess.PIPE,
         text=True,
         cwd=ROOT,
     )
+    return server, int(server.stdout.readline())  # type: ignore[union-attr]
+
+
+def _jsonl(path: Path, rows: list[dict[str, Any]]) -> Path:
+    path.write_text("".join(json.dumps(row) + "\n" for row in rows), encoding="utf-8")
+    return path
+
+
+def _celery(folder: Path) -> list[Row]:
+    (server, port), (fast, fast_port) = _loopback(0.05), _loopback(0.02)
     try:
-        port = int(server.stdout.readline())  # type: ignore[union-attr]
-        golden = folder / "http.jsonl"
-        golden.write_text(
-            "".join(
-                json.dumps(
-                    {
-                        "id": f"q{i}",
-                        "question": f"q {i}",
-                        "form": "match",
-                        "expected_document_ids": [f"d{i % 12}"],
-                    }
-                )
-                + "\n"
+        golden = _jsonl(
+            folder / "http.jsonl",
+            [
+                {
+                    "id": f"q{i}",
+                    "question": f"q {i}",
+                    "form": "match",
+                    "expected_document_ids": [f"d{i % 12}"],
+                }
                 for i in range(400)
-            )
+            ],
         )
+        log = _jsonl(folder / "queries.jsonl", [{"query": f"query {i}"} for i in range(400)])
         config = folder / "celery.yaml"
         config.write_text(
             yaml.safe_dump(
@@ -181,12 +189,13 @@ def _celery(folder: Path) -> list[Row]:
                     "store": f"sqlite:///{folder / 'celery.sqlite'}",
                     "sets": [{"path": str(golden), "identifier": "bench.celery"}],
                     "retrievers": {
-                        "loopback": {
+                        name: {
                             "type": "http",
-                            "url": f"http://127.0.0.1:{port}/search",
+                            "url": f"http://127.0.0.1:{at}/search",
                             "ids": "hits.hits[*]._id",
                             "max_concurrency": 1,
                         }
+                        for name, at in (("loopback", port), ("loopback20", fast_port))
                     },
                     "evaluations": [
                         {
@@ -196,42 +205,70 @@ def _celery(folder: Path) -> list[Row]:
                             "max_batches": 8,
                         }
                     ],
+                    "samples": {
+                        "bench_traffic": {
+                            "source": {"path": str(log)},
+                            "method": "all",
+                            "privacy": "plain",
+                        }
+                    },
+                    "replays": [
+                        {
+                            "sample": "bench_traffic",
+                            "retriever": "loopback20",
+                            "schedule": None,
+                            "max_batches": 8,
+                            "replay": {"max_concurrency": 1},
+                        }
+                    ],
                 }
             )
         )
         env = {"RETRIEVAL_EVAL_CONFIG": str(config), "RETRIEVAL_EVAL_HOME": str(folder / "re")}
         dag_id = "retrieval_eval__bench_celery__loopback"
-        stages: dict[int, float] = {}
+        replay_id = "retrieval_eval_replay__bench_traffic__loopback20"
+        stages: dict[tuple[str, int], float] = {}
         with deployment(folder / "airflow_celery", PG, env=env, executor="CeleryExecutor") as af:
             af.add_worker("worker-a", concurrency=1)
             af.wait_for_dag(dag_id)
-            stages[1] = _retrieve_stage(af, dag_id, "one")
+            af.wait_for_dag(replay_id)
+            stages["retrieve", 1] = _mapped_stage(af, dag_id, "one", "retrieve")
+            stages["replay", 1] = _mapped_stage(af, replay_id, "one", "replay")
             af.add_worker("worker-b", concurrency=1)
             time.sleep(10)  # let the second worker join the queue
-            stages[2] = _retrieve_stage(af, dag_id, "two")
+            stages["retrieve", 2] = _mapped_stage(af, dag_id, "two", "retrieve")
+            stages["replay", 2] = _mapped_stage(af, replay_id, "two", "replay")
     finally:
-        server.terminate()
-        server.wait()
-    ratio = stages[1] / stages[2]
-    return [
-        Row(
-            "7. Celery retrieve stage, 1 worker vs 2",
-            seconds(stages[2]),
-            seconds(stages[1]),
-            ratio,
-            "≥ 1.70",
-            ratio >= 1.7,
-            "400 q × 50 ms loopback HTTP, max_concurrency 1, 8 batches, worker --concurrency 1; "
-            "ratio = 1 worker / 2 workers",
+        for process in (server, fast):
+            process.terminate()
+            process.wait()
+    rows = []
+    for stage, what in (
+        ("retrieve", "400 q × 50 ms loopback HTTP"),
+        ("replay", "replay of a 400-query sample × 20 ms loopback HTTP"),
+    ):
+        ratio = stages[stage, 1] / stages[stage, 2]
+        rows.append(
+            Row(
+                f"7. Celery {stage} stage, 1 worker vs 2",
+                seconds(stages[stage, 2]),
+                seconds(stages[stage, 1]),
+                ratio,
+                "≥ 1.70",
+                ratio >= 1.7,
+                f"{what}, max_concurrency 1, 8 batches, worker --concurrency 1; "
+                "ratio = 1 worker / 2 workers",
+            )
         )
-    ]
+    return rows
 
 
-def _retrieve_stage(af: Deployment, dag_id: str, label: str) -> float:
+def _mapped_stage(af: Deployment, dag_id: str, label: str, task: str) -> float:
+    """Wall time of the mapped ``task``'s batches: first start to last end."""
     run_id = af.trigger(dag_id, f"{label}-{time.monotonic_ns()}")
     if af.wait(dag_id, run_id) != "success":
         raise RuntimeError(f"celery run {run_id} failed; see {af.home}")
-    batches = [t for k, t in af.task_instances(dag_id, run_id).items() if k.startswith("retrieve[")]
+    batches = [t for k, t in af.task_instances(dag_id, run_id).items() if k.startswith(f"{task}[")]
     start = min(_time(t["start_date"]) for t in batches)
     end = max(_time(t["end_date"]) for t in batches)
     return (end - start).total_seconds()

@@ -10,6 +10,8 @@ import contextlib
 import os
 import shutil
 import subprocess
+import time
+import urllib.request
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -81,3 +83,19 @@ def fill(folder: Path) -> None:
     with open(folder / "filler", "wb", buffering=0) as filler, contextlib.suppress(OSError):
         while filler.write(b"\0" * 4096):
             pass
+
+
+def served_page(server: subprocess.Popen[str], url: str, timeout_s: float = 60) -> str:
+    """The page at ``url`` once the ``server`` subprocess answers it; fails with the server's
+    stderr if it exits first, or after ``timeout_s``."""
+    deadline = time.monotonic() + timeout_s
+    while True:
+        try:
+            with urllib.request.urlopen(url, timeout=5) as answer:
+                return str(answer.read().decode())
+        except OSError:
+            if server.poll() is not None:
+                pytest.fail(f"the server exited: {server.stderr.read() if server.stderr else ''}")
+            if time.monotonic() > deadline:
+                pytest.fail(f"nothing answered {url} within {timeout_s:g} s")
+            time.sleep(0.1)

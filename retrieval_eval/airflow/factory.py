@@ -1,6 +1,7 @@
 """The DAG factory: one DAG per configured (golden set, retriever) pair.
 
-load_golden_set → [lint] → retrieve (mapped over batches) → score → persist → check_regression →
+load_golden_set → [lint] → retrieve (mapped over batches) → score → persist (its "Run page"
+extra link: :mod:`retrieval_eval.airflow.links`) → check_regression →
 one of alert_regression / alert_invalid_run / no_regression / baseline (a first run), plus
 alert_labels when the verdict names dead labels (expected ids no longer in the index: their own
 alert, never a regression). The evaluation's ``fail_on_regression`` and ``fail_on_dead_labels``
@@ -24,6 +25,7 @@ from typing import Any
 from airflow.sdk import DAG, Asset, AssetAny, AssetOrTimeSchedule, CronTriggerTimetable, Param
 
 from retrieval_eval.airflow import tasks
+from retrieval_eval.airflow.links import RunPageLink
 from retrieval_eval.config.models import (
     AirflowOptions,
     Config,
@@ -173,6 +175,8 @@ def build_evaluation_dag(
             planned >> lint >> batches
         result: Any = tasks.score(job=job, batch_results=batches, lint_outcome=lint)
         recorded: Any = tasks.persist(job=job, result=result)
+        # the DAG run's way to its run page (Airflow lets a task set no note on its DAG run)
+        recorded.operator.operator_extra_links = (RunPageLink(),)
         tasks.check_regression(recorded=recorded, ui_base_url=options.ui_base_url) >> [
             tasks.alert_regression(job=job, result=result, recorded=recorded),
             tasks.alert_invalid_run(job=job, result=result, recorded=recorded),

@@ -13,6 +13,7 @@ from airflow.sdk import get_current_context, task
 from airflow.sdk.exceptions import AirflowFailException
 
 from retrieval_eval.airflow.tasks import bad_input_fails_at_once, store_url
+from retrieval_eval.reports.links import replay_page_url, run_key_for
 
 
 @task
@@ -67,12 +68,12 @@ def compare_and_save(
             list(batches),
             sample_id=planned[0]["sample_id"],
             store_url=store_url(job),
-            run_key=f"airflow:{dag_run.dag_id}:{dag_run.run_id}",
+            run_key=run_key_for(dag_run.dag_id, dag_run.run_id),
             against=job.get("against"),
             index_version=steps.index_version(context.get("triggering_asset_events")),
         )
-    link = f" — {job['ui_base_url']}/replays/{saved['replay_id']}" if job.get("ui_base_url") else ""
-    print(saved["headline"].replace("\n", "; ") + link)
+    link = replay_page_url(job.get("ui_base_url"), saved["replay_id"])
+    print(saved["headline"].replace("\n", "; ") + (f" — {link}" if link else ""))
     return saved
 
 
@@ -87,7 +88,7 @@ def _alert(job: dict[str, Any], kind: str, saved: dict[str, Any]) -> str:
     from retrieval_eval.airflow.alerts import AlertMessage, send_alerts
     from retrieval_eval.store import open_store
 
-    link = f"{job['ui_base_url']}/replays/{saved['replay_id']}" if job.get("ui_base_url") else None
+    link = replay_page_url(job.get("ui_base_url"), saved["replay_id"])
     message = AlertMessage(
         kind=kind,
         set_identifier=saved["sample"],

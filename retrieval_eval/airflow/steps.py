@@ -344,6 +344,7 @@ def verdict_line(
     depth (before → after when compared), the verdict and the run's link, e.g. ``top-1 68.8% →
     12.5% (−56.3 pts), top-3 ...; regression; run 12: http://.../runs/12``. ``result`` gives the
     rates of a run with nothing to compare with."""
+    from retrieval_eval.reports.links import run_page_url
     from retrieval_eval.reports.numbers import pct, pts
 
     verdict = recorded.get("verdict") or {}
@@ -369,6 +370,7 @@ def verdict_line(
         state += f"; labels need attention: {dead} id{'s' if dead != 1 else ''} no longer found"
     run_id = recorded.get("run_id")
     where = "run not saved" if run_id is None else f"run {run_id}"
-    if run_id is not None and ui_base_url:
-        where += f": {ui_base_url.rstrip('/')}/runs/{run_id}"
+    link = run_page_url(ui_base_url, run_id)
+    if link:
+        where += f": {link}"
     return "; ".join([", ".join(parts), state, where] if parts else [state, where])

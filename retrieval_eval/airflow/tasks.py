@@ -4,6 +4,10 @@ Each task takes the evaluation's ``job`` (a small JSON-able dict: config path, s
 alert channels, ...), so the factory only wires them into one DAG per evaluation. The work and
 everything heavy (pandas, SQLAlchemy, the adapters) is imported inside the tasks, at run time:
 a process that parses the DAG file imports none of it.
+
+The tasks whose return values are large JSON (lint findings, question results, the run, what
+was recorded) keep them out of their logs (``show_return_value_in_logs=False``): each prints one
+line a person reads instead (:func:`retrieval_eval.airflow.steps.score_line`, ``verdict_line``).
 """
 
 from __future__ import annotations
@@ -14,6 +18,8 @@ from typing import Any
 
 from airflow.sdk import get_current_context, task
 from airflow.sdk.exceptions import AirflowFailException
+
+from retrieval_eval.airflow.links import dashboard_url
 
 
 @contextlib.contextmanager
@@ -62,7 +68,7 @@ def load_golden_set(job: dict[str, Any]) -> list[dict[str, Any]]:
         )
 
 
-@task
+@task(show_return_value_in_logs=False)
 def lint(job: dict[str, Any]) -> dict[str, Any]:
     """Before retrieval: dead labels and the set's other lint findings (config ``lint:``).
 
@@ -77,7 +83,7 @@ def lint(job: dict[str, Any]) -> dict[str, Any]:
     return outcome
 
 
-@task
+@task(show_return_value_in_logs=False)
 def retrieve(job: dict[str, Any], batch: dict[str, Any]) -> dict[str, Any]:
     from retrieval_eval.airflow import steps
 
@@ -97,13 +103,14 @@ def retrieve(job: dict[str, Any], batch: dict[str, Any]) -> dict[str, Any]:
         )
 
 
-@task
+@task(show_return_value_in_logs=False)
 def score(
     job: dict[str, Any],
     batch_results: list[dict[str, Any]],
     lint_outcome: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
     from retrieval_eval.airflow import steps
+    from retrieval_eval.reports.links import run_key_for
 
     context = get_current_context()
     dag_run = context["dag_run"]
@@ -113,7 +120,7 @@ def score(
             job["set"],
             job["retriever"],
             list(batch_results),
-            run_key=f"airflow:{dag_run.dag_id}:{dag_run.run_id}",
+            run_key=run_key_for(dag_run.dag_id, dag_run.run_id),
             started_at=getattr(dag_run, "start_date", None),
             lint=lint_outcome,
             # an asset event's extra names the index build that started this run
@@ -123,7 +130,7 @@ def score(
     return result
 
 
-@task
+@task(show_return_value_in_logs=False)
 def persist(job: dict[str, Any], result: dict[str, Any]) -> dict[str, Any]:
     from retrieval_eval.airflow import steps
 
@@ -139,9 +146,9 @@ def persist(job: dict[str, Any], result: dict[str, Any]) -> dict[str, Any]:
                 "max_top3_drop": params.get("max_top3_drop"),
             },
         )
-    # Airflow 3's execution API lets a task set no note on its own DAG run: the log says where
-    # the run page is
-    print(steps.verdict_line(recorded, job.get("ui_base_url"), result))
+    # Airflow 3's execution API lets a task set no note on its own DAG run: the log (and the
+    # task's "Run page" extra link, airflow/links.py) says where the run page is
+    print(steps.verdict_line(recorded, dashboard_url(job.get("ui_base_url")), result))
     return recorded
 
 
@@ -150,7 +157,7 @@ def check_regression(recorded: dict[str, Any], ui_base_url: str | None = None) -
     from retrieval_eval.airflow import steps
 
     branches = steps.choose_branches(recorded)
-    print(f"{steps.verdict_line(recorded, ui_base_url)} → {', '.join(branches)}")
+    print(f"{steps.verdict_line(recorded, dashboard_url(ui_base_url))} → {', '.join(branches)}")
     return branches
 
 

@@ -1,7 +1,8 @@
 """Run one DAG in-process with ``dag.test()`` and print its outcome: ``make demo`` and the tests.
 
 Usage: ``python -m retrieval_eval.airflow.testrun DAG_ID [RUN_CONF_JSON] [--log FILE]``.
-The last stdout line is a JSON object ``{"state", "tasks": {task_id[map_index]: state}, "run_id"}``;
+The last stdout line is a JSON object ``{"state", "tasks": {task_id[map_index]: state}, "run_id",
+"links": {task_id: extra link}}``;
 with ``--log`` Airflow's own output goes to FILE and a one-line summary is printed instead.
 Exit code 0 when the DAG run succeeded, 1 otherwise (as ``airflow dags test``), 2 for bad usage
 or an unreadable plan file.
@@ -39,7 +40,37 @@ def run(dag_id: str, run_conf: dict[str, Any] | None = None) -> dict[str, Any]:
     for ti in dag_run.get_task_instances():
         key = ti.task_id if ti.map_index < 0 else f"{ti.task_id}[{ti.map_index}]"
         states[key] = None if ti.state is None else str(ti.state)
-    return {"state": str(dag_run.state), "tasks": states, "run_id": dag_run.run_id}
+    return {
+        "state": str(dag_run.state),
+        "tasks": states,
+        "run_id": dag_run.run_id,
+        "links": extra_links(dag_id, dag_run.run_id),
+    }
+
+
+def extra_links(dag_id: str, run_id: str) -> dict[str, str]:
+    """The extra links the run's tasks recorded (``task_id`` -> URL; the persist task's is its
+    run page), as Airflow's task runner stored them once each task was done."""
+    import json
+
+    from airflow.models.xcom import XComModel
+    from airflow.utils.session import create_session
+    from sqlalchemy import select
+
+    query = select(XComModel.task_id, XComModel.value).where(
+        XComModel.dag_id == dag_id, XComModel.run_id == run_id, XComModel.key.like("_link_%")
+    )
+    with create_session() as session:
+        rows = session.execute(query).all()
+    found = {}
+    for task_id, value in rows:
+        try:  # stored as JSON, or as the plain string (as Airflow's XComOperatorLink reads it)
+            link = json.loads(value)
+        except (TypeError, ValueError):
+            link = value
+        if link:
+            found[task_id] = str(link)
+    return found
 
 
 @contextlib.contextmanager
@@ -85,8 +116,8 @@ plan file (--plan FILE): a JSON list of runs, done in order in this one process:
   env     optional; environment variables set before this run (null unsets one),
           kept for the runs after it
 
-output: the last stdout line is a JSON outcome {"state", "tasks", "run_id"} (a JSON list of
-them with --plan). With --log FILE, Airflow's own output goes to FILE and a one-line summary
+output: the last stdout line is a JSON outcome {"state", "tasks", "run_id", "links"} (a JSON
+list of them with --plan). With --log FILE, Airflow's own output goes to FILE and a one-line summary
 per run is printed (with --plan the JSON list still follows as the last line).
 exit codes: 0 every run succeeded, 1 a run did not, 2 bad usage or an unreadable plan file.
 """
@@ -95,13 +126,16 @@ BRANCHES = ("alert_regression", "alert_invalid_run", "no_regression", "alert_lab
 
 
 def summary_line(dag_id: str, outcome: dict[str, Any], log: str) -> str:
-    """``DAG d: run success; 4 retrieve batches; branch taken: no_regression (Airflow log: f)``."""
+    """``DAG d: run success; 4 retrieve batches; branch taken: no_regression; run page:
+    /retrieval-eval/runs/2 (Airflow log: f)``."""
     tasks = outcome["tasks"]
     branch = " + ".join(t for t in BRANCHES if tasks.get(t) not in (None, "skipped"))
     mapped = sum(1 for t in tasks if t.startswith("retrieve["))
+    page = (outcome.get("links") or {}).get("persist")
     return (
         f"DAG {dag_id}: run {outcome['state']}; {mapped} retrieve batches; "
-        f"branch taken: {branch or 'none'} (Airflow log: {log})"
+        f"branch taken: {branch or 'none'}{f'; run page: {page}' if page else ''} "
+        f"(Airflow log: {log})"
     )
 
 

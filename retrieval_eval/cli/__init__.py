@@ -77,6 +77,7 @@ def _register() -> None:
         replay_cmd,
         retrievers_cmd,
         run_cmd,
+        serve_cmd,
         sets_cmd,
     )
 
@@ -118,7 +119,33 @@ def main(argv: list[str] | None = None) -> None:
     from retrieval_eval.cli.process import run_process
 
     printable_streams()
-    run_process(lambda: cli.main(args=argv, prog_name="retrieval-eval"))
+    run_process(lambda: _command(argv))
+
+
+def _command(argv: list[str] | None) -> None:
+    """The command; output stdout cannot take (a full disk, ``> /dev/full``) ends any command
+    with a one-line error and exit 2, not a traceback (``run`` names its saved run itself)."""
+    from retrieval_eval.cli.output_file import STDOUT_ERRNOS, silence_stdout
+
+    ended: SystemExit | None = None
+    try:
+        try:
+            cli.main(args=argv, prog_name="retrieval-eval")
+        except SystemExit as exc:
+            ended = exc
+        sys.stdout.flush()
+    except OSError as exc:
+        if exc.errno not in STDOUT_ERRNOS:
+            raise
+        silence_stdout()
+        click.echo(
+            f"error: stdout: cannot write the output ({exc.strerror}): "
+            "write it to a file with room (> FILE)",
+            err=True,
+        )
+        sys.exit(2)
+    if ended is not None:
+        raise ended
 
 
 if __name__ == "__main__":  # pragma: no cover

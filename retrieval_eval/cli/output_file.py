@@ -16,6 +16,7 @@ did, so for them only a path whose folder cannot be made (a file in the way) fai
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
 import sys
 from collections.abc import Iterator
@@ -79,17 +80,27 @@ def stdout_errors(after: str = "", exit_code: int = 2) -> Iterator[None]:
         yield
         sys.stdout.flush()
     except OSError as exc:
-        # no descriptor (an in-memory stream): nothing is left to flush at exit
-        with contextlib.suppress(AttributeError, OSError, ValueError):
-            fd = sys.stdout.fileno()
-            devnull = os.open(os.devnull, os.O_WRONLY)
-            os.dup2(devnull, fd)
-            os.close(devnull)
+        silence_stdout()
         raise _failed(
             f"stdout: cannot write the report ({_reason(exc)}): write it to a file with room "
             f"(--output FILE){after}",
             exit_code,
         ) from None
+
+
+# what writing a stream fails with: a full disk or quota, an I/O error, a closed pipe
+STDOUT_ERRNOS = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EIO, errno.EPIPE})
+
+
+def silence_stdout() -> None:
+    """Point stdout at the null device, so the interpreter's last flush of what is still
+    buffered cannot fail once more (a second message, and exit code 120); an in-memory stream
+    (no descriptor) has nothing left to flush."""
+    with contextlib.suppress(AttributeError, OSError, ValueError):
+        fd = sys.stdout.fileno()
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, fd)
+        os.close(devnull)
 
 
 def _reason(exc: OSError) -> str:

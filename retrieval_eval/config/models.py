@@ -302,6 +302,30 @@ class AirflowOptions(BaseModel):
     # a link to the run in alerts: "{ui_base_url}/runs/{run_id}" (the dashboard plugin's page)
     ui_base_url: str | None = None
 
+    @field_validator("ui_base_url")
+    @classmethod
+    def _absolute_url(cls, value: str | None) -> str | None:
+        """Alerts, task logs and the DAG run's extra link carry this base to wherever they are
+        read, so it must be an absolute http(s) URL; checked with every other option, before a
+        DAG is built or any retriever imported."""
+        if value is None:
+            return None
+        from urllib.parse import urlsplit
+
+        parts = urlsplit(value)
+        if (
+            parts.scheme not in ("http", "https")
+            or not parts.netloc
+            or parts.query
+            or parts.fragment
+        ):
+            # the value is not echoed: a query may hold a token
+            raise ValueError(
+                "not an absolute http(s) URL without a query or fragment; give where the "
+                "dashboard is, e.g. https://airflow.example.com/retrieval-eval"
+            )
+        return value.rstrip("/")
+
 
 class Config(BaseModel):
     model_config = ConfigDict(extra="forbid")

@@ -57,18 +57,26 @@ class DeadLabels(BaseModel):
         if not self.checked:
             return "dead labels not checked (the retriever cannot look ids up)"
         if not self.dead_ids:
-            return f"no dead labels ({self.source})"
+            return f"no dead labels ({source_text(self.source)})"
         n = len(self.dead_ids)
         return (
             f"labels need attention: {n} id{'s' if n != 1 else ''} no longer in the index "
             f"({len(self.stale_questions)} stale question"
             f"{'s' if len(self.stale_questions) != 1 else ''}, "
-            f"{len(self.partly_dead)} partly dead; {self.source})"
+            f"{len(self.partly_dead)} partly dead; {source_text(self.source)})"
         )
 
 
 # what user text says of a retriever that does not name how it checks ids
 DEFAULT_SOURCE = "reported by the retriever"
+# the placeholder runs stored before DEFAULT_SOURCE carry: an internal name, never shown
+_LEGACY_SOURCE = "index"
+
+
+def source_text(source: str) -> str:
+    """How a stored check looked ids up, as user text says it (a run stored with no source, or
+    with the old internal placeholder, says :data:`DEFAULT_SOURCE`)."""
+    return DEFAULT_SOURCE if source in ("", _LEGACY_SOURCE) else source
 
 
 def label_source(retriever: Any) -> str:

@@ -43,7 +43,7 @@ Rules, written down once:
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from fractions import Fraction
 from typing import TYPE_CHECKING, Literal, Protocol
 
@@ -379,24 +379,31 @@ def _without_stale(current: RunResult, old: RunResult) -> tuple[RunResult, RunRe
     stale = set(current.stale_targets()) | set(old.stale_targets())
     if not stale:
         if old.depths != current.depths:  # the baseline gated other depths: re-count its hits
-            old = _kept(old, set(), current.depths)
+            old = without_questions(old, (), current.depths)
         return current, old, []
     # in the set's order (the current run's, then any only the baseline has)
     order = [q.id for q in (*current.questions, *old.questions) if q.id in stale]
-    kept = _kept(current, stale), _kept(old, stale, current.depths)
-    return *kept, list(dict.fromkeys(order))
+    return (
+        without_questions(current, stale),
+        without_questions(old, stale, current.depths),
+        list(dict.fromkeys(order)),
+    )
 
 
-def _kept(result: RunResult, left_out: set[str], depths: list[int] | None = None) -> RunResult:
-    """``result`` re-aggregated without the ``left_out`` questions, at ``depths`` (None: its
-    own gated depths)."""
+def without_questions(
+    result: RunResult, left_out: Collection[str], depths: list[int] | None = None
+) -> RunResult:
+    """``result`` summarised again without the questions ``left_out``, at ``depths`` (None: its
+    own gated depths; otherwise the same settings): the run as the verdict judges it once stale
+    questions are left out."""
     from retrieval_eval.evaluation.aggregate import summarise
 
+    gone = set(left_out)
     settings = result.settings
     if depths is not None and depths != settings.depths:
         settings = settings.model_copy(update={"depths": list(depths)})
     return summarise(
-        [q for q in result.questions if q.id not in left_out],
+        [q for q in result.questions if q.id not in gone],
         set_identifier=result.set_identifier,
         labels_fingerprint=result.labels_fingerprint,
         retriever=result.retriever,

@@ -43,23 +43,34 @@ def power_method(power: PowerReport) -> str:
     )
 
 
-def figure_line(figure: PowerFigure) -> str:
-    """What the set's size lets a threshold see, e.g. ``top-1: threshold 10.0 pts, detectable
-    23.2 pts at 46 questions: a smaller drop is not seen; 155 questions to see a 10-point drop``, or
-    ``(ok)`` when the threshold is seen; ``no drop is seen at 16 questions`` when none is."""
-    label = f"{figure.metric.replace('top', 'top-')}: threshold {pts(figure.threshold)}"
-    drop, n = figure.detectable_drop, figure.questions
-    if not figure.threshold_too_small:
-        return f"{label}, detectable {pts(drop)} at {n} questions (ok)"
-    threshold = f"{figure.threshold * 100:g}"
-    needed = (
-        f"{figure.questions_needed} questions to see a {threshold}-point drop"
-        if figure.questions_needed is not None
-        else f"no set size sees a {threshold}-point drop"
+def what_is_seen(figure: PowerFigure, unit: str = "pts") -> str:
+    """What a set of this size lets the verdict see, in words: ``at 46 questions a drop needs
+    ≥ 23.2 pts to be seen; 155 questions to see 10 pts``; ``at 300 questions a drop of 6.6 pts
+    or more is seen (ok)`` when the threshold is seen; ``at 16 questions no drop is seen, not
+    even one to 0%`` when even losing every hit would not be. The run report, the dashboard,
+    ``show`` and lint's warning all say it so."""
+    n, drop = figure.questions, figure.detectable_drop
+    if drop is not None and not figure.threshold_too_small:
+        return f"at {n} questions a drop of {points(drop, unit)} or more is seen (ok)"
+    seen = (
+        f"at {n} questions no drop is seen, not even one to 0%"
+        if drop is None
+        else f"at {n} questions a drop needs ≥ {points(drop, unit)} to be seen"
     )
-    if drop is None:
-        return f"{label}: no drop is seen at {n} questions; {needed}"
-    return f"{label}, detectable {pts(drop)} at {n} questions: a smaller drop is not seen; {needed}"
+    threshold = f"{figure.threshold * 100:g} {unit}"
+    needed = (
+        f"{figure.questions_needed} questions to see {threshold}"
+        if figure.questions_needed is not None
+        else f"no set size sees {threshold}"
+    )
+    return f"{seen}; {needed}"
+
+
+def figure_line(figure: PowerFigure) -> str:
+    """One metric's power next to its threshold: ``top-1 (threshold 10.0 pts): at 46 questions
+    a drop needs ≥ 23.2 pts to be seen; 155 questions to see 10 pts`` (:func:`what_is_seen`)."""
+    label = figure.metric.replace("top", "top-")
+    return f"{label} (threshold {pts(figure.threshold)}): {what_is_seen(figure)}"
 
 
 def power_summary(power: PowerReport, thresholds_from: str | None = None) -> str:

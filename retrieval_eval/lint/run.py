@@ -37,6 +37,7 @@ from retrieval_eval.errors import ConfigError
 from retrieval_eval.golden.models import GoldenQuestionSet
 from retrieval_eval.lint import completeness, dead, duplicates, forms, never_found, power
 from retrieval_eval.lint.models import Finding, LintReport, PowerReport
+from retrieval_eval.lint.render import what_is_seen
 from retrieval_eval.reports.numbers import points
 from retrieval_eval.retrievers.corpus import Document, read_corpus
 
@@ -215,19 +216,13 @@ def _power_findings(report: PowerReport, thresholds: Thresholds) -> list[Finding
         if figure.scope != "overall":
             weak_slices.append(figure)
             continue
-        seen = (
-            "no drop up to the whole rate"
-            if figure.detectable_drop is None
-            else points(figure.detectable_drop, "points")
-        )
         threshold = points(figure.threshold, "points", digits=0)
         findings.append(
             Finding(
                 check=POWER,
                 severity="warning",
-                message=f"max_{figure.metric}_drop {threshold} is below "
-                f"what {figure.questions} questions detect ({seen} at alpha {report.alpha}, "
-                f"power {report.power}): about {figure.questions_needed} questions are needed",
+                message=f"max_{figure.metric}_drop {threshold}: "
+                f"{what_is_seen(figure, 'points')} (alpha {report.alpha}, power {report.power})",
                 details=figure.model_dump(),
             )
         )

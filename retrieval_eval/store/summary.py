@@ -92,9 +92,9 @@ class RunSummary(AtDepths):
     verdict_summary: str = ""
     by_form: dict[str, SliceSummary] = Field(default_factory=dict)
     by_hard_class: dict[str, SliceSummary] = Field(default_factory=dict)
-    # expected ids the run's dead-label check found gone (0: none, or not checked); history
-    # lists it, the dashboard says it in its own words (not part of its JSON)
-    dead_label_count: int = Field(default=0, exclude=True)
+    # expected ids the run's dead-label check found gone (0: none, or not checked): `history`
+    # and the dashboard's rows and chart marks say "labels: N dead ids"
+    dead_label_count: int = 0
 
     @classmethod
     def of(cls, run: StoredRun, *, slices: bool = True) -> RunSummary:
@@ -153,8 +153,8 @@ class RunSummary(AtDepths):
             index_version=r.index_version,
             package_version=r.package_version,
             dead_label_count=len(r.dead_labels.dead_ids) if r.dead_labels else 0,
-            by_form=_slices(r.by_form) if slices else {},
-            by_hard_class=_slices(r.by_hard_class) if slices else {},
+            by_form=slice_summaries(r.by_form) if slices else {},
+            by_hard_class=slice_summaries(r.by_hard_class) if slices else {},
             **stored,
             **_verdict_figures(verdict),
         )
@@ -200,7 +200,8 @@ def _verdict_figures(verdict: Verdict | None) -> dict[str, Any]:
     return figures
 
 
-def _slices(slices: dict[str, SliceRates]) -> dict[str, SliceSummary]:
+def slice_summaries(slices: dict[str, SliceRates]) -> dict[str, SliceSummary]:
+    """Each slice's size, rates and intervals, as the pages and JSON show them."""
     return {
         value: SliceSummary(
             questions=s.questions,

@@ -34,10 +34,11 @@ from fastapi import Depends, FastAPI
 from starlette.datastructures import MutableHeaders
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from retrieval_eval.reports.links import DASHBOARD_PREFIX
 from retrieval_eval.webui import handlers, routes
 from retrieval_eval.webui.rendering import modules
 
-URL_PREFIX = "/retrieval-eval"
+URL_PREFIX = DASHBOARD_PREFIX
 # No script source at all: even a stored string that slipped past escaping could not run.
 CSP = (
     "default-src 'none'; style-src 'unsafe-inline'; img-src 'self' data:; "
@@ -117,11 +118,14 @@ class _Dashboard(FastAPI):
         return self.openapi_schema
 
 
-def create_app(store_url: str | None = None, *, require_auth: bool = True) -> FastAPI:
+def create_app(
+    store_url: str | None = None, *, require_auth: bool = True, airflow_url: str | None = None
+) -> FastAPI:
     """The dashboard app over the store at ``store_url`` (default: the store the DAGs use).
 
     ``require_auth=False`` serves without Airflow's login: for local development only, never
-    the default, never what the plugin mounts.
+    the default, never what the plugin mounts. ``airflow_url`` is the Airflow UI a run page
+    links its DAG run to; None: the Airflow that mounts the app, and no link outside one.
     """
     dependencies = []
     if require_auth:
@@ -139,6 +143,7 @@ def create_app(store_url: str | None = None, *, require_auth: bool = True) -> Fa
     from retrieval_eval.webui.source import StoreSource
 
     app.state.store_source = StoreSource(store_url)
+    app.state.airflow_url = airflow_url
     handlers.install(app)
     always = (401, 503) if require_auth else (503,)  # what any route may answer
     app.include_router(routes.api, responses=routes.errors(*always, api=True))

@@ -17,6 +17,8 @@ MARKERS = ["circle", "square", "triangle", "diamond", "triangle-down", "cross"]
 REGRESSION_COLOUR = "#C62828"
 BASELINE_COLOUR = "#1f5fa8"
 INVALID_COLOUR = "#555555"
+LABELS_COLOUR = "#8a5a00"  # labels need attention: the dashboard's warning colour
+LABELS_TEXT = "labels need attention (dead ids)"
 
 
 def segments(points: list[tuple[float, float] | None]) -> list[list[tuple[float, float]]]:
@@ -55,9 +57,18 @@ def marker_path(shape: str, x: float, y: float, r: float) -> str:
     )
 
 
+def labels_glyph(x: float, y: float, r: float = 5) -> str:
+    """A run whose labels need attention: an outlined warning triangle (a point drawn under it,
+    a regression's red dot on a sparkline, stays visible)."""
+    return (
+        f'<path d="{marker_path("triangle", x, y, r)}" fill="none" stroke="{LABELS_COLOUR}" '
+        'stroke-width="1.6" stroke-linejoin="round"/>'
+    )
+
+
 @dataclass
 class LegendEntry:
-    """One legend entry: ``kind`` is series, band, regression, baseline or invalid."""
+    """One legend entry: ``kind`` is series, band, regression, baseline, invalid or labels."""
 
     kind: str
     text: str
@@ -89,6 +100,8 @@ def legend_entry(entry: LegendEntry, x: float, y: float) -> str:
         )
     elif entry.kind == "baseline":
         sample = f'<path d="{marker_path("diamond", x + 12, mid, 5)}" fill="{BASELINE_COLOUR}"/>'
+    elif entry.kind == "labels":
+        sample = labels_glyph(x + 12, mid)
     else:
         sample = (
             f'<path d="{marker_path("cross", x + 12, mid, 5)}" stroke="{INVALID_COLOUR}" '

@@ -16,7 +16,9 @@ What a line chart shows, and why:
   true values.
 - A series may carry a band (its 95 % interval per run): a translucent area behind its line.
 - Runs are marked above the plot: regressions (red ▼ and a red column), accepted baselines
-  (blue ◆ and a dotted line) and invalid runs (grey ✕; their points are drawn hollow). Each kind
+  (blue ◆ and a dotted line), invalid runs (grey ✕; their points are drawn hollow) and runs
+  whose labels need attention (an amber outlined △: the dead-label check found expected ids no
+  longer in the index, so their rates count questions no retriever can answer). Each kind
   present gets a legend entry.
 - X labels may hold two lines (the run id over its date); they never repeat and never overlap
   (see :mod:`chart_axis`).
@@ -48,10 +50,12 @@ from retrieval_eval.webui.chart_marks import (
     BASELINE_COLOUR,
     DASHES,
     INVALID_COLOUR,
+    LABELS_TEXT,
     MARKERS,
     PALETTE,
     REGRESSION_COLOUR,
     LegendEntry,
+    labels_glyph,
     legend_entry,
     marker_path,
     segments,
@@ -92,6 +96,7 @@ class LineChart:
     mark_label: str = "regression"
     baselines: Sequence[int] = field(default_factory=list)  # accepted baselines
     invalid: Sequence[int] = field(default_factory=list)  # invalid runs
+    dead_labels: Sequence[int] = field(default_factory=list)  # runs whose labels need attention
     width: int = 720
     height: int = 270
     css_class: str = "chart"  # "chart-narrow" for the copy drawn for phones
@@ -134,6 +139,8 @@ def _legend_entries(chart: LineChart) -> list[LegendEntry]:
         entries.append(LegendEntry("baseline", "accepted baseline"))
     if any(0 <= i < count for i in chart.invalid):
         entries.append(LegendEntry("invalid", "invalid run (hollow points)"))
+    if any(0 <= i < count for i in chart.dead_labels):
+        entries.append(LegendEntry("labels", LABELS_TEXT))
     return entries
 
 
@@ -261,15 +268,16 @@ def _plain(label: str) -> str:
 
 
 def _run_marks(chart: LineChart, labels: Sequence[str], x_at: Scale, plot_h: float) -> list[str]:
-    """Regressions, accepted baselines and invalid runs, above the plot and behind the lines."""
+    """Regressions, accepted baselines, invalid runs and runs whose labels need attention, above
+    the plot and behind the lines."""
     out = []
     count = len(labels)
     glyph_y = _PAD_TOP - 5
-    kinds = (set(chart.marks), set(chart.baselines), set(chart.invalid))
+    kinds = (set(chart.marks), set(chart.baselines), set(chart.invalid), set(chart.dead_labels))
 
     def glyph_x(i: int, kind: int) -> float:
         """Glyphs of one run side by side (a regression accepted as the baseline has two)."""
-        present = [k for k in range(3) if i in kinds[k]]
+        present = [k for k in range(len(kinds)) if i in kinds[k]]
         return x_at(i) + (present.index(kind) - (len(present) - 1) / 2) * 12
 
     for i in (i for i in chart.marks if 0 <= i < count):
@@ -296,6 +304,11 @@ def _run_marks(chart: LineChart, labels: Sequence[str], x_at: Scale, plot_h: flo
             f'<path class="mark-invalid" d="{marker_path("cross", glyph_x(i, 2), glyph_y - 4, 5)}" '
             f'stroke="{INVALID_COLOUR}" stroke-width="2" fill="none">'
             f"<title>invalid run: {escape(_plain(labels[i]))}</title></path>"
+        )
+    for i in (i for i in chart.dead_labels if 0 <= i < count):
+        out.append(
+            f'<g class="mark-labels">{labels_glyph(glyph_x(i, 3), glyph_y - 4)}'
+            f"<title>{LABELS_TEXT}: {escape(_plain(labels[i]))}</title></g>"
         )
     return out
 

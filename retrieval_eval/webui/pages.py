@@ -15,17 +15,18 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Sequence
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from typing import Any, TypedDict
 
-from markupsafe import Markup
+from markupsafe import Markup, escape
 
+from retrieval_eval.reports.links import dag_run_of, dag_run_url
 from retrieval_eval.reports.numbers import MISSING
 from retrieval_eval.store.summary import RunSummary, SliceSummary
 from retrieval_eval.webui.charts import LineChart, Series, line_chart
 from retrieval_eval.webui.sparkline import sparkline
-from retrieval_eval.webui.views import History, Overview
+from retrieval_eval.webui.views import Flips, History, Overview
 
 MAX_BANDS = 2  # slices on one chart that still get their interval band (3 made a muddle)
 NARROW_WIDTH, NARROW_HEIGHT = 380, 250  # the phone copy of each chart (see history_charts)
@@ -46,8 +47,52 @@ def short_date(value: datetime) -> str:
     return value.astimezone(UTC).strftime("%m-%d %H:%M")
 
 
+LONG_ID = 24  # characters: a shorter id stays whole on one line (macros.html, dashboard.css)
+
+
+def breakable(value: str) -> Markup:
+    """An id, escaped; one longer than :data:`LONG_ID` gets a line-break opportunity
+    (``<wbr>``, which even ``nowrap`` obeys) after each ``/``, so a cell too narrow for it breaks
+    it between path parts (or at a hyphen), never inside a word."""
+    text = str(value)
+    if len(text) <= LONG_ID:
+        return escape(text)
+    return Markup("/<wbr>").join(escape(part) for part in text.split("/"))
+
+
 def state_label(state: str | None) -> str:
     return STATES.get(state or "", "not checked")
+
+
+def dag_run_href(run_key: str, airflow_url: str | None) -> str | None:
+    """The Airflow DAG run that made a run (its key ``airflow:<dag_id>:<run_id>``), or None for
+    a run made otherwise (the CLI) or when no Airflow UI is known."""
+    ref = dag_run_of(run_key)
+    return None if ref is None or airflow_url is None else dag_run_url(airflow_url, ref)
+
+
+@dataclass(frozen=True)
+class FlipMark:
+    """How one question flipped: each kind (:meth:`Flips.kinds` keys) and its baseline rank."""
+
+    kinds: tuple[str, ...]
+    baseline_rank: int | None
+
+    @property
+    def to_miss(self) -> bool:
+        return any(kind.endswith("_to_miss") for kind in self.kinds)
+
+
+def flip_marks(flips: Flips) -> dict[str, FlipMark]:
+    """Question id -> how it flipped. A question flipped at two gated depths is one question
+    with two marks: the run page lists it once, among the questions, not once per kind."""
+    kinds: dict[str, list[str]] = {}
+    ranks: dict[str, int | None] = {}
+    for kind in flips.kinds():
+        for flip in flips.kind(kind):
+            kinds.setdefault(flip.id, []).append(kind)
+            ranks[flip.id] = flip.baseline_first_hit_rank
+    return {qid: FlipMark(tuple(found), ranks[qid]) for qid, found in kinds.items()}
 
 
 def overview_rows(data: Overview) -> list[dict[str, Any]]:
@@ -77,14 +122,17 @@ class RunKinds(TypedDict):
     marks: list[int]  # regressions
     baselines: list[int]  # accepted baselines
     invalid: list[int]
+    dead_labels: list[int]  # the run's dead-label check found expected ids gone
 
 
 def _run_kinds(runs: Sequence[RunSummary]) -> RunKinds:
-    """The positions of the regressions, accepted baselines and invalid runs among ``runs``."""
+    """The positions of the regressions, accepted baselines, invalid runs and runs whose labels
+    need attention among ``runs``."""
     return RunKinds(
         marks=[i for i, run in enumerate(runs) if run.is_regression],
         baselines=[i for i, run in enumerate(runs) if run.accepted_baseline],
         invalid=[i for i, run in enumerate(runs) if run.status != "valid"],
+        dead_labels=[i for i, run in enumerate(runs) if run.dead_label_count],
     )
 
 

@@ -45,6 +45,7 @@ def environment() -> Environment:
         signed_points=numbers.signed_points,
         when=pages.when,
         state=pages.state_label,
+        breakable=pages.breakable,
     )
     return env
 

@@ -15,6 +15,7 @@ from fastapi.responses import HTMLResponse, JSONResponse
 from pydantic import BaseModel, StringConstraints
 
 from retrieval_eval.reports.jsonio import dumps
+from retrieval_eval.reports.links import DASHBOARD_PREFIX
 from retrieval_eval.webui.rendering import modules, render
 
 if TYPE_CHECKING:
@@ -156,9 +157,29 @@ def api_run(
 
 @pages.get("/runs/{run_id}", response_class=HTMLResponse, responses=errors(400, 404, api=False))
 def run_page(request: Request, run_id: RunId, listed: dict[str, Any] = Depends(run_listing)) -> Any:
-    _, views = modules()
+    page_helpers, views = modules()
     data = views.run_view(_store(request), run_id, views.ListQuery(**listed))
-    return render(request, "run.html", data=data)
+    dag_run = page_helpers.dag_run_href(data.run_key, _airflow_url(request))
+    flipped = page_helpers.flip_marks(data.flips)
+    return render(
+        request,
+        "run.html",
+        data=data,
+        dag_run=dag_run,
+        flipped=flipped,
+        flip_kinds=data.flips.kinds(),
+    )
+
+
+def _airflow_url(request: Request) -> str | None:
+    """Where the Airflow UI is, for a run's link to its DAG run: the app's ``airflow_url`` when
+    it was given one (``serve --airflow-url``), else, mounted inside Airflow (at
+    ``/retrieval-eval``), the mount point's parent on the same origin; else unknown."""
+    given: str | None = request.app.state.airflow_url
+    if given is not None:
+        return given
+    root = request.scope.get("root_path", "").rstrip("/")
+    return root[: -len(DASHBOARD_PREFIX)] if root.endswith(DASHBOARD_PREFIX) else None
 
 
 # -- N retrievers on one set -----------------------------------------------------------------

@@ -23,6 +23,7 @@ from retrieval_eval.webui.chart_marks import (
     INVALID_COLOUR,
     PALETTE,
     REGRESSION_COLOUR,
+    labels_glyph,
     marker_path,
     segments,
 )
@@ -56,11 +57,13 @@ def sparkline(
     marks: Sequence[int] = (),
     baselines: Sequence[int] = (),
     invalid: Sequence[int] = (),
+    dead_labels: Sequence[int] = (),
 ) -> Markup:
     """A small trend line of rates, oldest left, on the axis of :func:`spark_range`.
 
-    The last point is dotted; regressions are red dots, accepted baselines blue diamonds and
-    invalid runs grey hollow circles. The tooltip lists the values and the axis' range.
+    The last point is dotted; regressions are red dots, accepted baselines blue diamonds,
+    invalid runs grey hollow circles and runs whose labels need attention amber outlined
+    triangles. The tooltip lists the values and the axis' range.
     """
     present = [(i, v) for i, v in enumerate(values) if v is not None]
     low, high = spark_range(values)
@@ -103,5 +106,10 @@ def sparkline(
         if value is not None:
             shape = marker_path("diamond", x_at(i), y_at(value), 3.5)
             parts.append(f'<path class="spark-baseline" d="{shape}" fill="{BASELINE_COLOUR}"/>')
+    for i in dead_labels:
+        value = values[i] if 0 <= i < count else None
+        if value is not None:
+            glyph = labels_glyph(x_at(i), y_at(value), 3.5)
+            parts.append(f'<g class="spark-labels">{glyph}</g>')
     parts.append("</svg>")
     return Markup("".join(parts))

@@ -20,6 +20,8 @@ Edge cases:
   them: the summary then carries ``compared_questions`` and the compared rates
   (:class:`~retrieval_eval.store.summary.RunSummary`), and the pages say "on the N questions
   compared (before → after)" next to each Δ.
+  Its slice rates are shown as the verdict judged them, without those questions, this run's and
+  the baseline's (``judged_slices``, :mod:`slices_view`).
 """
 
 from __future__ import annotations
@@ -36,6 +38,7 @@ from retrieval_eval.webui.compare_view import Comparison, compare
 from retrieval_eval.webui.listing import ListedQuestion, Listing, ListQuery, list_questions
 from retrieval_eval.webui.power_view import power_of
 from retrieval_eval.webui.replay_view import Drift, ReplayPage
+from retrieval_eval.webui.slices_view import JudgedSlices, judged_slices
 
 
 class PairOverview(BaseModel):
@@ -101,20 +104,22 @@ class Flips(BaseModel):
             return getattr(self, f"top{depth}_to_miss"), getattr(self, f"top{depth}_to_hit")
         return self.to_miss_at.get(depth, []), self.to_hit_at.get(depth, [])
 
-    def sections(self) -> list[tuple[str, str, list[Flip]]]:
-        """(kind, label, flips) at every gated depth, as the run page lists them."""
-        out = []
-        for depth in self.depths:
-            to_miss, to_hit = self.at(depth)
-            out += [
-                (f"top{depth}_to_miss", f"Top-{depth} hit → miss", to_miss),
-                (f"top{depth}_to_hit", f"Top-{depth} miss → hit", to_hit),
-            ]
-        return out
+    def kinds(self) -> dict[str, str]:
+        """Each way a question flips at the gated depths, key -> label, in the order the run
+        page says them: hit → miss at each depth, then miss → hit (``top5_to_miss``: "top-5
+        hit → miss")."""
+        to_miss = {f"top{d}_to_miss": f"top-{d} hit → miss" for d in self.depths}
+        return to_miss | {f"top{d}_to_hit": f"top-{d} miss → hit" for d in self.depths}
+
+    def kind(self, key: str) -> list[Flip]:
+        """The flips of one of :meth:`kinds`' keys."""
+        depth, direction = key.removeprefix("top").split("_", 1)
+        to_miss, to_hit = self.at(int(depth))
+        return to_miss if direction == "to_miss" else to_hit
 
     @property
     def count(self) -> int:
-        return sum(len(flips) for _, _, flips in self.sections())
+        return sum(len(self.kind(key)) for key in self.kinds())
 
     def ids(self, kind: str) -> list[str]:
         """Every question that flipped to a miss (``kind`` "to_miss") or to a hit, at any
@@ -139,6 +144,8 @@ class RunView(BaseModel):
     power_summary: str | None = None
     # the dead-label check's line when it found dead ids (retrieval_eval.evaluation.labels), else None
     labels_summary: str | None = None
+    # slice rates without the stale questions the verdict left out (webui/slices_view.py)
+    judged_slices: JudgedSlices | None = None
 
 
 def overview(store: Store | None, runs: int) -> Overview:
@@ -233,6 +240,7 @@ def run_view(store: Store | None, run_id: int, query: ListQuery | None = None) -
         power=power,
         power_summary=power_line,
         labels_summary=labels.summary() if labels is not None and labels.found else None,
+        judged_slices=judged_slices(store, stored, baseline),
     )
 
 

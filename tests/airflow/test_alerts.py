@@ -338,3 +338,18 @@ def test_regression_alert_with_stale_labels_reads_over_the_compared_questions(
 def test_without_stale_questions_the_alert_has_no_compared_note() -> None:
     text = build_message("regression", RESULT, RECORDED).text()
     assert "questions compared" not in text and "this run:" not in text
+
+
+def test_a_run_stored_with_the_old_internal_source_name_never_shows_it() -> None:
+    """Runs stored before the dead-label check named its source carry the placeholder "index";
+    the alert and the check's line say "reported by the retriever" instead."""
+    labels = LABELS_RESULT.dead_labels
+    assert labels is not None
+    old = LABELS_RESULT.model_copy(
+        update={"dead_labels": labels.model_copy(update={"source": "index"})}
+    )
+    text = build_message("labels", old, LABELS_RECORDED, None).text()
+    assert "no longer in the index (reported by the retriever): a.md, b.md" in text
+    assert "(index)" not in text
+    assert old.dead_labels is not None and "(index)" not in old.dead_labels.summary()
+    assert old.dead_labels.summary().endswith("1 partly dead; reported by the retriever)")

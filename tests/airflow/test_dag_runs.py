@@ -234,3 +234,25 @@ def test_lint_fail_fails_the_run_before_retrieval(scenario: dict[str, Any]) -> N
     assert failed["tasks"]["score"] == "upstream_failed"
     assert "labels need attention: 2 ids no longer in the index" in scenario["log"]
     assert len(scenario["labels_runs"]) == 2  # nothing stored for the failed run
+
+
+def test_the_dag_run_points_at_its_run_page(scenario: dict[str, Any]) -> None:
+    """The persist task's "Run page" extra link (Airflow lets a task set no DAG-run note) and
+    the human lines of persist and check_regression: figures, verdict, link; no dict repr."""
+    runs = list(reversed(scenario["runs"]))  # oldest first: first, second, degraded, ...
+    base = "http://airflow.example/retrieval-eval/runs"
+    for name, stored in (("first", runs[0]), ("degraded", runs[2])):
+        assert scenario[name]["links"] == {"persist": f"{base}/{stored.id}"}, name
+    assert scenario["bad_set"]["links"] == {}  # nothing was saved, no link
+    log = scenario["log"]
+    baseline, regressed = runs[0].result, runs[2].result
+    line = (
+        f"top-1 {baseline.top1_hit_rate * 100:.1f}% → 0.0% "
+        f"({-baseline.top1_hit_rate * 100:.1f} pts), top-3 "
+    )
+    assert line in log
+    assert f"regression; run {runs[2].id}: {base}/{runs[2].id}\n" in log  # persist
+    assert f"regression; run {runs[2].id}: {base}/{runs[2].id} → alert_regression" in log
+    assert regressed.top1_hit_rate == 0.0
+    assert f"scored 46 questions of handbook.demo × {regressed.retriever}: top-1 0.0% (0/46)" in log
+    assert "{'run_id'" not in log and "{'verdict'" not in log

@@ -81,6 +81,12 @@ def test_demo_dag_shape(monkeypatch: pytest.MonkeyPatch) -> None:
         assert task.retry_delay.total_seconds() == 30
         assert task.max_retry_delay.total_seconds() == 600
     assert "This is the demo evaluation" not in dag.doc_md  # configured, if by the demo's file
+    # the API server reads the persist task's "Run page" link from the serialized DAG alone
+    from airflow.serialization.serialized_objects import DagSerialization
+
+    served = DagSerialization.from_dict(DagSerialization.to_dict(dag))
+    links = {task_id: served.get_task(task_id).extra_links for task_id in EXPECTED_TASKS}
+    assert links == {task_id: ["Run page"] if task_id == "persist" else [] for task_id in links}
     assert set(dag.params) == {
         "max_top1_drop",
         "max_top3_drop",

@@ -162,6 +162,11 @@ def test_local_executor_deployment(tmp_path: Path, pg_url: str, store_schema: st
             if "top1" in expected:
                 assert baseline.result.top1_hit_rate == pytest.approx(expected["top1"], abs=1e-4)
                 assert baseline.result.top3_hit_rate == pytest.approx(expected["top3"], abs=1e-4)
+            # the DAG run points at its run page: persist's extra link, as the API server serves
+            # it (the worker computed it; the serialized DAG names it)
+            page = f"http://airflow.example/retrieval-eval/runs/{baseline.id}"
+            links = af.api("GET", f"/dags/{dag_id}/dagRuns/{first}/taskInstances/persist/links")
+            assert links["extra_links"] == {"Run page": page}
 
             # 2. a degraded retriever (nothing scores above min_score): one regression alert
             _write_config(config, golden, corpus, min_score=1e9)
@@ -216,6 +221,8 @@ def test_local_executor_deployment(tmp_path: Path, pg_url: str, store_schema: st
 
             logs = af.logs()
             assert "(index 2026-11-30.2): top-1" in logs  # the score task named the build
+            assert f"; baseline; run {baseline.id}: {page}" in logs  # persist's human line
+            assert "Returned value was: {" not in logs  # no task logs its JSON as a dict repr
             assert "Top-1:" in logs  # the alert task logged what it sent...
             assert WEBHOOK_SECRET not in logs  # ...and no secret anywhere
             assert PG_PASSWORD not in logs

@@ -110,6 +110,20 @@ def test_the_log_lines_say_the_figures_the_verdict_and_the_link() -> None:
     assert "{" not in steps.verdict_line(first)
 
 
+def test_the_run_page_base_falls_back_to_the_airflow_the_task_runs_in(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The log lines and the persist task's extra link name a run page even without
+    ``airflow.ui_base_url``: Airflow's own ``[api] base_url``, else its UI's origin."""
+    from retrieval_eval.airflow.links import dashboard_url
+
+    monkeypatch.setenv("AIRFLOW__API__BASE_URL", "https://af.example/")
+    assert dashboard_url("https://dash.example/re") == "https://dash.example/re"
+    assert dashboard_url(None) == "https://af.example/retrieval-eval"
+    monkeypatch.delenv("AIRFLOW__API__BASE_URL")
+    assert dashboard_url(None) == "/retrieval-eval"
+
+
 def test_a_set_edited_during_the_run_is_refused(tmp_path: Path) -> None:
     with pytest.raises(InvalidInputError, match="changed while the run was in progress"):
         steps.retrieve_batch(CONFIG, "handbook.demo", "handbook_bm25", "not-the-fingerprint", 0, 3)

@@ -37,8 +37,9 @@ def team(tmp_path: Path) -> Path:
     return tmp_path
 
 
-def write_config(folder: Path, store: str) -> Path:
+def write_config(folder: Path, store: str, **extra: object) -> Path:
     config = {
+        **extra,
         "store": store,
         "sets": ["set.yaml"],
         "retrievers": {
@@ -90,3 +91,23 @@ def test_the_dags_first_task_refuses_a_bad_store_before_importing_the_retriever(
         )
     assert not (team / "code" / "IMPORTED").exists()
     assert "noisy_first_mod" not in sys.modules
+
+
+def test_a_bad_dashboard_url_is_refused_before_the_retriever_is_imported(team: Path) -> None:
+    """airflow.ui_base_url goes into alerts, task logs and the DAG run's extra link: one that is
+    not an absolute http(s) URL is a config error, named by field, its value not echoed (a query
+    may hold a token), before any retriever code runs."""
+    bad = {"ui_base_url": "airflow.example/retrieval-eval?token=s3cret"}
+    config = write_config(team, "sqlite:///results.sqlite", airflow=bad)
+    done = subprocess.run(
+        [CLI, "run", "first.check", "noisy", "--config", str(config)],
+        cwd=team,
+        env={k: v for k, v in os.environ.items() if k != "RETRIEVAL_EVAL_DB"},
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 2, done.stderr
+    assert f"{config}: airflow.ui_base_url: not an absolute http(s) URL" in done.stderr
+    assert "s3cret" not in done.stderr
+    assert not (team / "code" / "IMPORTED").exists()

@@ -93,6 +93,23 @@ def test_stdout_full_and_the_store_down_say_both_and_keep_the_stores_exit_code(
     assert f"the run was spooled to {spooled}" in done.stderr
 
 
+@pytest.mark.skipif(not Path("/dev/full").exists(), reason="needs /dev/full")
+@pytest.mark.parametrize("args", [("--help",), ("sets", "list", "--config", CONFIG)])
+def test_any_command_stdout_cannot_take_exits_2_without_a_traceback(
+    home: Path, args: tuple[str, ...]
+) -> None:
+    with open("/dev/full", "w") as full:
+        done = subprocess.run(
+            [str(EXE), *args], stdout=full, stderr=subprocess.PIPE, text=True, timeout=60
+        )
+    assert done.returncode == 2, done.stderr
+    assert "Traceback" not in done.stderr and "Exception ignored" not in done.stderr
+    assert done.stderr.strip() == (
+        "error: stdout: cannot write the output (No space left on device): "
+        "write it to a file with room (> FILE)"
+    )
+
+
 def test_report_html_into_a_missing_folder_exits_2(home: Path) -> None:
     assert invoke(*RUN).exit_code == 0
     target = home / "missing" / "x.html"

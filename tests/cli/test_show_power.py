@@ -52,7 +52,7 @@ def test_show_prints_the_power_figure_with_the_default_thresholds(
 ) -> None:
     db, _ = stored
     figures = expected_lines(Thresholds())
-    assert figures[0].startswith("top-1: threshold 10.0 pts, detectable")
+    assert figures[0].startswith("top-1 (threshold 10.0 pts): at 46 questions a drop needs ≥ ")
     for fmt in ("text", "markdown"):
         out = show(db, "--format", fmt)
         (line,) = [line for line in out.splitlines() if line.startswith("Power: ")]
@@ -74,7 +74,7 @@ def test_show_uses_the_thresholds_of_the_config_it_finds(stored: tuple[str, Path
     line = next(line for line in show(db).splitlines() if line.startswith("Power: "))
     for figure in expected_lines(Thresholds(max_top1_drop=0.2, max_top3_drop=0.15)):
         assert figure in line
-    assert "top-1: threshold 20.0 pts" in line and "top-3: threshold 15.0 pts" in line
+    assert "top-1 (threshold 20.0 pts): " in line and "top-3 (threshold 15.0 pts): " in line
     assert f"thresholds: {work / 'retrieval_eval.yaml'}" in line
 
 

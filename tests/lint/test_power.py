@@ -74,10 +74,43 @@ def test_the_run_report_shows_the_detectable_drop_next_to_the_thresholds() -> No
     power = run_power(result, Thresholds(max_top1_drop=0.1, max_top3_drop=0.3))
     drop = detectable_drop(46, rate=result.top1_hit_rate)
     assert drop is not None
-    line = f"top-1: threshold 10.0 pts, detectable {drop * 100:.1f} pts at 46 questions"
+    line = (
+        f"top-1 (threshold 10.0 pts): at 46 questions a drop needs ≥ {drop * 100:.1f} pts to be "
+        f"seen; {questions_needed(0.1, rate=result.top1_hit_rate)} questions to see 10 pts"
+    )
     assert line in render(result, "text", power=power)
     assert line in render(result, "markdown", power=power)
-    assert "top-3: threshold 30.0 pts" in render(result, "text", power=power)
+    assert "top-3 (threshold 30.0 pts): at 46 questions a drop of " in render(
+        result, "text", power=power
+    )
     assert "Power:" not in render(result, "text")
     figures = json.loads(render(result, "json", power=power))["power"]["figures"]
     assert [f["threshold"] for f in figures] == [0.1, 0.3]
+
+
+def test_the_power_line_says_what_it_means() -> None:
+    """Not "detectable none at 16 questions (155 needed)": what drop is seen, and at what size
+    the threshold would be."""
+    from retrieval_eval.lint.models import PowerFigure
+    from retrieval_eval.lint.render import figure_line, what_is_seen
+
+    def figure(drop: float | None, needed: int | None, threshold: float = 0.1) -> PowerFigure:
+        return PowerFigure(
+            metric="top1",
+            questions=46,
+            threshold=threshold,
+            detectable_drop=drop,
+            questions_needed=needed,
+        )
+
+    assert figure_line(figure(0.232, 155)) == (
+        "top-1 (threshold 10.0 pts): at 46 questions a drop needs ≥ 23.2 pts to be seen; "
+        "155 questions to see 10 pts"
+    )
+    assert what_is_seen(figure(0.066, 155, threshold=0.25)) == (
+        "at 46 questions a drop of 6.6 pts or more is seen (ok)"
+    )
+    assert what_is_seen(figure(None, 155), "points") == (
+        "at 46 questions no drop is seen, not even one to 0%; 155 questions to see 10 points"
+    )
+    assert what_is_seen(figure(None, None, threshold=0.025)).endswith("; no set size sees 2.5 pts")

@@ -91,7 +91,8 @@ def test_a_threshold_below_the_detectable_drop_warns_with_the_set_size_needed() 
     warnings = [f for f in report.findings if f.check == "power" and f.severity == "warning"]
     assert len(warnings) == 1  # 300 questions see ~6.6 points: 10 is fine, 5 is not
     assert "max_top1_drop 5 points" in warnings[0].message
-    assert f"{questions_needed(0.05)} questions are needed" in warnings[0].message
+    assert f"; {questions_needed(0.05)} questions to see 5 points" in warnings[0].message
+    assert "at 300 questions a drop needs ≥ 6.6 points to be seen" in warnings[0].message
     assert warnings[0].details["questions_needed"] == questions_needed(0.05) > 300
 
 

@@ -117,9 +117,10 @@ def test_the_power_line_covers_every_gated_depth(judged: tuple[RunResult, Verdic
     report = run_power(current, Thresholds.model_validate({"max_top5_drop": 0.05}))
     assert [(f.metric, f.threshold) for f in report.figures] == [("top1", 0.1), ("top5", 0.05)]
     assert report.figures[1].rate == pytest.approx(4 / 9)
-    assert "; top-5: threshold 5.0 pts: no drop is seen at 9 questions; 469 questions" in (
-        power_summary(report)
-    )
+    assert (
+        "; top-5 (threshold 5.0 pts): at 9 questions no drop is seen, not even one to 0%; "
+        "469 questions to see 5 pts"
+    ) in power_summary(report)
     # `show` without a config passes the defaults by name: a deeper depth gets the default drop
     defaults = SimpleNamespace(max_top1_drop=0.1, max_top3_drop=0.1)
     assert run_power(current, defaults).figures[1].threshold == 0.10  # type: ignore[arg-type]

@@ -181,6 +181,30 @@ def test_invalid_runs_and_accepted_baselines_are_marked_with_legend_entries() ->
     assert _legend_kinds(plain) == ["series"]  # no entry for a mark that is not there
 
 
+def test_runs_whose_labels_need_attention_are_marked_beside_the_other_marks() -> None:
+    """The dead-label story on the chart: its own glyph and legend entry, beside a regression's
+    glyph at the same run, never instead of it."""
+    chart = LineChart(
+        title="t",
+        x_labels=["a", "b", "c"],
+        series=[Series("top-1", [0.8, 0.5, 0.8])],
+        marks=[1],
+        dead_labels=[1, 2],
+    )
+    root = _parse(line_chart(chart))
+    marks = [e for e in root.iter() if e.get("class") == "mark-labels"]
+    assert len(marks) == 2
+    assert "labels need attention (dead ids): b" in "".join(marks[0].itertext())
+    assert _legend_kinds(root) == ["series", "regression", "labels"]
+    # at run b the regression's ▼ and the labels glyph sit side by side, 12 px apart
+    (down,) = [e for e in root.iter(f"{SVG}text") if e.get("class") == "mark-regression"]
+    glyph = re.match(r"M([\d.]+),", marks[0][0].get("d", ""))
+    assert glyph and float(glyph.group(1)) - float(down.get("x", "0")) == pytest.approx(12)
+    spark = _parse(sparkline([0.7, 0.4, 0.7], marks=[1], dead_labels=[1]))
+    classes = [e.get("class") for e in spark.iter()]
+    assert classes.count("spark-labels") == 1 and classes.count("spark-regression") == 1
+
+
 def test_the_interval_band_is_drawn_between_low_and_high() -> None:
     band = [(0.4, 0.6), None, (0.5, 0.9)]
     chart = LineChart(

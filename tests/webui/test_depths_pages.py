@@ -62,11 +62,15 @@ def test_the_run_page_shows_every_gated_depth(pages: Pages) -> None:
     assert "-44.4 pts" in html
     assert '<th class="num">Top-5 [95% CI]</th>' in html
     assert '<th class="num">Baseline top-5 [95% CI]</th>' in html
-    assert "<h3>Top-5 hit → miss (4)</h3>" in html and 'data-kind="top5_to_miss"' in html
-    assert "Top-3 hit → miss" not in html
+    assert '<li data-kind="top5_to_miss">top-5 hit → miss: <strong>4</strong></li>' in html
+    assert 'data-kind="top3_to_miss"' not in html and "top-3 hit → miss" not in html
     assert "<th>Top-1</th><th>Top-5</th>" in html
     row = re.search(r'<tr data-question-id="c0" class="([^"]*)"', html)
     assert row is not None and "miss" in row.group(1) and "flipped-to-miss" in row.group(1)
+    # the top-5 flip is listed once among the questions, marked, with its baseline rank
+    c0 = html[html.index('<tr data-question-id="c0"') :].split("</tr>")[0]
+    assert 'data-flips="top5_to_miss"' in c0 and "top-5 hit → miss</span>" in c0
+    assert "(baseline 5)" in c0
 
 
 def test_the_run_json_carries_the_depths(pages: Pages) -> None:

@@ -57,7 +57,11 @@ def test_flipped_and_missed_questions_come_first_then_the_hits(
     # the HTML page lists the same first page in the same order
     html = client.get(f"/runs/{run.id}").text
     assert _rows(html) == [q["id"] for q in listed[:PER_PAGE]]
-    assert html.count("flipped to miss</span>") == min(len(flipped), PER_PAGE)
+    shown = [qid for qid in _rows(html) if qid in flipped]
+    assert html.count("top-1 hit → miss</span>") == len(set(verdict.flipped_to_miss) & set(shown))
+    assert html.count("top-3 hit → miss</span>") == len(
+        set(verdict.top3_flipped_to_miss) & set(shown)
+    )
 
 
 @pytest.mark.parametrize(
@@ -183,14 +187,19 @@ def test_misses_show_the_expected_ids_marked_and_hits_in_bold(
     assert row is not None and "nothing answers (no expected id)" in row.group(0)
 
 
-def test_flip_tables_show_retrieved_and_expected_ids(client: TestClient, busy_sqlite: Busy) -> None:
+def test_a_flipped_row_shows_retrieved_and_expected_ids_and_its_baseline_rank(
+    client: TestClient, busy_sqlite: Busy
+) -> None:
     data = client.get(f"/api/runs/{busy_sqlite.regression}").json()
     flip = data["flips"]["top1_to_miss"][0]
     assert flip["expected_document_ids"] and flip["retrieved"]
     assert not set(flip["expected_document_ids"]) & set(flip["retrieved"][:1])
     html = client.get(f"/runs/{busy_sqlite.regression}").text
-    table = html[html.index('data-kind="top1_to_miss"') :]
-    table = table[: table.index("</table>")]
+    row = re.search(rf'<tr data-question-id="{flip["id"]}"[^>]*>(.*?)</tr>', html, flags=re.S)
+    assert row is not None and 'data-flips="top1_to_miss' in row.group(0)
     assert (
-        f'<s class="missing" title="not retrieved">{flip["expected_document_ids"][0]}</s>' in table
+        f'<s class="missing" title="not retrieved">{flip["expected_document_ids"][0]}</s>'
+        in row.group(1)
     )
+    was = flip["baseline_first_hit_rank"] or "–"
+    assert f'title="its first hit rank in the baseline run">(baseline {was})</span>' in row.group(1)

@@ -33,9 +33,9 @@ def test_the_run_page_shows_the_detectable_drop_by_the_thresholds(
     assert top1["detectable_drop"] == pytest.approx(expected)
     n = result.question_count
     shown = (
-        f"top-1: threshold 10.0 pts: no drop is seen at {n} questions"
+        f"top-1 (threshold 10.0 pts): at {n} questions no drop is seen, not even one to 0%"
         if expected is None
-        else f"top-1: threshold 10.0 pts, detectable {expected * 100:.1f} pts at {n} questions"
+        else f"top-1 (threshold 10.0 pts): at {n} questions a drop needs ≥ {expected * 100:.1f} pts"
     )
     assert shown in html
     assert 'id="power"' in html

@@ -252,3 +252,59 @@ def test_a_delta_over_every_question_is_not_qualified(stored: Stored) -> None:
     run = stored.client.get(f"/api/runs/{stored.compared}").json()["run"]
     assert run["top1_delta"] == pytest.approx(-1 / QUESTIONS)
     assert f"{-100 / QUESTIONS:+.1f} pts</span></td>" in history.text
+
+
+def test_history_and_overview_say_which_runs_have_dead_labels(stored: Stored) -> None:
+    """The CLI's history says "(labels: 4 dead ids)" and names the runs; the dashboard's
+    history rows, its charts' marks, its closing line and the overview row say the same."""
+    params = {"set": "demo.set", "retriever": "bm25"}
+    html = stored.client.get("/history", params=params).text
+    rows = dict(re.findall(r'<tr data-run-id="(\d+)">(.*?)</tr>', html, flags=re.S))
+    assert "labels: 4 dead ids</span>" in rows[str(stored.stale)]
+    assert "dead id" not in rows[str(stored.baseline)]
+    # the rate and latency charts mark the stale run (wide and phone copies), legends say why
+    assert html.count('<g class="mark-labels">') == 4
+    assert html.count('data-kind="labels"') == 4
+    line = re.search(r'<p class="summary state-labels" id="labels">(.*?)</p>', html, flags=re.S)
+    assert line is not None
+    assert f'show=stale#questions">{stored.stale}</a> found expected ids no longer' in line.group(1)
+    runs = stored.client.get("/api/history", params=params).json()["runs"]
+    assert {r["run_id"]: r["dead_label_count"] for r in runs} == {
+        stored.baseline: 0,
+        stored.stale: 4,
+    }
+    clean = stored.client.get("/history", params={**params, "retriever": "other"}).text
+    assert 'id="labels"' not in clean and "mark-labels" not in clean
+    overview = stored.client.get("/").text
+    row = re.search(r'<tr [^>]*data-retriever="bm25">(.*?)</tr>', overview, flags=re.S)
+    assert row is not None and "labels: 4 dead ids" in row.group(1)
+    assert 'class="spark-labels"' in row.group(1)
+
+
+def test_slice_rates_leave_the_stale_questions_out_as_the_verdict_does(stored: Stored) -> None:
+    """The slice table counted the 3 stale questions as misses (86.7 % top-1 beside a green
+    verdict); it now shows the rates the verdict judged, over the 27 questions left, for this
+    run and its baseline, and says how many it left out."""
+    compared, rate = _compared()
+    data = stored.client.get(f"/api/runs/{stored.stale}").json()
+    judged = data["judged_slices"]
+    assert judged["left_out"] == STALE and judged["questions"] == compared
+    assert judged["stale_by_form"] == {"match": len(STALE)} and judged["stale_by_hard_class"] == {}
+    match = judged["by_form"]["match"]
+    assert match["questions"] == compared and match["top1_hit_rate"] == pytest.approx(rate)
+    assert judged["baseline_by_form"]["match"]["top1_hit_rate"] == pytest.approx(rate)
+    # the run's own slice still counts them (what the JSON's run.by_form says)
+    own = data["run"]["by_form"]["match"]["top1_hit_rate"]
+    assert own == pytest.approx((QUESTIONS - len(STALE) - 1) / QUESTIONS)
+    html = stored.client.get(f"/runs/{stored.stale}").text
+    note = re.search(r'<p class="muted" id="slices-judged">(.*?)</p>', html, flags=re.S)
+    assert note is not None
+    assert f"over {compared} of {QUESTIONS} questions, the 3 stale questions" in note.group(1)
+    row = re.search(r'<tr data-dimension="by_form" data-value="match">(.*?)</tr>', html, re.S)
+    assert row is not None
+    cells = re.findall(r"<td[^>]*>(.*?)</td>", row.group(1), flags=re.S)
+    assert cells[2:4] == [str(compared), "3"]  # questions judged, stale left out
+    assert cells[4].startswith(f"{rate * 100:.1f}%") and cells[6].startswith(f"{rate * 100:.1f}%")
+    for run_id in (stored.baseline, stored.compared):  # nothing left out: the run's own rates
+        assert stored.client.get(f"/api/runs/{run_id}").json()["judged_slices"] is None
+        assert 'id="slices-judged"' not in stored.client.get(f"/runs/{run_id}").text

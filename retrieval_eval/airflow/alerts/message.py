@@ -26,6 +26,8 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, Field
 
+from retrieval_eval.evaluation.labels import source_text
+from retrieval_eval.reports.links import run_page_url
 from retrieval_eval.reports.numbers import pct
 from retrieval_eval.safety.redaction import redact, register_header, register_url, register_webhook
 from retrieval_eval.store.summary import RunSummary
@@ -189,9 +191,7 @@ def build_message(
     at = {depth: summary.before_after(f"top{depth}") for depth in summary.depths}
     changes = verdict.changes()
     first = next(iter(changes), 1)
-    link = (
-        f"{ui_base_url.rstrip('/')}/runs/{run_id}" if ui_base_url and run_id is not None else None
-    )
+    link = run_page_url(ui_base_url, run_id)
     labels, lint = result.dead_labels, result.lint or {}
     return AlertMessage(
         kind=kind,
@@ -224,7 +224,7 @@ def build_message(
         dead_ids=list(verdict.dead_ids or (labels.dead_ids if labels else [])),
         stale_questions=list(verdict.stale_questions or (labels.stale_questions if labels else [])),
         partly_dead=len(labels.partly_dead) if labels else 0,
-        labels_source=labels.source if labels else "",
+        labels_source=source_text(labels.source) if labels else "",
         lint_errors=lint.get("errors"),
         lint_warnings=lint.get("warnings"),
         index_version=summary.index_version,
