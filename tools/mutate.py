@@ -43,6 +43,7 @@ SCORING_TESTS = ("tests/evaluation/test_scoring.py",)
 RESULTS_TESTS = ("tests/evaluation/test_results.py",)
 GOLDEN_TESTS = ("tests/golden/test_models.py", "tests/golden/test_loaders.py")
 REGRESSION_TESTS = ("tests/judging/test_regression.py",)
+DEPTH_TESTS = ("tests/judging/test_regression_depths.py",)
 STORE_TESTS = ("tests/store/test_store.py", "tests/store/test_baseline.py")
 BASELINE_TESTS = ("tests/store/test_baseline.py", "tests/store/test_store.py")
 WEB_TESTS = ("tests/webui/test_escaping.py",)
@@ -53,6 +54,7 @@ RESULTS = "retrieval_eval/evaluation/results.py"
 GOLDEN_MODELS = "retrieval_eval/golden/models.py"
 AGGREGATE = "retrieval_eval/evaluation/aggregate.py"
 REGRESSION = "retrieval_eval/judging/regression.py"
+CONFIG_MODELS = "retrieval_eval/config/models.py"
 STORE = "retrieval_eval/store/store.py"
 TEMPLATES = "retrieval_eval/webui/templates/"
 
@@ -270,11 +272,27 @@ MUTATIONS: list[Mutation] = [
     Mutation(
         "top3-judged-on-top1-threshold",
         "regression",
-        REGRESSION,
-        "top3_dropped = _drops(top3, thresholds.max_top3_drop)",
-        "top3_dropped = _drops(top3, thresholds.max_top1_drop)",
+        CONFIG_MODELS,
+        "            return self.max_top3_drop",
+        "            return self.max_top1_drop",
         REGRESSION_TESTS,
         must_kill=False,
+    ),
+    Mutation(
+        "deep-depth-threshold-ignored",
+        "regression",
+        CONFIG_MODELS,
+        "return self.max_drops.get(depth, MAX_DROP)",
+        "return MAX_DROP",
+        DEPTH_TESTS,
+    ),
+    Mutation(
+        "no-holm-across-depths",
+        "regression",
+        REGRESSION,
+        "adjusted = holm([changes[d].p_value or 1.0 for d in compared])",
+        "adjusted = [changes[d].p_value or 1.0 for d in compared]",
+        DEPTH_TESTS,
     ),
     Mutation(
         "small-slices-judged",
@@ -298,8 +316,8 @@ MUTATIONS: list[Mutation] = [
         "new-questions-flip-to-miss",
         "regression",
         REGRESSION,
-        "if before.get(q.id) is True and not getattr(q, attr)]",
-        "if before.get(q.id) is not False and not getattr(q, attr)]",
+        "if before.get(qid) is True and not hit]",
+        "if before.get(qid) is not False and not hit]",
         REGRESSION_TESTS,
         must_kill=False,
     ),

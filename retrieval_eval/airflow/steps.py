@@ -307,22 +307,31 @@ def choose_branches(recorded: dict[str, Any]) -> list[str]:
     return branches
 
 
-def _rate(result: dict[str, Any], key: str) -> str:
+def _gated(result: dict[str, Any]) -> list[int]:
+    """The gated depths of a result as its XCom carries it (top-1 and top-3 unless it says)."""
+    return list((result.get("settings") or {}).get("depths") or (1, 3))
+
+
+def _rate(result: dict[str, Any], depth: int) -> str:
     from retrieval_eval.reports.numbers import pct
 
-    hits, count = result.get(f"{key}_hits"), result.get("question_count")
+    at = result.get("hits_at") or {}  # JSON: the depths are strings
+    hits = at.get(str(depth), at.get(depth, result.get(f"top{depth}_hits")))
+    count = result.get("question_count")
     counts = f" ({hits}/{count})" if hits is not None and count is not None else ""
-    return f"{pct(result.get(f'{key}_hit_rate'))}{counts}"
+    rate = hits / count if hits is not None and count else None
+    return f"{pct(rate)}{counts}"
 
 
 def score_line(result: dict[str, Any]) -> str:
     """The score task's log line: ``scored 46 questions of S × R (index V): top-1 68.8%
-    (32/46), top-3 ...``; the index part only when an asset event named the build."""
+    (32/46), top-3 ...``, at every gated depth; the index part only when an asset event named
+    the build."""
     index = f" (index {result['index_version']})" if result.get("index_version") else ""
+    rates = ", ".join(f"top-{d} {_rate(result, d)}" for d in _gated(result))
     return (
         f"scored {result['question_count']} questions of {result['set_identifier']} × "
-        f"{result['retriever']}{index}: top-1 {_rate(result, 'top1')}, top-3 {_rate(result, 'top3')}; "
-        f"{result.get('error_count', 0)} errors"
+        f"{result['retriever']}{index}: {rates}; {result.get('error_count', 0)} errors"
     )
 
 
@@ -331,22 +340,28 @@ def verdict_line(
     ui_base_url: str | None = None,
     result: dict[str, Any] | None = None,
 ) -> str:
-    """One line people read in the persist and check_regression logs: the rates (before →
-    after when compared), the verdict and the run's link, e.g. ``top-1 68.8% → 12.5% (−56.3
-    pts), top-3 ...; regression; run 12: http://.../runs/12``. ``result`` gives the rates of
-    a run with nothing to compare with."""
+    """One line people read in the persist and check_regression logs: the rate at every gated
+    depth (before → after when compared), the verdict and the run's link, e.g. ``top-1 68.8% →
+    12.5% (−56.3 pts), top-3 ...; regression; run 12: http://.../runs/12``. ``result`` gives the
+    rates of a run with nothing to compare with."""
     from retrieval_eval.reports.links import run_page_url
     from retrieval_eval.reports.numbers import pct, pts
 
     verdict = recorded.get("verdict") or {}
+    # the verdict's depths (JSON: string keys); one stored before them has top-1 and top-3
+    changes = {int(d): c for d, c in (verdict.get("by_depth") or {}).items()}
+    if not changes:
+        changes = {
+            d: {key: verdict.get(f"top{d}_{key}") for key in ("baseline", "current", "delta")}
+            for d in (_gated(result) if result is not None else (1, 3))
+        }
     parts = []
-    for label, key in (("top-1", "top1"), ("top-3", "top3")):
-        before, now = verdict.get(f"{key}_baseline"), verdict.get(f"{key}_current")
-        delta = verdict.get(f"{key}_delta")
+    for depth, change in changes.items():
+        before, now, delta = change.get("baseline"), change.get("current"), change.get("delta")
         if before is not None and now is not None and delta is not None:
-            parts.append(f"{label} {pct(before)} → {pct(now)} ({pts(delta)})")
+            parts.append(f"top-{depth} {pct(before)} → {pct(now)} ({pts(delta)})")
         elif result is not None:
-            parts.append(f"{label} {_rate(result, key)}")
+            parts.append(f"top-{depth} {_rate(result, depth)}")
     state = str(verdict.get("state", "no verdict")).replace("_", " ")
     if verdict.get("baseline_refused"):
         state += " (not accepted as the baseline: dead labels)"

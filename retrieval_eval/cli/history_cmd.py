@@ -82,9 +82,11 @@ def _echo_json(data: Any) -> None:
 
 
 def _listed(run: RunSummary) -> dict[str, Any]:
-    """One run as ``history --format json`` lists it (the text table reads the same keys)."""
-    from retrieval_eval.evaluation.results import as_pair
+    """One run as ``history --format json`` lists it (the text table reads the same keys):
+    its gated ``depths``, and ``top{k}_hit_rate`` and ``_ci`` for each beyond top-1 and top-3."""
+    from retrieval_eval.evaluation.results import as_pair, extra_depths
 
+    deeper = extra_depths(run.depths)
     return {
         "id": run.run_id,
         "run_date": run.run_date.isoformat(),
@@ -95,6 +97,9 @@ def _listed(run: RunSummary) -> dict[str, Any]:
         "top3_hit_rate": run.top3_hit_rate,
         "top1_hit_rate_ci": as_pair(run.top1_hit_rate_ci),
         "top3_hit_rate_ci": as_pair(run.top3_hit_rate_ci),
+        "depths": list(run.depths),
+        **{f"top{d}_hit_rate": run.hit_rate(d) for d in deeper},
+        **{f"top{d}_hit_rate_ci": as_pair(run.hit_rate_ci(d)) for d in deeper},
         "error_count": run.error_count,
         "status": run.status,
         "verdict_state": run.verdict_state,
@@ -144,12 +149,14 @@ def history(
 
     from rich.table import Table
 
-    from retrieval_eval.reports.numbers import ci, pct
+    from retrieval_eval.reports.numbers import MISSING, ci, pct
     from retrieval_eval.reports.verdict import index_versus
 
     table = Table(title=f"{set_identifier} × {retriever}", title_justify="left")
+    depths = sorted({d for run in runs for d in run["depths"]})  # every depth a listed run gates
+    rates = [f"top-{d}" for d in depths]
     indexed = any(run["index_version"] for run in runs)  # the column only where one was named
-    columns = ("run", "date (UTC)", "questions", "top-1", "top-3", "errors", "verdict", "vs")
+    columns = ("run", "date (UTC)", "questions", *rates, "errors", "verdict", "vs")
     for name in (*columns, "index") if indexed else columns:
         table.add_column(
             name,
@@ -174,8 +181,12 @@ def history(
             str(run["id"]),
             datetime.fromisoformat(run["run_date"]).strftime("%Y-%m-%d %H:%M"),
             str(run["question_count"]),
-            f"{pct(run['top1_hit_rate'])} {ci(run['top1_hit_rate_ci'])}",
-            f"{pct(run['top3_hit_rate'])} {ci(run['top3_hit_rate_ci'])}",
+            *(
+                f"{pct(run.get(f'top{d}_hit_rate'))} {ci(run.get(f'top{d}_hit_rate_ci'))}"
+                if f"top{d}_hit_rate" in run
+                else MISSING  # a depth beyond top-3 this run did not gate
+                for d in depths
+            ),
             str(run["error_count"]),
             verdict,
             # an invalid run was never compared (runs stored before may still carry an id)

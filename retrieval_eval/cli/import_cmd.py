@@ -223,8 +223,9 @@ def export_run_cmd(
 ) -> None:
     """Write a stored run as a TREC run file (qid Q0 docid rank score tag).
 
-    A stored run keeps the distinct documents to its deepest cutoff (3 by default): compare
-    success@1 / success@3 with other tools, not deeper metrics. Failed questions have no lines.
+    A stored run keeps the distinct documents to its deepest gated depth or cutoff (3 by
+    default; 5 for depths 1,5): compare success@k with other tools up to that depth, not
+    deeper metrics. Failed questions have no lines.
     """
     from retrieval_eval.golden.exporters import run_lines
     from retrieval_eval.store.store import open_store_to_read
@@ -232,8 +233,8 @@ def export_run_cmd(
     with open_store_to_read(store_url_for(db, config_path)) as store:  # never creates one
         result = store.get_run(run_id).result
     lines = run_lines(result, tag)
-    errors = f" ({result.error_count} failed question(s) left out)" if result.error_count else ""
-    _emit(lines, output, f"run lines{errors}")
+    errors = f"; {result.error_count} failed question(s) left out" if result.error_count else ""
+    _emit(lines, output, f"run lines (to depth {result.settings.depth}{errors})")
 
 
 def _emit(lines: list[str], output: str | None, what: str) -> None:

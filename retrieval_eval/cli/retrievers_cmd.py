@@ -70,8 +70,7 @@ def check_retriever(name: str, question: str | None, config_path: str | None) ->
     registry = config.retriever_registry
     registry.check(name)
     text = question if question is not None else _default_question(config, name)
-    settings = config.run
-    limit = max(settings.cutoffs) * settings.overfetch_multiplier
+    limit = config.run.settings().fetch_limit  # the run's ask: its deepest depth, overfetched
     registry.prepare(name)
     with opened_retriever(config, name) as retriever:
         started = time.perf_counter()

@@ -40,11 +40,46 @@ def _cutoffs(ctx: click.Context, param: click.Parameter, value: str | None) -> l
     return cutoffs
 
 
+def _depths(ctx: click.Context, param: click.Parameter, value: str | None) -> list[int] | None:
+    """``--depths 1,5``: the gated depths, checked as the config's ``run.depths`` are."""
+    if value is None:
+        return None
+    from retrieval_eval.evaluation.results import checked_depths
+
+    try:
+        return checked_depths([int(part) for part in value.split(",") if part.strip()])
+    except ValueError as exc:
+        if "invalid literal" in str(exc):
+            exc = ValueError(f"expected comma-separated integers such as 1,5, got {value!r}")
+        raise click.BadParameter(str(exc)) from None
+
+
 def rate_drop(ctx: click.Context, param: click.Parameter, value: float | None) -> float | None:
     """A threshold is an absolute rate drop: between 0 and 1; negative is an error, not 0."""
     if value is not None and not 0 <= value <= 1:
         raise click.BadParameter(f"must be between 0 and 1 (an absolute rate drop), got {value:g}")
     return value
+
+
+def _max_drops(
+    ctx: click.Context, param: click.Parameter, values: tuple[str, ...]
+) -> dict[int, float]:
+    """``--max-drop 5=0.05`` (repeatable): a gated depth's largest allowed drop, 0-1."""
+    drops: dict[int, float] = {}
+    for value in values:
+        depth, sep, drop = value.partition("=")
+        try:
+            parsed = int(depth), float(drop)
+        except ValueError:
+            parsed = None
+        if not sep or parsed is None:
+            raise click.BadParameter(f"expected DEPTH=DROP such as 5=0.05, got {value!r}")
+        if not 0 <= parsed[1] <= 1:
+            raise click.BadParameter(
+                f"{value!r}: a drop is between 0 and 1 (an absolute rate drop, 0.10 = ten points)"
+            )
+        drops[parsed[0]] = parsed[1]
+    return drops
 
 
 @cli.command("run")
@@ -70,6 +105,13 @@ def rate_drop(ctx: click.Context, param: click.Parameter, value: float | None) -
     callback=_cutoffs,
     default=None,
     help="Cutoffs for secondary metrics, e.g. 1,3,5,10 (overfetch follows the deepest).",
+)
+@click.option(
+    "--depths",
+    callback=_depths,
+    default=None,
+    help="Gated depths, e.g. 1,5 (default: the config's run.depths, else 1,3); each has its "
+    "own threshold, interval, slices, flips and McNemar.",
 )
 @click.option(
     "--timeout",
@@ -122,6 +164,15 @@ def rate_drop(ctx: click.Context, param: click.Parameter, value: float | None) -
     help="Largest allowed absolute top-3 drop, 0-1 (default: config, else 0.10).",
 )
 @click.option(
+    "--max-drop",
+    "max_drops",
+    multiple=True,
+    callback=_max_drops,
+    metavar="DEPTH=DROP",
+    help="Largest allowed absolute drop at a gated depth, e.g. 5=0.05 (repeatable; default: "
+    "the config's max_topK_drop, else 0.10).",
+)
+@click.option(
     "--fail-on-regression",
     is_flag=True,
     help="Exit 1 when the verdict is a regression (default: exit 0 and report it).",
@@ -135,6 +186,7 @@ def run(
     summary: bool,
     output: str | None,
     cutoffs: list[int] | None,
+    depths: list[int] | None,
     timeout_s: float | None,
     max_error_rate: float | None,
     max_concurrency: int | None,
@@ -145,6 +197,7 @@ def run(
     baseline_run_id: int | None,
     max_top1_drop: float | None,
     max_top3_drop: float | None,
+    max_drops: dict[int, float],
     fail_on_regression: bool,
 ) -> None:
     """Evaluate RETRIEVER on SET.
@@ -184,13 +237,19 @@ def run(
         identifier=identifier,
         run={
             "cutoffs": cutoffs,
+            "depths": depths,
             "timeout_s": timeout_s,
             "max_error_rate": max_error_rate,
             "max_concurrency": max_concurrency,
         },
-        thresholds={"max_top1_drop": max_top1_drop, "max_top3_drop": max_top3_drop},
+        thresholds={
+            "max_top1_drop": max_top1_drop,
+            "max_top3_drop": max_top3_drop,
+            **{f"max_top{depth}_drop": drop for depth, drop in max_drops.items()},
+        },
         check_store=None if storeless else lambda: _check_store(db, config),
     )
+
     store_url = None if storeless else _store_url(db, config)
     done = run_pipeline(
         plan,

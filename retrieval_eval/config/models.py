@@ -16,7 +16,7 @@ values, nested at most 50 levels (:mod:`retrieval_eval.safety.limits`).
       - {path: faq.csv, identifier: faq}   # JSONL/CSV with an explicit identifier
     retrievers:
       handbook_bm25: {type: lexical, corpus: corpus/}
-    run: {timeout_s: 30, max_error_rate: 0.0}
+    run: {timeout_s: 30, max_error_rate: 0.0, depths: [1, 3]}   # depths: the gated depths
     thresholds: {max_top1_drop: 0.10, max_top3_drop: 0.10, min_slice_questions: 5}
     lint: warn                             # or {mode: fail, match_min_overlap: 0.2, ...}
     dead_labels_baseline: refuse           # or allow: may a run with stale labels be a baseline
@@ -31,6 +31,7 @@ values, nested at most 50 levels (:mod:`retrieval_eval.safety.limits`).
 
 from __future__ import annotations
 
+import re
 from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
@@ -39,6 +40,8 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 # the lookup and the defaults live apart so a command can use them without these models
 from retrieval_eval.config.lookup import (
+    MAX_DEPTH,
+    MAX_DROP,
     MAX_TOP1_DROP,
     MAX_TOP3_DROP,
     POWER,
@@ -78,21 +81,72 @@ class SetSource(BaseModel):
         return self
 
 
+_DEPTH_DROP = re.compile(r"max_top([0-9]+)_drop")
+
+
 class Thresholds(BaseModel):
-    """Regression thresholds: absolute rate drops; a drop strictly greater than one regresses."""
+    """Regression thresholds: absolute rate drops; a drop strictly greater than one regresses.
+
+    Each gated depth K has ``max_topK_drop`` (``max_top5_drop: 0.05``); one not given allows
+    the default drop, ten points. Those of depths other than 1 and 3 are kept in ``max_drops``.
+    """
 
     model_config = ConfigDict(extra="forbid")
 
     max_top1_drop: float = Field(default=MAX_TOP1_DROP, ge=0, le=1)
     max_top3_drop: float = Field(default=MAX_TOP3_DROP, ge=0, le=1)
+    max_drops: dict[int, float] = Field(default_factory=dict)
     min_slice_questions: int = Field(default=5, ge=1)
     max_latency_p95_increase: float | None = Field(default=None, ge=0)
 
+    @model_validator(mode="before")
+    @classmethod
+    def _depth_keys(cls, value: Any) -> Any:
+        """``max_topK_drop`` keys of depths other than 1 and 3 into ``max_drops``, checked."""
+        if not isinstance(value, dict):
+            return value
+        kept: dict[str, Any] = {}
+        drops = dict(value.get("max_drops") or {})
+        for key, given in value.items():
+            found = _DEPTH_DROP.fullmatch(key) if isinstance(key, str) else None
+            if found is None or int(found[1]) in (1, 3):
+                kept[key] = given
+                continue
+            depth = int(found[1])
+            if not 1 <= depth <= MAX_DEPTH:
+                raise ValueError(f"{key}: depths run from 1 to {MAX_DEPTH}")
+            if isinstance(given, bool) or not isinstance(given, int | float) or not 0 <= given <= 1:
+                raise ValueError(
+                    f"{key} must be an absolute rate drop between 0 and 1 (0.10 = ten points), "
+                    f"got {given!r}"
+                )
+            drops[depth] = float(given)
+        if drops:
+            kept["max_drops"] = drops
+        return kept
+
+    def max_drop(self, depth: int) -> float:
+        """The largest allowed drop at ``depth``: its ``max_topK_drop``, else ten points."""
+        if depth == 1:
+            return self.max_top1_drop
+        if depth == 3:
+            return self.max_top3_drop
+        return self.max_drops.get(depth, MAX_DROP)
+
+    def depths_named(self) -> list[int]:
+        """The depths other than 1 and 3 that have their own ``max_topK_drop``."""
+        return sorted(self.max_drops)
+
 
 class RunOptions(BaseModel):
+    """How a run asks and judges. ``depths``: the gated depths (top-1 and top-3 unless set), each
+    with its own threshold (``max_topK_drop``), interval, slice rates, flips and McNemar; the
+    retriever is asked for the deepest depth or cutoff times ``overfetch_multiplier``."""
+
     model_config = ConfigDict(extra="forbid")
 
     cutoffs: list[int] = Field(default_factory=lambda: [1, 3])
+    depths: list[int] = Field(default_factory=lambda: [1, 3])
     overfetch_multiplier: int = Field(default=4, ge=1)
     timeout_s: float | None = Field(default=30.0, gt=0)
     max_error_rate: float = Field(default=0.0, ge=0, le=1)
@@ -105,11 +159,19 @@ class RunOptions(BaseModel):
             raise ValueError("cutoffs must be a non-empty list of positive integers")
         return sorted(set(value))
 
+    @field_validator("depths")
+    @classmethod
+    def _depths(cls, value: list[int]) -> list[int]:
+        from retrieval_eval.evaluation.results import checked_depths
+
+        return checked_depths(value)
+
     def settings(self) -> RunSettings:
         from retrieval_eval.evaluation.results import RunSettings
 
         return RunSettings(
             cutoffs=self.cutoffs,
+            depths=self.depths,
             overfetch_multiplier=self.overfetch_multiplier,
             timeout_s=self.timeout_s,
             max_error_rate=self.max_error_rate,
@@ -286,6 +348,21 @@ class Config(BaseModel):
     # where the config came from; relative paths resolve against base_dir
     path: Path | None = Field(default=None, exclude=True)
 
+    @model_validator(mode="after")
+    def _thresholds_of_gated_depths(self) -> Config:
+        """A ``max_topK_drop`` for a depth no run gates on would never be applied: an error
+        naming the key and the depths, with the fix."""
+        gated = {*self.run.depths, *(d for e in self.evaluations if e.run for d in e.run.depths)}
+        problems = _ungated("thresholds", self.thresholds, sorted(gated), "run.depths")
+        for i, spec in enumerate(self.evaluations):
+            if spec.thresholds is not None:
+                own = spec.run.depths if spec.run is not None else self.run.depths
+                where = f"evaluations.{i}.run.depths" if spec.run is not None else "run.depths"
+                problems += _ungated(f"evaluations.{i}.thresholds", spec.thresholds, own, where)
+        if problems:
+            raise ValueError("; ".join(problems))
+        return self
+
     @property
     def base_dir(self) -> Path:
         return self.path.parent if self.path else Path.cwd()
@@ -369,6 +446,15 @@ class Config(BaseModel):
         return own if own is not None else getattr(self, name)
 
 
+def _ungated(where: str, thresholds: Thresholds, depths: list[int], named: str) -> list[str]:
+    return [
+        f"{where}.max_top{depth}_drop: depth {depth} is not gated ({named}: {depths}); add "
+        f"{depth} to the depths or remove the key"
+        for depth in thresholds.depths_named()
+        if depth not in depths
+    ]
+
+
 def load_config(path: str | Path | None = None) -> Config:
     """Load and validate a config; errors name the file and the field path."""
     found = find_config(path)
@@ -405,6 +491,6 @@ def load_config(path: str | Path | None = None) -> Config:
             # keys come from the file: a message quotes at most ~200 characters of them
             loc = shorten(".".join(str(p) for p in err["loc"]))
             msg = shorten(err["msg"].removeprefix("Value error, "))
-            lines.append(f"{found}: {loc}: {msg}")
+            lines.append(f"{found}: {loc}: {msg}" if loc else f"{found}: {msg}")
         raise ConfigError("\n".join(lines)) from None
     return config.model_copy(update={"path": found.resolve()})

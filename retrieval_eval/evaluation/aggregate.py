@@ -20,11 +20,13 @@ from typing import Any
 
 from retrieval_eval import installed_version
 from retrieval_eval.evaluation.results import (
+    TOP_K,
     Latency,
     QuestionResult,
     RunResult,
     RunSettings,
     SliceRates,
+    extra_depths,
     paused_gc,
 )
 from retrieval_eval.golden.forms import QuestionForm
@@ -35,30 +37,38 @@ def _rate(hits: int, count: int) -> float | None:
 
 
 def _slices(
-    values: Sequence[Any], top1: Sequence[bool], top3: Sequence[bool], always: list[str]
+    values: Sequence[Any], hits: dict[int, Sequence[bool]], depths: list[int], always: list[str]
 ) -> dict[str, SliceRates]:
     """Questions and hits per value, as a groupby would give them: ``always`` first, then the
-    other values sorted; questions without a value (None) are left out."""
-    # one C-level counting pass over (value, top-1, top-3) triples
+    other values sorted; questions without a value (None) are left out. ``hits``: each depth's
+    per-question hits (top-1 and top-3 first, then the other gated ``depths``)."""
+    keys = list(hits)
+    # one C-level counting pass over (value, hit at each depth) tuples
     counts: dict[Any, list[int]] = {}
-    for (value, hit1, hit3), n in Counter(zip(values, top1, top3, strict=True)).items():
+    for (value, *hit), n in Counter(zip(values, *hits.values(), strict=True)).items():
         if value is None:
             continue
-        tally = counts.setdefault(value, [0, 0, 0])
+        tally = counts.setdefault(value, [0] * (len(keys) + 1))
         tally[0] += n
-        tally[1] += n if hit1 else 0
-        tally[2] += n if hit3 else 0
+        for i, found in enumerate(hit, start=1):
+            tally[i] += n if found else 0
     out: dict[str, SliceRates] = {}
     for value in [*always, *sorted(v for v in counts if v not in always)]:
-        n, t1, t3 = counts.get(value, (0, 0, 0))
+        n, *found = counts.get(value, [0] * (len(keys) + 1))
+        at = dict(zip(keys, found, strict=True))
         out[str(value)] = SliceRates(
             questions=n,
-            top1_hits=t1,
-            top3_hits=t3,
-            top1_hit_rate=_rate(t1, n),
-            top3_hit_rate=_rate(t3, n),
+            top1_hits=at[1],
+            top3_hits=at[TOP_K],
+            top1_hit_rate=_rate(at[1], n),
+            top3_hit_rate=_rate(at[TOP_K], n),
+            hits_at={d: at[d] for d in depths},
         )
     return out
+
+
+def _hits(questions: Sequence[QuestionResult], depth: int) -> list[bool]:
+    return [q.hit_at(depth) for q in questions]
 
 
 def _latency(latencies: Sequence[float | None], errors: Sequence[str | None]) -> Latency:
@@ -93,6 +103,7 @@ def summarise(
 ) -> RunResult:
     """Aggregate per-question results into a :class:`RunResult`.
 
+    ``hits_at`` (overall and per slice) holds the hits at each of ``settings.depths``.
     ``metrics`` holds the secondary metrics at ``settings.cutoffs`` (see
     :mod:`retrieval_eval.evaluation.metrics` for their definitions and edge cases). The figures are what
     grouping :meth:`RunResult.to_frame` with pandas gives (``tests/evaluation/test_results.py`` checks).
@@ -108,6 +119,9 @@ def summarise(
     )
     top1 = int(sum(top1_col))
     top3 = int(sum(top3_col))
+    depths = settings.depths
+    hits: dict[int, Sequence[bool]] = {1: top1_col, TOP_K: top3_col}
+    hits.update({d: _hits(questions, d) for d in extra_depths(depths)})
     errors = count - error_col.count(None)
     latency = _latency(latencies, error_col)
     now = datetime.now(UTC)
@@ -127,10 +141,11 @@ def summarise(
         top3_hits=top3,
         top1_hit_rate=_rate(top1, count),
         top3_hit_rate=_rate(top3, count),
+        hits_at={d: int(sum(hits[d])) for d in depths},
         error_count=errors,
         valid=(errors / count if count else 0.0) <= settings.max_error_rate,
-        by_form=_slices(forms, top1_col, top3_col, [f.value for f in QuestionForm]),
-        by_hard_class=_slices(classes, top1_col, top3_col, []),
+        by_form=_slices(forms, hits, depths, [f.value for f in QuestionForm]),
+        by_hard_class=_slices(classes, hits, depths, []),
         latency_ms=latency,
         metrics=compute(questions, settings.cutoffs),
         questions=questions,

@@ -32,6 +32,7 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from retrieval_eval.config.lookup import MAX_DEPTH
 from retrieval_eval.evaluation.intervals import Interval, rate_interval, wilson
 from retrieval_eval.evaluation.labels import DeadLabels
 from retrieval_eval.golden.forms import QuestionForm
@@ -41,6 +42,32 @@ if TYPE_CHECKING:
 
 TOP_K = 3
 OVERFETCH_MULTIPLIER = 4
+DEPTHS = (1, TOP_K)  # the gated depths unless a config says otherwise: top-1 and top-3
+
+
+def checked_depths(depths: Sequence[int]) -> list[int]:
+    """The gated depths as given, or ValueError saying what is wrong and how to write them:
+    at least one, each a whole number from 1 to MAX_DEPTH, in increasing order, none twice."""
+    example = "e.g. [1, 3] or [1, 5]"
+    values = list(depths)
+    if not values:
+        raise ValueError(f"depths must name at least one depth, {example}")
+    for value in values:
+        if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= MAX_DEPTH:
+            raise ValueError(
+                f"depth {value!r} is not a whole number from 1 to {MAX_DEPTH}; give depths such "
+                f"as [1, 3, 5, 10]"
+            )
+    repeated = sorted({v for v in values if values.count(v) > 1})
+    if repeated:
+        raise ValueError(f"depth {repeated[0]} is listed twice; list each depth once, {example}")
+    if values != sorted(values):
+        raise ValueError(
+            f"depths must be in increasing order: write {sorted(values)}, not {values}"
+        )
+    return values
+
+
 MAX_INDEX_VERSION = 200  # characters of an index version kept: a label, not a document
 
 
@@ -108,6 +135,20 @@ class QuestionResult(BaseModel):
     latency_ms: float | None = None
     error: str | None = None
 
+    def hit_at(self, depth: int) -> bool:
+        """Whether the question is a hit at ``depth`` by the scoring rules: a target among the
+        first ``depth`` distinct documents (``first_hit_rank`` counts over everything fetched);
+        with no targets, nothing came back; never when the call failed."""
+        if depth == 1:
+            return self.top1_hit
+        if depth == TOP_K:
+            return self.top3_hit
+        if self.error is not None:
+            return False
+        if not self.expected_document_ids:
+            return not self.retrieved
+        return self.first_hit_rank is not None and self.first_hit_rank <= depth
+
     @classmethod
     def of_scorer(cls, values: dict[str, Any]) -> QuestionResult:
         """A result from the scorer's own values (every field, ids checked by
@@ -119,14 +160,58 @@ class QuestionResult(BaseModel):
 _ALL_FIELDS = set(QuestionResult.model_fields)
 
 
-class SliceRates(BaseModel):
+class AtDepths(BaseModel):
+    """Hits, rates and 95 % Wilson intervals at every gated depth, for a run or one of its
+    slices (or their stored summaries). ``hits_at`` holds each gated depth's hits; top-1 and
+    top-3, which the seed's fields also hold, are read from those when a depth is not in it
+    (runs stored before depths were configurable)."""
+
     model_config = ConfigDict(defer_build=True)  # schema built at first use, not at import
 
+    hits_at: dict[int, int] = Field(default_factory=dict)
+
+    def counted(self) -> int:
+        """How many questions the rates are over."""
+        raise NotImplementedError
+
+    def hits(self, depth: int) -> int | None:
+        """Hits at ``depth``; None when it was not judged."""
+        found = self.hits_at.get(depth)
+        if found is None and depth in DEPTHS:
+            found = getattr(self, f"top{depth}_hits", None)
+        return found
+
+    def hit_rate(self, depth: int) -> float | None:
+        """The hit rate at ``depth``; None for no questions or a depth not judged."""
+        hits, n = self.hits(depth), self.counted()
+        return None if hits is None or not n else hits / n
+
+    def hit_rate_ci(self, depth: int) -> Interval | None:
+        """The 95 % Wilson interval of :meth:`hit_rate` (None where the rate is)."""
+        hits = self.hits(depth)
+        return None if hits is None else wilson(hits, self.counted())
+
+
+def extra_depths(depths: Sequence[int]) -> list[int]:
+    """The gated depths beyond the seed's top-1 and top-3: the ones the JSON contract, the CSV
+    and the stored details add ``top{k}_...`` keys for (top-1 and top-3 always have theirs)."""
+    return [d for d in depths if d not in DEPTHS]
+
+
+def depth_intervals(figures: AtDepths, depths: Sequence[int]) -> dict[str, list[float] | None]:
+    """``top{k}_hit_rate_ci`` for each of ``depths``: the keys of the JSON and stored details."""
+    return {f"top{d}_hit_rate_ci": as_pair(figures.hit_rate_ci(d)) for d in depths}
+
+
+class SliceRates(AtDepths):
     questions: int
     top1_hits: int
     top3_hits: int
     top1_hit_rate: float | None
     top3_hit_rate: float | None
+
+    def counted(self) -> int:
+        return self.questions
 
     @property
     def top1_hit_rate_ci(self) -> Interval | None:
@@ -158,25 +243,33 @@ class RunSettings(BaseModel):
     top_k: int = TOP_K
     overfetch_multiplier: int = OVERFETCH_MULTIPLIER
     cutoffs: list[int] = Field(default_factory=lambda: [1, TOP_K])
+    # the depths the verdict gates on (thresholds, intervals, slices, flips, McNemar each);
+    # runs stored before depths were configurable read back as the seed's top-1 and top-3
+    depths: list[int] = Field(default_factory=lambda: list(DEPTHS))
     timeout_s: float | None = 30.0
     max_error_rate: float = 0.0
     max_concurrency: int | None = None
 
+    @field_validator("depths")
+    @classmethod
+    def _depths(cls, value: list[int]) -> list[int]:
+        return checked_depths(value)
+
     @property
     def depth(self) -> int:
-        """How many distinct documents are judged and kept per question."""
-        return max([self.top_k, *self.cutoffs])
+        """How many distinct documents are judged and kept per question: the deepest gated
+        depth or cutoff (at least ``top_k``)."""
+        return max([self.top_k, *self.cutoffs, *self.depths])
 
     @property
     def fetch_limit(self) -> int:
-        """What the retriever is asked for: the deepest cutoff times the overfetch multiplier."""
+        """What the retriever is asked for: the deepest depth times the overfetch multiplier."""
         return self.depth * self.overfetch_multiplier
 
 
-class RunResult(BaseModel):
-    """One evaluation of one retriever on one golden set."""
-
-    model_config = ConfigDict(defer_build=True)  # schema built at first use, not at import
+class RunResult(AtDepths):
+    """One evaluation of one retriever on one golden set; ``hits_at``: hits at each gated
+    depth (``settings.depths``), as ``by_form`` and ``by_hard_class`` have them per slice."""
 
     run_key: str = Field(default_factory=lambda: uuid.uuid4().hex)
     set_identifier: str
@@ -212,6 +305,14 @@ class RunResult(BaseModel):
     @classmethod
     def _index_version(cls, value: object) -> str | None:
         return index_version_text(value)
+
+    def counted(self) -> int:
+        return self.question_count
+
+    @property
+    def depths(self) -> list[int]:
+        """The gated depths, shallowest first."""
+        return self.settings.depths
 
     def stale_targets(self) -> dict[str, list[str]]:
         """Stale questions (every target dead) -> their dead ids; empty when none or unchecked."""
@@ -256,15 +357,23 @@ class RunResult(BaseModel):
         return {
             "top1_hit_rate_ci": as_pair(self.top1_hit_rate_ci),
             "top3_hit_rate_ci": as_pair(self.top3_hit_rate_ci),
+            **depth_intervals(self, extra_depths(self.depths)),
             "metrics_ci": {name: as_pair(ci) for name, ci in self.metrics_ci.items()},
         }
 
     def to_frame(self) -> pd.DataFrame:
-        """The per-question results, one row per question."""
-        return questions_frame(self.questions)
+        """The per-question results, one row per question (a ``top{k}_hit`` column for each
+        gated depth beyond top-1 and top-3)."""
+        frame = questions_frame(self.questions)
+        for depth in extra_depths(self.depths):
+            frame[f"top{depth}_hit"] = [q.hit_at(depth) for q in self.questions]
+        return frame
 
     def contract(self) -> dict[str, Any]:
-        """The stable JSON document other tools read (``--format json``)."""
+        """The stable JSON document other tools read (``--format json``). ``depths`` lists the
+        gated depths; each one beyond top-1 and top-3 adds ``top{k}_hits``, ``top{k}_hit_rate``
+        and ``top{k}_hit_rate_ci`` (overall and per slice) and ``top{k}_hit`` per question."""
+        extra = extra_depths(self.depths)
         return {
             "set": self.set_identifier,
             "retriever": self.retriever,
@@ -280,24 +389,32 @@ class RunResult(BaseModel):
             "top3_hits": self.top3_hits,
             "top1_hit_rate": self.top1_hit_rate,
             "top3_hit_rate": self.top3_hit_rate,
+            "depths": list(self.depths),
+            **{f"top{d}_hits": self.hits(d) for d in extra},
+            **{f"top{d}_hit_rate": self.hit_rate(d) for d in extra},
             "error_count": self.error_count,
             "valid": self.valid,
-            "by_form": _slices_contract(self.by_form),
-            "by_hard_class": _slices_contract(self.by_hard_class),
+            "by_form": _slices_contract(self.by_form, extra),
+            "by_hard_class": _slices_contract(self.by_hard_class, extra),
             "latency_ms": self.latency_ms.model_dump(),
             "metrics": self.metrics,
             **self.intervals(),
             "settings": self.settings.model_dump(),
             "dead_labels": self.dead_labels.model_dump() if self.dead_labels else None,
-            "questions": _questions_contract(self.questions, self.stale_targets()),
+            "questions": _questions_contract(self.questions, self.stale_targets(), extra),
         }
 
 
 def _questions_contract(
-    questions: list[QuestionResult], stale: dict[str, list[str]]
+    questions: list[QuestionResult], stale: dict[str, list[str]], extra: Sequence[int] = ()
 ) -> list[dict[str, Any]]:
-    """Every question's contract; a stale one also carries ``stale_label`` and ``dead_ids``."""
+    """Every question's contract; a stale one also carries ``stale_label`` and ``dead_ids``,
+    and each depth of ``extra`` (beyond top-1 and top-3) adds ``top{k}_hit``."""
     rows = [_question_contract(q) for q in questions]
+    for depth in extra:
+        key = f"top{depth}_hit"
+        for row, q in zip(rows, questions, strict=True):
+            row[key] = q.hit_at(depth)
     if stale:
         for row in rows:
             if row["id"] in stale:
@@ -323,13 +440,17 @@ def _question_contract(q: QuestionResult) -> dict[str, Any]:
     }
 
 
-def _slices_contract(slices: dict[str, SliceRates]) -> dict[str, dict[str, Any]]:
+def _slices_contract(
+    slices: dict[str, SliceRates], extra: Sequence[int] = ()
+) -> dict[str, dict[str, Any]]:
     return {
         value: {
             "questions": s.questions,
             "top1_hit_rate": s.top1_hit_rate,
             "top3_hit_rate": s.top3_hit_rate,
             **s.intervals(),
+            **{f"top{d}_hit_rate": s.hit_rate(d) for d in extra},
+            **depth_intervals(s, extra),
         }
         for value, s in slices.items()
     }

@@ -1,7 +1,8 @@
 """N retrievers on one golden set, as a leaderboard: :func:`compare_runs` over stored runs.
 
 Each entry is one run: the figures of its :class:`~retrieval_eval.store.summary.RunSummary`
-(top-1 and top-3 rates with 95 % Wilson intervals, error count, latency p50/p95), and MRR and the
+(top-1 and top-3 rates with 95 % Wilson intervals, error count, latency p50/p95), the rate and
+interval at every other depth one of the runs gates (``hit_rate_at``), and MRR and the
 deepest nDCG when the run's metrics hold them. Entries are ranked by top-1 rate, ties broken by top-3
 rate and then by name (a run without questions, whose rates are ``None``, ranks last).
 
@@ -44,13 +45,14 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Sequence
 from datetime import datetime
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
-from pydantic import BaseModel
+from pydantic import BaseModel, Field, SerializerFunctionWrapHandler, model_serializer
 
 from retrieval_eval.errors import InvalidInputError, UnknownNameError
-from retrieval_eval.evaluation.intervals import paired_difference
-from retrieval_eval.evaluation.results import QuestionResult, as_pair
+from retrieval_eval.evaluation.intervals import paired_difference, wilson
+from retrieval_eval.evaluation.results import QuestionResult, as_pair, extra_depths
+from retrieval_eval.judging.regression import holm as holm  # its home, beside McNemar
 from retrieval_eval.judging.regression import mcnemar_exact
 from retrieval_eval.store.summary import RunSummary
 
@@ -98,6 +100,19 @@ class Entry(BaseModel):
     latency_p95_ms: float | None
     is_reference: bool
     versus: Versus | None  # None for the reference itself
+    # the rate and 95 % Wilson interval at each depth beyond top-1 and top-3 that one of the
+    # board's runs gates: the run's own hits where it gates it, else counted from its
+    # questions; None where it did not fetch that deep. Absent from the JSON when there is none
+    hit_rate_at: dict[int, float | None] = Field(default_factory=dict)
+    hit_rate_at_ci: dict[int, list[float] | None] = Field(default_factory=dict)
+
+    @model_serializer(mode="wrap")
+    def _without_empty_depths(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        data: dict[str, Any] = handler(self)
+        for key in ("hit_rate_at", "hit_rate_at_ci"):
+            if not data.get(key):
+                data.pop(key, None)
+        return data
 
 
 class Outcome(BaseModel):
@@ -127,20 +142,9 @@ class Leaderboard(BaseModel):
     entries: list[Entry]  # ranked: top-1, then top-3, then name
     differences: list[Difference]
 
-
-def holm(p_values: Sequence[float]) -> list[float]:
-    """Holm's step-down adjusted p-values, in the order given.
-
-    Sorted ascending, the i-th smallest (from 0) of m is multiplied by m − i, capped at 1, and
-    never allowed below the adjusted value before it (so the adjustment keeps the order).
-    """
-    m = len(p_values)
-    adjusted = [0.0] * m
-    running = 0.0
-    for i, index in enumerate(sorted(range(m), key=lambda j: p_values[j])):
-        running = max(running, min(1.0, (m - i) * p_values[index]))
-        adjusted[index] = running
-    return adjusted
+    def deeper_depths(self) -> list[int]:
+        """The depths beyond top-1 and top-3 its runs gate (each entry has their rates)."""
+        return sorted(self.entries[0].hit_rate_at) if self.entries else []
 
 
 def latest_runs(source: Store, set_identifier: str, retrievers: Sequence[str]) -> list[StoredRun]:
@@ -227,6 +231,7 @@ def compare_runs(
             f"reference {reference!r} is not among the compared retrievers: {', '.join(names)}"
         )
     ref_run = runs[names.index(ref_name)]
+    depths = extra_depths(sorted({d for run in runs for d in run.result.depths}))
     others = [(name, run) for name, run in ranked if name != ref_name]
     tables = {name: _paired(run, ref_run) for name, run in others}
     p_values = {name: mcnemar_exact(t[True, False], t[False, True]) for name, t in tables.items()}
@@ -238,6 +243,7 @@ def compare_runs(
             None
             if name == ref_name
             else _versus(tables[name], p_values[name], adjusted[name], alpha),
+            depths,
         )
         for name, run in ranked
     ]
@@ -296,8 +302,20 @@ def _versus(table: Counter[tuple[bool, bool]], p: float, p_holm: float, alpha: f
 _FROM_SUMMARY = Entry.model_fields.keys() & RunSummary.model_fields.keys()
 
 
-def _entry(name: str, run: StoredRun, versus: Versus | None) -> Entry:
+def _hits(run: StoredRun, depth: int) -> int | None:
+    """The run's hits at ``depth``: its own where it gates it, else counted from its questions
+    when it fetched that deep (None otherwise)."""
+    result = run.result
+    hits = result.hits(depth) if depth in result.depths else None
+    if hits is None and depth <= result.settings.fetch_limit and result.questions:
+        hits = sum(q.hit_at(depth) for q in result.questions)
+    return hits
+
+
+def _entry(name: str, run: StoredRun, versus: Versus | None, depths: Sequence[int]) -> Entry:
     summary = RunSummary.of(run, slices=False)
+    n = run.result.question_count
+    at = {depth: _hits(run, depth) for depth in depths}
     metrics = run.result.metrics
     ndcg = [k for k in metrics if k.startswith("ndcg@")]
     deepest = max(ndcg, key=lambda k: int(k.partition("@")[2])) if ndcg else None
@@ -310,6 +328,8 @@ def _entry(name: str, run: StoredRun, versus: Versus | None) -> Entry:
         valid=summary.status == "valid",
         is_reference=versus is None,
         versus=versus,
+        hit_rate_at={d: None if h is None or not n else h / n for d, h in at.items()},
+        hit_rate_at_ci={d: None if h is None else as_pair(wilson(h, n)) for d, h in at.items()},
     )
 
 

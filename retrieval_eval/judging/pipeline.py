@@ -144,10 +144,27 @@ def resolve_run(
     golden_set = resolve_set(config, set_name, identifier)
     settings = resolve_settings(config, golden_set.identifier, retriever_name, **(run or {}))
     limits = resolve_thresholds(config, golden_set.identifier, retriever_name, **(thresholds or {}))
+    _check_gated(settings, limits, thresholds or {})
     if check_store is not None:
         check_store()
     config.retriever_registry.check(retriever_name)
     return Plan(config, golden_set, retriever_name, settings, limits)
+
+
+def _check_gated(settings: RunSettings, limits: Thresholds, given: Mapping[str, Any]) -> None:
+    """A max drop given for a depth other than 1 and 3 that the run does not gate would never
+    apply: an error (exit 2) naming the depth, the run's depths and the fix."""
+    named = {f"max_top{depth}_drop": depth for depth in limits.depths_named()}
+    ungated = sorted(
+        named[key] for key, value in given.items()
+        if value is not None and key in named and named[key] not in settings.depths
+    )  # fmt: skip
+    if ungated:
+        raise InvalidInputError(
+            f"a max drop was given for depth {ungated[0]}, which this run does not gate (its "
+            f"depths: {settings.depths}); add {ungated[0]} to the depths (--depths, run.depths) "
+            "or leave the threshold out"
+        )
 
 
 def evaluate_run(plan: Plan, *, progress: bool = False) -> RunResult:

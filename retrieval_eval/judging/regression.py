@@ -2,17 +2,25 @@
 
 Rules, written down once:
 
-- A drop regresses when it is strictly greater than its threshold (``max_top1_drop``,
-  ``max_top3_drop``; absolute rate drops, 0.10 = ten points). A drop exactly at the threshold does
-  not; a tolerance of 1e-9 absorbs float noise such as ``0.8 - 0.7 = 0.10000000000000009``.
+- The run's gated depths (``settings.depths``, top-1 and top-3 by default) are judged, each on
+  its own (``by_depth``): a drop regresses when it is strictly greater than the depth's threshold
+  (``max_topK_drop``; absolute rate drops, 0.10 = ten points). A drop exactly at the threshold does
+  not; a tolerance of 1e-9 absorbs float noise such as ``0.8 - 0.7 = 0.10000000000000009``. The
+  baseline's hits are counted at the current run's depths from its questions (its first hit rank
+  covers everything it fetched), so changing the depths keeps the baseline; a depth deeper than
+  the baseline fetched is not compared.
 - The same thresholds apply to every form and hard-class slice with at least
   ``min_slice_questions`` questions in BOTH runs, so a class that collapses while another improves
   is caught even when the overall rate does not move.
-- Flips compare questions by id (questions present in only one run are ignored). The p-value is
-  McNemar's exact test on the top-1 flips: two-sided binomial over the discordant pairs. Next to
-  it, ``top1_delta_ci`` and ``top3_delta_ci`` are 95 % intervals for the change (current minus
-  baseline) over the same paired questions: Newcombe's paired score interval (method 10, see
-  :mod:`retrieval_eval.evaluation.intervals`). They are information, not a rule: thresholds decide.
+- Flips compare questions by id (questions present in only one run are ignored), at each gated
+  depth. Each depth's p-value is McNemar's exact test on its flips (two-sided binomial over the
+  discordant pairs), with ``p_holm`` Holm-adjusted across the depths; ``p_value`` is top-1's.
+  Next to them, ``delta_ci`` (``top1_delta_ci`` and ``top3_delta_ci`` for the seed's two) is a
+  95 % interval for the change (current minus baseline) over the same paired questions:
+  Newcombe's paired score interval (method 10, see :mod:`retrieval_eval.evaluation.intervals`).
+  They are information, not a rule: thresholds decide.
+- The seed's fields (``top1_delta``, ``flipped_to_miss``, ``top3_flipped_to_miss``, ...) keep
+  top-1 and top-3 whichever depths are gated; only gated depths can regress.
 - ``max_latency_p95_increase`` (a ratio: 0.5 = p95 50% slower) is opt-in; when set and exceeded it
   makes the run a regression too.
 - Stale labels (:mod:`retrieval_eval.evaluation.labels`): a question all of whose targets are no longer in
@@ -35,7 +43,7 @@ Rules, written down once:
 
 from __future__ import annotations
 
-from collections.abc import Collection
+from collections.abc import Collection, Sequence
 from fractions import Fraction
 from typing import TYPE_CHECKING, Literal, Protocol
 
@@ -82,10 +90,33 @@ class SliceRegression(BaseModel):
 
     dimension: Literal["form", "hard_class"]
     value: str
-    metric: Literal["top1", "top3"]
+    metric: str  # the gated depth that dropped: "top1", "top3", "top5", ...
     baseline: float
     current: float
     delta: float
+
+
+class DepthChange(BaseModel):
+    """One gated depth against the baseline, over the questions both runs were judged on.
+
+    ``compared`` is False when the baseline did not fetch that deep (it asked its retriever for
+    fewer ids than the depth): nothing is judged there. ``p_value`` is McNemar's exact test on
+    this depth's flips, ``p_holm`` the same Holm-adjusted across the verdict's gated depths.
+    """
+
+    model_config = ConfigDict(defer_build=True)  # schema built at first use, not at import
+
+    compared: bool = True
+    baseline: float | None = None
+    current: float | None = None
+    delta: float | None = None
+    delta_ci: tuple[float, float] | None = None  # Newcombe's paired 95 % interval
+    max_drop: float
+    dropped: bool = False  # the overall drop is beyond max_drop
+    flipped_to_miss: list[str] = Field(default_factory=list)
+    flipped_to_hit: list[str] = Field(default_factory=list)
+    p_value: float | None = None
+    p_holm: float | None = None
 
 
 class Verdict(BaseModel):
@@ -113,6 +144,9 @@ class Verdict(BaseModel):
     top3_delta_ci: tuple[float, float] | None = None
     latency_regression: bool = False
     latency_p95_ratio: float | None = None
+    # every gated depth of a compared run, shallowest first (top-1 and top-3 as well: the
+    # fields above are the seed's and stay as they were)
+    by_depth: dict[int, DepthChange] = Field(default_factory=dict)
     # dead labels (retrieval_eval.evaluation.labels): the current run's dead ids, and the questions left out
     # of the judgement because every target is dead in this run or the baseline
     dead_ids: list[str] = Field(default_factory=list)
@@ -132,6 +166,31 @@ class Verdict(BaseModel):
     def contract(self) -> dict[str, object]:
         """The ``regression`` object of ``run --format json``."""
         return self.model_dump(mode="json")
+
+    def changes(self) -> dict[int, DepthChange]:
+        """Every gated depth's change (empty when nothing was compared). A verdict stored
+        before depths were configurable has top-1 and top-3 in the seed's fields: read as such,
+        their McNemar p-values (Holm-adjusted) counted from the flips."""
+        if self.by_depth or self.state not in ("regression", "no_regression"):
+            return self.by_depth
+        changes = {
+            depth: DepthChange(
+                baseline=getattr(self, f"{key}_baseline"),
+                current=getattr(self, f"{key}_current"),
+                delta=getattr(self, f"{key}_delta"),
+                delta_ci=getattr(self, f"{key}_delta_ci"),
+                max_drop=0.0,  # not stored: the reasons said which depths dropped
+                flipped_to_miss=misses,
+                flipped_to_hit=gains,
+                p_value=mcnemar_exact(len(misses), len(gains)),
+            )
+            for depth, key, misses, gains in (
+                (1, "top1", self.flipped_to_miss, self.flipped_to_hit),
+                (3, "top3", self.top3_flipped_to_miss, self.top3_flipped_to_hit),
+            )
+        }
+        _holm_adjust(changes)
+        return changes
 
 
 def mcnemar_exact(b: int, c: int) -> float:
@@ -155,6 +214,21 @@ def mcnemar_exact(b: int, c: int) -> float:
     return float(min(Fraction(1), 2 * Fraction(total, 2**n)))
 
 
+def holm(p_values: Sequence[float]) -> list[float]:
+    """Holm's step-down adjusted p-values, in the order given.
+
+    Sorted ascending, the i-th smallest (from 0) of m is multiplied by m − i, capped at 1, and
+    never allowed below the adjusted value before it (so the adjustment keeps the order).
+    """
+    m = len(p_values)
+    adjusted = [0.0] * m
+    running = 0.0
+    for i, index in enumerate(sorted(range(m), key=lambda j: p_values[j])):
+        running = max(running, min(1.0, (m - i) * p_values[index]))
+        adjusted[index] = running
+    return adjusted
+
+
 def _delta(current: float | None, baseline: float | None) -> float | None:
     return None if current is None or baseline is None else current - baseline
 
@@ -164,21 +238,24 @@ def _drops(delta: float | None, threshold: float) -> bool:
 
 
 def _flips(
-    current: RunResult, baseline: RunResult, attr: str
+    current: RunResult, baseline: RunResult, depth: int
 ) -> tuple[list[str], list[str], tuple[float, float] | None]:
-    """Ids that went hit→miss and miss→hit, and the paired 95 % interval of the change."""
-    before = {q.id: bool(getattr(q, attr)) for q in baseline.questions}
-    to_miss = [q.id for q in current.questions if before.get(q.id) is True and not getattr(q, attr)]
-    to_hit = [q.id for q in current.questions if before.get(q.id) is False and getattr(q, attr)]
-    paired = [bool(getattr(q, attr)) for q in current.questions if q.id in before]
+    """Ids that went hit→miss and miss→hit at ``depth``, and the paired 95 % interval of the
+    change."""
+    before = {q.id: q.hit_at(depth) for q in baseline.questions}
+    now = [(q.id, q.hit_at(depth)) for q in current.questions]
+    to_miss = [qid for qid, hit in now if before.get(qid) is True and not hit]
+    to_hit = [qid for qid, hit in now if before.get(qid) is False and hit]
+    paired = [hit for qid, hit in now if qid in before]
     both = sum(paired) - len(to_hit)
     neither = len(paired) - both - len(to_hit) - len(to_miss)
     return to_miss, to_hit, paired_difference(both, len(to_hit), len(to_miss), neither)
 
 
 def _slice_regressions(
-    current: RunResult, baseline: RunResult, thresholds: Thresholds
+    current: RunResult, baseline: RunResult, thresholds: Thresholds, depths: Sequence[int]
 ) -> list[SliceRegression]:
+    """Each slice's drop beyond its depth's threshold, at every compared gated depth."""
     found: list[SliceRegression] = []
     dimensions: list[tuple[Literal["form", "hard_class"], dict[str, SliceRates], dict]] = [
         ("form", current.by_form, baseline.by_form),
@@ -189,23 +266,35 @@ def _slice_regressions(
             old = before.get(value)
             if old is None or min(cur.questions, old.questions) < thresholds.min_slice_questions:
                 continue
-            for metric, c_rate, b_rate, limit in (
-                ("top1", cur.top1_hit_rate, old.top1_hit_rate, thresholds.max_top1_drop),
-                ("top3", cur.top3_hit_rate, old.top3_hit_rate, thresholds.max_top3_drop),
-            ):
+            for depth in depths:
+                c_rate, b_rate = cur.hit_rate(depth), old.hit_rate(depth)
                 delta = _delta(c_rate, b_rate)
-                if c_rate is not None and b_rate is not None and _drops(delta, limit):
+                if (
+                    c_rate is not None
+                    and b_rate is not None
+                    and _drops(delta, thresholds.max_drop(depth))
+                ):
                     found.append(
                         SliceRegression(
                             dimension=dimension,
                             value=value,
-                            metric=metric,  # type: ignore[arg-type]
+                            metric=f"top{depth}",
                             baseline=b_rate,
                             current=c_rate,
                             delta=c_rate - b_rate,
                         )
                     )
     return found
+
+
+def _seed_flips(
+    gated: dict[int, DepthChange], current: RunResult, old: RunResult, depth: int
+) -> tuple[list[str], list[str], tuple[float, float] | None]:
+    """The seed's flip fields at ``depth`` (1 or 3): the gated depth's, else counted here."""
+    change = gated.get(depth)
+    if change is None or not change.compared:
+        return _flips(current, old, depth)
+    return change.flipped_to_miss, change.flipped_to_hit, change.delta_ci
 
 
 def _latency_ratio(current: RunResult, baseline: RunResult) -> float | None:
@@ -285,32 +374,40 @@ def _detect(
 
 
 def _without_stale(current: RunResult, old: RunResult) -> tuple[RunResult, RunResult, list[str]]:
-    """Both runs without the questions stale in either (see the module docstring), and their ids."""
+    """Both runs without the questions stale in either (see the module docstring), and their
+    ids; the baseline's figures are at the current run's gated depths."""
     stale = set(current.stale_targets()) | set(old.stale_targets())
     if not stale:
+        if old.depths != current.depths:  # the baseline gated other depths: re-count its hits
+            old = without_questions(old, (), current.depths)
         return current, old, []
     # in the set's order (the current run's, then any only the baseline has)
     order = [q.id for q in (*current.questions, *old.questions) if q.id in stale]
     return (
         without_questions(current, stale),
-        without_questions(old, stale),
+        without_questions(old, stale, current.depths),
         list(dict.fromkeys(order)),
     )
 
 
-def without_questions(result: RunResult, left_out: Collection[str]) -> RunResult:
-    """``result`` summarised again without the questions ``left_out`` (the same settings): the
-    run as the verdict judges it once stale questions are left out. The dashboard's slice
-    rates read it too, so they are the verdict's own."""
+def without_questions(
+    result: RunResult, left_out: Collection[str], depths: list[int] | None = None
+) -> RunResult:
+    """``result`` summarised again without the questions ``left_out``, at ``depths`` (None: its
+    own gated depths; otherwise the same settings): the run as the verdict judges it once stale
+    questions are left out."""
     from retrieval_eval.evaluation.aggregate import summarise
 
     gone = set(left_out)
+    settings = result.settings
+    if depths is not None and depths != settings.depths:
+        settings = settings.model_copy(update={"depths": list(depths)})
     return summarise(
         [q for q in result.questions if q.id not in gone],
         set_identifier=result.set_identifier,
         labels_fingerprint=result.labels_fingerprint,
         retriever=result.retriever,
-        settings=result.settings,
+        settings=settings,
         set_name=result.set_name,
         corpus_revision=result.corpus_revision,
         started_at=result.started_at,
@@ -319,21 +416,62 @@ def without_questions(result: RunResult, left_out: Collection[str]) -> RunResult
     )
 
 
+def _by_depth(
+    current: RunResult, old: RunResult, thresholds: Thresholds, reach: int
+) -> dict[int, DepthChange]:
+    """Every gated depth of ``current`` against ``old``: rates, delta and its paired interval,
+    whether the drop is beyond the depth's threshold, flips and McNemar (Holm-adjusted across
+    the depths compared). A depth deeper than the baseline fetched (``reach``) is not compared."""
+    changes: dict[int, DepthChange] = {}
+    for depth in current.depths:
+        limit = thresholds.max_drop(depth)
+        if depth > reach:
+            changes[depth] = DepthChange(
+                compared=False, current=current.hit_rate(depth), max_drop=limit
+            )
+            continue
+        to_miss, to_hit, interval = _flips(current, old, depth)
+        delta = _delta(current.hit_rate(depth), old.hit_rate(depth))
+        changes[depth] = DepthChange(
+            baseline=old.hit_rate(depth),
+            current=current.hit_rate(depth),
+            delta=delta,
+            delta_ci=interval,
+            max_drop=limit,
+            dropped=_drops(delta, limit),
+            flipped_to_miss=to_miss,
+            flipped_to_hit=to_hit,
+            p_value=mcnemar_exact(len(to_miss), len(to_hit)),
+        )
+    _holm_adjust(changes)
+    return changes
+
+
+def _holm_adjust(changes: dict[int, DepthChange]) -> None:
+    """Set each compared depth's ``p_holm``: its McNemar p Holm-adjusted across them."""
+    compared = [d for d, change in changes.items() if change.p_value is not None]
+    adjusted = holm([changes[d].p_value or 1.0 for d in compared])
+    for depth, p_holm in zip(compared, adjusted, strict=True):
+        changes[depth].p_holm = p_holm
+
+
 def _compare(current: RunResult, baseline: Baseline, thresholds: Thresholds) -> Verdict:
     dead = list(current.dead_labels.dead_ids) if current.dead_labels else []
+    reach = baseline.result.settings.fetch_limit  # how deep the baseline's hits can be told
     index_version = current.index_version  # the copies judged below have none
     current, old, stale = _without_stale(current, baseline.result)
     top1 = _delta(current.top1_hit_rate, old.top1_hit_rate)
     top3 = _delta(current.top3_hit_rate, old.top3_hit_rate)
-    slices = _slice_regressions(current, old, thresholds)
-    to_miss, to_hit, top1_ci = _flips(current, old, "top1_hit")
-    t3_miss, t3_hit, top3_ci = _flips(current, old, "top3_hit")
+    depths = _by_depth(current, old, thresholds, reach)
+    compared = [d for d, change in depths.items() if change.compared]
+    slices = _slice_regressions(current, old, thresholds, compared)
+    # the seed's fields: top-1 and top-3 whether gated or not (the same lists when gated)
+    to_miss, to_hit, top1_ci = _seed_flips(depths, current, old, 1)
+    t3_miss, t3_hit, top3_ci = _seed_flips(depths, current, old, 3)
     ratio = _latency_ratio(current, old)
     limit = thresholds.max_latency_p95_increase
     slow = limit is not None and ratio is not None and ratio - limit > _EPS
-    top1_dropped = _drops(top1, thresholds.max_top1_drop)
-    top3_dropped = _drops(top3, thresholds.max_top3_drop)
-    regressed = top1_dropped or top3_dropped or bool(slices) or slow
+    regressed = any(change.dropped for change in depths.values()) or bool(slices) or slow
     verdict = Verdict(
         state="regression" if regressed else "no_regression",
         baseline_run_id=baseline.id,
@@ -354,13 +492,14 @@ def _compare(current: RunResult, baseline: Baseline, thresholds: Thresholds) -> 
         top3_delta_ci=top3_ci,
         latency_regression=slow,
         latency_p95_ratio=ratio,
+        by_depth=depths,
         dead_ids=dead,
         stale_questions=stale,
         compared_questions=current.question_count if stale else None,
         index_version=index_version,
         baseline_index_version=baseline.result.index_version,
     )
-    reasons = regression_reasons(verdict, thresholds, top1=top1_dropped, top3=top3_dropped)
+    reasons = regression_reasons(verdict, thresholds)
     return verdict.model_copy(
         update={"reasons": reasons, "summary": compared_summary(verdict, reasons)}
     )

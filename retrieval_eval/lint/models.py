@@ -32,7 +32,7 @@ class PowerFigure(BaseModel):
 
     model_config = ConfigDict(defer_build=True)  # schema built at first use, not at import
 
-    metric: Literal["top1", "top3"]
+    metric: str  # the depth: "top1", "top3", "top5", ...
     scope: str = "overall"  # "overall", or "form=gap", "hard_class=near-duplicate"
     questions: int
     rate: float | None = None

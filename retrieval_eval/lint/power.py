@@ -31,9 +31,11 @@ McNemar's test.
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from statistics import NormalDist
 from typing import TYPE_CHECKING
 
+from retrieval_eval.config.lookup import MAX_DROP
 from retrieval_eval.lint.models import PowerFigure, PowerReport
 
 if TYPE_CHECKING:
@@ -110,14 +112,13 @@ def figures(
     rates: dict[tuple[str, str], float | None],
     thresholds: Thresholds,
     options: LintOptions,
+    depths: Sequence[int] = (1, 3),
 ) -> list[PowerFigure]:
-    """Top-1 and top-3 figures for each scope (``overall``, ``form=gap``, ...) of ``sizes``."""
+    """The figures at each of ``depths`` (top-1 and top-3 by default) for each scope
+    (``overall``, ``form=gap``, ...) of ``sizes``."""
     out = []
     for scope, n in sizes.items():
-        for metric, threshold in (
-            ("top1", thresholds.max_top1_drop),
-            ("top3", thresholds.max_top3_drop),
-        ):
+        for metric, threshold in ((f"top{d}", max_drop(thresholds, d)) for d in depths):
             rate = rates.get((scope, metric))
             kwargs = {"alpha": options.alpha, "power": options.power, "churn": options.churn}
             drop = detectable_drop(n, rate=rate, **kwargs)
@@ -135,20 +136,31 @@ def figures(
     return out
 
 
+def max_drop(thresholds: Thresholds, depth: int) -> float:
+    """A depth's threshold: ``Thresholds.max_drop``, or for the defaults ``show`` passes
+    (``max_top1_drop`` and ``max_top3_drop`` only) the key's value, else the default drop."""
+    own = getattr(thresholds, "max_drop", None)
+    if callable(own):
+        return float(own(depth))
+    return float(getattr(thresholds, f"max_top{depth}_drop", MAX_DROP))
+
+
 def run_power(
     result: RunResult, thresholds: Thresholds, options: LintOptions | None = None
 ) -> PowerReport:
-    """The overall figures for a run: its question count and its own top-1/top-3 rates."""
+    """The overall figures for a run at each of its gated depths: its question count and its
+    own rates."""
     if options is None:  # imported only then: `show` passes its own and skips the config module
         from retrieval_eval.config.models import LintOptions
 
         options = LintOptions()
-    rates = {("overall", "top1"): result.top1_hit_rate, ("overall", "top3"): result.top3_hit_rate}
+    rates = {("overall", f"top{d}"): result.hit_rate(d) for d in result.depths}
+    sizes = {"overall": result.question_count}
     report = {
         "alpha": options.alpha,
         "power": options.power,
         "churn": options.churn,
         "rates_from": "this run",
-        "figures": figures({"overall": result.question_count}, rates, thresholds, options),
+        "figures": figures(sizes, rates, thresholds, options, result.depths),
     }
     return PowerReport.model_validate(report)

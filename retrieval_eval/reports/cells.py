@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from retrieval_eval.evaluation.intervals import Interval
-from retrieval_eval.evaluation.results import QuestionResult, SliceRates
+from retrieval_eval.evaluation.results import DEPTHS, QuestionResult, SliceRates
 from retrieval_eval.reports.numbers import ci, decimal_interval, ms, pct
 
 
@@ -20,20 +22,25 @@ CI_NOTE = (
 )
 
 
-def slice_cells(value: str, s: SliceRates) -> list[str]:
-    """One slice as report cells: value, questions, top-1 (hits), its CI, top-3 (hits), its CI."""
-    return [
-        value,
-        str(s.questions),
-        f"{pct(s.top1_hit_rate)} ({s.top1_hits})",
-        ci(s.top1_hit_rate_ci),
-        f"{pct(s.top3_hit_rate)} ({s.top3_hits})",
-        ci(s.top3_hit_rate_ci),
-    ]
+def depth_headers(depths: Sequence[int], *, interval: bool = True) -> list[str]:
+    """The column headers of the gated depths: ``top-1``, ``95% CI``, ``top-5``, ``95% CI``."""
+    return [h for d in depths for h in ((f"top-{d}", "95% CI") if interval else (f"top-{d}",))]
 
 
-def question_cells(q: QuestionResult, dead: list[str] | None = None) -> list[str]:
-    """One question as report cells: id, form, hard class, top-1, top-3, rank, latency, error.
+def slice_cells(value: str, s: SliceRates, depths: Sequence[int] = DEPTHS) -> list[str]:
+    """One slice as report cells: value, questions, then at each gated depth its rate (hits)
+    and its CI (top-1 and top-3 by default)."""
+    cells = [value, str(s.questions)]
+    for depth in depths:
+        cells += [f"{pct(s.hit_rate(depth))} ({s.hits(depth)})", ci(s.hit_rate_ci(depth))]
+    return cells
+
+
+def question_cells(
+    q: QuestionResult, dead: list[str] | None = None, depths: Sequence[int] = DEPTHS
+) -> list[str]:
+    """One question as report cells: id, form, hard class, hit or miss at each gated depth
+    (top-1 and top-3 by default), rank, latency, error.
 
     ``dead``: a stale label's dead targets (:meth:`RunResult.stale_targets`); its hit cells read
     ``stale`` and the error cell names the ids, since the question is left out of the verdict.
@@ -43,8 +50,7 @@ def question_cells(q: QuestionResult, dead: list[str] | None = None) -> list[str
         q.id,
         q.form.value,
         q.hard_class or "",
-        "stale" if stale else "hit" if q.top1_hit else "miss",
-        "stale" if stale else "hit" if q.top3_hit else "miss",
+        *("stale" if stale else "hit" if q.hit_at(d) else "miss" for d in depths),
         "" if q.first_hit_rank is None else str(q.first_hit_rank),
         ms(q.latency_ms),
         f"stale label: {', '.join(dead or [])} no longer in the index" if stale else q.error or "",

@@ -6,7 +6,7 @@ import io
 import json
 from collections.abc import Sequence
 
-from retrieval_eval.evaluation.results import RunResult
+from retrieval_eval.evaluation.results import RunResult, extra_depths
 
 # a spreadsheet runs a cell that starts with one of these as a formula (CSV injection)
 FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
@@ -39,11 +39,12 @@ def render_csv(result: RunResult) -> str:
     with ``=``, ``+``, ``-``, ``@``, a tab or a carriage return get a leading ``'`` (a JSON
     array starts with ``[``, so it never does).
 
-    The last two columns (after every older one, so readers by position keep working) mark stale
+    The next two columns (after every older one, so readers by position keep working) mark stale
     labels (:meth:`RunResult.stale_targets`): ``stale_label`` is 1 for a question whose every
     target is gone from the index, else 0, and empty when the run's labels were not checked;
     ``dead_ids`` names a stale question's dead targets (as the JSON contract's ``dead_ids``), a
-    JSON array (``[]`` for the others), empty when the labels were not checked.
+    JSON array (``[]`` for the others), empty when the labels were not checked. Last, one
+    ``top{k}_hit`` column (1 or 0) for each gated depth beyond top-1 and top-3 (none by default).
     """
     import csv
 
@@ -51,6 +52,7 @@ def render_csv(result: RunResult) -> str:
 
     columns = values(result.questions, result.settings.cutoffs)
     metric_values = [column.tolist() for column in columns.values()]
+    extra = extra_depths(result.depths)
     buffer = io.StringIO()
     writer = csv.writer(buffer)
     writer.writerow(
@@ -69,6 +71,7 @@ def render_csv(result: RunResult) -> str:
             "error",
             "stale_label",
             "dead_ids",
+            *(f"top{depth}_hit" for depth in extra),
         ]
     )
     checked = result.dead_labels is not None and result.dead_labels.checked
@@ -90,6 +93,7 @@ def render_csv(result: RunResult) -> str:
                 _text_cell(q.error),
                 int(q.id in stale) if checked else "",
                 _ids_cell(stale.get(q.id, [])) if checked else "",
+                *(int(q.hit_at(depth)) for depth in extra),
             ]
         )
     return buffer.getvalue()

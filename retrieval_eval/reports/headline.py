@@ -1,19 +1,20 @@
 """The headline: what a pull request comment or a CI job summary shows.
 
-The verdict badge, the top-1/top-3 rates with their 95 % intervals and deltas, the flipped
-questions, errors and latency; as Markdown, plain lines, one line, or a small JSON object.
+The verdict badge, the rates at every gated depth (top-1 and top-3 by default) with their 95 %
+intervals and deltas, the flipped questions, errors and latency; as Markdown, plain lines, one line, or a small JSON object.
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from retrieval_eval.evaluation.results import RunResult, as_pair
+from retrieval_eval.evaluation.results import TOP_K, RunResult, as_pair, extra_depths
 from retrieval_eval.reports.markdown_text import md_text
 from retrieval_eval.reports.numbers import MISSING, ci, ms, p_value, pct, pts, pts_interval
+from retrieval_eval.reports.verdict import depth_label
 
 if TYPE_CHECKING:
-    from retrieval_eval.judging.regression import Verdict
+    from retrieval_eval.judging.regression import DepthChange, Verdict
     from retrieval_eval.lint.models import PowerReport
 
 BADGES = {
@@ -32,36 +33,48 @@ def badge(verdict: Verdict | None) -> str:
 
 
 def _flips(verdict: Verdict) -> str:
-    top1 = len(verdict.flipped_to_miss) + len(verdict.flipped_to_hit)
-    top3 = len(verdict.top3_flipped_to_miss) + len(verdict.top3_flipped_to_hit)
-    return (
-        f"{top1} at top-1 ({len(verdict.flipped_to_miss)} hit→miss, "
-        f"{len(verdict.flipped_to_hit)} miss→hit; McNemar exact p = {p_value(verdict.p_value)}), "
-        f"{top3} at top-3 ({len(verdict.top3_flipped_to_miss)} hit→miss, "
-        f"{len(verdict.top3_flipped_to_hit)} miss→hit)"
-    )
+    """The flips at every gated depth; McNemar's p for the shallowest and for each depth beyond
+    the seed's top-3 (the verdict block has every depth's)."""
+    parts = []
+    for i, (depth, change) in enumerate(verdict.changes().items()):
+        if not change.compared:
+            continue
+        misses, gains = len(change.flipped_to_miss), len(change.flipped_to_hit)
+        p = f"; McNemar exact p = {p_value(change.p_value)}" if i == 0 or depth > TOP_K else ""
+        parts.append(
+            f"{misses + gains} at {depth_label(depth)} ({misses} hit→miss, {gains} miss→hit{p})"
+        )
+    return ", ".join(parts)
+
+
+def _change(verdict: Verdict | None, depth: int) -> DepthChange | None:
+    """The compared change at ``depth``, None when the run was not compared there."""
+    if verdict is None or verdict.state not in _COMPARED:
+        return None
+    change = verdict.changes().get(depth)
+    return change if change is not None and change.compared else None
 
 
 def headline_rows(result: RunResult, verdict: Verdict | None) -> list[list[str]]:
-    """Top-1 and top-3: label, rate (hits/n), 95% CI, delta vs baseline, its paired 95% CI.
+    """Every gated depth (top-1 and top-3 by default): label, rate (hits/n), 95% CI, delta vs
+    baseline, its paired 95% CI.
 
     With stale labels left out of the comparison the delta is over fewer questions than the
     rate beside it, so its cell names the rates it is the difference of:
     ``+2.8 pts (61.1% → 63.9% on the 36 questions compared)``.
     """
-    compared = verdict if verdict is not None and verdict.state in _COMPARED else None
     rows = []
-    for label, key in (("top-1", "top1"), ("top-3", "top3")):
-        rate, hits = getattr(result, f"{key}_hit_rate"), getattr(result, f"{key}_hits")
-        delta = pts(getattr(compared, f"{key}_delta", None))
-        judged = judged_rates(verdict, key)
+    for depth in result.depths:
+        change = _change(verdict, depth)
+        delta = pts(change.delta if change else None)
+        judged = judged_rates(verdict, f"top{depth}")
         rows.append(
             [
-                label,
-                f"{pct(rate)} ({hits}/{result.question_count})",
-                ci(getattr(result, f"{key}_hit_rate_ci")),
+                depth_label(depth),
+                f"{pct(result.hit_rate(depth))} ({result.hits(depth)}/{result.question_count})",
+                ci(result.hit_rate_ci(depth)),
                 delta if judged is None else f"{delta} ({judged})",
-                pts_interval(getattr(compared, f"{key}_delta_ci", None)),
+                pts_interval(change.delta_ci if change else None),
             ]
         )
     return rows
@@ -74,11 +87,16 @@ def compared_count(verdict: Verdict | None) -> int | None:
 
 def judged_rates(verdict: Verdict | None, key: str) -> str | None:
     """``61.1% → 63.9% on the 36 questions compared``: the baseline and current rates the
-    delta is the difference of, when stale labels made them differ from the overall rates."""
+    delta is the difference of (``key``: ``top1``, ``top5``, ...), when stale labels made them
+    differ from the overall rates."""
     n = compared_count(verdict)
     if n is None or verdict is None:
         return None
-    before, now = getattr(verdict, f"{key}_baseline"), getattr(verdict, f"{key}_current")
+    change = verdict.changes().get(int(key.removeprefix("top")))
+    if change is not None:
+        before, now = change.baseline, change.current
+    else:
+        before, now = getattr(verdict, f"{key}_baseline"), getattr(verdict, f"{key}_current")
     return f"{pct(before)} → {pct(now)} on the {n} question{'s' if n != 1 else ''} compared"
 
 
@@ -179,12 +197,13 @@ def headline_text(result: RunResult, verdict: Verdict | None = None, run_id: obj
     refused = refused_line(verdict)
     if refused is not None:
         lines.append(refused[0].upper() + refused[1:])
-    for (label, rate, interval, _, delta_ci), key in zip(
-        headline_rows(result, verdict), ("top1", "top3"), strict=True
+    for (label, rate, interval, _, delta_ci), depth in zip(
+        headline_rows(result, verdict), result.depths, strict=True
     ):
         line = f"{label.capitalize()}: {rate} 95% CI {interval}"
-        delta = pts(getattr(verdict, f"{key}_delta", None)) if _compared(verdict) else MISSING
-        judged = judged_rates(verdict, key)
+        change = _change(verdict, depth)
+        delta = pts(change.delta) if change is not None else MISSING
+        judged = judged_rates(verdict, f"top{depth}")
         if judged is not None:
             line += f"; {judged}: Δ {delta} vs baseline, paired 95% CI {delta_ci}"
         elif delta != MISSING:
@@ -196,8 +215,8 @@ def headline_text(result: RunResult, verdict: Verdict | None = None, run_id: obj
 
 def headline_line(result: RunResult, verdict: Verdict | None = None, run_id: object = None) -> str:
     """The headline in one line, for a terminal when the report went to a file (``--output``):
-    state, what was run, top-1 and top-3 with their intervals (and deltas when compared),
-    errors."""
+    state, what was run, the rate at every gated depth with its interval (and delta when
+    compared), errors."""
     state = "NO VERDICT" if verdict is None else verdict.state.upper().replace("_", " ")
     rates = []
     for label, rate, interval, delta, _delta_ci in headline_rows(result, verdict):
@@ -213,8 +232,11 @@ def headline_line(result: RunResult, verdict: Verdict | None = None, run_id: obj
 def headline_document(
     result: RunResult, verdict: Verdict | None = None, extra: dict[str, Any] | None = None
 ) -> dict[str, Any]:
-    """The headline as a small JSON object (``--summary --format json``)."""
+    """The headline as a small JSON object (``--summary --format json``). ``depths`` lists the
+    gated depths; each one beyond top-1 and top-3 adds its ``top{k}_`` keys (rate, interval,
+    delta, its interval, compared rates) and its two flip counts."""
     compared = verdict is not None and verdict.state in _COMPARED
+    deeper = extra_depths(result.depths)
     document: dict[str, Any] = {
         "set": result.set_identifier,
         "retriever": result.retriever,
@@ -228,11 +250,15 @@ def headline_document(
         "top1_hit_rate_ci": as_pair(result.top1_hit_rate_ci),
         "top3_hit_rate": result.top3_hit_rate,
         "top3_hit_rate_ci": as_pair(result.top3_hit_rate_ci),
+        "depths": list(result.depths),
+        **{f"top{d}_hit_rate": result.hit_rate(d) for d in deeper},
+        **{f"top{d}_hit_rate_ci": as_pair(result.hit_rate_ci(d)) for d in deeper},
         "baseline_run_id": None if verdict is None else verdict.baseline_run_id,
         "top1_delta": None,
         "top1_delta_ci": None,
         "top3_delta": None,
         "top3_delta_ci": None,
+        **{f"top{d}_{key}": None for d in deeper for key in ("delta", "delta_ci")},
         "flips": None,
         "p_value": None,
         "reasons": [] if verdict is None else list(verdict.reasons),
@@ -243,6 +269,7 @@ def headline_document(
         "top1_current": None,
         "top3_baseline": None,
         "top3_current": None,
+        **{f"top{d}_{key}": None for d in deeper for key in ("baseline", "current")},
         "labels": labels_line(result, verdict),
         "baseline_refused": verdict is not None and verdict.baseline_refused,
         "dead_ids": _dead_ids(result, verdict),
@@ -267,11 +294,17 @@ def headline_document(
             top3_baseline=verdict.top3_baseline,
             top3_current=verdict.top3_current,
         )
+        for depth in deeper:
+            change = _change(verdict, depth)
+            if change is None:
+                continue
+            document[f"top{depth}_delta"] = change.delta
+            document[f"top{depth}_delta_ci"] = as_pair(change.delta_ci)
+            document[f"top{depth}_baseline"] = change.baseline
+            document[f"top{depth}_current"] = change.current
+            document["flips"][f"top{depth}_to_miss"] = len(change.flipped_to_miss)
+            document["flips"][f"top{depth}_to_hit"] = len(change.flipped_to_hit)
     return document
-
-
-def _compared(verdict: Verdict | None) -> bool:
-    return verdict is not None and verdict.state in _COMPARED
 
 
 def _dead_ids(result: RunResult, verdict: Verdict | None) -> list[str]:

@@ -7,9 +7,9 @@ Jinja2 comes only with the ``airflow`` extra and a report must work in a base in
 piece of text from the run (ids, questions, class names, errors, names) goes through
 :func:`html.escape` in :func:`_e`, the one way text enters the page.
 
-The content is the Markdown report's: the headline (verdict, top-1/top-3 with 95 % intervals,
-deltas with their paired interval, flips), a chart of the hit rates by form and hard class with
-their intervals as whiskers, and the tables folded in ``<details>``.
+The content is the Markdown report's: the headline (verdict, the rate at every gated depth with
+its 95 % interval, deltas with their paired interval, flips), a chart of the hit rates by form
+and hard class with their intervals as whiskers, and the tables folded in ``<details>``.
 
 It reads on a phone: the page never scrolls sideways (a table wider than the screen scrolls
 inside its own wrapper, long words break), and below 600 px the chart is swapped (CSS only) for
@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING
 
 from retrieval_eval.reports.cells import (
     CI_NOTE,
+    depth_headers,
     metric_ci,
     question_cells,
     slice_cells,
@@ -44,7 +45,8 @@ if TYPE_CHECKING:
     from retrieval_eval.store.models import StoredRun
 
 _CSS = """
-:root { --fg: #1f2328; --muted: #59636e; --line: #d1d9e0; --bar: #0072B2; --bar3: #E69F00; }
+:root { --fg: #1f2328; --muted: #59636e; --line: #d1d9e0; --bar: #0072B2; --bar3: #E69F00;
+  --bar5: #009E73; --bar6: #CC79A7; }
 body { font: 14px/1.45 system-ui, -apple-system, "Segoe UI", sans-serif; color: var(--fg);
   max-width: 1100px; margin: 2rem auto; padding: 0 1rem; }
 h1 { font-size: 1.4rem; margin: 0 0 .25rem; }
@@ -103,9 +105,13 @@ def _folded(title: str, body: str) -> str:
     return f"<details><summary>{_e(title)}</summary>{body}</details>"
 
 
+# a bar colour per gated depth, in order (Okabe-Ito: told apart by colour-blind readers too)
+_COLOURS = ("var(--bar)", "var(--bar3)", "var(--bar5)", "var(--bar6)")
+
+
 def _chart(result: RunResult, narrow: bool = False) -> str:
-    """Horizontal bars of the top-1 and top-3 rates, overall and per slice, with 95 % Wilson
-    intervals as whiskers (inline SVG, no script).
+    """Horizontal bars of the rate at every gated depth (top-1 and top-3 by default), overall
+    and per slice, with 95 % Wilson intervals as whiskers (inline SVG, no script).
 
     ``narrow``: the phone copy (CSS shows one of the two), each label on its own line above its
     bar, 345 px wide, so it is drawn at full size where the wide one would shrink to half."""
@@ -113,7 +119,8 @@ def _chart(result: RunResult, narrow: bool = False) -> str:
     rows += [(f"form: {v}", s) for v, s in result.by_form.items()]
     rows += [(f"class: {v}", s) for v, s in result.by_hard_class.items()]
     x0, plot_w, row_h = (4, _NARROW_PLOT_W, _ROW_H + 14) if narrow else (_LABEL_W, _PLOT_W, _ROW_H)
-    height = row_h * (2 * len(rows)) + 30
+    depths = result.depths
+    height = row_h * (len(depths) * len(rows)) + 30
     width = x0 + plot_w + (45 if narrow else 120)
     css = "chart-narrow" if narrow else "chart-wide"
     parts = [
@@ -130,10 +137,9 @@ def _chart(result: RunResult, narrow: bool = False) -> str:
         )
     y = 6
     for label, s in rows:
-        for metric, rate, interval, colour in (
-            ("top-1", s.top1_hit_rate, s.top1_hit_rate_ci, "var(--bar)"),
-            ("top-3", s.top3_hit_rate, s.top3_hit_rate_ci, "var(--bar3)"),
-        ):
+        for i, depth in enumerate(depths):
+            metric, colour = f"top-{depth}", _COLOURS[i % len(_COLOURS)]
+            rate, interval = s.hit_rate(depth), s.hit_rate_ci(depth)
             text = f"{_e(_clip(label))} · {metric}"
             if narrow:
                 parts.append(f'<text x="{x0}" y="{y + 11}">{text}</text>')
@@ -223,14 +229,15 @@ def render_html(
         _chart(result),
         _chart(result, narrow=True),
     ]
+    depths = result.depths
     for name, column, slices in (
         ("By form", "form", result.by_form),
         ("By hard class", "hard class", result.by_hard_class),
     ):
         if slices:
-            rows = [slice_cells(value, s) for value, s in slices.items()]
-            header = [column, "questions", "top-1", "95% CI", "top-3", "95% CI"]
-            sections.append(_folded(name, _table(header, rows, {1, 2, 3, 4, 5})))
+            rows = [slice_cells(value, s, depths) for value, s in slices.items()]
+            header = [column, "questions", *depth_headers(depths)]
+            sections.append(_folded(name, _table(header, rows, set(range(1, len(header))))))
     if result.metrics:
         intervals = result.metrics_ci
         rows = [
@@ -241,11 +248,20 @@ def render_html(
         sections.append(_folded("Metrics", body + f'<p class="muted">{_e(CI_NOTE)}</p>'))
     stale = result.stale_targets()
     question_rows = [
-        [q.id, q.question, *question_cells(q, stale.get(q.id))[1:]] for q in result.questions
+        [q.id, q.question, *question_cells(q, stale.get(q.id), depths)[1:]]
+        for q in result.questions
     ]
-    header = ["id", "question", "form", "hard class", "top-1", "top-3", "rank", "latency", "error"]
+    header = [
+        *("id", "question", "form", "hard class"),
+        *depth_headers(depths, interval=False),
+        *("rank", "latency", "error"),
+    ]
+    rank = 4 + len(depths)  # rank and latency are numbers
     sections.append(
-        _folded(f"Per question ({result.question_count})", _table(header, question_rows, {6, 7}))
+        _folded(
+            f"Per question ({result.question_count})",
+            _table(header, question_rows, {rank, rank + 1}),
+        )
     )
     if verdict is not None:
         sections.append(_folded("Verdict details", f"<pre>{_e(render_verdict(verdict))}</pre>"))

@@ -1,13 +1,15 @@
 """A :class:`~retrieval_eval.judging.leaderboard.Leaderboard` as text, Markdown, CSV or JSON.
 
-- text: the board (rank, rates with 95 % intervals, MRR, nDCG, errors, latency), then each
+- text: the board (rank, rates with 95 % intervals: top-1, top-3, then every other depth one of
+  the runs gates, MRR, nDCG, errors, latency), then each
   retriever against the reference (shared questions, top-1 change with its paired interval,
   McNemar p, Holm-corrected p, ``*`` when significant), the legend, any warnings, and the
   questions where they disagree on top-1, one column per retriever. Aligned columns (rich).
 - markdown: the same tables as GitHub tables; the disagreements in a collapsed ``<details>``;
   names and ids through :func:`~retrieval_eval.reports.markdown_text.md_text` (shown, never rendered).
 - csv: one row per retriever (RFC 4180), the rates, intervals and comparison flattened into
-  columns; text cells that a spreadsheet would run as a formula get a leading ``'``.
+  columns (the deeper depths' ``top{k}_hit_rate``, ``top{k}_ci_low``, ``top{k}_ci_high`` last);
+  text cells that a spreadsheet would run as a formula get a leading ``'``.
 - json: the model, ``model_dump(mode="json")``; its keys do not depend on the data.
 
 An invalid run's entry reads ``name (invalid run)`` in text and Markdown, ``valid`` 0 in CSV and
@@ -78,10 +80,22 @@ def _ndcg_header(board: Leaderboard) -> str:
     return f"nDCG@{metrics.pop().partition('@')[2]}" if len(metrics) == 1 else "nDCG"
 
 
+def _deeper(board: Leaderboard) -> list[int]:
+    """The board's depths beyond top-1 and top-3: one more column each."""
+    return board.deeper_depths()
+
+
+def _board_right(board: Leaderboard) -> set[int]:
+    """The right-aligned board columns: :data:`BOARD_RIGHT`, past the depths' own columns."""
+    shift = len(_deeper(board))
+    return {i if i < 7 else i + shift for i in BOARD_RIGHT}
+
+
 def _board_rows(board: Leaderboard) -> tuple[list[str], list[list[str]]]:
-    headers = [*BOARD_COLUMNS, "top-3 [95% CI]", "MRR", _ndcg_header(board), "errors"]
-    headers += ["p50", "p95"]
-    several_ndcg = headers[8] == "nDCG"
+    deeper = _deeper(board)
+    headers = [*BOARD_COLUMNS, "top-3 [95% CI]", *(f"top-{d} [95% CI]" for d in deeper)]
+    headers += ["MRR", _ndcg_header(board), "errors", "p50", "p95"]
+    several_ndcg = headers[8 + len(deeper)] == "nDCG"
     rows = []
     for rank, e in enumerate(board.entries, 1):
         ndcg = decimal(e.ndcg, 3)
@@ -96,6 +110,7 @@ def _board_rows(board: Leaderboard) -> tuple[list[str], list[list[str]]]:
                 str(e.question_count),
                 _rate(e.top1_hit_rate, e.top1_hit_rate_ci),
                 _rate(e.top3_hit_rate, e.top3_hit_rate_ci),
+                *(_rate(e.hit_rate_at.get(d), e.hit_rate_at_ci.get(d)) for d in deeper),
                 decimal(e.mrr, 3),
                 ndcg,
                 str(e.error_count),
@@ -151,7 +166,10 @@ def _legend(board: Leaderboard) -> str:
 def _text(board: Leaderboard) -> str:
     from rich.text import Text
 
-    parts: list[RenderableType] = [_title(board), _aligned(*_board_rows(board), right=BOARD_RIGHT)]
+    parts: list[RenderableType] = [
+        _title(board),
+        _aligned(*_board_rows(board), right=_board_right(board)),
+    ]
     parts += ["", f"Against {board.reference} on top-1:"]
     parts.append(_aligned(*_versus_rows(board), right={1, 4, 5}))
     parts += [
@@ -169,7 +187,7 @@ def _text(board: Leaderboard) -> str:
 
 def _markdown(board: Leaderboard) -> str:
     lines = [f"### {md_text(_title(board))}", ""]
-    lines += [*_md_table(*_board_rows(board), right=BOARD_RIGHT), ""]
+    lines += [*_md_table(*_board_rows(board), right=_board_right(board)), ""]
     lines += [f"**Against {md_text(board.reference)} on top-1**", ""]
     lines += [*_md_table(*_versus_rows(board), right={1, 4, 5}), ""]
     lines += [md_text(_legend(board)), ""]  # its MARKER too: a lone * would open emphasis
@@ -196,9 +214,15 @@ def _csv(board: Leaderboard) -> str:
 
     buffer = io.StringIO()
     writer = csv.writer(buffer)
-    writer.writerow(CSV_COLUMNS)
+    deeper = _deeper(board)  # after the older columns: readers by position keep working
+    extra = [f"top{d}_{key}" for d in deeper for key in ("hit_rate", "ci_low", "ci_high")]
+    writer.writerow([*CSV_COLUMNS, *extra])
     for rank, e in enumerate(board.entries, 1):
-        writer.writerow(_csv_row(rank, e))
+        deep = []
+        for d in deeper:
+            interval = _pair(e.hit_rate_at_ci.get(d))
+            deep += [_number(e.hit_rate_at.get(d)), *(_number(b) for b in interval or (None,) * 2)]
+        writer.writerow([*_csv_row(rank, e), *deep])
     return buffer.getvalue()
 
 

@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING
 from retrieval_eval.evaluation.results import RunResult
 from retrieval_eval.reports.cells import (
     CI_NOTE,
+    depth_headers,
     metric_ci,
     question_cells,
     slice_cells,
@@ -25,6 +26,15 @@ def _folded(summary: str, body: list[str]) -> list[str]:
     return [f"<details><summary>{summary}</summary>", "", *body, "", "</details>", ""]
 
 
+QUESTION_HEAD = ("id", "form", "hard class")
+QUESTION_TAIL = ("rank", "latency", "error")
+
+
+def _header(names: list[str]) -> str:
+    """A table's header row (names of our own: nothing to escape)."""
+    return f"| {' | '.join(names)} |"
+
+
 def render_markdown(
     result: RunResult,
     verdict: Verdict | None = None,
@@ -35,6 +45,7 @@ def render_markdown(
     # the power line belongs with the headline: a pull-request reader sees it without unfolding
     power_line = _power_line(power, markdown=True, source=power_source)
     lines = [headline_markdown(result, verdict, run_id) + power_line]
+    depths = result.depths
     for title, column, slices in (
         ("By form", "form", result.by_form),
         ("By hard class", "hard class", result.by_hard_class),
@@ -42,10 +53,10 @@ def render_markdown(
         if not slices:
             continue
         table = [
-            f"| {column} | questions | top-1 | 95% CI | top-3 | 95% CI |",
-            "|---|---:|---:|---:|---:|---:|",
+            _header([column, "questions", *depth_headers(depths)]),
+            "|---|---:|" + "---:|---:|" * len(depths),
         ]
-        table += [md_row(slice_cells(v, s)) for v, s in slices.items()]
+        table += [md_row(slice_cells(v, s, depths)) for v, s in slices.items()]
         lines += _folded(title, table)
     if result.metrics:
         intervals = result.metrics_ci
@@ -56,11 +67,11 @@ def render_markdown(
         ]
         lines += _folded("Metrics", [*table, "", CI_NOTE])
     table = [
-        "| id | form | hard class | top-1 | top-3 | rank | latency | error |",
-        "|---|---|---|---|---|---:|---:|---|",
+        _header([*QUESTION_HEAD, *depth_headers(depths, interval=False), *QUESTION_TAIL]),
+        "|---|---|---|" + "---|" * len(depths) + "---:|---:|---|",
     ]
     stale = result.stale_targets()
-    table += [md_row(question_cells(q, stale.get(q.id))) for q in result.questions]
+    table += [md_row(question_cells(q, stale.get(q.id), depths)) for q in result.questions]
     lines += _folded(f"Per question ({result.question_count})", table)
     if verdict is not None:
         from retrieval_eval.reports.verdict import render_verdict

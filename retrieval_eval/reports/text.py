@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 from retrieval_eval.evaluation.results import RunResult, SliceRates
 from retrieval_eval.reports.cells import (
     CI_NOTE,
+    depth_headers,
     metric_ci,
     question_cells,
     rate_line,
@@ -84,24 +85,25 @@ def print_tables(
     return "\n".join(line.rstrip() for line in buffer.getvalue().splitlines()) + "\n"
 
 
-def _slice_table(title: str, slices: dict[str, SliceRates], column: str) -> Table:
+def _slice_table(
+    title: str, slices: dict[str, SliceRates], column: str, depths: Sequence[int]
+) -> Table:
     table = new_table(title)
     table.add_column(column, overflow="fold")  # a class name folds: "…" would cut it
     table.add_column("questions", justify="right")
-    table.add_column("top-1", justify="right")
-    table.add_column("95% CI", justify="right", no_wrap=True)
-    table.add_column("top-3", justify="right")
-    table.add_column("95% CI", justify="right", no_wrap=True)
-    add_rows(table, [slice_cells(value, s) for value, s in slices.items()])
+    for header in depth_headers(depths):
+        table.add_column(header, justify="right", no_wrap=header == "95% CI")
+    add_rows(table, [slice_cells(value, s, depths) for value, s in slices.items()])
     return table
 
 
 def _question_table(result: RunResult) -> tuple[Table, str | None]:
     questions = result.questions
+    depths = result.depths
     note = None
     title = "Per question"
-    if len(questions) > QUESTION_ROWS:
-        missed = [q for q in questions if q.error or not q.top3_hit]
+    if len(questions) > QUESTION_ROWS:  # a miss: at the deepest gated depth
+        missed = [q for q in questions if q.error or not q.hit_at(depths[-1])]
         questions = missed[:QUESTION_ROWS]
         shown = f"first {len(questions)} of {len(missed)}" if len(missed) > len(questions) else ""
         title = f"Misses and errors ({shown or len(missed)})"
@@ -114,13 +116,13 @@ def _question_table(result: RunResult) -> tuple[Table, str | None]:
     table.add_column("id", overflow="fold")
     table.add_column("form")
     table.add_column("hard class", overflow="fold")
-    table.add_column("top-1")
-    table.add_column("top-3")
+    for header in depth_headers(depths, interval=False):
+        table.add_column(header)
     table.add_column("rank", justify="right")
     table.add_column("latency", justify="right", no_wrap=True)
     table.add_column("error", overflow="fold", max_width=ERROR_WIDTH)
     stale = result.stale_targets()
-    add_rows(table, [question_cells(q, stale.get(q.id)) for q in questions])
+    add_rows(table, [question_cells(q, stale.get(q.id), depths) for q in questions])
     return table, note
 
 
@@ -144,9 +146,10 @@ def render_text(result: RunResult, width: int | None = None) -> str:
     """The human report: per-question table, headline rates, slices, latency and errors."""
     from rich.text import Text
 
-    tables = [_slice_table("By form", result.by_form, "form")]
+    depths = result.depths
+    tables = [_slice_table("By form", result.by_form, "form", depths)]
     if result.by_hard_class:
-        tables.append(_slice_table("By hard class", result.by_hard_class, "hard class"))
+        tables.append(_slice_table("By hard class", result.by_hard_class, "hard class", depths))
     if result.metrics:
         tables.append(_metrics_table(result))
     head = Text.assemble(
@@ -161,11 +164,9 @@ def render_text(result: RunResult, width: int | None = None) -> str:
     n = result.question_count
     rates = [
         rate_line(
-            "Top-1 hit rate", result.top1_hit_rate, result.top1_hits, n, result.top1_hit_rate_ci
-        ),
-        rate_line(
-            "Top-3 hit rate", result.top3_hit_rate, result.top3_hits, n, result.top3_hit_rate_ci
-        ),
+            f"Top-{d} hit rate", result.hit_rate(d), result.hits(d) or 0, n, result.hit_rate_ci(d)
+        )
+        for d in depths
     ]
     tail = [
         *([CI_NOTE] if result.metrics else []),

@@ -12,26 +12,25 @@ from retrieval_eval.reports.numbers import change, p_value, pct, points, pts, pt
 
 if TYPE_CHECKING:
     from retrieval_eval.config.models import Thresholds
-    from retrieval_eval.judging.regression import Verdict
+    from retrieval_eval.judging.regression import DepthChange, Verdict
 
 _SHOWN_IDS = 12  # flipped ids listed in the text block; JSON lists them all
 _SHOWN_SLICES = 3  # slice regressions named in the summary; the verdict lists them all
 
 
-def regression_reasons(
-    verdict: Verdict, thresholds: Thresholds, *, top1: bool, top3: bool
-) -> list[str]:
-    """What regressed, one phrase each: the overall drops (``top1``, ``top3``: whether they
-    exceeded their thresholds), the slice regressions, a latency regression."""
-    reasons = []
-    if top1:
-        reasons.append(
-            f"top-1 {pts(verdict.top1_delta)} (max drop {points(thresholds.max_top1_drop)})"
-        )
-    if top3:
-        reasons.append(
-            f"top-3 {pts(verdict.top3_delta)} (max drop {points(thresholds.max_top3_drop)})"
-        )
+def depth_label(depth: int) -> str:
+    """How every report names a gated depth: ``top-5``."""
+    return f"top-{depth}"
+
+
+def regression_reasons(verdict: Verdict, thresholds: Thresholds) -> list[str]:
+    """What regressed, one phrase each: each gated depth whose overall drop exceeded its
+    threshold, the slice regressions, a latency regression."""
+    reasons = [
+        f"{depth_label(depth)} {pts(change.delta)} (max drop {points(change.max_drop)})"
+        for depth, change in verdict.by_depth.items()
+        if change.dropped
+    ]
     slices = verdict.slice_regressions
     if slices:
         named = [f"{s.dimension}={s.value} {s.metric} {pts(s.delta)}" for s in slices]
@@ -52,24 +51,47 @@ def index_versus(now: str | None, before: str | None) -> str:
     return f"index {now} vs {before}" if now and before else ""
 
 
-def compared_summary(verdict: Verdict, reasons: list[str]) -> str:
-    """The sentence of a compared verdict: what regressed (or the rates), the top-1 flips with
-    their paired interval and McNemar p, and how many stale-label questions were left out; the
-    two index builds (:func:`index_versus`) follow the baseline run's id."""
-    index = index_versus(verdict.index_version, verdict.baseline_index_version)
-    flips = (
-        f"top-1 flips: {len(verdict.flipped_to_miss)} hit→miss, "
-        f"{len(verdict.flipped_to_hit)} miss→hit (change 95% CI "
-        f"{pts_interval(verdict.top1_delta_ci)}, McNemar exact p = {p_value(verdict.p_value)})"
+def _summary_flips(verdict: Verdict) -> str:
+    """The flips a summary names: the shallowest gated depth's, then those of each other depth
+    whose drop regressed (with its McNemar p Holm-adjusted across the gated depths)."""
+    compared = {d: c for d, c in verdict.by_depth.items() if c.compared}
+    if not compared:  # a verdict stored before depths were configurable: top-1's
+        return (
+            f"top-1 flips: {len(verdict.flipped_to_miss)} hit→miss, "
+            f"{len(verdict.flipped_to_hit)} miss→hit (change 95% CI "
+            f"{pts_interval(verdict.top1_delta_ci)}, McNemar exact p = {p_value(verdict.p_value)})"
+        )
+    first, *deeper = compared
+    parts = [_flips_phrase(first, compared[first], holm=False)]
+    parts += [_flips_phrase(d, compared[d], holm=True) for d in deeper if compared[d].dropped]
+    return "; ".join(parts)
+
+
+def _flips_phrase(depth: int, change: DepthChange, *, holm: bool) -> str:
+    adjusted = f", Holm-adjusted {p_value(change.p_holm)}" if holm else ""
+    return (
+        f"{depth_label(depth)} flips: {len(change.flipped_to_miss)} hit→miss, "
+        f"{len(change.flipped_to_hit)} miss→hit (change 95% CI {pts_interval(change.delta_ci)}, "
+        f"McNemar exact p = {p_value(change.p_value)}{adjusted})"
     )
+
+
+def compared_summary(verdict: Verdict, reasons: list[str]) -> str:
+    """The sentence of a compared verdict: what regressed (or the rates at every gated depth),
+    the flips with their paired interval and McNemar p (:func:`_summary_flips`), and how many
+    stale-label questions were left out; the two index builds (:func:`index_versus`) follow the
+    baseline run's id."""
+    index = index_versus(verdict.index_version, verdict.baseline_index_version)
+    flips = _summary_flips(verdict)
     against = f"against run {verdict.baseline_run_id}" + (f" ({index})" if index else "")
     if reasons:
         summary = f"Regression {against}: {'; '.join(reasons)}; {flips}."
     else:
-        rates = (
-            f"top-1 {pct(verdict.top1_baseline)} → {pct(verdict.top1_current)} "
-            f"({pts(verdict.top1_delta)}), top-3 {pct(verdict.top3_baseline)} → "
-            f"{pct(verdict.top3_current)} ({pts(verdict.top3_delta)})"
+        rates = ", ".join(
+            f"{depth_label(d)} {pct(c.baseline)} → {pct(c.current)} ({pts(c.delta)})"
+            if c.compared
+            else f"{depth_label(d)} {pct(c.current)} (not compared)"
+            for d, c in verdict.by_depth.items()
         )
         summary = f"No regression {against}: {rates}; {flips}."
     stale = len(verdict.stale_questions)
@@ -94,23 +116,27 @@ def render_verdict(verdict: Verdict, *, markdown: bool = False) -> str:
         head += f" (baseline run {verdict.baseline_run_id}{f'; {index}' if index else ''})"
     lines = [f"Verdict: {head}"]
     if verdict.state in ("regression", "no_regression"):
+        changes = verdict.changes()
         lines += [
-            f"  Top-1: {pct(verdict.top1_baseline)} → {pct(verdict.top1_current)} "
-            f"({pts(verdict.top1_delta)})",
-            f"  Top-3: {pct(verdict.top3_baseline)} → {pct(verdict.top3_current)} "
-            f"({pts(verdict.top3_delta)})",
+            f"  {depth_label(d).capitalize()}: {pct(c.baseline)} → {pct(c.current)} ({pts(c.delta)})"
+            if c.compared
+            else f"  {depth_label(d).capitalize()}: {pct(c.current)} (not compared: the "
+            "baseline did not fetch this deep)"
+            for d, c in changes.items()
         ]
         lines += [
             f"  Slice regression: {s.dimension}={s.value} {s.metric} "
             f"{pct(s.baseline)} → {pct(s.current)} ({pts(s.delta)})"
             for s in verdict.slice_regressions
         ]
+        several = sum(c.compared for c in changes.values()) > 1
         lines += [
-            f"  Top-1 flips: {_flip_text(verdict.flipped_to_miss, verdict.flipped_to_hit)}; "
-            f"McNemar exact p = {p_value(verdict.p_value)}; change 95% CI {pts_interval(verdict.top1_delta_ci)}",
-            f"  Top-3 flips: "
-            f"{_flip_text(verdict.top3_flipped_to_miss, verdict.top3_flipped_to_hit)}; "
-            f"change 95% CI {pts_interval(verdict.top3_delta_ci)}",
+            f"  {depth_label(d).capitalize()} flips: "
+            f"{_flip_text(c.flipped_to_miss, c.flipped_to_hit)}; McNemar exact p = "
+            f"{p_value(c.p_value)}; change 95% CI {pts_interval(c.delta_ci)}"
+            + (f"; Holm-adjusted p = {p_value(c.p_holm)}" if several else "")
+            for d, c in changes.items()
+            if c.compared
         ]
         if verdict.latency_regression and verdict.latency_p95_ratio is not None:
             lines.append(f"  Latency p95: {change(verdict.latency_p95_ratio)} (latency regression)")

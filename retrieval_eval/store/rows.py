@@ -7,7 +7,9 @@ stored before invalid runs stopped naming one (:func:`~retrieval_eval.store.name
 :func:`stored_run` validates what it reads: an integer in a float column, a form spelled
 ``GAP``, a verdict stored with a field since removed is fine (unknown keys are dropped). A row
 without ``top3_hits`` in its details (written by another tool) counts them from its questions,
-or from its top-3 rate when they were not read.
+or from its top-3 rate when they were not read. Hits at every gated depth are in
+``eval_result_depth`` (:func:`depth_rows`); a run stored before that table gated top-1 and top-3,
+read from the seed's columns.
 """
 
 from __future__ import annotations
@@ -127,6 +129,25 @@ def slice_rows(result: RunResult, run_id: int) -> list[dict[str, Any]]:
     return rows
 
 
+def depth_rows(result: RunResult, run_id: int) -> list[dict[str, Any]]:
+    """Hits at every gated depth: the whole run (``overall``) and each slice."""
+    scopes: list[tuple[str, str, Any]] = [("overall", "", result)]
+    for dimension, slices in (("form", result.by_form), ("hard_class", result.by_hard_class)):
+        scopes += [(dimension, value, s) for value, s in slices.items()]
+    return [
+        {
+            "run_id": run_id,
+            "dimension": dimension,
+            "value": value,
+            "depth": depth,
+            "hits": figures.hits(depth),
+            "question_count": figures.counted(),
+        }
+        for dimension, value, figures in scopes
+        for depth in result.depths
+    ]
+
+
 def question_result(row: Mapping[str, Any]) -> QuestionResult:
     """A question read back from its ``eval_result_question`` row."""
     return QuestionResult.model_validate(
@@ -146,7 +167,34 @@ def question_result(row: Mapping[str, Any]) -> QuestionResult:
     )
 
 
-def _slices(rows: Sequence[Mapping[str, Any]], dimension: str) -> dict[str, SliceRates]:
+def _hits_at(
+    stored: Mapping[tuple[str, str], dict[int, int]],
+    scope: tuple[str, str],
+    depths: Sequence[int],
+    top1: int,
+    top3: int,
+) -> dict[int, int]:
+    """A scope's hits at the gated depths: its eval_result_depth rows, else (a run stored
+    before them, which gated top-1 and top-3) the seed's two columns."""
+    found = stored.get(scope)
+    if found:
+        return {d: found[d] for d in depths if d in found}
+    return {d: hits for d, hits in ((1, top1), (3, top3)) if d in depths}
+
+
+def _by_scope(rows: Sequence[Mapping[str, Any]]) -> dict[tuple[str, str], dict[int, int]]:
+    scopes: dict[tuple[str, str], dict[int, int]] = {}
+    for r in sorted(rows, key=lambda r: r["depth"]):
+        scopes.setdefault((r["dimension"], r["value"]), {})[r["depth"]] = r["hits"]
+    return scopes
+
+
+def _slices(
+    rows: Sequence[Mapping[str, Any]],
+    dimension: str,
+    depths: Sequence[int],
+    stored: Mapping[tuple[str, str], dict[int, int]],
+) -> dict[str, SliceRates]:
     chosen = sorted((r for r in rows if r["dimension"] == dimension), key=lambda r: r["position"])
     return {
         r["value"]: SliceRates.model_validate(
@@ -156,6 +204,9 @@ def _slices(rows: Sequence[Mapping[str, Any]], dimension: str) -> dict[str, Slic
                 "top3_hits": r["top3_hits"],
                 "top1_hit_rate": r["top1_rate"],
                 "top3_hit_rate": r["top3_rate"],
+                "hits_at": _hits_at(
+                    stored, (dimension, r["value"]), depths, r["top1_hits"], r["top3_hits"]
+                ),
             },
         )
         for r in chosen
@@ -166,8 +217,9 @@ def stored_run(
     row: Mapping[str, Any],
     questions: Sequence[Mapping[str, Any]],
     slices: Sequence[Mapping[str, Any]],
+    depths_rows: Sequence[Mapping[str, Any]] = (),
 ) -> StoredRun:
-    """Rebuild a StoredRun from its eval_result row and its question and slice rows."""
+    """Rebuild a StoredRun from its eval_result row and its question, slice and depth rows."""
     details = row["details"] or {}
     verdict = details.get("verdict")
     baseline_run_id = compared_baseline(row["status"], row["baseline_run_id"])
@@ -183,6 +235,9 @@ def stored_run(
             if ordered
             else round(rate * row["prompt_count"])
         )
+    settings = RunSettings.model_validate(details.get("settings") or {})
+    depths = settings.depths
+    stored = _by_scope(depths_rows)
     result = RunResult.model_validate(
         {
             "run_key": row["run_key"] or f"eval_result:{row['id']}",
@@ -193,16 +248,17 @@ def stored_run(
             "retriever": row["model_id"],
             "started_at": utc(row["run_date"]),
             "finished_at": details.get("finished_at") or utc(row["run_date"]),
-            "settings": RunSettings.model_validate(details.get("settings") or {}),
+            "settings": settings,
             "question_count": row["prompt_count"],
             "top1_hits": row["passed_count"],
             "top3_hits": top3_hits,
             "top1_hit_rate": row["pass_rate"],
             "top3_hit_rate": row["mean_score"],
+            "hits_at": _hits_at(stored, ("overall", ""), depths, row["passed_count"], top3_hits),
             "error_count": row["error_count"],
             "valid": row["status"] == "valid",
-            "by_form": _slices(slices, "form"),
-            "by_hard_class": _slices(slices, "hard_class"),
+            "by_form": _slices(slices, "form", depths, stored),
+            "by_hard_class": _slices(slices, "hard_class", depths, stored),
             "latency_ms": Latency.model_validate(
                 {"p50": row["latency_p50_ms"], "p95": row["latency_p95_ms"]}
             ),

@@ -134,6 +134,28 @@ eval_result_slice = Table(
     UniqueConstraint("run_id", "dimension", "value", name="uq_eval_result_slice_run_value"),
 )
 
+# Hits at every gated depth (top-1 and top-3 included), for the whole run (dimension "overall",
+# value "") and each form and hard-class slice; runs stored before have none (see rows.py)
+eval_result_depth = Table(
+    "eval_result_depth",
+    metadata,
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    Column(
+        "run_id",
+        Integer,
+        ForeignKey("eval_result.id", ondelete="CASCADE", name="fk_eval_result_depth_run"),
+        nullable=False,
+    ),
+    Column("dimension", String(16), nullable=False),  # "overall", "form" or "hard_class"
+    Column("value", String, nullable=False, server_default=""),
+    Column("depth", Integer, nullable=False),
+    Column("hits", Integer, nullable=False),
+    Column("question_count", Integer, nullable=False),
+    UniqueConstraint(
+        "run_id", "dimension", "value", "depth", name="uq_eval_result_depth_run_scope"
+    ),
+)
+
 # One row per (DAG run, alert channel): a retried or re-run alert task finds it and does not send
 # again. ``state`` is ``sending`` while the message is on its way, ``sent`` once it was delivered.
 eval_alert = Table(

@@ -63,11 +63,12 @@ from retrieval_eval.store.names import (
     no_store_file,
     storable_run_id,
 )
-from retrieval_eval.store.rows import question_rows, result_row, slice_rows, stored_run
+from retrieval_eval.store.rows import depth_rows, question_rows, result_row, slice_rows, stored_run
 from retrieval_eval.store.schema import (
     GRADER,
     eval_alert,
     eval_result,
+    eval_result_depth,
     eval_result_question,
     eval_result_slice,
 )
@@ -360,6 +361,7 @@ class Store:
                     delete(eval_result_question).where(eval_result_question.c.run_id.in_(chunk))
                 )
                 conn.execute(delete(eval_result_slice).where(eval_result_slice.c.run_id.in_(chunk)))
+                conn.execute(delete(eval_result_depth).where(eval_result_depth.c.run_id.in_(chunk)))
                 conn.execute(
                     update(eval_result)
                     .where(eval_result.c.baseline_run_id.in_(chunk))
@@ -553,12 +555,16 @@ class Store:
 
 
 def _load_on(conn: Connection, query: Select[Any], *, questions: bool = True) -> list[StoredRun]:
-    """Run a query over eval_result and attach each run's slices (and questions)."""
+    """Run a query over eval_result and attach each run's slices, depths (and questions)."""
     rows = conn.execute(query).mappings().all()
     ids = [row["id"] for row in rows]
     per_run = _children(conn, eval_result_question, ids if questions else [])
     slices = _children(conn, eval_result_slice, ids)
-    return [stored_run(dict(row), per_run[row["id"]], slices[row["id"]]) for row in rows]
+    depths = _children(conn, eval_result_depth, ids)
+    return [
+        stored_run(dict(row), per_run[row["id"]], slices[row["id"]], depths[row["id"]])
+        for row in rows
+    ]
 
 
 def _not_refused() -> ColumnElement[bool]:
@@ -573,7 +579,8 @@ def _first(runs: list[StoredRun]) -> StoredRun | None:
 
 
 def _insert_run(conn: Connection, result: RunResult, verdict: Verdict | None) -> int:
-    """Insert a run's summary, questions and slices on ``conn`` (the caller's transaction)."""
+    """Insert a run's summary, questions, slices and hits at every gated depth on ``conn``
+    (the caller's transaction)."""
     run_id: int = conn.execute(
         insert(eval_result).values(**result_row(result, verdict)).returning(eval_result.c.id)
     ).scalar_one()
@@ -581,6 +588,7 @@ def _insert_run(conn: Connection, result: RunResult, verdict: Verdict | None) ->
     slices = slice_rows(result, run_id)
     if slices:
         conn.execute(insert(eval_result_slice), slices)
+    conn.execute(insert(eval_result_depth), depth_rows(result, run_id))
     return run_id
 
 

@@ -16,9 +16,9 @@ from __future__ import annotations
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
-from pydantic import BaseModel, Field
+from pydantic import Field
 
-from retrieval_eval.evaluation.results import SliceRates
+from retrieval_eval.evaluation.results import DEPTHS, AtDepths, SliceRates
 
 if TYPE_CHECKING:
     from retrieval_eval.evaluation.results import RunResult
@@ -28,7 +28,10 @@ if TYPE_CHECKING:
 _COMPARED = ("top1_baseline", "top1_current", "top3_baseline", "top3_current")
 
 
-class SliceSummary(BaseModel):
+class SliceSummary(AtDepths):
+    """One slice's figures; ``hits_at`` (and so ``hit_rate(k)``, ``hit_rate_ci(k)``) at every
+    gated depth of its run."""
+
     questions: int
     top1_hit_rate: float | None
     top3_hit_rate: float | None
@@ -36,9 +39,16 @@ class SliceSummary(BaseModel):
     top1_hit_rate_ci: tuple[float, float] | None = None
     top3_hit_rate_ci: tuple[float, float] | None = None
 
+    def counted(self) -> int:
+        return self.questions
 
-class RunSummary(BaseModel):
-    """The figures of one stored run; deltas are the ones its verdict recorded at save time."""
+
+class RunSummary(AtDepths):
+    """The figures of one stored run; deltas are the ones its verdict recorded at save time.
+
+    Every gated depth (``depths``) has its hits in ``hits_at`` and its delta in ``delta_at``
+    (the verdict's; top-1 and top-3 are also the seed's ``top1_*`` and ``top3_*`` fields).
+    """
 
     run_id: int
     set: str
@@ -56,8 +66,12 @@ class RunSummary(BaseModel):
     top3_hit_rate: float | None
     top1_delta: float | None = None
     top3_delta: float | None = None
+    depths: list[int] = Field(default_factory=lambda: list(DEPTHS))
+    delta_at: dict[int, float | None] = Field(default_factory=dict)
     # set only when stale labels were left out: the deltas are over these questions and rates
     compared_questions: int | None = None
+    baseline_at: dict[int, float | None] = Field(default_factory=dict)
+    current_at: dict[int, float | None] = Field(default_factory=dict)
     top1_baseline: float | None = None
     top1_current: float | None = None
     top3_baseline: float | None = None
@@ -129,6 +143,8 @@ class RunSummary(BaseModel):
             top3_hit_rate=r.top3_hit_rate,
             top1_hit_rate_ci=r.top1_hit_rate_ci,
             top3_hit_rate_ci=r.top3_hit_rate_ci,
+            depths=r.depths,
+            hits_at=r.hits_at,
             error_count=r.error_count,
             latency_p50_ms=r.latency_ms.p50,
             latency_p95_ms=r.latency_ms.p95,
@@ -143,28 +159,44 @@ class RunSummary(BaseModel):
             **_verdict_figures(verdict),
         )
 
+    def counted(self) -> int:
+        return self.question_count
+
+    def delta(self, depth: int) -> float | None:
+        """The verdict's change at ``depth`` (None: not compared, or not gated)."""
+        if depth in self.delta_at:
+            return self.delta_at[depth]
+        return getattr(self, f"top{depth}_delta") if depth in DEPTHS else None
+
     def before_after(self, key: str) -> tuple[float | None, float | None]:
-        """The baseline's and this run's ``key`` (``top1``/``top3``) rate over the same
-        questions: the verdict's compared rates when stale ones were left out, else this run's
-        rate and the rate minus the delta; (None, rate) with nothing compared."""
+        """The baseline's and this run's ``key`` (``top1``, ``top3``, ``top5``, ...) rate over
+        the same questions: the verdict's compared rates when stale ones were left out, else
+        this run's rate and the rate minus the delta; (None, rate) with nothing compared."""
+        depth = int(key.removeprefix("top"))
         if self.compared_questions is not None:
-            return getattr(self, f"{key}_baseline"), getattr(self, f"{key}_current")
-        rate, delta = getattr(self, f"{key}_hit_rate"), getattr(self, f"{key}_delta")
+            if depth in self.current_at:
+                return self.baseline_at.get(depth), self.current_at[depth]
+            return getattr(self, f"{key}_baseline", None), getattr(self, f"{key}_current", None)
+        rate, delta = self.hit_rate(depth), self.delta(depth)
         return (None if rate is None or delta is None else rate - delta), rate
 
 
 def _verdict_figures(verdict: Verdict | None) -> dict[str, Any]:
     if verdict is None:
         return {}
+    changes = verdict.changes()
     figures: dict[str, Any] = {
         "top1_delta": verdict.top1_delta,
         "top3_delta": verdict.top3_delta,
+        "delta_at": {d: c.delta for d, c in changes.items()},
         "verdict_summary": verdict.summary,
         "baseline_index_version": verdict.baseline_index_version,
     }
     if verdict.compared_questions is not None:  # stale questions were left out
         figures["compared_questions"] = verdict.compared_questions
         figures.update({key: getattr(verdict, key) for key in _COMPARED})
+        figures["baseline_at"] = {d: c.baseline for d, c in changes.items()}
+        figures["current_at"] = {d: c.current for d, c in changes.items()}
     return figures
 
 
@@ -177,6 +209,7 @@ def slice_summaries(slices: dict[str, SliceRates]) -> dict[str, SliceSummary]:
             top3_hit_rate=s.top3_hit_rate,
             top1_hit_rate_ci=s.top1_hit_rate_ci,
             top3_hit_rate_ci=s.top3_hit_rate_ci,
+            hits_at=s.hits_at,
         )
         for value, s in slices.items()
     }

@@ -21,7 +21,6 @@ from typing import Any, TypedDict
 
 from markupsafe import Markup, escape
 
-from retrieval_eval.evaluation.intervals import wilson
 from retrieval_eval.reports.links import dag_run_of, dag_run_url
 from retrieval_eval.reports.numbers import MISSING
 from retrieval_eval.store.summary import RunSummary, SliceSummary
@@ -29,13 +28,6 @@ from retrieval_eval.webui.charts import LineChart, Series, line_chart
 from retrieval_eval.webui.sparkline import sparkline
 from retrieval_eval.webui.views import Flips, History, Overview
 
-# the four ways a question flips against the baseline, in the order the run page says them
-FLIP_KINDS = {
-    "top1_to_miss": "top-1 hit → miss",
-    "top3_to_miss": "top-3 hit → miss",
-    "top1_to_hit": "top-1 miss → hit",
-    "top3_to_hit": "top-3 miss → hit",
-}
 MAX_BANDS = 2  # slices on one chart that still get their interval band (3 made a muddle)
 NARROW_WIDTH, NARROW_HEIGHT = 380, 250  # the phone copy of each chart (see history_charts)
 STATES = {
@@ -81,7 +73,7 @@ def dag_run_href(run_key: str, airflow_url: str | None) -> str | None:
 
 @dataclass(frozen=True)
 class FlipMark:
-    """How one question flipped: each kind (:data:`FLIP_KINDS` keys) and its baseline rank."""
+    """How one question flipped: each kind (:meth:`Flips.kinds` keys) and its baseline rank."""
 
     kinds: tuple[str, ...]
     baseline_rank: int | None
@@ -92,12 +84,12 @@ class FlipMark:
 
 
 def flip_marks(flips: Flips) -> dict[str, FlipMark]:
-    """Question id -> how it flipped. A question flipped at top-1 and at top-3 is one question
+    """Question id -> how it flipped. A question flipped at two gated depths is one question
     with two marks: the run page lists it once, among the questions, not once per kind."""
     kinds: dict[str, list[str]] = {}
     ranks: dict[str, int | None] = {}
-    for kind in FLIP_KINDS:
-        for flip in getattr(flips, kind):
+    for kind in flips.kinds():
+        for flip in flips.kind(kind):
             kinds.setdefault(flip.id, []).append(kind)
             ranks[flip.id] = flip.baseline_first_hit_rank
     return {qid: FlipMark(tuple(found), ranks[qid]) for qid, found in kinds.items()}
@@ -155,8 +147,8 @@ def x_labels(runs: Sequence[RunSummary]) -> list[str]:
     return [tick_label(run.run_id, run.run_date, run.index_version) for run in runs]
 
 
-def _ci(run: RunSummary, metric: str) -> tuple[float, float] | None:
-    return run.top1_hit_rate_ci if metric == "top1" else run.top3_hit_rate_ci
+def _ci(run: RunSummary, depth: int) -> tuple[float, float] | None:
+    return run.hit_rate_ci(depth)
 
 
 def _slices(run: RunSummary, dim: str) -> dict[str, SliceSummary]:
@@ -169,23 +161,19 @@ def _slice_name(latest: RunSummary, dim: str, value: str) -> str:
     return f"{value} ({found.questions})" if found is not None else value
 
 
-def _slice_ci(run: RunSummary, dim: str, value: str, metric: str) -> tuple[float, float] | None:
-    """The slice's Wilson interval from its rate and size (the store keeps rates, not hits)."""
-    rate, found = _slice_rate(run, dim, value, metric), _slices(run, dim).get(value)
-    if rate is None or found is None or found.questions <= 0:
-        return None
-    return wilson(round(rate * found.questions), found.questions)
-
-
-def _rate(run: RunSummary, metric: str) -> float | None:
-    return run.top1_hit_rate if metric == "top1" else run.top3_hit_rate
-
-
-def _slice_rate(run: RunSummary, dim: str, value: str, metric: str) -> float | None:
+def _slice_ci(run: RunSummary, dim: str, value: str, depth: int) -> tuple[float, float] | None:
+    """The slice's Wilson interval at ``depth`` (None where the run has no such slice)."""
     found = _slices(run, dim).get(value)
-    if found is None:
-        return None
-    return found.top1_hit_rate if metric == "top1" else found.top3_hit_rate
+    return None if found is None else found.hit_rate_ci(depth)
+
+
+def _rate(run: RunSummary, depth: int) -> float | None:
+    return run.hit_rate(depth)
+
+
+def _slice_rate(run: RunSummary, dim: str, value: str, depth: int) -> float | None:
+    found = _slices(run, dim).get(value)
+    return None if found is None else found.hit_rate(depth)
 
 
 def history_charts(data: History, dim: str) -> list[Markup]:
@@ -204,8 +192,8 @@ def history_charts(data: History, dim: str) -> list[Markup]:
 
     if dim == "overall":
         rates = [
-            Series(name, [_rate(run, metric) for run in runs], band=[_ci(r, metric) for r in runs])
-            for name, metric in (("top-1", "top1"), ("top-3", "top3"))
+            Series(f"top-{d}", [_rate(run, d) for run in runs], band=[_ci(r, d) for r in runs])
+            for d in data.depths
         ]
         charts.append(chart("Hit rate (band: 95 % interval)", rates))
     else:
@@ -215,12 +203,13 @@ def history_charts(data: History, dim: str) -> list[Markup]:
                 if value not in values:
                     values.append(value)
         name = "form" if dim == "form" else "hard class"
-        for metric, title in (("top1", "Top-1"), ("top3", "Top-3")):
+        for depth in data.depths:
+            title = f"Top-{depth}"
             series = [
                 Series(
                     _slice_name(runs[-1], dim, value),
-                    [_slice_rate(run, dim, value, metric) for run in runs],
-                    band=[_slice_ci(run, dim, value, metric) for run in runs]
+                    [_slice_rate(run, dim, value, depth) for run in runs],
+                    band=[_slice_ci(run, dim, value, depth) for run in runs]
                     if len(values) <= MAX_BANDS
                     else None,
                 )

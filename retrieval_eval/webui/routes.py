@@ -167,7 +167,7 @@ def run_page(request: Request, run_id: RunId, listed: dict[str, Any] = Depends(r
         data=data,
         dag_run=dag_run,
         flipped=flipped,
-        flip_kinds=page_helpers.FLIP_KINDS,
+        flip_kinds=data.flips.kinds(),
     )
 
 

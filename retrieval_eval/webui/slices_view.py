@@ -87,6 +87,8 @@ def _less(
             top3_hits=top3,
             top1_hit_rate=top1 / n,
             top3_hit_rate=top3 / n,
+            # every gated depth the slice has hits at, less the stale questions' hits there
+            hits_at={d: hits - sum(q.hit_at(d) for q in out) for d, hits in rates.hits_at.items()},
         )
     return slice_summaries(kept)
 

@@ -71,6 +71,7 @@ class History(BaseModel):
     retriever: str
     runs: list[RunSummary]  # oldest first
     regressions: list[int]  # run ids whose verdict was a regression
+    depths: list[int] = Field(default_factory=lambda: [1, 3])  # every depth a listed run gates
 
 
 class Flip(BaseModel):
@@ -86,15 +87,46 @@ class Flip(BaseModel):
 
 
 class Flips(BaseModel):
+    """The questions that changed outcome against the baseline: at top-1 and top-3 (the
+    seed's), and at each other gated depth (``to_miss_at``, ``to_hit_at``)."""
+
     top1_to_miss: list[Flip] = Field(default_factory=list)
     top1_to_hit: list[Flip] = Field(default_factory=list)
     top3_to_miss: list[Flip] = Field(default_factory=list)
     top3_to_hit: list[Flip] = Field(default_factory=list)
+    to_miss_at: dict[int, list[Flip]] = Field(default_factory=dict)
+    to_hit_at: dict[int, list[Flip]] = Field(default_factory=dict)
+    depths: list[int] = Field(default_factory=lambda: [1, 3])  # the run's gated depths
+
+    def at(self, depth: int) -> tuple[list[Flip], list[Flip]]:
+        """Hit → miss and miss → hit at a gated ``depth``."""
+        if depth in (1, 3):
+            return getattr(self, f"top{depth}_to_miss"), getattr(self, f"top{depth}_to_hit")
+        return self.to_miss_at.get(depth, []), self.to_hit_at.get(depth, [])
+
+    def kinds(self) -> dict[str, str]:
+        """Each way a question flips at the gated depths, key -> label, in the order the run
+        page says them: hit → miss at each depth, then miss → hit (``top5_to_miss``: "top-5
+        hit → miss")."""
+        to_miss = {f"top{d}_to_miss": f"top-{d} hit → miss" for d in self.depths}
+        return to_miss | {f"top{d}_to_hit": f"top-{d} miss → hit" for d in self.depths}
+
+    def kind(self, key: str) -> list[Flip]:
+        """The flips of one of :meth:`kinds`' keys."""
+        depth, direction = key.removeprefix("top").split("_", 1)
+        to_miss, to_hit = self.at(int(depth))
+        return to_miss if direction == "to_miss" else to_hit
 
     @property
     def count(self) -> int:
-        lists = (self.top1_to_miss, self.top1_to_hit, self.top3_to_miss, self.top3_to_hit)
-        return sum(len(flips) for flips in lists)
+        return sum(len(self.kind(key)) for key in self.kinds())
+
+    def ids(self, kind: str) -> list[str]:
+        """Every question that flipped to a miss (``kind`` "to_miss") or to a hit, at any
+        gated depth, once each."""
+        position = 0 if kind == "to_miss" else 1
+        found = [f.id for depth in self.depths for f in self.at(depth)[position]]
+        return list(dict.fromkeys(found))
 
 
 class RunView(BaseModel):
@@ -161,6 +193,7 @@ def history(store: Store | None, set_identifier: str, retriever: str, runs: int)
         retriever=retriever,
         runs=found,
         regressions=[run.run_id for run in found if run.is_regression],
+        depths=sorted({d for run in found for d in run.depths}),
     )
 
 
@@ -189,8 +222,8 @@ def run_view(store: Store | None, run_id: int, query: ListQuery | None = None) -
         store,
         stored,
         query or ListQuery(),
-        _unique([f.id for f in (*flips.top1_to_miss, *flips.top3_to_miss)]),
-        _unique([f.id for f in (*flips.top1_to_hit, *flips.top3_to_hit)]),
+        flips.ids("to_miss"),
+        flips.ids("to_hit"),
         _dead_ids(stored),
     )
     labels = stored.result.dead_labels
@@ -227,14 +260,17 @@ def _flips(store: Store, stored: StoredRun, baseline: StoredRun | None, dead: se
     """The verdict's flips with their questions in this run and their rank at the baseline
     (the flipped questions of both runs read by id)."""
     verdict = stored.verdict
+    depths = stored.result.depths
     if verdict is None:
-        return Flips()
+        return Flips(depths=depths)
+    changes = verdict.changes()
     flipped = _unique(
         [
             *verdict.flipped_to_miss,
             *verdict.flipped_to_hit,
             *verdict.top3_flipped_to_miss,
             *verdict.top3_flipped_to_hit,
+            *(qid for c in changes.values() for qid in (*c.flipped_to_miss, *c.flipped_to_hit)),
         ]
     )
     mine = questions_by_id(store, stored.id, flipped)
@@ -260,11 +296,15 @@ def _flips(store: Store, stored: StoredRun, baseline: StoredRun | None, dead: se
             )
         return out
 
+    deeper = {d: c for d, c in changes.items() if d not in (1, 3)}
     return Flips(
         top1_to_miss=detail(verdict.flipped_to_miss),
         top1_to_hit=detail(verdict.flipped_to_hit),
         top3_to_miss=detail(verdict.top3_flipped_to_miss),
         top3_to_hit=detail(verdict.top3_flipped_to_hit),
+        to_miss_at={d: detail(c.flipped_to_miss) for d, c in deeper.items()},
+        to_hit_at={d: detail(c.flipped_to_hit) for d, c in deeper.items()},
+        depths=depths,
     )
 
 

@@ -249,3 +249,37 @@ def test_lint_findings_reach_the_result_and_the_labels_branch(tmp_path: Path) ->
     assert stored.result.dead_labels.stale_questions == lint["dead_labels"]["stale_questions"]
     assert steps.choose_branches(recorded) == [steps.BRANCH_BASELINE, steps.BRANCH_LABELS]
     assert steps.choose_branches({"verdict": {"state": "regression"}}) == [steps.BRANCH_REGRESSION]
+
+
+def test_the_dag_steps_gate_the_configured_depths(tmp_path: Path) -> None:
+    """A config gating [1, 5] through the DAG's steps, its JSON as XCom carries it (depths as
+    string keys): the batch asks for 20 ids and keeps 5, the score and persist log lines and
+    the stored run have top-5, and a second run is judged at top-1 and top-5."""
+    config = tmp_path / "retrieval_eval.yaml"
+    text = (EXAMPLES / "retrieval_eval.yaml").read_text()
+    text = text.replace("golden/handbook.yaml", str(EXAMPLES / "golden" / "handbook.yaml"))
+    text = text.replace("corpus: corpus/", f"corpus: {EXAMPLES / 'corpus'}/")
+    config.write_text(text.replace("run:\n", "run:\n  depths: [1, 5]\n", 1))
+    (batch,) = steps.plan_batches(str(config), "handbook.demo", 1)
+    done = steps.retrieve_batch(
+        str(config), "handbook.demo", "handbook_bm25", batch["fingerprint"], 0, batch["stop"]
+    )
+    assert max(len(q["retrieved"]) for q in done["questions"]) == 5
+    result = steps.reduce_results(
+        str(config), "handbook.demo", "handbook_bm25", [done], run_key="d1"
+    )
+    assert result["settings"]["depths"] == [1, 5] and set(result["hits_at"]) == {"1", "5"}
+    assert "top-1 65.2% (30/46), top-5 " in steps.score_line(result)
+    url = f"sqlite:///{tmp_path / 'r.sqlite'}"
+    steps.persist_result(str(config), result, store_url=url)
+    later = {"run_key": "d2", "started_at": "2030-01-01T03:00:00+00:00"}
+    later["finished_at"] = "2030-01-01T03:00:05+00:00"
+    second = steps.persist_result(str(config), {**result, **later}, store_url=url)
+    assert list(second["verdict"]["by_depth"]) == ["1", "5"]
+    line = steps.verdict_line(second, None, result)
+    assert line.startswith("top-1 65.2% → 65.2% (+0.0 pts), top-5 ") and "no regression" in line
+    from retrieval_eval.store import open_store
+
+    with open_store(url) as store:
+        stored = store.history("handbook.demo", "handbook_bm25")[0].result
+    assert stored.depths == [1, 5] and stored.hits_at == {1: 30, 5: result["hits_at"]["5"]}

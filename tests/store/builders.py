@@ -81,6 +81,49 @@ def make_run(
     )
 
 
+def ranked_run(
+    ranks: dict[str, int | None],
+    depths: list[int],
+    *,
+    day: int = 0,
+    forms: dict[str, str] | None = None,
+    classes: dict[str, str] | None = None,
+    retriever: str = "bm25",
+    fetched: int = 40,
+) -> RunResult:
+    """A run judged by the real scorer at ``depths``: question ``qid``'s one target sits at rank
+    ``ranks[qid]`` (None: not retrieved) of a ranking of ``fetched`` ids."""
+    from retrieval_eval.evaluation.scoring import judge_many
+    from retrieval_eval.golden.models import GoldenQuestion
+
+    questions = [
+        GoldenQuestion(
+            id=qid,
+            question=f"question {qid}?",
+            form=(forms or {}).get(qid, "match"),
+            hard_class=(classes or {}).get(qid),
+            expected_document_ids=(f"doc-{qid}",),
+        )
+        for qid in ranks
+    ]
+    rankings = []
+    for qid, rank in ranks.items():
+        ranking = [f"other-{qid}-{i}" for i in range(fetched)]
+        if rank is not None:
+            ranking[rank - 1] = f"doc-{qid}"
+        rankings.append(ranking)
+    started = T0 + timedelta(days=day)
+    return summarise(
+        judge_many(questions, rankings, depth=max(depths)),
+        set_identifier="demo.set",
+        labels_fingerprint="fp-1",
+        retriever=retriever,
+        settings=RunSettings(depths=depths),
+        started_at=started,
+        finished_at=started + timedelta(seconds=3),
+    )
+
+
 def as_stored(result: RunResult, run_id: int = 7, **kwargs: Any) -> StoredRun:
     """A StoredRun without a database, for verdict tests."""
     return StoredRun(

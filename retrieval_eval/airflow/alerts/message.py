@@ -14,8 +14,10 @@ both sides cover the same questions. When stale-label questions were left out, t
 than the run's: the line says "on the N questions compared" and adds the run's overall rate
 (``Top-1: 64.3% → 50.0% on the 42 questions compared (this run: 45.7% over all 46)``); the
 webhook's JSON carries the same as ``top1_before``/``top1_after``, ``compared_questions`` and
-``top1_overall``. The figures are the run's :class:`~retrieval_eval.store.summary.RunSummary`,
-the one history and the dashboard read.
+``top1_overall``. Every gated depth has its line (``Top-5: 80.0% → 50.0%``; the webhook's
+``depths``, ``before_at``, ``after_at``, ``overall_at``), and each one beyond the shallowest that
+regressed names the questions now missed there. The figures are the run's
+:class:`~retrieval_eval.store.summary.RunSummary`, the one history and the dashboard read.
 """
 
 from __future__ import annotations
@@ -54,10 +56,18 @@ class AlertMessage(BaseModel):
     compared_questions: int | None = None
     top1_overall: float | None = None
     top3_overall: float | None = None
+    # every gated depth (top-1 and top-3 by default, as the fields above): before → after, and
+    # the run's own rate when stale questions were left out
+    depths: list[int] = Field(default_factory=lambda: [1, 3])
+    before_at: dict[int, float | None] = Field(default_factory=dict)
+    after_at: dict[int, float | None] = Field(default_factory=dict)
+    overall_at: dict[int, float | None] = Field(default_factory=dict)
     error_count: int = 0
     question_count: int = 0
     slice_regressions: list[dict[str, Any]] = Field(default_factory=list)
     flipped_to_miss: list[str] = Field(default_factory=list)
+    # the questions now missed at each other gated depth whose drop regressed
+    flipped_to_miss_at: dict[int, list[str]] = Field(default_factory=dict)
     summary: str = ""
     link: str | None = None
     # kind "labels"
@@ -116,20 +126,20 @@ class AlertMessage(BaseModel):
             ]
         else:
             lines = [
-                self._rate_line("Top-1", self.top1_before, self.top1_after, self.top1_overall),
-                self._rate_line("Top-3", self.top3_before, self.top3_after, self.top3_overall),
+                self._rate_line(
+                    f"Top-{d}", *self._before_after(d), self.overall_at.get(d, self._seed(d))
+                )
+                for d in self.depths
             ]
             for s in self.slice_regressions:
                 lines.append(
                     f"Slice {s.get('dimension')}={s.get('value')} {s.get('metric')}: "
                     f"{pct(s.get('baseline'))} → {pct(s.get('current'))}"
                 )
-            if self.flipped_to_miss:
-                shown = ", ".join(self.flipped_to_miss[:MAX_FLIPS_SHOWN])
-                more = len(self.flipped_to_miss) - MAX_FLIPS_SHOWN
-                lines.append(
-                    f"Now missed at top-1: {shown}" + (f" (+{more} more)" if more > 0 else "")
-                )
+            missed = {1: self.flipped_to_miss, **self.flipped_to_miss_at}
+            for depth, ids in missed.items():
+                if ids:
+                    lines.append(f"Now missed at top-{depth}: {_shown(ids)}")
         if self.summary and self.kind != "labels":
             lines.append(self.summary)
         if self.run_id is not None:
@@ -138,6 +148,14 @@ class AlertMessage(BaseModel):
                 ref += f" (baseline run {self.baseline_run_id})"
             lines.append(ref + (f": {self.link}" if self.link else ""))
         return [redact(line) for line in lines]
+
+    def _before_after(self, depth: int) -> tuple[float | None, float | None]:
+        if depth in self.after_at:
+            return self.before_at.get(depth), self.after_at[depth]
+        return getattr(self, f"top{depth}_before", None), getattr(self, f"top{depth}_after", None)
+
+    def _seed(self, depth: int) -> float | None:
+        return getattr(self, f"top{depth}_overall", None)
 
     def _rate_line(
         self, label: str, before: float | None, after: float | None, overall: float | None
@@ -170,6 +188,9 @@ def build_message(
     compared = summary.compared_questions
     before1, after1 = summary.before_after("top1")
     before3, after3 = summary.before_after("top3")
+    at = {depth: summary.before_after(f"top{depth}") for depth in summary.depths}
+    changes = verdict.changes()
+    first = next(iter(changes), 1)
     link = run_page_url(ui_base_url, run_id)
     labels, lint = result.dead_labels, result.lint or {}
     return AlertMessage(
@@ -185,10 +206,19 @@ def build_message(
         compared_questions=compared,
         top1_overall=None if compared is None else summary.top1_hit_rate,
         top3_overall=None if compared is None else summary.top3_hit_rate,
+        depths=summary.depths,
+        before_at={d: before for d, (before, _) in at.items()},
+        after_at={d: after for d, (_, after) in at.items()},
+        overall_at={} if compared is None else {d: summary.hit_rate(d) for d in at},
         error_count=summary.error_count,
         question_count=summary.question_count,
         slice_regressions=[s.model_dump(mode="json") for s in verdict.slice_regressions],
         flipped_to_miss=list(verdict.flipped_to_miss),
+        flipped_to_miss_at={
+            d: list(c.flipped_to_miss)
+            for d, c in changes.items()
+            if d not in (1, first) and c.dropped and c.flipped_to_miss
+        },
         summary=redact(summary.verdict_summary),
         link=link,
         dead_ids=list(verdict.dead_ids or (labels.dead_ids if labels else [])),
