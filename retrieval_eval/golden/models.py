@@ -136,9 +136,9 @@ def _document_ids_problem(value: Any, kind: str) -> str | None:
     if kind == "tuple_type":
         return None  # pydantic says what it is instead
     items = list(value)
-    other = next((item for item in items if not isinstance(item, str)), None)
-    if other is not None:
-        return f"must be a list of document id strings, not of {type(other).__name__}"
+    others = [item for item in items if not isinstance(item, str)]  # None is one too
+    if others:
+        return f"must be a list of document id strings, not of {type(others[0]).__name__}"
     seen: set[str] = set()
     for doc_id in map(str.strip, items):
         if not doc_id:

@@ -48,6 +48,13 @@ def test_expected_ids_single_string_is_rejected_not_split_into_characters() -> N
         question(expected_document_ids="doc-1")
 
 
+@pytest.mark.parametrize("item", [None, 7])
+def test_an_expected_id_that_is_no_string_is_named_not_a_crash(item: object) -> None:
+    """A null in the list (``[~]`` in YAML) is an item that is no string too (fuzz-found)."""
+    with pytest.raises(ValidationError, match=f"not of {type(item).__name__}"):
+        question(expected_document_ids=[item])
+
+
 def test_no_expected_ids_means_no_result_question() -> None:
     assert question().is_no_result
     assert question(expected_document_ids=None).is_no_result
