@@ -61,3 +61,20 @@ def test_the_json_twin_carries_the_versions(client: TestClient) -> None:
         (None, "2026-11-30.2"),
     ]
     assert all(r["package_version"] for r in data["runs"])
+
+
+@pytest.mark.parametrize(
+    ("run_id", "named"),
+    [
+        ("1", "index 2026-11-29.1"),
+        ("2", "index 2026-11-30.2 vs 2026-11-29.1 (baseline)"),
+        ("3", None),
+    ],
+)
+def test_the_run_page_names_its_build_and_its_baselines(
+    client: TestClient, run_id: str, named: str | None
+) -> None:
+    """The run page's header names the index build, and the baseline's when it was compared."""
+    html = client.get(f"/runs/{run_id}").text
+    shown = re.search(r'<span id="index-version">(.*?)</span>', html, re.S)
+    assert (shown[1] if shown else None) == named
