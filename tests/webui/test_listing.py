@@ -203,3 +203,29 @@ def test_a_flipped_row_shows_retrieved_and_expected_ids_and_its_baseline_rank(
     )
     was = flip["baseline_first_hit_rank"] or "–"
     assert f'title="its first hit rank in the baseline run">(baseline {was})</span>' in row.group(1)
+
+
+def test_the_counts_read_from_the_run_are_the_stores(busy_sqlite: Busy) -> None:
+    """Every outcome filter the page counts from the run's stored figures (hits, errors, slices)
+    gives the count the store's own query gives, on a regressed run and an invalid one."""
+    from itertools import product
+
+    from retrieval_eval.store.questions import QuestionFilter, count_questions
+    from retrieval_eval.webui.listing import _known_count
+
+    checked = 0
+    with open_store(busy_sqlite.url) as store:
+        for run_id in (busy_sqlite.regression, busy_sqlite.invalid):
+            stored = store.get_run(run_id, questions=False)
+            forms = [None, *stored.result.by_form, "absent"]
+            classes = [None, *stored.result.by_hard_class]
+            outcomes = [{}, {"top1_hit": True}, {"top1_hit": False}, {"top3_hit": False}]
+            for form, hard_class, outcome, errors in product(
+                forms, classes, outcomes, (False, True)
+            ):
+                where = QuestionFilter(**outcome, errors=errors, form=form, hard_class=hard_class)
+                known = _known_count(stored, where)
+                if known is not None:
+                    assert known == count_questions(store, run_id, where), where
+                    checked += 1
+    assert checked > 20
