@@ -31,7 +31,8 @@ install: $(STAMP)
 # The project's own code is byte-compiled too, as installing its wheel would do: with
 # PYTHONDONTWRITEBYTECODE=1 an editable install compiles ~150 modules from source in every
 # process (each Airflow task, each CLI call): ~20 ms of a DAG file's parse. Stale files are
-# only ignored (Python checks the source's mtime), so this runs before every use (~0.3 s).
+# only ignored (Python checks the source's mtime), so this runs before every use (~0.3 s);
+# `python -m benchmarks` compiles the same folders itself (benchmarks/common.compile_package).
 COMPILE := $(PY) -m compileall -q -j0 retrieval_eval dags plugins benchmarks > /dev/null
 
 # The demo's store and spool stay in the git-ignored .retrieval_eval/ and Airflow's home in
@@ -83,7 +84,6 @@ test: lint typecheck unit
 # One table of ratios, each measured in the same run (docs/benchmarks.md explains them); about
 # 5-10 minutes on a 2-core machine. `make bench BENCH="scoring memory"` runs a subset.
 bench: install
-	@$(COMPILE)
 	$(PY) -m benchmarks $(BENCH)
 
 # Targeted mutations (tools/mutate.py) in a temporary copy, each against the tests that guard

@@ -125,7 +125,7 @@ def main(argv: list[str] | None = None) -> None:
 def _command(argv: list[str] | None) -> None:
     """The command; output stdout cannot take (a full disk, ``> /dev/full``) ends any command
     with a one-line error and exit 2, not a traceback (``run`` names its saved run itself)."""
-    from retrieval_eval.cli.output_file import STDOUT_ERRNOS, silence_stdout
+    from retrieval_eval.cli.output_file import STDOUT_ERRNOS, stdout_failure
 
     ended: SystemExit | None = None
     try:
@@ -137,13 +137,9 @@ def _command(argv: list[str] | None) -> None:
     except OSError as exc:
         if exc.errno not in STDOUT_ERRNOS:
             raise
-        silence_stdout()
-        click.echo(
-            f"error: stdout: cannot write the output ({exc.strerror}): "
-            "write it to a file with room (> FILE)",
-            err=True,
-        )
-        sys.exit(2)
+        error = stdout_failure(exc, "the output", "> FILE")
+        click.echo(f"error: {error}", err=True)
+        sys.exit(error.exit_code)
     if ended is not None:
         raise ended
 

@@ -80,12 +80,18 @@ def stdout_errors(after: str = "", exit_code: int = 2) -> Iterator[None]:
         yield
         sys.stdout.flush()
     except OSError as exc:
-        silence_stdout()
-        raise _failed(
-            f"stdout: cannot write the report ({_reason(exc)}): write it to a file with room "
-            f"(--output FILE){after}",
-            exit_code,
-        ) from None
+        raise stdout_failure(exc, "the report", "--output FILE", after, exit_code) from None
+
+
+def stdout_failure(
+    exc: OSError, what: str, fix: str, after: str = "", exit_code: int = 2
+) -> OutputFileError:
+    """The error for ``what`` stdout could not take, with stdout silenced (see below)."""
+    silence_stdout()
+    return _failed(
+        f"stdout: cannot write {what} ({_reason(exc)}): write it to a file with room ({fix}){after}",
+        exit_code,
+    )
 
 
 # what writing a stream fails with: a full disk or quota, an I/O error, a closed pipe
