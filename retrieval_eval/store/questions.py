@@ -29,10 +29,12 @@ from sqlalchemy import ColumnElement, Connection, Select, cast, false, func, lit
 from sqlalchemy.dialects.postgresql import JSONB
 
 from retrieval_eval.evaluation.results import QuestionResult
+from retrieval_eval.store.names import GRADER
 from retrieval_eval.store.rows import question_result
 from retrieval_eval.store.schema import eval_result_question
 
 if TYPE_CHECKING:
+    from retrieval_eval.store.models import StoredRun
     from retrieval_eval.store.store import Store
 
 Outcome = Literal["top3_miss", "top1_miss", "top1_hit"]
@@ -69,10 +71,36 @@ class QuestionFilter:
         return self == QuestionFilter()
 
 
-def count_questions(store: Store, run_id: int, where: QuestionFilter | None = None) -> int:
-    """How many of the run's questions pass ``where`` (all of them without it)."""
+def count_questions(store: Store, stored: StoredRun, where: QuestionFilter | None = None) -> int:
+    """How many of the run's questions pass ``where`` (all of them without it): from the counts
+    this tool stored with the run where they tell (:func:`stored_count`), else counted here."""
+    where = where or QuestionFilter()
+    known = stored_count(stored, where)
+    if known is not None:
+        return known
     with store._guard(), store.engine.connect() as conn:
-        return _count(conn, _clauses(conn, run_id, where or QuestionFilter()))
+        return _count(conn, _clauses(conn, stored.id, where))
+
+
+def stored_count(stored: StoredRun, where: QuestionFilter) -> int | None:
+    """How many questions pass an outcome filter, from the figures this tool saved with the run
+    and all its questions (hits and errors overall, hits per slice); None: count the rows."""
+    if stored.grader != GRADER or where.ids is not None or (where.form and where.hard_class):
+        return None
+    r, outcome = stored.result, (where.top1_hit, where.top3_hit)
+    sliced = where.form is not None or where.hard_class is not None
+    if where.errors:  # errors are counted for the whole run only
+        return r.error_count if not sliced and outcome == (None, None) else None
+    if sliced:
+        slices = r.by_form if where.form is not None else r.by_hard_class
+        rates = slices.get(where.form or where.hard_class or "")
+        if rates is None:
+            return 0
+        n, top1, top3 = rates.questions, rates.top1_hits, rates.top3_hits
+    else:
+        n, top1, top3 = r.question_count, r.top1_hits, r.top3_hits
+    counts = {(None, None): n, (True, None): top1, (False, None): n - top1, (None, False): n - top3}
+    return counts.get(outcome)
 
 
 def question_page(

@@ -43,7 +43,6 @@ from pydantic import BaseModel, Field
 
 from retrieval_eval.errors import InvalidInputError, UnknownNameError
 from retrieval_eval.evaluation.results import QuestionResult
-from retrieval_eval.store.names import GRADER
 from retrieval_eval.store.questions import (
     Named,
     Outcome,
@@ -154,27 +153,6 @@ def _filter(query: ListQuery, flipped: tuple[str, ...], stale: tuple[str, ...]) 
     return QuestionFilter(**shown[query.show], form=query.form, hard_class=query.hard_class)
 
 
-def _known_count(stored: StoredRun, where: QuestionFilter) -> int | None:
-    """How many questions pass an outcome filter, from the counts this tool stored with the run
-    (hits and errors overall, hits per slice), so no page counts its run; None: ask the store."""
-    if stored.grader != GRADER or where.ids is not None or (where.form and where.hard_class):
-        return None
-    r, outcome = stored.result, (where.top1_hit, where.top3_hit)
-    sliced = where.form is not None or where.hard_class is not None
-    if where.errors:  # errors are counted for the whole run only
-        return r.error_count if not sliced and outcome == (None, None) else None
-    if sliced:
-        slices = r.by_form if where.form is not None else r.by_hard_class
-        rates = slices.get(where.form or where.hard_class or "")
-        if rates is None:
-            return 0
-        n, top1, top3 = rates.questions, rates.top1_hits, rates.top3_hits
-    else:
-        n, top1, top3 = r.question_count, r.top1_hits, r.top3_hits
-    counts = {(None, None): n, (True, None): top1, (False, None): n - top1, (None, False): n - top3}
-    return counts.get(outcome)
-
-
 def list_questions(
     store: Store,
     stored: StoredRun,
@@ -199,18 +177,8 @@ def list_questions(
         forms, classes = question_values(store, run_id)
     _check(query, run_id, forms, classes)
     where = _filter(query, tuple(dict.fromkeys([*flipped_to_miss, *flipped_to_hit])), stale)
-    # a run of this tool was saved with all its questions: its count is its rows', uncounted
-    total = (
-        stored.result.question_count if stored.grader == GRADER else count_questions(store, run_id)
-    )
-    known = _known_count(stored, where)
-    matching = (
-        total
-        if where.everything
-        else known
-        if known is not None
-        else count_questions(store, run_id, where)
-    )
+    total = count_questions(store, stored)
+    matching = total if where.everything else count_questions(store, stored, where)
     pages = max(1, math.ceil(matching / PER_PAGE))
     if query.page > pages:
         raise UnknownNameError(
@@ -228,7 +196,7 @@ def list_questions(
         total=total,
         forms=forms,
         hard_classes=classes,
-        stale_count=count_questions(store, run_id, QuestionFilter(ids=stale)) if stale else 0,
+        stale_count=count_questions(store, stored, QuestionFilter(ids=stale)) if stale else 0,
         flipped_to_miss=flipped_to_miss,
         flipped_to_hit=flipped_to_hit,
     )
