@@ -15,9 +15,7 @@ import click
 from retrieval_eval.cli import cli
 from retrieval_eval.cli.db_cmd import db_option
 from retrieval_eval.cli.history_cmd import _open_to_read
-from retrieval_eval.cli.options import config_option
-
-FORMATS = click.Choice(["text", "json", "markdown", "csv"])
+from retrieval_eval.cli.options import config_option, format_option
 
 
 def _run_ids(ctx: click.Context, param: click.Parameter, value: str | None) -> list[int] | None:
@@ -54,7 +52,7 @@ def _run_ids(ctx: click.Context, param: click.Parameter, value: str | None) -> l
     show_default=True,
     help="Significance level of the Holm-corrected McNemar tests.",
 )
-@click.option("--format", "fmt", type=FORMATS, default="text", show_default=True)
+@format_option("text", "json", "markdown", "csv")
 @db_option
 @config_option
 def compare(

@@ -21,6 +21,7 @@ from retrieval_eval.cli.options import (
     RUN_ID,
     check_summary,
     config_option,
+    format_option,
     report_format_option,
     summary_option,
 )
@@ -31,8 +32,6 @@ if TYPE_CHECKING:
     from retrieval_eval.config.models import Config
     from retrieval_eval.lint.models import PowerReport
     from retrieval_eval.store import RunSummary, Store, StoredRun
-
-TEXT_JSON = click.Choice(["text", "json"])
 
 
 def _open_existing(db: str | None, config_path: str | None) -> Store:
@@ -126,7 +125,7 @@ def _latest(store: Store, set_identifier: str, retriever: str) -> StoredRun:
 @click.argument("set_identifier", metavar="SET")
 @click.argument("retriever", metavar="RETRIEVER")
 @click.option("--limit", type=click.IntRange(1), default=20, show_default=True)
-@click.option("--format", "fmt", type=TEXT_JSON, default="text", show_default=True)
+@format_option("text", "json")
 @db_option
 @config_option
 def history(

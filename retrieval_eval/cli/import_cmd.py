@@ -16,7 +16,7 @@ import click
 
 from retrieval_eval.cli import cli
 from retrieval_eval.cli.db_cmd import db_option, store_url_for
-from retrieval_eval.cli.options import RUN_ID, config_option
+from retrieval_eval.cli.options import RUN_ID, config_option, output_option
 from retrieval_eval.cli.sets_cmd import sets
 
 if TYPE_CHECKING:
@@ -172,13 +172,7 @@ def import_trec_cmd(topics: str, qrels: str, **options: Any) -> None:
 
 @sets.command("export-qrels")
 @click.argument("set_name", metavar="SET")
-@click.option(
-    "--output",
-    "-o",
-    type=click.Path(dir_okay=False),
-    default=None,
-    help="Qrels file to write (default: stdout).",
-)
+@output_option("Qrels file to write (default: stdout).")
 @click.option(
     "--topics",
     type=click.Path(dir_okay=False),
@@ -208,13 +202,7 @@ def export_qrels_cmd(
 
 @cli.command("export-run")
 @click.argument("run_id", type=RUN_ID, metavar="RUN_ID")
-@click.option(
-    "--output",
-    "-o",
-    type=click.Path(dir_okay=False),
-    default=None,
-    help="Run file to write (default: stdout).",
-)
+@output_option("Run file to write (default: stdout).")
 @click.option("--tag", default=None, help="The run tag column (default: the retriever's name).")
 @db_option
 @config_option

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from retrieval_eval.cli.db_cmd import db_option
-from retrieval_eval.cli.options import config_option
+from retrieval_eval.cli.options import config_option, format_option
 from retrieval_eval.cli.sets_cmd import sets
 
 if TYPE_CHECKING:
@@ -31,13 +31,7 @@ if TYPE_CHECKING:
     default=None,
     help="A BEIR corpus.jsonl or a folder of .md/.txt files (form and completeness checks).",
 )
-@click.option(
-    "--format",
-    "fmt",
-    type=click.Choice(["text", "json", "markdown"]),
-    default="text",
-    show_default=True,
-)
+@format_option("text", "json", "markdown")
 @config_option
 @db_option
 @click.pass_context

@@ -15,12 +15,28 @@ config_option = click.option(
 )
 
 
-report_format_option = click.option(
-    "--format",
-    "fmt",
-    type=click.Choice(["text", "json", "markdown", "csv"]),
-    default="text",
-    show_default=True,
+def format_option(*formats: str, help: str | None = None) -> Any:
+    """``--format`` (into ``fmt``) choosing among ``formats``; the first is the default."""
+    return click.option(
+        "--format",
+        "fmt",
+        type=click.Choice(list(formats)),
+        default=formats[0],
+        show_default=True,
+        help=help,
+    )
+
+
+def output_option(help: str) -> Any:
+    """``--output``/``-o``: a file to write instead of stdout (None when not given)."""
+    return click.option("--output", "-o", type=click.Path(dir_okay=False), default=None, help=help)
+
+
+report_format_option = format_option(
+    "text",
+    "json",
+    "markdown",
+    "csv",
     help="Report format on stdout (csv: one row per question with every per-question metric).",
 )
 

@@ -17,7 +17,7 @@ import click
 
 from retrieval_eval.cli import cli
 from retrieval_eval.cli.db_cmd import db_option
-from retrieval_eval.cli.options import config_option, index_version_option
+from retrieval_eval.cli.options import config_option, format_option, index_version_option
 
 if TYPE_CHECKING:
     from retrieval_eval.config.models import Config
@@ -125,13 +125,7 @@ def samples_show(name: str, limit: int, db: str | None, config_path: str | None)
     default=None,
     help="Write the most-changed queries as candidates to judge (JSONL).",
 )
-@click.option(
-    "--format",
-    "fmt",
-    type=click.Choice(["text", "json", "markdown"]),
-    default="text",
-    show_default=True,
-)
+@format_option("text", "json", "markdown")
 @db_option
 @config_option
 def replay(

@@ -29,7 +29,6 @@ values, nested at most 50 levels (:mod:`retrieval_eval.safety.limits`).
     drift: {min_mean_rbo: 0.8, max_top1_changed: 0.2}
 """
 
-from __future__ import annotations
 
 import re
 from functools import cached_property
@@ -75,7 +74,7 @@ class SetSource(BaseModel):
         return {"path": value} if isinstance(value, str) else value
 
     @model_validator(mode="after")
-    def _one_kind(self) -> SetSource:
+    def _one_kind(self) -> "SetSource":
         if (self.path is None) == (self.directory is None):
             raise ValueError("give exactly one of 'path' or 'directory'")
         return self
@@ -95,7 +94,7 @@ class Thresholds(BaseModel):
 
     max_top1_drop: float = Field(default=MAX_TOP1_DROP, ge=0, le=1)
     max_top3_drop: float = Field(default=MAX_TOP3_DROP, ge=0, le=1)
-    max_drops: dict[int, float] = Field(default_factory=dict)
+    max_drops: dict[int, float] = {}
     min_slice_questions: int = Field(default=5, ge=1)
     max_latency_p95_increase: float | None = Field(default=None, ge=0)
 
@@ -166,7 +165,7 @@ class RunOptions(BaseModel):
 
         return checked_depths(value)
 
-    def settings(self) -> RunSettings:
+    def settings(self) -> "RunSettings":
         from retrieval_eval.evaluation.results import RunSettings
 
         return RunSettings(
@@ -236,10 +235,10 @@ class ScheduledSpec(BaseModel):
 
     retriever: str
     schedule: str | None = "0 3 * * *"
-    assets: list[str] = Field(default_factory=list)
+    assets: list[str] = []
     owner: str = "retrieval-eval"
-    tags: list[str] = Field(default_factory=list)
-    alerts: list[AlertSpec] = Field(default_factory=list)
+    tags: list[str] = []
+    alerts: list[AlertSpec] = []
     max_batches: int = Field(default=8, ge=1, le=1024)
     min_batch_questions: int = Field(default=25, ge=1)
 
@@ -332,24 +331,24 @@ class Config(BaseModel):
 
     store: str | None = None
     airflow: AirflowOptions = Field(default_factory=AirflowOptions)
-    sets: list[SetSource] = Field(default_factory=list)
-    retrievers: dict[str, dict[str, Any]] = Field(default_factory=dict)
+    sets: list[SetSource] = []
+    retrievers: dict[str, dict[str, Any]] = {}
     run: RunOptions = Field(default_factory=RunOptions)
     thresholds: Thresholds = Field(default_factory=Thresholds)
     lint: LintOptions = Field(default_factory=LintOptions)
     # may a run whose index lost labelled documents become the baseline (per evaluation too)
     dead_labels_baseline: DeadLabelsBaseline = "refuse"
-    evaluations: list[EvaluationSpec] = Field(default_factory=list)
-    samples: dict[str, SampleSpec] = Field(default_factory=dict)
+    evaluations: list[EvaluationSpec] = []
+    samples: dict[str, SampleSpec] = {}
     replay: ReplayOptions = Field(default_factory=ReplayOptions)
     drift: DriftThresholds = Field(default_factory=DriftThresholds)
-    replays: list[ReplaySpec] = Field(default_factory=list)
+    replays: list[ReplaySpec] = []
 
     # where the config came from; relative paths resolve against base_dir
     path: Path | None = Field(default=None, exclude=True)
 
     @model_validator(mode="after")
-    def _thresholds_of_gated_depths(self) -> Config:
+    def _thresholds_of_gated_depths(self) -> "Config":
         """A ``max_topK_drop`` for a depth no run gates on would never be applied: an error
         naming the key and the depths, with the fix."""
         gated = {*self.run.depths, *(d for e in self.evaluations if e.run for d in e.run.depths)}
@@ -376,7 +375,7 @@ class Config(BaseModel):
         return path if path.is_absolute() else self.base_dir / path
 
     @cached_property
-    def golden_sets(self) -> GoldenSetRegistry:
+    def golden_sets(self) -> "GoldenSetRegistry":
         """Every set the config names, plus those installed packages provide."""
         from retrieval_eval.golden.registry import GoldenSetRegistry
 
@@ -396,7 +395,7 @@ class Config(BaseModel):
         return registry
 
     @cached_property
-    def retriever_registry(self) -> RetrieverRegistry:
+    def retriever_registry(self) -> "RetrieverRegistry":
         from retrieval_eval.retrievers.registry import RetrieverRegistry
 
         return RetrieverRegistry(

@@ -4,7 +4,6 @@ Apart from :mod:`~retrieval_eval.replay.samples` and :mod:`~retrieval_eval.repla
 reading a config (every DAG-file parse) builds these models without importing the replay machinery.
 """
 
-from __future__ import annotations
 
 from pathlib import Path
 from typing import Annotated, Literal
@@ -32,7 +31,7 @@ class SampleSource(BaseModel):
     timestamp_field: str | None = None
 
     @model_validator(mode="after")
-    def _one_source(self) -> SampleSource:
+    def _one_source(self) -> "SampleSource":
         if (self.path is None) == (self.query is None):
             raise ValueError("give either 'path' (a JSONL or CSV log) or 'query' (SQL)")
         if self.query is not None and (self.url is None) == (self.connection_id is None):
@@ -55,7 +54,7 @@ class SampleSpec(BaseModel):
     hash_key_connection_id: str | None = None
 
     @model_validator(mode="after")
-    def _consistent(self) -> SampleSpec:
+    def _consistent(self) -> "SampleSpec":
         if self.method != "all" and self.size is None:
             raise ValueError(f"method {self.method!r} needs 'size' (how many queries to draw)")
         keyed = (self.hash_key_from_env is not None) + (self.hash_key_connection_id is not None)
