@@ -56,11 +56,13 @@ class CorpusMismatchError(ConfigError):
 
 
 def corpus_path(retriever: Any) -> Path | None:
-    """The corpus path of a lexical or dense retriever, or of a chunked one's inner retriever."""
+    """The corpus path of a lexical or dense retriever (``options.corpus``), of a run_file one
+    given a corpus (``corpus``), or of a chunked one's inner retriever."""
     while retriever is not None:
-        path = getattr(getattr(retriever, "options", None), "corpus", None)
-        if isinstance(path, Path):
-            return path
+        for path in (getattr(getattr(retriever, "options", None), "corpus", None),
+                     getattr(retriever, "corpus", None)):  # fmt: skip
+            if isinstance(path, Path):
+                return path
         retriever = getattr(retriever, "inner", None)
     return None
 
