@@ -2,8 +2,8 @@
 
 Inputs and what they enable:
 
-- ``retriever``: dead labels (when it can look ids up), and its corpus (lexical, dense, or a
-  chunked adapter around one) when no ``corpus`` is given;
+- ``retriever``: dead labels (when it can look ids up), and its corpus (lexical, dense,
+  run_file given a corpus, or a chunked adapter around one) when no ``corpus`` is given;
 - ``corpus`` (a path, as the lexical adapter reads it, or documents): form honesty, label
   completeness. A folder holding a ``corpus.jsonl`` is a BEIR collection: its ``corpus.jsonl``
   is read (not the folder's ``.md`` files, such as a ``SOURCE.md``);
