@@ -74,6 +74,7 @@ def _register() -> None:
         history_cmd,
         import_cmd,
         lint_cmd,
+        pool_cmd,
         replay_cmd,
         retrievers_cmd,
         run_cmd,

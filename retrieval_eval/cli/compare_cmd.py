@@ -16,6 +16,7 @@ from retrieval_eval.cli import cli
 from retrieval_eval.cli.db_cmd import db_option
 from retrieval_eval.cli.history_cmd import _open_to_read
 from retrieval_eval.cli.options import config_option, format_option
+from retrieval_eval.judging.pooling import DEPTH as HOLES_DEPTH
 
 
 def _run_ids(ctx: click.Context, param: click.Parameter, value: str | None) -> list[int] | None:
@@ -52,6 +53,13 @@ def _run_ids(ctx: click.Context, param: click.Parameter, value: str | None) -> l
     show_default=True,
     help="Significance level of the Holm-corrected McNemar tests.",
 )
+@click.option(
+    "--holes-depth",
+    type=click.IntRange(1, 1000),
+    default=HOLES_DEPTH,
+    show_default=True,
+    help="Count each run's holes (unjudged documents) in its top N, as `sets pool --depth`.",
+)
 @format_option("text", "json", "markdown", "csv")
 @db_option
 @config_option
@@ -61,12 +69,14 @@ def compare(
     run_ids: list[int] | None,
     reference: str | None,
     alpha: float,
+    holes_depth: int,
     fmt: str,
     db: str | None,
     config_path: str | None,
 ) -> None:
     """A leaderboard of retrievers on SET: top-1 and top-3 with 95% intervals, MRR, nDCG,
-    errors, latency, and each against the reference (McNemar exact on top-1, Holm-corrected;
+    errors, latency, holes (the share of the top --holes-depth no label names), and each
+    against the reference (McNemar exact on top-1, Holm-corrected;
     * marks a significant difference), then the questions where they disagree.
 
     Runs under different labels are compared anyway, with a warning.
@@ -86,7 +96,7 @@ def compare(
         else:
             assert set_identifier is not None
             runs = latest_runs(store, set_identifier, retrievers)
-    board = compare_runs(runs, reference=reference, alpha=alpha)
+    board = compare_runs(runs, reference=reference, alpha=alpha, holes_depth=holes_depth)
     for warning in board.warnings:
         click.echo(f"warning: {warning}", err=True)
     click.echo(render_leaderboard(board, fmt), nl=False)

@@ -2,8 +2,10 @@
 
 One row per (question, document, rater): ``question_id`` (a question of the set) or ``question``
 (the text of a new one), ``document_id``, ``grade`` (0 not relevant, 1 relevant, 2 highly, 3
-perfectly; empty: not judged yet), ``rater``, ``time``, ``note``, and ``source`` (where the
-candidate came from: a retriever and rank, a lint check, a replay). ``sets pool`` writes it with
+perfectly; empty: not judged yet), ``rater``, ``time``, ``note``, ``source`` (where the
+candidate came from: a retriever and rank, a lint check, a replay) and ``text`` (the document's
+text for the rater, its first 500 characters cut at a word, `` …`` marking a cut; only where the
+retriever can give texts; never read back as a label). ``sets pool`` writes it with
 empty grades; a spreadsheet, Label Studio, Argilla or a script fills it in; ``sets judge import``
 reads it back (JSONL or CSV), every bad row named by file and line.
 
@@ -27,7 +29,17 @@ from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError,
 
 from retrieval_eval.errors import GoldenSetError
 
-FIELDS = ("question_id", "question", "document_id", "grade", "rater", "time", "note", "source")
+FIELDS = (
+    "question_id",
+    "question",
+    "document_id",
+    "grade",
+    "rater",
+    "time",
+    "note",
+    "source",
+    "text",
+)
 MAX_PROBLEMS = 20
 Text = Annotated[str, Field(min_length=1, max_length=10_000)]
 
@@ -45,6 +57,7 @@ class Judgment(BaseModel):
     time: datetime | None = None
     note: str | None = None
     source: str | None = None
+    text: str | None = None
 
     @model_validator(mode="before")
     @classmethod

@@ -15,6 +15,11 @@ the N − 1 comparisons (:func:`holm`). An entry is ``significant`` when its cor
 at most α (default 0.05): the family-wise error rate of all N − 1 verdicts together stays at α.
 The reference is the best-ranked entry unless one is named.
 
+Each entry also carries its *holes* (:mod:`retrieval_eval.judging.pooling`): the share of its
+top ``holes_depth`` (default 10, as ``sets pool``; a run kept to top 3 is counted at 3) that its
+labels do not name, so a retriever that finds what the labellers never saw is seen to be judged
+on fewer labels.
+
 ``differences`` lists the questions where the retrievers disagree on top-1 (at least one run
 that has the question hits it and at least one misses it), in the best-ranked run's question
 order (then questions only lower-ranked runs have), with every run's outcome (``None`` where a
@@ -52,6 +57,8 @@ from pydantic import BaseModel, Field, SerializerFunctionWrapHandler, model_seri
 from retrieval_eval.errors import InvalidInputError, UnknownNameError
 from retrieval_eval.evaluation.intervals import paired_difference, wilson
 from retrieval_eval.evaluation.results import QuestionResult, as_pair, extra_depths
+from retrieval_eval.judging.pooling import DEPTH as HOLES_DEPTH
+from retrieval_eval.judging.pooling import run_holes
 from retrieval_eval.judging.regression import holm as holm  # its home, beside McNemar
 from retrieval_eval.judging.regression import mcnemar_exact
 from retrieval_eval.store.summary import RunSummary
@@ -105,6 +112,13 @@ class Entry(BaseModel):
     # questions; None where it did not fetch that deep. Absent from the JSON when there is none
     hit_rate_at: dict[int, float | None] = Field(default_factory=dict)
     hit_rate_at_ci: dict[int, list[float] | None] = Field(default_factory=dict)
+    # the share of its top ``holes_depth`` that its labels do not name (TREC pooling's
+    # unjudged documents, counted as not relevant): the board's depth (default 10), or the
+    # shallower depth the run kept its rankings to (``judging.pooling.run_holes``)
+    holes_depth: int | None = None
+    holes_unjudged: int | None = None
+    holes_slots: int | None = None
+    holes_share: float | None = None
 
     @model_serializer(mode="wrap")
     def _without_empty_depths(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
@@ -208,10 +222,14 @@ def _check_count(count: int, what: str) -> None:
 
 
 def compare_runs(
-    runs: Sequence[StoredRun], *, reference: str | None = None, alpha: float = ALPHA
+    runs: Sequence[StoredRun],
+    *,
+    reference: str | None = None,
+    alpha: float = ALPHA,
+    holes_depth: int = HOLES_DEPTH,
 ) -> Leaderboard:
     """The leaderboard of these runs (of one set), compared with ``reference`` (an entry name:
-    the retriever) or else with the best-ranked run."""
+    the retriever) or else with the best-ranked run; each entry's holes at ``holes_depth``."""
     _check_count(len(runs), "runs")
     if not 0 < alpha < 1:
         raise InvalidInputError(f"alpha must be between 0 and 1 (exclusive), got {alpha}")
@@ -244,6 +262,7 @@ def compare_runs(
             if name == ref_name
             else _versus(tables[name], p_values[name], adjusted[name], alpha),
             depths,
+            holes_depth,
         )
         for name, run in ranked
     ]
@@ -312,8 +331,15 @@ def _hits(run: StoredRun, depth: int) -> int | None:
     return hits
 
 
-def _entry(name: str, run: StoredRun, versus: Versus | None, depths: Sequence[int]) -> Entry:
+def _entry(
+    name: str,
+    run: StoredRun,
+    versus: Versus | None,
+    depths: Sequence[int],
+    holes_depth: int = HOLES_DEPTH,
+) -> Entry:
     summary = RunSummary.of(run, slices=False)
+    holes = run_holes(run.result, holes_depth)
     n = run.result.question_count
     at = {depth: _hits(run, depth) for depth in depths}
     metrics = run.result.metrics
@@ -330,6 +356,10 @@ def _entry(name: str, run: StoredRun, versus: Versus | None, depths: Sequence[in
         versus=versus,
         hit_rate_at={d: None if h is None or not n else h / n for d, h in at.items()},
         hit_rate_at_ci={d: None if h is None else as_pair(wilson(h, n)) for d, h in at.items()},
+        holes_depth=holes.depth,
+        holes_unjudged=holes.unjudged,
+        holes_slots=holes.slots,
+        holes_share=holes.share,
     )
 
 

@@ -171,8 +171,16 @@ def evaluate_run(plan: Plan, *, progress: bool = False) -> RunResult:
     """Build the retriever, evaluate the set, and find its dead labels (one ``existing_ids``
     call while the retriever is open: stale labels are left out of the verdict)."""
     with opened_retriever(plan.config, plan.retriever_name) as retriever:
-        result = evaluate(plan.golden_set, retriever, plan.settings, progress=progress)
-        return attach_dead_labels(result, plan.golden_set, retriever)
+        return evaluate_opened(plan, retriever, progress=progress)
+
+
+def evaluate_opened(
+    plan: Plan, retriever: EvaluatableRetriever, *, progress: bool = False
+) -> RunResult:
+    """:func:`evaluate_run` with the retriever already open (``sets pool --fresh`` also asks it
+    for texts); the caller closes it."""
+    result = evaluate(plan.golden_set, retriever, plan.settings, progress=progress)
+    return attach_dead_labels(result, plan.golden_set, retriever)
 
 
 def record_verdict(

@@ -2,19 +2,31 @@
 
 For each question, every document in a retriever's top-``depth`` that its labels do not name
 (and no judgment has graded yet) is a candidate, saying where it came from (``bm25 #2``); lint's
-completeness candidates join with their check's name. Unjudged documents count as not relevant
-in every hit rate, which biases against a retriever that finds what the labellers never saw: the
-"holes" figure (as Elasticsearch's rank_eval ``unrated_docs``) is the share of a retriever's top
-``depth`` that is unjudged, reported beside its hit rates.
+completeness candidates join with their check's name, and a replay's most-changed queries (new
+questions, keyed by their text) with the documents of both rankings. Unjudged documents count as
+not relevant in every hit rate, which biases against a retriever that finds what the labellers
+never saw: the "holes" figure (as Elasticsearch's rank_eval ``unrated_docs``) is the share of a
+retriever's top ``depth`` that is unjudged, reported beside its hit rates (``sets pool``,
+``compare``, ``run``). A run keeps its rankings only to its own deepest depth, so a run kept to
+top 3 has its holes counted at 3 (``Holes.depth`` says which).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from retrieval_eval.golden.judgments import Judgment
 from retrieval_eval.golden.models import GoldenQuestionSet
+
+if TYPE_CHECKING:
+    from retrieval_eval.evaluation.results import RunResult
+    from retrieval_eval.lint.models import Finding
+
+DEPTH = 10  # `sets pool --depth` and the holes figure of `compare` and `run`
+TEXT_CHARS = 500  # a candidate's text in a judgments file: its first characters, cut at a word
+NEW_QUESTION = "text:"  # the key of a question that is not in the set: Judgment.question_key
 
 
 @dataclass(frozen=True, slots=True)
@@ -22,7 +34,7 @@ class Holes:
     """How much of a retriever's top ``depth`` nobody has judged."""
 
     retriever: str
-    depth: int
+    depth: int  # the depth counted: the one asked, or a shallower one the run kept
     slots: int  # ranked places looked at (at most depth per question)
     unjudged: int
 
@@ -31,64 +43,145 @@ class Holes:
         return self.unjudged / self.slots if self.slots else None
 
 
+def count_holes(
+    retriever: str,
+    depth: int,
+    ranked: Iterable[tuple[str, Sequence[str], Collection[str]]],
+    judged: Collection[tuple[str, str]] = (),
+) -> tuple[Holes, list[tuple[str, str, int]]]:
+    """The holes of ``ranked`` (question id, distinct ids best first, its labels) in the top
+    ``depth``, and the unjudged (question id, document id, rank) themselves."""
+    slots = 0
+    found: list[tuple[str, str, int]] = []
+    for question_id, ranking, labels in ranked:
+        top = list(ranking)[:depth]
+        slots += len(top)
+        found.extend(
+            (question_id, doc, rank)
+            for rank, doc in enumerate(top, start=1)
+            if doc not in labels and (question_id, doc) not in judged
+        )
+    return Holes(retriever, depth, slots, len(found)), found
+
+
+def run_holes(result: RunResult, depth: int = DEPTH) -> Holes:
+    """A run's holes against its own labels, at ``depth`` or the shallower depth it kept."""
+    kept = min(depth, result.settings.depth)
+    ranked = ((q.id, q.retrieved, q.expected_document_ids) for q in result.questions)
+    return count_holes(result.retriever, kept, ranked)[0]
+
+
 @dataclass
 class Pool:
-    """Candidates per (question id, document id), with where each came from."""
+    """Candidates per (question key, document id), with where each came from."""
 
     sources: dict[tuple[str, str], list[str]] = field(default_factory=dict)
     holes: dict[str, Holes] = field(default_factory=dict)
 
-    def add(self, question_id: str, document_id: str, source: str) -> None:
-        self.sources.setdefault((question_id, document_id), []).append(source)
+    def add(self, question_key: str, document_id: str, source: str) -> None:
+        self.sources.setdefault((question_key, document_id), []).append(source)
 
-    def rows(self, golden: GoldenQuestionSet) -> list[Judgment]:
-        """The pool as a judgments file's rows (grades empty), in the set's question order."""
+    def questions(self) -> int:
+        return len({key for key, _ in self.sources})
+
+    def rows(
+        self, golden: GoldenQuestionSet, texts: Mapping[str, str] | None = None
+    ) -> list[Judgment]:
+        """The pool as a judgments file's rows (grades empty), in the set's question order, then
+        the new questions; with ``texts`` (document id -> text) each row carries its document's
+        text, cut to :data:`TEXT_CHARS` (:func:`excerpt`)."""
         order = {q.id: i for i, q in enumerate(golden.questions)}
-        texts = {q.id: q.question for q in golden.questions}
+        asked = {q.id: q.question for q in golden.questions}
         keys = sorted(self.sources, key=lambda k: (order.get(k[0], len(order)), k[0], k[1]))
-        return [
-            Judgment(
-                question_id=qid,
-                question=texts.get(qid),
-                document_id=doc,
-                source=", ".join(self.sources[(qid, doc)]),
+        texts = texts or {}
+        rows = []
+        for key, doc in keys:
+            new = key not in asked and key.startswith(NEW_QUESTION)
+            text = texts.get(doc)
+            rows.append(
+                Judgment(
+                    question_id=None if new else key,
+                    question=key.removeprefix(NEW_QUESTION) if new else asked.get(key),
+                    document_id=doc,
+                    source=", ".join(self.sources[(key, doc)]),
+                    text=excerpt(text) if text else None,
+                )
             )
-            for qid, doc in keys
-        ]
+        return rows
+
+
+def excerpt(text: str, limit: int = TEXT_CHARS) -> str:
+    """``text`` with its whitespace runs made one space, cut at a word before ``limit``
+    characters with `` …`` appended when it was longer."""
+    flat = " ".join(text.split())
+    if len(flat) <= limit:
+        return flat
+    cut = flat[: limit - 2]
+    head = cut.rsplit(" ", 1)[0] if " " in cut else cut
+    return head + " …"
 
 
 def judged_pairs(judgments: Iterable[Judgment]) -> set[tuple[str, str]]:
-    """(question id, document id) of every graded row."""
+    """(question key, document id) of every graded row."""
     return {(j.question_key, j.document_id) for j in judgments if j.grade is not None}
 
 
 def pool(
     golden: GoldenQuestionSet,
     rankings: Mapping[str, Mapping[str, Sequence[str]]],
-    depth: int = 10,
+    depth: int = DEPTH,
     judged: set[tuple[str, str]] | None = None,
     extra: Iterable[tuple[str, str, str]] = (),
+    kept: Mapping[str, int] | None = None,
 ) -> Pool:
     """Pool ``rankings`` (retriever -> question id -> distinct ids, best first) to ``depth``.
 
     ``judged`` pairs (graded in a judgments file) are neither candidates nor holes; ``extra``
-    adds (question id, document id, source) candidates such as lint's.
+    adds (question key, document id, source) candidates such as lint's and a replay's (a key
+    not in the set is a new question's, ``text:`` and its text); ``kept`` names retrievers
+    whose rankings stop at a shallower depth (a stored run's), counted at that depth.
     """
     judged = judged or set()
     labelled = {q.id: set(q.expected_document_ids) for q in golden.questions}
     result = Pool()
     for name, by_question in rankings.items():
-        slots = unjudged = 0
-        for question in golden.questions:
-            top = list(by_question.get(question.id, ()))[:depth]
-            slots += len(top)
-            for rank, doc in enumerate(top, start=1):
-                if doc in labelled[question.id] or (question.id, doc) in judged:
-                    continue
-                unjudged += 1
-                result.add(question.id, doc, f"{name} #{rank}")
-        result.holes[name] = Holes(name, depth, slots, unjudged)
-    for qid, doc, source in extra:
-        if qid in labelled and doc not in labelled[qid] and (qid, doc) not in judged:
-            result.add(qid, doc, source)
+        at = min(depth, (kept or {}).get(name, depth))
+        ranked = ((q.id, by_question.get(q.id, ()), labelled[q.id]) for q in golden.questions)
+        result.holes[name], found = count_holes(name, at, ranked, judged)
+        for qid, doc, rank in found:
+            result.add(qid, doc, f"{name} #{rank}")
+    for key, doc, source in extra:
+        known = key in labelled or key.startswith(NEW_QUESTION)
+        if known and doc not in labelled.get(key, ()) and (key, doc) not in judged:
+            result.add(key, doc, source)
     return result
+
+
+def lint_candidates(findings: Iterable[Finding]) -> list[tuple[str, str, str]]:
+    """(question id, document id, source) of lint's completeness findings: the source is the
+    check's name with the target the document is like (``label_completeness: 82% like x.md``)."""
+    from retrieval_eval.lint.completeness import CHECK
+
+    found: list[tuple[str, str, str]] = []
+    for finding in findings:
+        if finding.check != CHECK:
+            continue
+        for doc, why in finding.details.get("candidates", {}).items():
+            like = f"{float(why['jaccard']):.0%} like {why['similar_to']}"
+            found.extend((qid, doc, f"{CHECK}: {like}") for qid in finding.question_ids)
+    return found
+
+
+def replay_candidates(
+    rows: Iterable[Mapping[str, object]], golden: GoldenQuestionSet
+) -> list[tuple[str, str, str]]:
+    """(question key, document id, source) of a replay's draft rows
+    (:func:`retrieval_eval.replay.draft.draft_rows`) whose query is not already a question of the
+    set (same text, case and spacing aside): those are labelled already."""
+    known = {" ".join(q.question.casefold().split()) for q in golden.questions}
+    found = []
+    for row in rows:
+        text = str(row["question"])
+        if " ".join(text.casefold().split()) not in known:
+            found.append((NEW_QUESTION + text, str(row["document_id"]), str(row["source"])))
+    return found

@@ -2,8 +2,8 @@
 
 Inputs and what they enable:
 
-- ``retriever``: dead labels (when it can look ids up), and its corpus (lexical, dense, or a
-  chunked adapter around one) when no ``corpus`` is given;
+- ``retriever``: dead labels (when it can look ids up), and its corpus (lexical, dense,
+  run_file given a corpus, or a chunked adapter around one) when no ``corpus`` is given;
 - ``corpus`` (a path, as the lexical adapter reads it, or documents): form honesty, label
   completeness. A folder holding a ``corpus.jsonl`` is a BEIR collection: its ``corpus.jsonl``
   is read (not the folder's ``.md`` files, such as a ``SOURCE.md``);
@@ -56,11 +56,13 @@ class CorpusMismatchError(ConfigError):
 
 
 def corpus_path(retriever: Any) -> Path | None:
-    """The corpus path of a lexical or dense retriever, or of a chunked one's inner retriever."""
+    """The corpus path of a lexical or dense retriever (``options.corpus``), of a run_file one
+    given a corpus (``corpus``), or of a chunked one's inner retriever."""
     while retriever is not None:
-        path = getattr(getattr(retriever, "options", None), "corpus", None)
-        if isinstance(path, Path):
-            return path
+        for path in (getattr(getattr(retriever, "options", None), "corpus", None),
+                     getattr(retriever, "corpus", None)):  # fmt: skip
+            if isinstance(path, Path):
+                return path
         retriever = getattr(retriever, "inner", None)
     return None
 

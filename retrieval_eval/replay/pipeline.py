@@ -306,6 +306,39 @@ def judged_against(
     return replace(outcome, before=others, against_run=against_run)
 
 
+def stored_outcome(store: Store, replay_id: int) -> ReplayOutcome:
+    """A stored replay compared again with the replay it was compared with when it ran (its
+    ``compared_id``), as the outcome a replay draft is made from (``sets pool --replay``); a
+    replay compared with nothing (the first of its series, or with another retriever replayed
+    then, whose rankings are not kept) is an error saying so."""
+    from retrieval_eval.store.replays import get_replay, get_sample, rankings
+
+    stored = get_replay(store, replay_id)
+    if stored.compared_id is None:
+        raise InvalidInputError(
+            f"replay {replay_id} ({stored.sample_name} by {stored.retriever}) was compared with no "
+            "stored replay (the first of its series, or compared with another retriever): no "
+            "rankings moved to pool; give a later replay of the series (`retrieval-eval drift "
+            f"{stored.sample_name} {stored.retriever}` lists them)"
+        )
+    outcome = outcome_of(
+        stored.sample_name,
+        stored.retriever,
+        stored.sample_id,
+        get_sample(store, stored.sample_id),
+        rankings(store, replay_id),
+        rankings(store, stored.compared_id),
+        p=stored.p,
+        k=stored.k,
+        thresholds=DriftThresholds(),
+        compared=get_replay(store, stored.compared_id),
+        label=None,
+        index_version=stored.index_version,
+        run_key=stored.run_key,
+    )
+    return replace(outcome, replay_id=replay_id)
+
+
 def unpacked(sample: QuerySample, rows: Iterable[Sequence[Any]]) -> list[Ranked]:
     """Rankings packed as ``(key, ids, error)`` (an XCom, a spool file) with the sample's
     stored texts, counts and buckets."""

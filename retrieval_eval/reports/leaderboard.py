@@ -1,14 +1,16 @@
 """A :class:`~retrieval_eval.judging.leaderboard.Leaderboard` as text, Markdown, CSV or JSON.
 
 - text: the board (rank, rates with 95 % intervals: top-1, top-3, then every other depth one of
-  the runs gates, MRR, nDCG, errors, latency), then each
+  the runs gates, MRR, nDCG, errors, latency, holes: the share of the top 10 unjudged), then each
   retriever against the reference (shared questions, top-1 change with its paired interval,
   McNemar p, Holm-corrected p, ``*`` when significant), the legend, any warnings, and the
   questions where they disagree on top-1, one column per retriever. Aligned columns (rich).
 - markdown: the same tables as GitHub tables; the disagreements in a collapsed ``<details>``;
   names and ids through :func:`~retrieval_eval.reports.markdown_text.md_text` (shown, never rendered).
 - csv: one row per retriever (RFC 4180), the rates, intervals and comparison flattened into
-  columns (the deeper depths' ``top{k}_hit_rate``, ``top{k}_ci_low``, ``top{k}_ci_high`` last);
+  columns (``holes_depth``, ``holes_unjudged``, ``holes_slots``, ``holes_share`` after the
+  seed's columns, then the deeper depths' ``top{k}_hit_rate``, ``top{k}_ci_low``,
+  ``top{k}_ci_high`` last);
   text cells that a spreadsheet would run as a formula get a leading ``'``.
 - json: the model, ``model_dump(mode="json")``; its keys do not depend on the data.
 
@@ -63,6 +65,9 @@ CSV_COLUMNS = (
 )  # fmt: skip
 
 
+HOLES_COLUMNS = ("holes_depth", "holes_unjudged", "holes_slots", "holes_share")  # then depths
+
+
 def render_leaderboard(board: Leaderboard, fmt: str) -> str:
     if fmt == "json":
         return dumps(board.model_dump(mode="json")) + "\n"
@@ -88,13 +93,13 @@ def _deeper(board: Leaderboard) -> list[int]:
 def _board_right(board: Leaderboard) -> set[int]:
     """The right-aligned board columns: :data:`BOARD_RIGHT`, past the depths' own columns."""
     shift = len(_deeper(board))
-    return {i if i < 7 else i + shift for i in BOARD_RIGHT}
+    return {i if i < 7 else i + shift for i in BOARD_RIGHT} | {12 + shift}  # holes
 
 
 def _board_rows(board: Leaderboard) -> tuple[list[str], list[list[str]]]:
     deeper = _deeper(board)
     headers = [*BOARD_COLUMNS, "top-3 [95% CI]", *(f"top-{d} [95% CI]" for d in deeper)]
-    headers += ["MRR", _ndcg_header(board), "errors", "p50", "p95"]
+    headers += ["MRR", _ndcg_header(board), "errors", "p50", "p95", _holes_header(board)]
     several_ndcg = headers[8 + len(deeper)] == "nDCG"
     rows = []
     for rank, e in enumerate(board.entries, 1):
@@ -116,9 +121,21 @@ def _board_rows(board: Leaderboard) -> tuple[list[str], list[list[str]]]:
                 str(e.error_count),
                 ms(e.latency_p50_ms),
                 ms(e.latency_p95_ms),
+                _holes(board, e),
             ]
         )
     return headers, rows
+
+
+def _holes_header(board: Leaderboard) -> str:
+    """``holes@10`` when every entry's holes are at one depth, else ``holes`` (each cell says)."""
+    depths = {e.holes_depth for e in board.entries}
+    return f"holes@{depths.pop()}" if len(depths) == 1 else "holes"
+
+
+def _holes(board: Leaderboard, e: Entry) -> str:
+    one = len({x.holes_depth for x in board.entries}) == 1
+    return pct(e.holes_share) + ("" if one else f" (@{e.holes_depth})")
 
 
 def _versus_rows(board: Leaderboard) -> tuple[list[str], list[list[str]]]:
@@ -216,13 +233,14 @@ def _csv(board: Leaderboard) -> str:
     writer = csv.writer(buffer)
     deeper = _deeper(board)  # after the older columns: readers by position keep working
     extra = [f"top{d}_{key}" for d in deeper for key in ("hit_rate", "ci_low", "ci_high")]
-    writer.writerow([*CSV_COLUMNS, *extra])
+    writer.writerow([*CSV_COLUMNS, *HOLES_COLUMNS, *extra])
     for rank, e in enumerate(board.entries, 1):
         deep = []
         for d in deeper:
             interval = _pair(e.hit_rate_at_ci.get(d))
             deep += [_number(e.hit_rate_at.get(d)), *(_number(b) for b in interval or (None,) * 2)]
-        writer.writerow([*_csv_row(rank, e), *deep])
+        holes = [e.holes_depth, e.holes_unjudged, e.holes_slots, _number(e.holes_share)]
+        writer.writerow([*_csv_row(rank, e), *("" if h is None else h for h in holes), *deep])
     return buffer.getvalue()
 
 

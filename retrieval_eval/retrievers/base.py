@@ -26,8 +26,11 @@ Optional extras the scorer honours when present:
   can return), which ``chunked`` maps from chunk ids to document ids.
 - ``document_texts(ids: Iterable[str]) -> dict[str, str]``: the stored text of each of ``ids``
   that the retriever can give (ids it does not know are left out; a document stored as chunks
-  has them joined by a blank line), for lint and for reviewing candidates. The vector-store
-  adapters (``qdrant``, ``chroma``, ``lancedb``, ``llamaindex``, ``haystack``) offer it.
+  has them joined by a blank line), for lint and for reviewing candidates (``sets pool``).
+  ``lexical``, ``dense``, ``run_file`` (given a ``corpus``), ``postgres_fts`` (with text
+  columns), ``http`` (with a ``texts`` request), ``chunked`` (through its inner retriever) and
+  the vector-store adapters (``qdrant``, ``chroma``, ``lancedb``, ``llamaindex``, ``haystack``)
+  offer it.
 
 An adapter *type* (a class registered for ``type:`` in the config) may also define the classmethod
 ``prepare(identifier, options, context)``: build whatever is expensive and cacheable (an index,

@@ -23,7 +23,10 @@ the inner retriever has it. An inner retriever that can list its ids (``known_id
 ``lexical``, ``dense``, ``run_file``) has them mapped to document ids and compared; one that only
 answers for exact ids (``postgres_fts``, ``http``) is asked for the document ids as they are, so
 over a chunk-grained table its lookup must accept document ids (an ``http`` lookup endpoint that
-answers for documents, or a ``postgres_fts`` id column holding document ids).
+answers for documents, or a ``postgres_fts`` id column holding document ids). ``document_texts``
+follows the same rule: an inner retriever listing its ids gives the texts of a document's chunks,
+joined by a blank line in chunk order (``guide.md#2`` before ``guide.md#10``); one that does not
+is asked for the document ids as they are.
 """
 
 from __future__ import annotations
@@ -88,6 +91,8 @@ class ChunkedRetriever:
             self.existing_ids = self._existing_ids
             # empty: the dead-label check then names the default (labels.DEFAULT_SOURCE)
             self.existing_ids_source = str(getattr(inner, "existing_ids_source", "") or "")
+        if callable(getattr(inner, "document_texts", None)):
+            self.document_texts = self._document_texts
 
     @classmethod
     def from_options(
@@ -130,6 +135,24 @@ class ChunkedRetriever:
             documents = {self.mapper.document_id(k) for k in known_ids()}
             return {i for i in asked if i in documents}
         return set(self.inner.existing_ids(asked)) & set(asked)  # type: ignore[attr-defined]
+
+    def _document_texts(self, ids: Iterable[str]) -> dict[str, str]:
+        asked = list(dict.fromkeys(ids))
+        known_ids = getattr(self.inner, "known_ids", None)
+        if not callable(known_ids):
+            texts = self.inner.document_texts(asked)  # type: ignore[attr-defined]
+            return {i: texts[i] for i in asked if i in texts}
+        wanted = set(asked)
+        chunks = sorted(
+            (k for k in known_ids() if self.mapper.document_id(k) in wanted),
+            key=lambda k: (len(k), k),  # chunk order within a document: #2 before #10
+        )
+        texts = self.inner.document_texts(chunks)  # type: ignore[attr-defined]
+        parts: dict[str, list[str]] = {}
+        for chunk in chunks:
+            if texts.get(chunk):
+                parts.setdefault(self.mapper.document_id(chunk), []).append(texts[chunk])
+        return {i: "\n\n".join(parts[i]) for i in asked if i in parts}
 
     def close(self) -> None:
         close = getattr(self.inner, "close", None)

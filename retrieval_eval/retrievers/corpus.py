@@ -7,7 +7,7 @@ folder, with forward slashes (``billing/refunds.md``).
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -84,6 +84,13 @@ def _read_jsonl(path: Path) -> Iterator[Document]:
                     f"({exc})"
                 ) from None
             yield Document(doc_id, str(row.get("title") or ""), str(row.get("text") or ""))
+
+
+def texts_of(documents: Iterable[Document], ids: Iterable[str]) -> dict[str, str]:
+    """The content (title, newline, text) of each of ``ids`` among ``documents``; ids not there
+    are left out: what ``document_texts`` answers for a corpus read from a path."""
+    wanted = set(ids)
+    return {doc.id: doc.content for doc in documents if doc.id in wanted}
 
 
 def chunk_words(text: str, size: int, overlap: int) -> list[str]:

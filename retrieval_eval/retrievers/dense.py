@@ -26,7 +26,8 @@ and recomputed otherwise; without it they are kept in the adapter cache,
 
 Search is exact: every document's cosine similarity with the question, ties broken by corpus
 order. Each document is embedded whole as ``title`` + newline + ``text``. ``existing_ids`` (dead
-labels) answers from the embedded corpus's ids.
+labels) answers from the embedded corpus's ids; ``document_texts`` (candidates to judge) reads
+the corpus again: only the embeddings are held.
 """
 
 from __future__ import annotations
@@ -40,7 +41,7 @@ import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
 from retrieval_eval.retrievers.cache import cache_dir
-from retrieval_eval.retrievers.corpus import read_corpus
+from retrieval_eval.retrievers.corpus import read_corpus, texts_of
 from retrieval_eval.retrievers.embedding import sentence_transformer
 from retrieval_eval.retrievers.options import BuildContext, ConfigPath, parse_options
 
@@ -155,6 +156,10 @@ class DenseRetriever:
     def known_ids(self) -> set[str]:
         """Every document id of the embedded corpus."""
         return set(self._ids)
+
+    def document_texts(self, ids: Iterable[str]) -> dict[str, str]:
+        """The corpus text (title, newline, text) of each of ``ids`` it knows, read again."""
+        return texts_of(read_corpus(self.options.corpus), ids)
 
     @property
     def size(self) -> int:

@@ -57,6 +57,18 @@ Options:
 
       lookup: {url: https://search.internal/products/_mget, body: {ids: "{ids}"},
                ids: "docs[?found]._id"}
+
+- ``texts`` (optional): how to ask the service for documents' texts, for ``document_texts``
+  (candidates to judge show their text). Shaped like ``lookup`` (``url``, ``method``, ``params``
+  / ``body`` with ``{ids}``, ``batch_size``) but with ``texts``, a JMESPath expression giving
+  ``[id, text]`` pairs (a multiselect list keeps a missing text as null, where a projection of
+  the texts alone would drop it and misalign them); a pair whose text is null or empty is left
+  out. Without it the adapter offers no texts.
+
+  .. code-block:: yaml
+
+      texts: {url: https://search.internal/products/_mget, body: {ids: "{ids}"},
+              texts: "docs[?found].[_id, _source.body]"}
 """
 
 from __future__ import annotations
@@ -65,7 +77,7 @@ import base64
 import json
 import logging
 import time
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from typing import Annotated, Any, Literal
 from urllib.parse import quote, urlencode
 
@@ -120,15 +132,14 @@ def _compiles(value: str) -> str:
 JmesPath = Annotated[str, AfterValidator(_compiles)]
 
 
-class _Request(BaseModel):
-    """What a search and a lookup request share: method, templates, the JMESPath to the ids."""
+class _Templates(BaseModel):
+    """What every request shares: the method and the query string and body templates."""
 
     model_config = ConfigDict(extra="forbid")
 
     method: Literal["GET", "POST"] = "GET"
     params: dict[str, Any] | None = None
     body: Any = None
-    ids: JmesPath
 
     @field_validator("method", mode="before")
     @classmethod
@@ -136,12 +147,28 @@ class _Request(BaseModel):
         return value.upper() if isinstance(value, str) else value
 
 
-class HttpLookup(_Request):
-    """The optional existence lookup (dead labels); ``{ids}`` in its templates."""
+class _Request(_Templates):
+    """What a search and a lookup request share: the templates and the JMESPath to the ids."""
+
+    ids: JmesPath
+
+
+class _ByIds(BaseModel):
+    """A request about given ids (``{ids}`` in its templates), sent ``batch_size`` at a time."""
 
     url: str | None = None
     method: Literal["GET", "POST"] = "POST"
     batch_size: int = Field(default=500, ge=1)
+
+
+class HttpLookup(_ByIds, _Request):
+    """The optional existence lookup (dead labels)."""
+
+
+class HttpTexts(_ByIds, _Templates):
+    """The optional text request (``document_texts``): ``texts`` gives ``[id, text]`` pairs."""
+
+    texts: JmesPath
 
 
 class HttpOptions(_Request):
@@ -158,6 +185,7 @@ class HttpOptions(_Request):
     verify_tls: bool = True
     max_response_bytes: int = Field(default=16 * 2**20, ge=1)
     lookup: HttpLookup | None = None
+    texts: HttpTexts | None = None
 
     @field_validator("url")
     @classmethod
@@ -237,6 +265,13 @@ class HttpRetriever:
             self._lookup_where = _endpoint(options.lookup.method, self._lookup_url)
             self.existing_ids = self._existing_ids
             self.existing_ids_source = "http lookup"
+        if options.texts is not None:
+            self._texts_of = jmespath.compile(options.texts.texts)
+            path = options.texts.url or options.url
+            self._texts_url = base_url.rstrip("/") + path if path.startswith("/") else path
+            register_url(self._texts_url)
+            self._texts_where = _endpoint(options.texts.method, self._texts_url)
+            self.document_texts = self._document_texts
         params, body = options.params, options.body
         if params is None and body is None:
             if options.method == "GET":
@@ -271,13 +306,14 @@ class HttpRetriever:
                 f"{where}.url: a relative url needs connection_id (the connection's host is the "
                 "base); or give the full http(s):// url"
             )
-        lookup_url = opts.lookup.url if opts.lookup else None
-        if lookup_url and not lookup_url.startswith(("http://", "https://", "/")):
-            raise ConfigError(f"{where}.lookup.url: must start with http:// or https:// (or /)")
-        if lookup_url and lookup_url.startswith("/") and not opts.connection_id:
-            raise ConfigError(
-                f"{where}.lookup.url: a relative url needs connection_id; or give the full url"
-            )
+        for name, request in (("lookup", opts.lookup), ("texts", opts.texts)):
+            other_url = request.url if request else None
+            if other_url and not other_url.startswith(("http://", "https://", "/")):
+                raise ConfigError(f"{where}.{name}.url: must start with http:// or https:// (or /)")
+            if other_url and other_url.startswith("/") and not opts.connection_id:
+                raise ConfigError(
+                    f"{where}.{name}.url: a relative url needs connection_id; or give the full url"
+                )
         secrets = env_headers(opts.headers_from_env, f"{where}.headers_from_env")
         base_url, raw = "", []
         if opts.connection_id:
@@ -311,23 +347,46 @@ class HttpRetriever:
         assert lookup is not None and self._lookup_ids is not None
         asked = sorted(set(ids))
         found: set[str] = set()
+        for answer in self._by_batch(lookup, asked, self._lookup_url, self._lookup_where):
+            found.update(self._parse(answer, self._lookup_ids, lookup.ids, self._lookup_where))
+        return found & set(asked)
+
+    def _document_texts(self, ids: Iterable[str]) -> dict[str, str]:
+        """Ask the ``texts`` endpoint for the texts of ``ids``, ``batch_size`` ids per request."""
+        request, where = self.options.texts, self._texts_where
+        assert request is not None
+        asked = sorted(set(ids))
+        texts: dict[str, str] = {}
+        for status, body in self._by_batch(request, asked, self._texts_url, where):
+            found = self._texts_of.search(json.loads(body)) if body else None
+            if not isinstance(found, list) or not all(
+                isinstance(p, list) and len(p) == 2 and isinstance(p[0], str | int) for p in found
+            ):
+                raise HttpRetrievalError(
+                    f"{where}: HTTP {status}: texts expression {request.texts!r} must give a "
+                    f"list of [id, text] pairs (such as 'docs[?found].[_id, _source.body]'): "
+                    f"{quoted_body(body)}"
+                )
+            texts.update((str(i), t) for i, t in found if isinstance(t, str) and t)
+        return {i: texts[i] for i in asked if i in texts}
+
+    def _by_batch(
+        self, request: HttpLookup | HttpTexts, asked: list[str], url: str, where: str
+    ) -> Iterator[tuple[int, bytes]]:
+        """The answers to ``request`` (``{ids}`` filled) for ``asked``, ``batch_size`` at a time;
+        any failure an :class:`HttpRetrievalError` naming ``where``, redacted."""
         try:
-            for start in range(0, len(asked), lookup.batch_size):
-                batch = asked[start : start + lookup.batch_size]
-                url = self._lookup_url
-                params = fill_ids(lookup.params, batch)
+            for start in range(0, len(asked), request.batch_size):
+                batch = asked[start : start + request.batch_size]
+                full = url
+                params = fill_ids(request.params, batch)
                 if params:
-                    url += ("&" if "?" in url else "?") + urlencode(params, doseq=True)
-                where = self._lookup_where
-                answer = self._send(lookup.method, url, fill_ids(lookup.body, batch), where)
-                found.update(self._parse(answer, self._lookup_ids, lookup.ids, where))
+                    full += ("&" if "?" in full else "?") + urlencode(params, doseq=True)
+                yield self._send(request.method, full, fill_ids(request.body, batch), where)
         except HttpRetrievalError:
             raise
         except Exception as exc:
-            raise HttpRetrievalError(
-                redact(f"{self._lookup_where}: {type(exc).__name__}: {exc}")
-            ) from None
-        return found & set(asked)
+            raise HttpRetrievalError(redact(f"{where}: {type(exc).__name__}: {exc}")) from None
 
     def _send(self, method: str, url: str, body: Any, where: str) -> tuple[int, bytes]:
         """One request with the adapter's retries, within the call's deadline: the status and

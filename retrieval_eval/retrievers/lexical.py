@@ -16,7 +16,8 @@ The index is built once per machine: it is kept in the adapter cache
 (:mod:`retrieval_eval.retrievers.cache`, keyed by the corpus content, the options and the bm25s
 version), so the mapped tasks of a DAG run and later runs load it instead of rebuilding it.
 :meth:`LexicalRetriever.prepare` builds it ahead of the fan-out. ``existing_ids`` (dead
-labels, :mod:`retrieval_eval.evaluation.labels`) answers from the index's document ids.
+labels, :mod:`retrieval_eval.evaluation.labels`) answers from the index's document ids;
+``document_texts`` (candidates to judge) reads the corpus again: the index keeps no text.
 """
 
 from __future__ import annotations
@@ -32,7 +33,7 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from retrieval_eval.retrievers.cache import cache_key, cached
 from retrieval_eval.retrievers.chunking import ChunkMapper
-from retrieval_eval.retrievers.corpus import chunk_words, read_corpus, require_corpus
+from retrieval_eval.retrievers.corpus import chunk_words, read_corpus, require_corpus, texts_of
 from retrieval_eval.retrievers.options import BuildContext, ConfigPath, parse_options
 
 
@@ -164,6 +165,15 @@ class LexicalRetriever:
         if self._mapper is not None and not self.options.return_chunks:
             return set(self._mapper.map(self._ids))
         return set(self._ids)
+
+    def document_texts(self, ids: Iterable[str]) -> dict[str, str]:
+        """The corpus text of each of ``ids`` it knows (a chunk's own text with
+        ``return_chunks``), read from the corpus: the index keeps no text."""
+        if self._mapper is not None and self.options.return_chunks:
+            wanted = set(ids)
+            units = zip(*self._units(), strict=True)
+            return {unit: text for unit, text in units if unit in wanted}
+        return texts_of(read_corpus(self.options.corpus), ids)
 
     @property
     def size(self) -> int:

@@ -30,13 +30,17 @@ Options:
 For claim-like questions use ``any`` with ``ts_rank``: under ``websearch`` a claim's every word
 rarely occurs in one abstract, and ``ts_rank_cd``'s cover density rewards adjacent terms, which
 OR-ed words rarely are (the README gives SciFact's figures).
+- ``document_columns`` (default: ``text_columns``): the columns ``document_texts`` reads
+  (joined by a newline, NULLs skipped) to show a candidate's text for judging; with
+  ``tsvector_column`` and no ``document_columns`` the adapter offers no texts.
 - ``max_concurrency`` (default 4): queries in flight, each on its own pooled connection.
   ``connect_timeout_s`` (default 10).
 
 Edge cases: the question text is always a query parameter, never spliced into SQL. A question
 made only of stop words has no lexemes and matches nothing (an empty ranking). Ties in rank are
 broken by id, so rankings are deterministic. ``existing_ids`` (dead labels) is one query,
-``SELECT id FROM table WHERE id::text = ANY(%s)``, with the ids as one array parameter. The table and columns are checked when the
+``SELECT id FROM table WHERE id::text = ANY(%s)``, with the ids as one array parameter;
+``document_texts`` is one such query too. The table and columns are checked when the
 retriever is built (a clear configuration error naming the option); an outage later is recorded
 per question.
 """
@@ -66,6 +70,7 @@ class PostgresFtsOptions(BaseModel):
     id_column: str = Field(default="id", min_length=1)
     text_columns: list[str] = Field(default_factory=list)
     tsvector_column: str | None = None
+    document_columns: list[str] | None = Field(default=None, min_length=1)
     text_search_config: str = "english"
     rank_function: Literal["ts_rank", "ts_rank_cd"] = "ts_rank"
     rank_normalization: int = Field(default=0, ge=0, le=63)
@@ -105,6 +110,9 @@ class PostgresFtsRetriever:
         self._lock = threading.Lock()
         self._query = build_query(options)
         self._lookup = build_lookup(options)
+        self._texts = build_texts(options)
+        if self._texts is not None:
+            self.document_texts = self._document_texts
 
     @classmethod
     def from_options(
@@ -122,6 +130,8 @@ class PostgresFtsRetriever:
 
         try:
             self._run("check", 0)
+            if self._texts is not None:
+                self._execute(self._texts, {"ids": []})
         except psycopg.OperationalError as exc:
             raise RetrieverError(
                 f"{where}: cannot connect to PostgreSQL: {redact(_first_line(exc))}"
@@ -130,7 +140,7 @@ class PostgresFtsRetriever:
             option = {
                 "UndefinedTable": "table",
                 "InvalidSchemaName": "schema",
-                "UndefinedColumn": "text_columns / id_column / tsvector_column",
+                "UndefinedColumn": "text_columns / id_column / tsvector_column / document_columns",
                 "UndefinedObject": "text_search_config",
             }.get(type(exc).__name__, "table")
             self.close()
@@ -163,6 +173,21 @@ class PostgresFtsRetriever:
                 f"PostgreSQL {type(exc).__name__}: {redact(_first_line(exc))}"
             ) from None
         return {str(row[0]) for row in rows}
+
+    def _document_texts(self, ids: Iterable[str]) -> dict[str, str]:
+        """The ``document_columns`` of each of ``ids`` in the id column: one query."""
+        import psycopg
+
+        asked = sorted(set(ids))
+        if not asked:
+            return {}
+        try:
+            rows = self._execute(self._texts, {"ids": asked})
+        except psycopg.Error as exc:
+            raise RuntimeError(
+                f"PostgreSQL {type(exc).__name__}: {redact(_first_line(exc))}"
+            ) from None
+        return {str(doc): str(text) for doc, text in rows if text}
 
     def _params(self, question: str, limit: int) -> dict[str, Any]:
         return {
@@ -245,6 +270,20 @@ def build_lookup(options: PostgresFtsOptions) -> Any:
     return sql.SQL(
         "SELECT DISTINCT {id}::text FROM {table} WHERE {id}::text = ANY(%(ids)s)"
     ).format(id=sql.Identifier(options.id_column), table=_table(options))
+
+
+def build_texts(options: PostgresFtsOptions) -> Any:
+    """The ``document_texts`` query (None without columns to read): the ``document_columns``
+    (else ``text_columns``) of each id of the ``%(ids)s`` array, joined by a newline."""
+    from psycopg import sql
+
+    columns = options.document_columns or options.text_columns
+    if not columns:
+        return None
+    text = sql.SQL(", ").join(sql.SQL("{}::text").format(sql.Identifier(c)) for c in columns)
+    return sql.SQL(
+        "SELECT {id}::text, concat_ws(E'\\n', {text}) FROM {table} WHERE {id}::text = ANY(%(ids)s)"
+    ).format(id=sql.Identifier(options.id_column), text=text, table=_table(options))
 
 
 def _table(options: PostgresFtsOptions) -> Any:

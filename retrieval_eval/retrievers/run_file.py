@@ -10,6 +10,10 @@ tools) without running the retriever here. Options:
 - ``order`` (TREC only): ``score`` (the default) sorts each question's lines by score
   descending, ties by document id descending, exactly as trec_eval does (it ignores the rank
   column); ``rank`` sorts by the rank column; ``file`` keeps the order of the file.
+- ``corpus`` (optional): the collection the run ranked (a BEIR ``corpus.jsonl``, the BEIR
+  folder holding it, or a folder of ``.md``/``.txt`` files). Given, the retriever offers
+  ``document_texts`` (candidates to judge show their text) and ``sets lint`` reads it for the
+  text checks.
 
 Edge cases:
 
@@ -50,6 +54,7 @@ class RunFileOptions(BaseModel):
     # a question the run holds no ranking for: an empty ranking (a miss), or that question's
     # error (a replay must not count "not in the file" as "returned nothing")
     missing: Literal["empty", "error"] = "empty"
+    corpus: ConfigPath | None = None
     max_concurrency: int = Field(default=1, ge=1)
 
 
@@ -64,12 +69,19 @@ class RunFileRetriever:
         source: str = "<run>",
         max_concurrency: int = 1,
         missing: Literal["empty", "error"] = "empty",
+        corpus: Path | None = None,
     ) -> None:
         self.identifier = identifier
         self.rankings = {qid: list(ids) for qid, ids in rankings.items()}
         self.source = source
         self.max_concurrency = max_concurrency
         self.missing = missing
+        self.corpus = corpus  # lint's text checks read it too (lint.run.corpus_path)
+        if corpus is not None:
+            from retrieval_eval.retrievers.corpus import require_corpus
+
+            require_corpus(corpus)
+            self.document_texts = self._document_texts
 
     @classmethod
     def from_options(
@@ -88,6 +100,7 @@ class RunFileRetriever:
             source=str(opts.path),
             max_concurrency=opts.max_concurrency,
             missing=opts.missing,
+            corpus=opts.corpus,
         )
 
     @classmethod
@@ -98,10 +111,16 @@ class RunFileRetriever:
         *,
         format: Literal["auto", "trec", "jsonl"] = "auto",
         order: Literal["score", "rank", "file"] = "score",
+        corpus: str | Path | None = None,
     ) -> RunFileRetriever:
         """Load a run file directly (no config): ``RunFileRetriever.from_file("bm25.run")``."""
         path = Path(path)
-        return cls(identifier or path.stem, read_run(path, format, order), source=str(path))
+        return cls(
+            identifier or path.stem,
+            read_run(path, format, order),
+            source=str(path),
+            corpus=None if corpus is None else Path(corpus),
+        )
 
     def retrieve_for(self, question: GoldenQuestion, limit: int) -> list[str]:
         """The stored ranking of ``question.id`` cut to ``limit``; a question the run lacks is
@@ -123,6 +142,14 @@ class RunFileRetriever:
     def known_ids(self) -> set[str]:
         """Every id the run returns for any question."""
         return {d for ranking in self.rankings.values() for d in ranking}
+
+    def _document_texts(self, ids: Iterable[str]) -> dict[str, str]:
+        """The text of each of ``ids`` in the ``corpus`` the run ranked (offered only with one)."""
+        from retrieval_eval.lint.run import beir_corpus_file
+        from retrieval_eval.retrievers.corpus import read_corpus, texts_of
+
+        assert self.corpus is not None
+        return texts_of(read_corpus(beir_corpus_file(self.corpus)), ids)
 
     def retrieve(self, question: str, limit: int) -> list[str]:
         raise LookupError(

@@ -18,7 +18,7 @@ from retrieval_eval.config.models import Thresholds
 from retrieval_eval.evaluation.results import QuestionResult
 from retrieval_eval.judging.leaderboard import compare_runs, latest_runs
 from retrieval_eval.judging.regression import detect_regression
-from retrieval_eval.reports.leaderboard import CSV_COLUMNS
+from retrieval_eval.reports.leaderboard import CSV_COLUMNS, HOLES_COLUMNS
 from retrieval_eval.store import open_store
 
 SET = "demo.set"
@@ -32,7 +32,8 @@ ENTRY_KEYS = {
     "name", "retriever", "run_id", "run_date", "labels_fingerprint", "question_count",
     "top1_hits", "top3_hits", "top1_hit_rate", "top3_hit_rate", "top1_hit_rate_ci",
     "top3_hit_rate_ci", "mrr", "ndcg", "ndcg_metric", "error_count", "latency_p50_ms",
-    "latency_p95_ms", "is_reference", "versus", "valid",
+    "latency_p95_ms", "is_reference", "versus", "valid", "holes_depth", "holes_unjudged",
+    "holes_slots", "holes_share",
 }  # fmt: skip
 VERSUS_KEYS = {
     "shared_questions", "top1_only_this", "top1_only_reference", "top1_delta", "top1_delta_ci",
@@ -109,7 +110,7 @@ def test_markdown_tables_and_the_disagreements_folded(db: str) -> None:
 def test_csv_has_one_row_per_retriever(db: str) -> None:
     text = compare(db, SET, "best", "middle", "worst", "--format", "csv").stdout
     rows = list(csv.DictReader(io.StringIO(text)))
-    assert list(rows[0]) == list(CSV_COLUMNS)
+    assert list(rows[0]) == [*CSV_COLUMNS, *HOLES_COLUMNS]  # holes last: readers by position
     assert [(r["rank"], r["retriever"], r["is_reference"]) for r in rows] == [
         ("1", "best", "1"),
         ("2", "middle", "0"),
@@ -261,3 +262,29 @@ def test_mixed_labels_name_each_run_once(db: str) -> None:
     assert result.exit_code == 0, result.output
     assert f"best (run 1); best (run {later})" in result.stderr
     assert "(run 1) (run 1)" not in result.output
+
+
+def test_holes_are_the_unlabelled_share_of_each_top_k_at_the_depth_kept(db: str) -> None:
+    data = json.loads(compare(db, SET, "best", "worst", "--format", "json").stdout)
+    for entry in data["entries"]:
+        marks = PATTERNS[entry["retriever"]]
+        # the builders' rankings: a hit at 1 or 3 is [target, other], a miss [other]
+        slots = sum(2 if c in "13" else 1 for c in marks)
+        # runs keep their top 3: asked for 10, the holes are counted at 3
+        assert (entry["holes_depth"], entry["holes_slots"]) == (3, slots)
+        assert entry["holes_unjudged"] == len(marks)  # every "other" is unlabelled
+        assert entry["holes_share"] == pytest.approx(len(marks) / slots)
+    top1 = json.loads(
+        compare(db, SET, "best", "worst", "--holes-depth", "1", "--format", "json").stdout
+    )
+    for entry in top1["entries"]:
+        marks = PATTERNS[entry["retriever"]]
+        assert entry["holes_depth"] == 1
+        assert entry["holes_share"] == pytest.approx(sum(c != "1" for c in marks) / len(marks))
+    text = compare(db, SET, "best", "worst").stdout
+    assert "holes@3" in text.splitlines()[1]
+    rows = list(
+        csv.DictReader(io.StringIO(compare(db, SET, "best", "worst", "--format", "csv").stdout))
+    )
+    assert [r["holes_depth"] for r in rows] == ["3", "3"]
+    assert float(rows[0]["holes_share"]) == pytest.approx(data["entries"][0]["holes_share"])

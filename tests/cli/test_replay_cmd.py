@@ -100,3 +100,22 @@ def test_unknown_names_are_usage_errors_before_any_work(config: Path) -> None:
     assert unknown.exit_code == 2 and "did you mean 'traffic'" in unknown.output
     both = invoke(config, "replay", "traffic", "bm25", "--against", "x", "--against-run", "1")
     assert both.exit_code == 2
+
+
+def test_sets_pool_adds_a_stored_replays_queries_as_new_questions(config: Path) -> None:
+    from retrieval_eval.golden.judgments import Judgment
+
+    handbook = str(Path(__file__).resolve().parents[2] / "examples" / "golden" / "handbook.yaml")
+    assert invoke(config, "replay", "top10", "bm25").exit_code == 0  # replay 1: the first
+    assert invoke(config, "replay", "top10", "bm25").exit_code == 0  # replay 2: against 1
+    base = ["sets", "pool", handbook, "--retrievers", "bm25", "--fresh", "--no-lint"]
+    first = invoke(config, *base, "--replay", "1")
+    assert first.exit_code == 2 and "compared with no stored replay" in first.output
+    pooled = invoke(config, *base, "--replay", "2", "--most", "3", "--no-texts")
+    assert pooled.exit_code == 0, pooled.output
+    rows = [Judgment.model_validate_json(line) for line in pooled.stdout.splitlines()]
+    replayed = [r for r in rows if r.question_id is None]
+    sample = invoke(config, "samples", "show", "top10").output
+    assert replayed and len({r.question for r in replayed}) <= 3
+    assert all(r.question and r.question in sample for r in replayed)
+    assert all((r.source or "").startswith("replay 2 of top10 by bm25: before #") for r in replayed)

@@ -144,3 +144,38 @@ def test_existing_ids_ask_an_exact_id_inner_retriever_for_documents(server: Rank
     assert server.requests[-1].body == {"ids": ["a.md", "b.md"]}
     no_lookup = registry({"type": "chunked", "inner": {**inner, "lookup": None}}).build("docs")
     assert not hasattr(no_lookup, "existing_ids")
+
+
+def test_document_texts_join_the_inner_chunks_in_order(tmp_path: Path) -> None:
+    words = [f"w{i}" for i in range(25)]
+    (tmp_path / "docs").mkdir()
+    (tmp_path / "docs" / "long.md").write_text(" ".join(words))
+    (tmp_path / "docs" / "short.md").write_text("tiny")
+    inner = {"type": "lexical", "corpus": "docs", "chunk_size": 2, "return_chunks": True}
+    retriever = registry({"type": "chunked", "inner": inner}, base_dir=tmp_path).build("docs")
+    texts = retriever.document_texts(["long.md", "short.md", "gone.md"])
+    # 13 chunks: long.md#10 must follow long.md#9, not long.md#1
+    chunks = [" ".join(words[i : i + 2]) for i in range(0, 25, 2)]
+    assert texts == {"long.md": "\n\n".join(chunks), "short.md": "tiny"}
+
+
+def test_document_texts_ask_an_exact_id_inner_retriever_for_documents(
+    server: RankingServer,
+) -> None:
+    server.behaviour.documents = {"a.md"}
+    server.behaviour.texts = {"a.md": "all of a"}
+    inner = {
+        "type": "http",
+        "url": server.url + "/s",
+        "ids": "hits.hits[*]._id",
+        "texts": {
+            "url": server.url + "/_mget",
+            "body": {"ids": "{ids}"},
+            "texts": "docs[?found].[_id, _source.body]",
+        },
+    }
+    retriever = registry({"type": "chunked", "inner": inner}).build("docs")
+    assert retriever.document_texts(["a.md", "b.md"]) == {"a.md": "all of a"}
+    assert server.requests[-1].body == {"ids": ["a.md", "b.md"]}
+    plain = registry({"type": "chunked", "inner": {**inner, "texts": None}}).build("docs")
+    assert not hasattr(plain, "document_texts")

@@ -102,3 +102,12 @@ def test_existing_ids_are_the_corpus_documents(tmp_path: Path) -> None:
         p.relative_to(EXAMPLES / "corpus").as_posix() for p in (EXAMPLES / "corpus").rglob("*.md")
     )[:2]
     assert some and retriever.existing_ids([*some, "no/such.md"]) == set(some)
+
+
+@needs_dense
+def test_document_texts_come_from_the_embedded_corpus(tmp_path: Path) -> None:
+    (tmp_path / "corpus.jsonl").write_text(
+        '{"_id": "a", "title": "Title", "text": "Body of a."}\n{"_id": "b", "text": "Only b."}\n'
+    )
+    retriever = build(tmp_path / "corpus.jsonl", embeddings_cache=str(tmp_path / "e.npz"))
+    assert retriever.document_texts(["a", "b", "c"]) == {"a": "Title\nBody of a.", "b": "Only b."}

@@ -462,3 +462,26 @@ def test_without_lookup_no_capability_and_failures_are_errors(server: RankingSer
         build(server.url + "/_search", lookup={"url": "/_mget", "ids": "x"})
     with pytest.raises(ConfigError, match=r"lookup.ids"):
         build(server.url + "/_search", lookup={"ids": "[["})
+
+
+def test_texts_request_gives_the_documents_texts_in_batches(server: RankingServer) -> None:
+    server.behaviour.documents = {"d1", "d2", "d3"}
+    server.behaviour.texts = {"d1": "one", "d2": None, "d3": "three"}
+    texts = {
+        "url": server.url + "/_mget",
+        "body": {"ids": "{ids}"},
+        "texts": "docs[?found].[_id, _source.body]",
+        "batch_size": 2,
+    }
+    retriever = build(server.url + "/_search", texts=texts)
+    assert not hasattr(build(server.url + "/_search"), "document_texts")  # only when configured
+    # d2 has no text (null), gone is not found
+    assert retriever.document_texts(["d3", "gone", "d1", "d2"]) == {"d1": "one", "d3": "three"}
+    sent = [r.body["ids"] for r in server.requests if r.path == "/_mget"]
+    assert sent == [["d1", "d2"], ["d3", "gone"]]
+    # texts alone (a projection drops the null: they would land on the wrong ids) is refused
+    bad = build(server.url + "/_search", texts={**texts, "texts": "docs[*]._source.body"})
+    with pytest.raises(HttpRetrievalError, match=r"must give a list of \[id, text\] pairs"):
+        bad.document_texts(["d1", "d2"])
+    with pytest.raises(ConfigError, match=r"retrievers.search.texts.url: a relative url"):
+        build(server.url + "/_search", texts={**texts, "url": "/_mget"})

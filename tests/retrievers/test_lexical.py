@@ -210,3 +210,17 @@ def test_a_corpus_with_old_mac_line_breaks_and_unicode_blank_lines_reads(tmp_pat
     )
     for name in ("cr.jsonl", "blank.jsonl"):
         assert lexical(tmp_path, corpus=name).retrieve("word1", 3)[0] == "d1"
+
+
+def test_document_texts_come_from_the_corpus(tmp_path: Path, beir: Path, folder: Path) -> None:
+    whole = lexical(tmp_path, corpus=str(beir))
+    assert whole.document_texts(["d1", "4", "nope"]) == {
+        "d1": "Refund policy\nAnnual plans can be refunded within 30 days.",
+        "4": "Numeric ids are read as strings. Zebra.",
+    }
+    chunks = lexical(tmp_path, corpus=str(folder), chunk_size=60, return_chunks=True)
+    texts = chunks.document_texts(["long.md#0", "long.md#1", "long.md"])
+    assert set(texts) == {"long.md#0", "long.md#1"}  # chunk ids answer with chunk texts
+    assert texts["long.md#0"].split() == (["filler"] * 50 + ["quokka"] + ["filler"] * 50)[:60]
+    documents = lexical(tmp_path, corpus=str(folder), chunk_size=60)
+    assert documents.document_texts(["long.md"])["long.md"].count("filler") == 100

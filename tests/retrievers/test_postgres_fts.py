@@ -221,3 +221,25 @@ def test_airflow_connection(scifact_db: dict[str, Any], monkeypatch: pytest.Monk
         assert retriever.retrieve("vitamin D deficiency", 3)
     finally:
         retriever.close()
+
+
+def test_document_texts_read_the_text_columns_or_document_columns(
+    scifact_db: dict[str, Any],
+) -> None:
+    corpus = {d.id: d for d in read_corpus(shared_collection("scifact") / "corpus.jsonl")}
+    wanted = sorted(corpus)[:3]
+    by_text_columns = build(scifact_db)
+    by_document_columns = build(scifact_db, tsvector_column="tsv", document_columns=[TEXT])
+    only_tsvector = build(scifact_db, tsvector_column="tsv")
+    try:
+        texts = by_text_columns.document_texts([*wanted, "not-a-document", wanted[0]])
+        bodies = by_document_columns.document_texts(wanted)
+    finally:
+        for retriever in (by_text_columns, by_document_columns, only_tsvector):
+            retriever.close()
+    # title and text joined by a newline, as the corpus gives a document's content
+    assert texts == {i: corpus[i].content for i in wanted}
+    assert bodies == {i: corpus[i].text for i in wanted}
+    assert not hasattr(only_tsvector, "document_texts")  # no columns to read: no capability
+    with pytest.raises(ConfigError, match=r"retrievers.fts.text_columns / .* / document_columns"):
+        build(scifact_db, document_columns=["no such column"])

@@ -163,3 +163,26 @@ def test_missing_error_makes_an_absent_question_its_error_not_a_hit(tmp_path: Pa
     assert (
         not absent.top1_hit and absent.error is not None and "not in the run file" in absent.error
     )
+
+
+def test_document_texts_only_with_a_corpus(tmp_path: Path) -> None:
+    (tmp_path / "r.run").write_text("q1 Q0 a 1 3 t\n", encoding="utf-8")
+    beir = tmp_path / "beir"
+    beir.mkdir()
+    (beir / "corpus.jsonl").write_text(
+        json.dumps({"_id": "a", "title": "A", "text": "about a"}) + "\n", encoding="utf-8"
+    )
+    (beir / "SOURCE.md").write_text("not a document", encoding="utf-8")
+    registry = RetrieverRegistry(
+        {
+            "plain": {"type": "run_file", "path": "r.run"},
+            "with_corpus": {"type": "run_file", "path": "r.run", "corpus": "beir"},
+            "bad": {"type": "run_file", "path": "r.run", "corpus": "nowhere"},
+        },
+        base_dir=tmp_path,
+    )
+    assert not hasattr(registry.build("plain"), "document_texts")
+    # a BEIR folder is read as its corpus.jsonl, as lint reads it
+    assert registry.build("with_corpus").document_texts(["a", "b"]) == {"a": "A\nabout a"}
+    with pytest.raises(ConfigError, match=r"corpus .*nowhere does not exist"):
+        registry.build("bad")

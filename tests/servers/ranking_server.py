@@ -13,7 +13,8 @@ secret the tool knows that the service should not, such as a store password as `
 A request to a path ending in ``/_mget`` is an existence lookup (the adapter's ``lookup``): it
 asks for ids in the body's ``ids`` list or the comma-separated ``ids`` query parameter, and is
 answered Elasticsearch-style, ``{"docs": [{"_id": ..., "found": true|false}]}``, from
-:attr:`Behaviour.documents`.
+:attr:`Behaviour.documents`; a document with a text in :attr:`Behaviour.texts` also has
+``"_source": {"body": text}`` (the adapter's ``texts`` request).
 """
 
 from __future__ import annotations
@@ -51,6 +52,7 @@ class Behaviour:
     echo: dict[str, str] = field(default_factory=dict)  # question -> 500 quoting in this form
     echo_secret: str | None = None  # what ``echo`` quotes instead of the Authorization header
     documents: set[str] = field(default_factory=set)  # ids an ``/_mget`` lookup finds
+    texts: dict[str, str | None] = field(default_factory=dict)  # id -> its ``_source.body``
 
 
 @dataclass
@@ -175,7 +177,11 @@ class RankingServer:
             asked = body.get("ids") if isinstance(body, dict) else None
             if asked is None:
                 asked = ",".join(params.get("ids", [])).split(",")
-            docs = [{"_id": d, "found": d in b.documents} for d in asked]
+            docs = [
+                {"_id": d, "found": d in b.documents}
+                | ({"_source": {"body": b.texts[d]}} if d in b.texts else {})
+                for d in asked
+            ]
             return 200, json.dumps({"docs": docs})
         self._closed.wait(b.latency_s + b.slow.get(question, 0.0))
         if question in b.echo:

@@ -1,0 +1,181 @@
+"""``retrieval-eval sets pool SET --retrievers R1,R2``: the documents to judge, as a judgments file.
+
+The candidates (:mod:`retrieval_eval.judging.gather`) go to ``--output FILE`` (``.jsonl`` or
+``.csv``, by its suffix) or to stdout as JSONL; what was written, the notes and, per retriever,
+its hit rates beside its holes go to stderr, so stdout stays a judgments file. Exit codes: 0
+written (also when there is nothing to judge); 2 bad input (an unknown set or retriever, a
+retriever without a stored run on the set and no ``--fresh``, a bad judgments file, a corpus
+that is not the set's, an unwritable output); 3 the store cannot be reached.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import click
+
+from retrieval_eval.cli.db_cmd import db_option
+from retrieval_eval.cli.options import config_option
+from retrieval_eval.cli.sets_cmd import sets
+from retrieval_eval.judging.pooling import DEPTH
+
+
+def _names(ctx: click.Context, param: click.Parameter, value: str) -> list[str]:
+    names = list(dict.fromkeys(part.strip() for part in value.split(",") if part.strip()))
+    if not names:
+        raise click.BadParameter("give one or more retriever names separated by commas")
+    return names
+
+
+@sets.command("pool")
+@click.argument("set_name", metavar="SET")
+@click.option(
+    "--retrievers",
+    required=True,
+    callback=_names,
+    metavar="R1,R2,...",
+    help="Pool the latest stored run of each (or a run made now, with --fresh).",
+)
+@click.option("--depth", type=click.IntRange(1, 1000), default=DEPTH, show_default=True)
+@click.option(
+    "--output",
+    type=click.Path(dir_okay=False),
+    default=None,
+    help="A .jsonl or .csv judgments file (default: JSONL on stdout).",
+)
+@click.option(
+    "--fresh",
+    is_flag=True,
+    help="Run the retrievers now (at --depth, not saved) instead of reading stored runs.",
+)
+@click.option(
+    "--judgments",
+    "judgments_files",
+    multiple=True,
+    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    help="A judgments file whose graded pairs are left out (repeatable).",
+)
+@click.option(
+    "--corpus",
+    "corpus_path",
+    type=click.Path(exists=True, path_type=Path),
+    default=None,
+    help="The corpus for lint's completeness candidates (default: a retriever's).",
+)
+@click.option("--no-lint", is_flag=True, help="Leave lint's completeness candidates out.")
+@click.option(
+    "--replay",
+    "replay_id",
+    type=click.IntRange(1),
+    default=None,
+    metavar="ID",
+    help="Add a stored replay's most-changed queries that are not questions of the set.",
+)
+@click.option(
+    "--most",
+    type=click.IntRange(1),
+    default=50,
+    show_default=True,
+    help="How many of the replay's most-changed queries.",
+)
+@click.option("--no-texts", is_flag=True, help="Leave the documents' texts out.")
+@db_option
+@config_option
+def pool(
+    set_name: str,
+    retrievers: list[str],
+    depth: int,
+    output: str | None,
+    fresh: bool,
+    judgments_files: tuple[Path, ...],
+    corpus_path: Path | None,
+    no_lint: bool,
+    replay_id: int | None,
+    most: int,
+    no_texts: bool,
+    db: str | None,
+    config_path: str | None,
+) -> None:
+    """Gather the documents to judge for SET: per question the unlabelled documents of each
+    retriever's top DEPTH, lint's completeness candidates and, with --replay, a replay's moved
+    queries; each row says where it came from. Per retriever its holes (the share of its top
+    DEPTH that is unjudged) are printed beside its hit rates."""
+    from contextlib import nullcontext
+
+    from retrieval_eval.cli.history_cmd import open_to_read
+    from retrieval_eval.cli.output_file import check_writable, output_errors
+    from retrieval_eval.config.models import load_config
+    from retrieval_eval.errors import NoStoreError
+    from retrieval_eval.golden.judgments import read_judgments, write_judgments
+    from retrieval_eval.judging.gather import gather
+    from retrieval_eval.judging.pipeline import resolve_set
+
+    if output is not None:
+        if Path(output).suffix.lower() not in (".jsonl", ".csv"):
+            raise click.BadParameter(
+                "a judgments file ends in .jsonl or .csv", param_hint="--output"
+            )
+        check_writable(output, "--output")
+    config = load_config(config_path)
+    golden = resolve_set(config, set_name)
+    judged = [row for file in judgments_files for row in read_judgments(file)]
+    needs_store = not fresh or replay_id is not None
+    try:
+        opened = open_to_read(db, config) if needs_store else nullcontext()
+    except NoStoreError as exc:
+        if replay_id is not None:
+            raise
+        raise NoStoreError(f"{exc}; or pool runs made now with --fresh (not saved)") from None
+    with opened as store:
+        gathered = gather(
+            config,
+            golden,
+            retrievers,
+            store=store,
+            depth=depth,
+            fresh=fresh,
+            judgments=judged,
+            corpus=corpus_path,
+            lint=not no_lint,
+            replay_id=replay_id,
+            most=most,
+            texts=not no_texts,
+        )
+    if output is None:
+        import orjson
+
+        sys.stdout.buffer.write(
+            b"".join(orjson.dumps(r.model_dump(mode="json")) + b"\n" for r in gathered.rows)
+        )
+        sys.stdout.flush()
+        where = "stdout"
+    else:
+        with output_errors(output, "--output"):
+            write_judgments(gathered.rows, Path(output))
+        where = output
+    _summary(gathered, golden.identifier, where)
+
+
+def _summary(gathered: object, set_identifier: str, where: str) -> None:
+    from retrieval_eval.judging.gather import Gathered
+    from retrieval_eval.reports.numbers import pct
+
+    assert isinstance(gathered, Gathered)
+    err = sys.stderr
+    texts = sum(1 for r in gathered.rows if r.text)
+    click.echo(
+        f"{len(gathered.rows)} candidates to judge for {gathered.pool.questions()} questions of "
+        f"{set_identifier} written to {where} ({texts} with their text)",
+        file=err,
+    )
+    for p in gathered.pooled:
+        holes = gathered.holes(p.name)
+        click.echo(
+            f"  {p.name}: {p.origin}: top-1 {pct(p.result.top1_hit_rate)}, top-3 "
+            f"{pct(p.result.top3_hit_rate)}, holes@{holes.depth} {pct(holes.share)} "
+            f"({holes.unjudged} of {holes.slots} unjudged)",
+            file=err,
+        )
+    for note in gathered.notes:
+        click.echo(f"  note: {note}", file=err)
