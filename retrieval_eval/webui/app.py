@@ -28,6 +28,7 @@ error answers) and :mod:`.rendering` (templates). The app only reads the store. 
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 from fastapi import Depends, FastAPI
@@ -58,6 +59,7 @@ JSON_MODELS = {
     "/api/compare": "Comparison",
     "/api/drift": "Drift",
     "/api/replays/{replay_id}": "ReplayPage",
+    "/api/review": "ReviewQueue",
 }
 
 
@@ -119,13 +121,19 @@ class _Dashboard(FastAPI):
 
 
 def create_app(
-    store_url: str | None = None, *, require_auth: bool = True, airflow_url: str | None = None
+    store_url: str | None = None,
+    *,
+    require_auth: bool = True,
+    airflow_url: str | None = None,
+    config_path: str | Path | None = None,
 ) -> FastAPI:
     """The dashboard app over the store at ``store_url`` (default: the store the DAGs use).
 
     ``require_auth=False`` serves without Airflow's login: for local development only, never
     the default, never what the plugin mounts. ``airflow_url`` is the Airflow UI a run page
     links its DAG run to; None: the Airflow that mounts the app, and no link outside one.
+    ``config_path``: the config whose sets and retrievers the review queue reads (None: found
+    as everywhere, ``$RETRIEVAL_EVAL_CONFIG`` or ``retrieval_eval.yaml`` in the working folder).
     """
     dependencies = []
     if require_auth:
@@ -142,7 +150,10 @@ def create_app(
     )
     from retrieval_eval.webui.source import StoreSource
 
+    from retrieval_eval.webui.review_view import ReviewSource
+
     app.state.store_source = StoreSource(store_url)
+    app.state.review_source = ReviewSource(config_path)
     app.state.airflow_url = airflow_url
     handlers.install(app)
     always = (401, 503) if require_auth else (503,)  # what any route may answer
