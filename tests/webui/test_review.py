@@ -193,3 +193,39 @@ def test_stored_markup_is_escaped_on_the_review_page(editor: TestClient) -> None
     assert "<script" not in page.text.lower()
     token = re.search(r'name="csrf_token" value="([0-9a-f]{64})"', page.text)
     assert token is not None
+
+
+@pytest.mark.browser
+def test_grading_in_headless_chromium_stores_it_and_empties_the_slot(
+    store_copy: str, browser: object, mint_token: Callable[..., str], review_source: ReviewSource
+) -> None:
+    from webui.browsing import serve
+
+    app = create_app(store_copy, config_path=CONFIG)
+    app.state.review_source = review_source
+    for base in serve(app):
+        context = browser.new_context()  # type: ignore[attr-defined]
+        context.add_cookies([{"name": "_token", "value": mint_token("ada", "user"), "url": base}])
+        page = context.new_page()
+        assert page.goto(f"{base}/review?set={SET}").status == 200
+        before = int(page.text_content("#open-candidates") or "0")
+        row = page.locator("section.review-question").first.locator("tr[data-document-id]").first
+        qid = page.locator("section.review-question").first.get_attribute("data-question-id")
+        doc = row.get_attribute("data-document-id")
+        with page.expect_navigation():
+            row.locator("button[value='2']").click()
+        assert page.url.startswith(f"{base}/review?set=")  # back on the queue after the POST
+        assert int(page.text_content("#open-candidates") or "0") == before - 1
+        assert page.locator(
+            f"section[data-question-id='{qid}'] tr[data-document-id='{doc}']"
+        ).count() == 0
+        assert _stored(store_copy) == [(qid, doc, 2, "ada", "dashboard", "ada")]
+        context.close()
+        # a read-only user's browser shows the queue without a button
+        context = browser.new_context()  # type: ignore[attr-defined]
+        context.add_cookies([{"name": "_token", "value": mint_token("vic"), "url": base}])
+        page = context.new_page()
+        assert page.goto(f"{base}/review?set={SET}").status == 200
+        assert page.locator("#read-only").count() == 1 and page.locator("button").count() == 0
+        context.close()
+    app.state.store_source.close()
