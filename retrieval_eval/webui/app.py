@@ -8,6 +8,8 @@ Pages (relative to wherever the app is mounted, ``/retrieval-eval`` inside Airfl
   (see :mod:`listing`); JSON ``/api/runs/{id}`` with the same parameters
 - ``/compare?set=S&r=R1&r=R2[&r=R3...][&reference=R&alpha=0.05]``: the leaderboard of N
   retrievers (``a=R1&b=R2`` as before; see :mod:`compare_view`); JSON ``/api/compare?...``
+- ``/review?set=S[&page=N]``: the set's review queue (see :mod:`review_view`); JSON
+  ``/api/review?set=S``; its grade buttons ``POST /review/judge``, the app's one write
 
 Every route requires an authenticated Airflow user unless ``require_auth=False`` (local
 development only). Every stored string reaches the page through Jinja2's autoescaping or
@@ -22,7 +24,8 @@ not served (see ``create_app``) but ``app.openapi()`` describes every route, its
 its error codes, for tests.
 
 The app is assembled from :mod:`.routes` (the routes, two routers), :mod:`.handlers` (the
-error answers) and :mod:`.rendering` (templates). The app only reads the store. Airflow is imported only by :mod:`auth` (on a request) and by
+error answers) and :mod:`.rendering` (templates). The app only reads the store, but for
+the review queue's judgments: a POST from a user Airflow lets edit, with the page's CSRF token. Airflow is imported only by :mod:`auth` (on a request) and by
 :mod:`source` (when the config names an Airflow connection).
 """
 

@@ -12,6 +12,9 @@ Edge cases:
 - Outside the Airflow API server (the dashboard served on its own with auth on), the auth manager
   is initialised on first use from Airflow's configuration.
 - Airflow is imported here lazily, on the first request, never at import time.
+
+Writing (the review queue's grades, the only write) needs more: :func:`may_edit` asks the auth
+manager for edit rights on DAGs, and :func:`check_csrf` the form's token (:func:`csrf_token`).
 """
 
 from __future__ import annotations
