@@ -69,7 +69,9 @@ def _set_of(config: Config, file: Path, rows: list[Judgment]) -> GoldenQuestionS
 
     registry = config.golden_sets
     ids = {row.question_id for row in rows if row.question_id is not None}
-    fits = [name for name in registry.names() if ids <= {q.id for q in registry.get(name).questions}]
+    fits = [
+        name for name in registry.names() if ids <= {q.id for q in registry.get(name).questions}
+    ]
     if len(fits) == 1:
         return registry.get(fits[0])
     names = ", ".join(registry.names()) or "none configured"

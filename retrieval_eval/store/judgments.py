@@ -76,9 +76,7 @@ def add_judgments(
 def stored_judgments(store: Store, set_identifier: str) -> list[StoredJudgment]:
     """Every stored row of a set, skips included, oldest first."""
     query = (
-        select(judgment)
-        .where(judgment.c.set_identifier == set_identifier)
-        .order_by(judgment.c.id)
+        select(judgment).where(judgment.c.set_identifier == set_identifier).order_by(judgment.c.id)
     )
     with store._guard(), store.engine.connect() as conn:
         rows = conn.execute(query).mappings().all()

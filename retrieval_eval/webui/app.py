@@ -151,9 +151,8 @@ def create_app(
         redoc_url=None,
         openapi_url=None,
     )
-    from retrieval_eval.webui.source import StoreSource
-
     from retrieval_eval.webui.review_view import ReviewSource
+    from retrieval_eval.webui.source import StoreSource
 
     app.state.store_source = StoreSource(store_url)
     app.state.review_source = ReviewSource(config_path)

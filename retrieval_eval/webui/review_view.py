@@ -209,13 +209,18 @@ def open_pool(
     parts = source.ingredients(store, set_identifier, depth)
     rows = read_stored_judgments(store, set_identifier, skips=True) if store is not None else []
     judged = judged_pairs(rows)
-    skipped = {(r.question_key, r.document_id) for r in rows if r.grade is None and r.rater == rater}
+    skipped = {
+        (r.question_key, r.document_id) for r in rows if r.grade is None and r.rater == rater
+    }
     merged = summarise(rows).merged
     return parts, pool(parts.golden, parts.rankings, depth, judged | skipped, parts.extra), merged
 
 
 def candidate_source(
-    source: ReviewSource, store: Store | None, set_identifier: str, question_id: str,
+    source: ReviewSource,
+    store: Store | None,
+    set_identifier: str,
+    question_id: str,
     document_id: str,
 ) -> str | None:
     """Where a (question, document) candidate came from, or None when it is no candidate of
@@ -280,4 +285,3 @@ def review_queue(
         can_edit=can_edit,
         csrf_token=csrf_token if can_edit else None,
     )
-

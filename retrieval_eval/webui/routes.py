@@ -10,7 +10,6 @@ parameters are checked, so a bad parameter is a 400 even while the store is down
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Annotated, Any
-
 from urllib.parse import urlencode
 
 from fastapi import APIRouter, Depends, Form, Path, Query, Request
@@ -330,7 +329,9 @@ def review_judge(
     fields = {"set": set, "question_id": question_id, "document_id": document_id, "grade": grade}
     missing = [name for name, value in fields.items() if not value or "\x00" in value]
     if missing or not re.fullmatch(GRADE_PATTERN, grade or ""):
-        raise HTTPException(400, f"bad request: give {', '.join(missing) or 'grade: 0 to 3 or skip'}")
+        raise HTTPException(
+            400, f"bad request: give {', '.join(missing) or 'grade: 0 to 3 or skip'}"
+        )
     assert set and question_id and document_id and grade
     source = review_view.candidate_source(
         request.app.state.review_source, _store(request), set, question_id, document_id

@@ -123,8 +123,9 @@ def test_a_skip_is_recorded_and_hides_the_candidate_from_its_rater_only(
     assert editor.get("/api/review", params={"set": SET}).json()["open_candidates"] == (
         queue["open_candidates"] - 1
     )
-    assert viewer.get("/api/review", params={"set": SET}).json()["open_candidates"] == (
-        queue["open_candidates"]
+    assert (
+        viewer.get("/api/review", params={"set": SET}).json()["open_candidates"]
+        == (queue["open_candidates"])
     )
 
 
@@ -216,9 +217,10 @@ def test_grading_in_headless_chromium_stores_it_and_empties_the_slot(
             row.locator("button[value='2']").click()
         assert page.url.startswith(f"{base}/review?set=")  # back on the queue after the POST
         assert int(page.text_content("#open-candidates") or "0") == before - 1
-        assert page.locator(
-            f"section[data-question-id='{qid}'] tr[data-document-id='{doc}']"
-        ).count() == 0
+        assert (
+            page.locator(f"section[data-question-id='{qid}'] tr[data-document-id='{doc}']").count()
+            == 0
+        )
         assert _stored(store_copy) == [(qid, doc, 2, "ada", "dashboard", "ada")]
         context.close()
         # a read-only user's browser shows the queue without a button
