@@ -73,6 +73,7 @@ def _register() -> None:
         db_cmd,
         history_cmd,
         import_cmd,
+        judge_cmd,
         lint_cmd,
         pool_cmd,
         replay_cmd,

@@ -95,6 +95,7 @@ def serve(
         url,
         require_auth=False,
         airflow_url=airflow_url or airflow_url_of(config.airflow.ui_base_url),
+        config_path=config_path,
     )
     shown = f"[{host}]" if ":" in host else host
     click.echo(

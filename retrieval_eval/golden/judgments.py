@@ -83,11 +83,16 @@ _ROWS = TypeAdapter(list[Judgment])
 
 def read_judgments(path: Path) -> list[Judgment]:
     """The rows of a JSONL or CSV judgments file; a :class:`GoldenSetError` names each bad row."""
+    return [row for _, row in read_judgment_lines(path)]
+
+
+def read_judgment_lines(path: Path) -> list[tuple[int, Judgment]]:
+    """:func:`read_judgments` with each row's line number (for messages about a row's values)."""
     from retrieval_eval.safety.records import read_records
 
     raw, lines = read_records(path, "judgments file", GoldenSetError)
     try:
-        return _ROWS.validate_python(raw)
+        return list(zip(lines, _ROWS.validate_python(raw), strict=True))
     except ValidationError as exc:
         problems = []
         for err in exc.errors()[:MAX_PROBLEMS]:
@@ -136,6 +141,7 @@ class Summary:
     kappa: float | None  # two raters: Cohen's κ (quadratic weights) over the pairs both graded
     alpha: float | None  # Krippendorff's α (ordinal) over every pair graded twice or more
     conflicts: list[Conflict]
+    shared: int = 0  # pairs graded by two raters or more (what κ and α are measured over)
 
 
 def summarise(rows: Sequence[Judgment], relevance_level: int = 1) -> Summary:
@@ -178,4 +184,5 @@ def summarise(rows: Sequence[Judgment], relevance_level: int = 1) -> Summary:
         kappa=kappa,
         alpha=alpha,
         conflicts=conflicts,
+        shared=sum(1 for grades in by_pair.values() if len(grades) >= 2),
     )

@@ -93,6 +93,13 @@ def krippendorff_alpha(
     return 1.0 - (n - 1) * observed / expected
 
 
+# the rule merged_grade applies, in the words the CLI and the dashboard show
+MERGE_RULE = (
+    "each (question, document) keeps the median of its raters' grades (a rater's latest); "
+    "an even count keeps the lower middle one"
+)
+
+
 def merged_grade(grades: Sequence[int]) -> int:
     """The grade a judged pair keeps: the median, the lower middle one for an even count."""
     if not grades:

@@ -15,6 +15,7 @@ from __future__ import annotations
 from sqlalchemy import (
     JSON,
     Boolean,
+    CheckConstraint,
     Column,
     DateTime,
     Float,
@@ -268,4 +269,28 @@ replay_ranking = Table(
     Column("top1_changed", Boolean, nullable=True),
     Column("overlap3", Integer, nullable=True),
     UniqueConstraint("replay_id", "query_key", name="uq_replay_ranking_key"),
+)
+
+# Relevance judgments (``sets judge import``, the dashboard's review queue): one row per grade
+# given, read back as judgments-file rows (store/judgments.py). A NULL grade is a skip. Labels,
+# not runs: prune leaves them alone.
+judgment = Table(
+    "judgment",
+    metadata,
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    Column("set_identifier", String, nullable=False),
+    Column("question_id", String, nullable=True),  # NULL: a new question, given by its text
+    Column("question", Text, nullable=True),
+    Column("document_id", String, nullable=False),
+    Column("grade", Integer, nullable=True),
+    Column("rater", String, nullable=True),
+    Column("judged_at", DateTime(timezone=True), nullable=True),  # the file's ``time``
+    Column("note", Text, nullable=True),
+    Column("source", Text, nullable=True),  # where the candidate came from ("bm25 #2", a check)
+    Column("channel", String(16), nullable=False),  # "import" or "dashboard"
+    Column("written_by", String, nullable=False),  # the Airflow user, or the importing OS user
+    Column("recorded_at", DateTime(timezone=True), nullable=False),
+    CheckConstraint("grade IS NULL OR (grade >= 0 AND grade <= 3)", name="ck_judgment_grade"),
+    CheckConstraint("question_id IS NOT NULL OR question IS NOT NULL", name="ck_judgment_question"),
+    Index("ix_judgment_set_question", "set_identifier", "question_id", "document_id"),
 )

@@ -324,7 +324,7 @@ class Store:
         The current baseline of every (set, retriever, labels fingerprint) key is kept whatever
         its age, so pruning never turns the next run into a "first run". Replays older than the
         cutoff go in the same transaction, but the newest of each series (:attr:`pruned_replays`
-        says how many).
+        says how many). Judgments (the ``judgment`` table) are labels, not runs: never pruned.
         """
         if older_than_days < 0:
             raise InvalidInputError(

@@ -8,6 +8,8 @@ Pages (relative to wherever the app is mounted, ``/retrieval-eval`` inside Airfl
   (see :mod:`listing`); JSON ``/api/runs/{id}`` with the same parameters
 - ``/compare?set=S&r=R1&r=R2[&r=R3...][&reference=R&alpha=0.05]``: the leaderboard of N
   retrievers (``a=R1&b=R2`` as before; see :mod:`compare_view`); JSON ``/api/compare?...``
+- ``/review?set=S[&page=N]``: the set's review queue (see :mod:`review_view`); JSON
+  ``/api/review?set=S``; its grade buttons ``POST /review/judge``, the app's one write
 
 Every route requires an authenticated Airflow user unless ``require_auth=False`` (local
 development only). Every stored string reaches the page through Jinja2's autoescaping or
@@ -22,12 +24,14 @@ not served (see ``create_app``) but ``app.openapi()`` describes every route, its
 its error codes, for tests.
 
 The app is assembled from :mod:`.routes` (the routes, two routers), :mod:`.handlers` (the
-error answers) and :mod:`.rendering` (templates). The app only reads the store. Airflow is imported only by :mod:`auth` (on a request) and by
+error answers) and :mod:`.rendering` (templates). The app only reads the store, but for
+the review queue's judgments: a POST from a user Airflow lets edit, with the page's CSRF token. Airflow is imported only by :mod:`auth` (on a request) and by
 :mod:`source` (when the config names an Airflow connection).
 """
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 from fastapi import Depends, FastAPI
@@ -58,6 +62,7 @@ JSON_MODELS = {
     "/api/compare": "Comparison",
     "/api/drift": "Drift",
     "/api/replays/{replay_id}": "ReplayPage",
+    "/api/review": "ReviewQueue",
 }
 
 
@@ -119,13 +124,19 @@ class _Dashboard(FastAPI):
 
 
 def create_app(
-    store_url: str | None = None, *, require_auth: bool = True, airflow_url: str | None = None
+    store_url: str | None = None,
+    *,
+    require_auth: bool = True,
+    airflow_url: str | None = None,
+    config_path: str | Path | None = None,
 ) -> FastAPI:
     """The dashboard app over the store at ``store_url`` (default: the store the DAGs use).
 
     ``require_auth=False`` serves without Airflow's login: for local development only, never
     the default, never what the plugin mounts. ``airflow_url`` is the Airflow UI a run page
     links its DAG run to; None: the Airflow that mounts the app, and no link outside one.
+    ``config_path``: the config whose sets and retrievers the review queue reads (None: found
+    as everywhere, ``$RETRIEVAL_EVAL_CONFIG`` or ``retrieval_eval.yaml`` in the working folder).
     """
     dependencies = []
     if require_auth:
@@ -140,9 +151,11 @@ def create_app(
         redoc_url=None,
         openapi_url=None,
     )
+    from retrieval_eval.webui.review_view import ReviewSource
     from retrieval_eval.webui.source import StoreSource
 
     app.state.store_source = StoreSource(store_url)
+    app.state.review_source = ReviewSource(config_path)
     app.state.airflow_url = airflow_url
     handlers.install(app)
     always = (401, 503) if require_auth else (503,)  # what any route may answer

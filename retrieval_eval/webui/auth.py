@@ -12,11 +12,17 @@ Edge cases:
 - Outside the Airflow API server (the dashboard served on its own with auth on), the auth manager
   is initialised on first use from Airflow's configuration.
 - Airflow is imported here lazily, on the first request, never at import time.
+
+Writing (the review queue's grades, the only write) needs more: :func:`may_edit` asks the auth
+manager for edit rights on DAGs, and :func:`check_csrf` the form's token (:func:`csrf_token`).
 """
 
 from __future__ import annotations
 
+import hashlib
+import hmac
 import logging
+import secrets
 import threading
 from typing import Any
 
@@ -59,7 +65,74 @@ async def require_airflow_user(request: Request) -> Any:
             ) from None
         raise
     request.state.airflow_user = user
+    request.state.airflow_credential = (
+        credentials.credentials if credentials is not None else _cookie_token(request)
+    )
     return user
+
+
+def _cookie_token(request: Request) -> str:
+    from airflow.api_fastapi.auth.managers.base_auth_manager import COOKIE_NAME_JWT_TOKEN
+
+    return request.cookies.get(COOKIE_NAME_JWT_TOKEN, "")
+
+
+# -- the one write path: grading review candidates ------------------------------------------------
+
+
+def user_name(request: Request) -> str | None:
+    """The signed-in Airflow user's name (None without auth: ``require_auth=False``)."""
+    user = getattr(request.state, "airflow_user", None)
+    return None if user is None else str(user.get_name())
+
+
+def may_edit(request: Request) -> bool:
+    """Whether Airflow's auth manager lets the signed-in user edit DAGs (``PUT`` on the DAG
+    resource, as editing a DAG's runs needs): the dashboard shows what the evaluation DAGs
+    record, reading needs a signed-in user, writing judgments needs edit rights on them. The
+    simple auth manager grants it from the ``user`` role up; FAB from "can edit on DAGs". No
+    signed-in user (auth switched off) may never edit."""
+    user = getattr(request.state, "airflow_user", None)
+    if user is None:
+        return False
+    from airflow.api_fastapi.app import get_auth_manager
+
+    return bool(get_auth_manager().is_authorized_dag(method="PUT", user=user))
+
+
+def _csrf_key() -> bytes:
+    """The key CSRF tokens are signed with: derived from Airflow's JWT secret, which every API
+    server process shares (a token from one worker passes on another), else per process."""
+    global _key
+    with _init_lock:
+        if _key is None:
+            from airflow.configuration import conf
+
+            secret = conf.get("api_auth", "jwt_secret", fallback="") or ""
+            _key = (
+                hashlib.sha256(b"retrieval-eval csrf\x00" + secret.encode()).digest()
+                if secret
+                else secrets.token_bytes(32)
+            )
+        return _key
+
+
+_key: bytes | None = None
+
+
+def csrf_token(request: Request) -> str:
+    """The review form's CSRF token: an HMAC of the user and the session's credential (the
+    Airflow JWT), so it is per user and per sign-in, and a page of another site cannot know it."""
+    credential = getattr(request.state, "airflow_credential", "") or ""
+    message = f"{user_name(request)}\x1f{credential}".encode()
+    return hmac.new(_csrf_key(), message, hashlib.sha256).hexdigest()
+
+
+def check_csrf(request: Request, given: str | None) -> bool:
+    """Whether ``given`` is this session's token (compared in constant time)."""
+    if not given or user_name(request) is None:
+        return False
+    return hmac.compare_digest(given.encode(), csrf_token(request).encode())
 
 
 def login_url() -> str | None:

@@ -1,4 +1,5 @@
-"""The dashboard's routes: six pages and their JSON twins under ``/api`` (see :mod:`.app`).
+"""The dashboard's routes: seven pages and their JSON twins under ``/api`` (see :mod:`.app`), and
+the one write, a review candidate's grade (``POST /review/judge``, see :mod:`.review_view`).
 
 Two routers, so the app can add the errors every route may answer (401 without a signed-in user,
 503 without a store) in the right media type: JSON for :data:`api`, HTML for :data:`pages`.
@@ -9,9 +10,10 @@ parameters are checked, so a bad parameter is a 400 even while the store is down
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Annotated, Any
+from urllib.parse import urlencode
 
-from fastapi import APIRouter, Depends, Path, Query, Request
-from fastapi.responses import HTMLResponse, JSONResponse
+from fastapi import APIRouter, Depends, Form, Path, Query, Request
+from fastapi.responses import HTMLResponse, JSONResponse, RedirectResponse
 from pydantic import BaseModel, StringConstraints
 
 from retrieval_eval.reports.jsonio import dumps
@@ -39,6 +41,7 @@ FORM_PATTERN = "^(|match|gap)$"
 ERRORS = {
     400: "a malformed query parameter",
     401: "no signed-in Airflow user",
+    403: "the signed-in user may not edit, or the CSRF token is missing or wrong",
     404: "no such run, set or retriever",
     503: "the result store is unavailable",
 }
@@ -251,3 +254,103 @@ def replay_page(
 
     data = replay_view.replay_page(_store(request), replay_id, bucket or None, page)
     return render(request, "replay.html", data=data)
+
+
+# -- the review queue: candidates to grade, the dashboard's one write ---------------------------
+
+GRADE_PATTERN = "^(0|1|2|3|skip)$"
+
+
+def _queue(request: Request, set_identifier: str, page: int) -> Any:
+    from retrieval_eval.webui import auth, review_view
+
+    can_edit = auth.may_edit(request)
+    return review_view.review_queue(
+        request.app.state.review_source,
+        _store(request),
+        set_identifier,
+        page,
+        rater=auth.user_name(request),
+        can_edit=can_edit,
+        csrf_token=auth.csrf_token(request) if can_edit else None,
+    )
+
+
+@api.get("/api/review", responses=errors(400, 404, api=True))
+def api_review(
+    request: Request,
+    set: str = Query(..., description="set identifier", pattern=NAME_PATTERN),
+    page: int = Query(1, ge=1, le=MAX_RUN_ID),
+) -> JSONResponse:
+    return _json(_queue(request, set, page))
+
+
+@pages.get("/review", response_class=HTMLResponse, responses=errors(400, 404, api=False))
+def review_page(
+    request: Request,
+    set: str = Query(..., pattern=NAME_PATTERN),
+    page: int = Query(1, ge=1, le=MAX_RUN_ID),
+) -> Any:
+    return render(request, "review.html", data=_queue(request, set, page))
+
+
+@pages.post(
+    "/review/judge",
+    status_code=303,
+    response_class=RedirectResponse,
+    responses=errors(400, 403, 404, api=False),
+)
+def review_judge(
+    request: Request,
+    set: str | None = Form(None),
+    question_id: str | None = Form(None),
+    document_id: str | None = Form(None),
+    grade: str | None = Form(None),
+    page: int = Form(1, ge=1, le=MAX_RUN_ID),
+    csrf_token: str | None = Form(None),
+) -> Any:
+    """Store one grade (or skip) of a review candidate by the signed-in user; back to the queue.
+
+    Refused with 403, nothing stored: a user the auth manager does not let edit, a missing or
+    wrong CSRF token. A pair that is no candidate of the set's queue is a 400."""
+    import re
+    from datetime import UTC, datetime
+
+    from fastapi import HTTPException
+
+    from retrieval_eval.golden.judgments import Judgment
+    from retrieval_eval.store.judgments import add_judgments
+    from retrieval_eval.webui import auth, review_view
+
+    if not auth.may_edit(request):
+        raise HTTPException(403, "your Airflow user may not edit: the review queue is read-only")
+    if not auth.check_csrf(request, csrf_token):
+        raise HTTPException(403, "missing or wrong CSRF token: reload the review page, grade again")
+    fields = {"set": set, "question_id": question_id, "document_id": document_id, "grade": grade}
+    missing = [name for name, value in fields.items() if not value or "\x00" in value]
+    if missing or not re.fullmatch(GRADE_PATTERN, grade or ""):
+        raise HTTPException(
+            400, f"bad request: give {', '.join(missing) or 'grade: 0 to 3 or skip'}"
+        )
+    assert set and question_id and document_id and grade
+    source = review_view.candidate_source(
+        request.app.state.review_source, _store(request), set, question_id, document_id
+    )
+    if source is None:
+        raise HTTPException(400, f"{document_id!r} is no candidate of question {question_id!r} "
+                            f"in the review queue of {set}")  # fmt: skip
+    writer = request.app.state.store_source.writer()
+    if writer is None:
+        raise HTTPException(503, "no result store yet: nothing to review")
+    rater = auth.user_name(request)
+    row = Judgment(
+        question_id=question_id,
+        document_id=document_id,
+        grade=None if grade == "skip" else int(grade),
+        rater=rater,
+        time=datetime.now(UTC),
+        source=source,
+    )
+    add_judgments(writer, set, [row], channel="dashboard", written_by=str(rater))
+    root = request.scope.get("root_path", "").rstrip("/")
+    return RedirectResponse(f"{root}/review?{urlencode({'set': set, 'page': page})}", 303)

@@ -9,8 +9,10 @@ Edge cases:
 
 - The store is opened on the first request, not at import: the plugin is imported by every Airflow
   component, and an unreachable database must not stop the API server from starting.
-- The dashboard never writes: a SQLite file that does not exist is not created, and an empty
-  database gets no schema; both read as "no runs yet" (``store()`` returns None).
+- The dashboard reads through a read-only store; its one write, a judgment from the review
+  queue, goes through :meth:`StoreSource.writer`, a second store on the same URL that writes
+  nothing else. A SQLite file that does not exist is not created, and an empty database gets
+  no schema; both read as "no runs yet" (``store()`` returns None, ``writer()`` too).
 - A database at another schema revision raises StoreSchemaError (exit-3 kind, URL masked).
 """
 
@@ -44,6 +46,8 @@ class StoreSource:
     def __init__(self, url: str | None = None) -> None:
         self._explicit = url
         self._store: Store | None = None
+        self._writer: Store | None = None
+        self._url: str | None = None
         self._checked = False
         self._lock = threading.Lock()
 
@@ -71,11 +75,25 @@ class StoreSource:
             if revision != HEAD:
                 store.close()
                 raise store.schema_error(revision)
-            self._store, self._checked = store, True
+            self._store, self._url, self._checked = store, url, True
             return store
+
+    def writer(self) -> Store | None:
+        """A store that can write, for the review queue's judgments; None while there is no
+        store yet (nothing to review either)."""
+        if self.store() is None:
+            return None
+        with self._lock:
+            if self._writer is None:
+                from retrieval_eval.store import Store
+
+                assert self._url is not None
+                self._writer = Store(self._url)
+            return self._writer
 
     def close(self) -> None:
         with self._lock:
-            if self._store is not None:
-                self._store.close()
-            self._store, self._checked = None, False
+            for opened in (self._store, self._writer):
+                if opened is not None:
+                    opened.close()
+            self._store, self._writer, self._checked = None, None, False

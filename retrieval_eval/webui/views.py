@@ -38,6 +38,7 @@ from retrieval_eval.webui.compare_view import Comparison, compare
 from retrieval_eval.webui.listing import ListedQuestion, Listing, ListQuery, list_questions
 from retrieval_eval.webui.power_view import power_of
 from retrieval_eval.webui.replay_view import Drift, ReplayPage
+from retrieval_eval.webui.review_view import ReviewQueue
 from retrieval_eval.webui.slices_view import JudgedSlices, judged_slices
 
 
@@ -315,6 +316,7 @@ __all__ = [
     "ListQuery",
     "Overview",
     "ReplayPage",
+    "ReviewQueue",
     "RunView",
     "compare",
     "history",

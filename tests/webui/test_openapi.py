@@ -30,9 +30,10 @@ def _schema() -> schemathesis.BaseSchema:
     # the schema does not depend on the store: building the app opens nothing
     raw = create_app("sqlite:///unused.sqlite", require_auth=False).openapi()
     for operations in raw["paths"].values():
-        for parameter in operations["get"].get("parameters", []):
-            if parameter["name"] in EXAMPLES:
-                parameter["example"] = EXAMPLES[parameter["name"]]
+        for operation in operations.values():  # GET everywhere, POST on /review/judge
+            for parameter in operation.get("parameters", []):
+                if parameter["name"] in EXAMPLES:
+                    parameter["example"] = EXAMPLES[parameter["name"]]
     return schemathesis.openapi.from_dict(raw)
 
 

@@ -1,0 +1,287 @@
+"""The review queue: per set, the questions with open candidates, for people to grade.
+
+Candidates are what :func:`retrieval_eval.judging.pooling.pool` gathers: the unlabelled documents
+in the top ``depth`` of the latest stored run of every retriever on the set, and lint's
+completeness candidates (near duplicates of a target, from the corpus of a retriever the config
+knows, as ``sets lint --retriever`` finds them). A candidate is open until a grade for it is in
+the store (any rater, any channel); a rater's skip hides it from that rater's queue only. Each
+candidate shows its text where the retriever offers ``document_texts(ids)`` (else the corpus lint
+read), cut to :data:`TEXT_CHARS`.
+
+What does not change between requests (the set's lint candidates and the candidates' texts) is
+built once per set, labels fingerprint and runs (:class:`ReviewSource`); the store's judgments
+are read on every request, so a grade leaves the queue at once.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from pydantic import BaseModel, Field
+
+from retrieval_eval.judging.agreement import MERGE_RULE
+
+if TYPE_CHECKING:
+    from retrieval_eval.config.models import Config
+    from retrieval_eval.golden.models import GoldenQuestionSet
+    from retrieval_eval.judging.pooling import Pool
+    from retrieval_eval.store import Store
+
+log = logging.getLogger(__name__)
+
+DEPTH = 10  # a retriever's top-k pooled, as ``sets pool`` defaults to
+PAGE = 20  # questions per page
+TEXT_CHARS = 1_500  # a candidate's text shown, at most
+GRADES = {0: "not relevant", 1: "relevant", 2: "highly relevant", 3: "perfect"}
+
+
+class Candidate(BaseModel):
+    document_id: str
+    sources: list[str]  # "handbook_bm25 #2", "label_completeness (82% like x.md)"
+    text: str | None = None
+    text_cut: bool = False
+
+
+class ReviewQuestion(BaseModel):
+    id: str
+    question: str
+    labels: list[str]  # the set's expected document ids
+    graded: dict[str, int] = Field(default_factory=dict)  # judged documents: merged grade
+    candidates: list[Candidate]
+
+
+class ReviewQueue(BaseModel):
+    """The queue of one set, as the page shows it to the signed-in user."""
+
+    set_identifier: str
+    depth: int
+    retrievers: list[str]  # whose latest stored runs were pooled
+    lint: str  # "label_completeness candidates from R's corpus", or why there are none
+    open_candidates: int
+    open_questions: int
+    page: int
+    pages: int
+    questions: list[ReviewQuestion]
+    grades: dict[int, str] = Field(default_factory=lambda: dict(GRADES))
+    merge_rule: str = MERGE_RULE
+    rater: str | None  # the signed-in user, who grades as themself
+    can_edit: bool
+    csrf_token: str | None = None  # what a POST must send back (only to users who may edit)
+
+
+@dataclass(frozen=True, slots=True)
+class _Ingredients:
+    """What the queue of one set needs besides the store's judgments."""
+
+    golden: GoldenQuestionSet
+    rankings: dict[str, dict[str, list[str]]]
+    extra: list[tuple[str, str, str]]
+    texts: dict[str, str]
+    lint: str
+
+
+class ReviewSource:
+    """The config (sets, retrievers) and a cache of each set's ingredients; thread-safe."""
+
+    def __init__(self, config_path: str | Path | None = None) -> None:
+        self._config_path = config_path
+        self._config: Config | None = None
+        self._cache: dict[tuple[str, str, tuple[int, ...], int], _Ingredients] = {}
+        self._lock = threading.Lock()
+
+    def config(self) -> Config:
+        if self._config is None:
+            from retrieval_eval.config.models import load_config
+
+            self._config = load_config(self._config_path)
+        return self._config
+
+    def ingredients(self, store: Store | None, set_identifier: str, depth: int) -> _Ingredients:
+        golden = self.config().golden_sets.get(set_identifier)  # unknown: UnknownNameError, 404
+        runs = _latest_runs(store, golden) if store is not None else {}
+        key = (set_identifier, golden.fingerprint, tuple(sorted(runs.values())), depth)
+        with self._lock:
+            found = self._cache.get(key)
+            if found is None:
+                found = self._cache[key] = self._build(store, golden, runs, depth)
+            return found
+
+    def _build(
+        self, store: Store | None, golden: GoldenQuestionSet, runs: Mapping[str, int], depth: int
+    ) -> _Ingredients:
+        from retrieval_eval.judging.pooling import pool
+
+        rankings: dict[str, dict[str, list[str]]] = {}
+        for name, run_id in runs.items():
+            assert store is not None
+            result = store.get_run(run_id).result
+            rankings[name] = {q.id: list(q.retrieved) for q in result.questions}
+        extra, corpus_texts, lint = self._lint_candidates(golden, list(runs))
+        every = pool(golden, rankings, depth, extra=extra)
+        wanted = {doc for _, doc in every.sources}
+        texts = self._texts(list(runs), wanted, corpus_texts)
+        return _Ingredients(golden, rankings, extra, texts, lint)
+
+    def _known(self, names: list[str]) -> list[str]:
+        known = set(self.config().retriever_registry.names())
+        return [name for name in names if name in known]
+
+    def _lint_candidates(
+        self, golden: GoldenQuestionSet, names: list[str]
+    ) -> tuple[list[tuple[str, str, str]], dict[str, str], str]:
+        """Lint's completeness candidates from the corpus of the first retriever that has one
+        (``sets lint --retriever R``), and that corpus's texts."""
+        from retrieval_eval.judging.pipeline import opened_retriever
+        from retrieval_eval.lint import run_lint
+        from retrieval_eval.lint.completeness import CHECK
+        from retrieval_eval.lint.run import beir_corpus_file, corpus_path
+        from retrieval_eval.retrievers.corpus import read_corpus
+
+        config = self.config()
+        for name in self._known(names):
+            try:
+                with opened_retriever(config, name) as retriever:
+                    path = corpus_path(retriever)
+                    if path is None:
+                        continue
+                    report = run_lint(golden, retriever=retriever, options=config.lint)
+            except Exception:  # a retriever that cannot be built here gives no candidates
+                log.warning("review queue: lint with retriever %s failed", name, exc_info=True)
+                continue
+            if CHECK in report.checks_skipped:
+                return [], {}, f"no lint candidates: {report.checks_skipped[CHECK]}"
+            extra = [
+                (f.question_ids[0], doc, f"{CHECK} ({float(c['jaccard']):.0%} like "
+                 f"{c['similar_to']})")
+                for f in report.findings
+                if f.check == CHECK
+                for doc, c in f.details["candidates"].items()
+            ]  # fmt: skip
+            documents = read_corpus(beir_corpus_file(path))
+            return extra, {d.id: d.content for d in documents}, f"{CHECK} from {name}'s corpus"
+        return [], {}, "no lint candidates: no retriever of the config with a corpus has runs here"
+
+    def _texts(self, names: list[str], ids: set[str], corpus: dict[str, str]) -> dict[str, str]:
+        """Each candidate's text: from a retriever's ``document_texts`` where it offers it,
+        else from the corpus lint read."""
+        from retrieval_eval.judging.pipeline import opened_retriever
+
+        texts = {doc: corpus[doc] for doc in ids if doc in corpus}
+        for name in self._known(names):
+            missing = ids - texts.keys()
+            if not missing:
+                break
+            try:
+                with opened_retriever(self.config(), name) as retriever:
+                    lookup = getattr(retriever, "document_texts", None)
+                    if lookup is not None:
+                        texts.update(lookup(sorted(missing)))
+            except Exception:
+                log.warning("review queue: document_texts of %s failed", name, exc_info=True)
+        return texts
+
+
+def _latest_runs(store: Store, golden: GoldenQuestionSet) -> dict[str, int]:
+    """Each retriever's newest valid stored run of the set (under any labels: its rankings are
+    pooled against the current ones)."""
+    found = {}
+    for name in store.retrievers_for(golden.identifier):
+        for run in store.history(golden.identifier, name, limit=20, questions=False):
+            if run.status == "valid":
+                found[name] = run.id
+                break
+    return found
+
+
+def open_pool(
+    source: ReviewSource, store: Store | None, set_identifier: str, depth: int, rater: str | None
+) -> tuple[_Ingredients, Pool, dict[tuple[str, str], int]]:
+    """The set's open candidates for ``rater`` and the merged grades stored so far."""
+    from retrieval_eval.golden.judgments import summarise
+    from retrieval_eval.judging.pooling import judged_pairs, pool
+    from retrieval_eval.store.judgments import read_stored_judgments
+
+    parts = source.ingredients(store, set_identifier, depth)
+    rows = read_stored_judgments(store, set_identifier, skips=True) if store is not None else []
+    judged = judged_pairs(rows)
+    skipped = {
+        (r.question_key, r.document_id) for r in rows if r.grade is None and r.rater == rater
+    }
+    merged = summarise(rows).merged
+    return parts, pool(parts.golden, parts.rankings, depth, judged | skipped, parts.extra), merged
+
+
+def candidate_source(
+    source: ReviewSource,
+    store: Store | None,
+    set_identifier: str,
+    question_id: str,
+    document_id: str,
+) -> str | None:
+    """Where a (question, document) candidate came from, or None when it is no candidate of
+    the set's queue (the only pairs the dashboard lets anyone grade)."""
+    from retrieval_eval.judging.pooling import pool
+
+    parts = source.ingredients(store, set_identifier, DEPTH)
+    every = pool(parts.golden, parts.rankings, DEPTH, extra=parts.extra)
+    sources = every.sources.get((question_id, document_id))
+    return None if sources is None else ", ".join(sources)
+
+
+def review_queue(
+    source: ReviewSource,
+    store: Store | None,
+    set_identifier: str,
+    page: int,
+    *,
+    rater: str | None,
+    can_edit: bool,
+    csrf_token: str | None,
+) -> ReviewQueue:
+    """The page ``page`` of a set's queue as ``rater`` sees it."""
+    parts, found, merged = open_pool(source, store, set_identifier, DEPTH, rater)
+    by_question: dict[str, list[Candidate]] = {}
+    for (qid, doc), where in found.sources.items():
+        text = parts.texts.get(doc)
+        by_question.setdefault(qid, []).append(
+            Candidate(
+                document_id=doc,
+                sources=where,
+                text=None if text is None else text[:TEXT_CHARS],
+                text_cut=text is not None and len(text) > TEXT_CHARS,
+            )
+        )
+    questions = [q for q in parts.golden.questions if q.id in by_question]
+    pages = max(1, -(-len(questions) // PAGE))
+    shown = questions[(min(page, pages) - 1) * PAGE : min(page, pages) * PAGE]
+    graded: dict[str, dict[str, int]] = {}
+    for (qkey, doc), grade in merged.items():
+        graded.setdefault(qkey, {})[doc] = grade
+    return ReviewQueue(
+        set_identifier=set_identifier,
+        depth=DEPTH,
+        retrievers=sorted(parts.rankings),
+        lint=parts.lint,
+        open_candidates=sum(len(c) for c in by_question.values()),
+        open_questions=len(questions),
+        page=min(page, pages),
+        pages=pages,
+        questions=[
+            ReviewQuestion(
+                id=q.id,
+                question=q.question,
+                labels=list(q.expected_document_ids),
+                graded=graded.get(q.id, {}),
+                candidates=sorted(by_question[q.id], key=lambda c: c.document_id),
+            )
+            for q in shown
+        ],
+        rater=rater,
+        can_edit=can_edit,
+        csrf_token=csrf_token if can_edit else None,
+    )
