@@ -29,7 +29,6 @@ values, nested at most 50 levels (:mod:`retrieval_eval.safety.limits`).
     drift: {min_mean_rbo: 0.8, max_top1_changed: 0.2}
 """
 
-
 import re
 from functools import cached_property
 from pathlib import Path

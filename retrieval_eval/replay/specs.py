@@ -4,7 +4,6 @@ Apart from :mod:`~retrieval_eval.replay.samples` and :mod:`~retrieval_eval.repla
 reading a config (every DAG-file parse) builds these models without importing the replay machinery.
 """
 
-
 from pathlib import Path
 from typing import Annotated, Literal
 
