@@ -64,6 +64,7 @@ class ReplaySeries(BaseModel):
 class Overview(BaseModel):
     pairs: list[PairOverview]
     replays: list[ReplaySeries] = []
+    depths: list[int] = Field(default_factory=lambda: [1, 3])  # every depth a latest run gates
 
 
 class History(BaseModel):
@@ -148,17 +149,25 @@ class RunView(BaseModel):
     judged_slices: JudgedSlices | None = None
 
 
+def gated_depths(runs: list[RunSummary]) -> list[int]:
+    """Every depth one of ``runs`` gates, in order: the columns a page lists them in (a run
+    that does not gate one of them shows it missing)."""
+    return sorted({d for run in runs for d in run.depths}) or [1, 3]
+
+
 def overview(store: Store | None, runs: int) -> Overview:
     """Every (set, retriever) pair by set then retriever, each with its ``runs`` newest runs."""
     pairs: dict[tuple[str, str], list[RunSummary]] = {}
     for summary in store.summaries(limit=runs) if store else []:
         pairs.setdefault((summary.set, summary.retriever), []).insert(0, summary)  # oldest first
+    listed = [
+        PairOverview(set=s, retriever=r, latest=found[-1], recent=found)
+        for (s, r), found in pairs.items()
+    ]
     return Overview(
-        pairs=[
-            PairOverview(set=s, retriever=r, latest=found[-1], recent=found)
-            for (s, r), found in pairs.items()
-        ],
+        pairs=listed,
         replays=_replay_series(store) if store else [],
+        depths=gated_depths([pair.latest for pair in listed]),
     )
 
 
@@ -193,7 +202,7 @@ def history(store: Store | None, set_identifier: str, retriever: str, runs: int)
         retriever=retriever,
         runs=found,
         regressions=[run.run_id for run in found if run.is_regression],
-        depths=sorted({d for run in found for d in run.depths}),
+        depths=gated_depths(found),
     )
 
 
