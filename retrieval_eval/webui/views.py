@@ -64,7 +64,6 @@ class ReplaySeries(BaseModel):
 class Overview(BaseModel):
     pairs: list[PairOverview]
     replays: list[ReplaySeries] = []
-    depths: list[int] = Field(default_factory=lambda: [1, 3])  # every depth a latest run gates
 
 
 class History(BaseModel):
@@ -163,12 +162,8 @@ def overview(store: Store | None, runs: int) -> Overview:
     listed = [
         PairOverview(set=s, retriever=r, latest=found[-1], recent=found)
         for (s, r), found in pairs.items()
-    ]
-    return Overview(
-        pairs=listed,
-        replays=_replay_series(store) if store else [],
-        depths=gated_depths([pair.latest for pair in listed]),
-    )
+    ]  # each latest run carries its gated depths, hits and deltas at each (``depths``, ...)
+    return Overview(pairs=listed, replays=_replay_series(store) if store else [])
 
 
 def _replay_series(store: Store) -> list[ReplaySeries]:
