@@ -38,6 +38,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
+from itertools import pairwise
 from statistics import NormalDist, fmean
 from typing import TYPE_CHECKING
 
@@ -154,7 +155,7 @@ def measured_churn(
     questions; the mean over the pairs. Empty with fewer than two runs."""
     pairs = [
         (before, after)
-        for before, after in zip(runs, runs[1:], strict=False)
+        for before, after in pairwise(runs)
         if {q.id for q in before} & {q.id for q in after}
     ]
     if not pairs:

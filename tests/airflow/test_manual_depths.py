@@ -5,7 +5,6 @@ the load task, no ``retrieve`` task run, the log naming the Param and the fix)."
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -89,7 +88,11 @@ def test_a_bad_param_fails_the_run_before_any_retrieval(runs: dict[str, Any]) ->
     for outcome in runs["outcomes"][2:]:
         assert outcome["state"] == "failed"
         assert outcome["tasks"]["load_golden_set"] == "failed"
-        retrieved = [state for task, state in outcome["tasks"].items() if task.startswith("retrieve")]
+        retrieved = [
+            state for task, state in outcome["tasks"].items() if task.startswith("retrieve")
+        ]
         assert all(state != "success" for state in retrieved), outcome["tasks"]
-    assert "Param depths: depths must be in increasing order: write [1, 5], not [5, 1]" in runs["log"]
+    assert (
+        "Param depths: depths must be in increasing order: write [1, 5], not [5, 1]" in runs["log"]
+    )
     assert "a max drop was given for depth 5, which this run does not gate" in runs["log"]

@@ -79,7 +79,9 @@ def test_the_run_page_shows_the_judged_top_5_rates(judged: Judged) -> None:
     assert row is not None
     cells = {
         label: re.sub(r"<[^>]+>", "", text).strip()
-        for label, text in re.findall(r'<td data-label="([^"]*)"[^>]*>(.*?)</td>', row.group(1), re.S)
+        for label, text in re.findall(
+            r'<td data-label="([^"]*)"[^>]*>(.*?)</td>', row.group(1), re.S
+        )
     }
     assert cells["Questions"] == "2" and cells["Stale, left out"] == "2"
     assert cells["Top-5"].startswith("100.0% [") and cells["Baseline top-5"].startswith("100.0% [")

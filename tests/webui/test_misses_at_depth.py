@@ -39,7 +39,9 @@ class Run:
 def run(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Run]:
     url = f"sqlite:///{tmp_path_factory.mktemp('misses') / 'results.sqlite'}"
     forms = {q: "gap" for q in GAP}
-    deep = record_run(ranked_run(RANKS, [1, 5], forms=forms), store_url=url, thresholds=Thresholds())
+    deep = record_run(
+        ranked_run(RANKS, [1, 5], forms=forms), store_url=url, thresholds=Thresholds()
+    )
     seed = record_run(
         ranked_run(RANKS, [1, 3], forms=forms, retriever="dense"),
         store_url=url,
