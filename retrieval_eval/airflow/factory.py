@@ -68,8 +68,8 @@ def _doc(evaluation: EvaluationSpec, config_path: str | None) -> str:
         f"- Schedule: `{evaluation.schedule or 'manual'}`; asset triggers: "
         f"{', '.join(f'`{a}`' for a in evaluation.assets) or 'none'}\n"
         f"- Config: `{config_path or 'default lookup'}`\n"
-        f"- Manual runs take Params: threshold overrides, `fail_on_regression`, "
-        f"`baseline_run_id`.\n"
+        f"- Manual runs take Params: `depths`, threshold overrides (`max_top1_drop`, "
+        f"`max_top3_drop`, `max_drops` per depth), `fail_on_regression`, `baseline_run_id`.\n"
     )
 
 
@@ -88,6 +88,17 @@ def _params() -> dict[str, Param]:
             minimum=0,
             maximum=1,
             description="Override: largest allowed absolute top-3 hit-rate drop.",
+        ),
+        "depths": Param(
+            None,
+            type=["null", "array"],
+            items={"type": "integer"},
+            description="Override: the gated depths, e.g. [1, 5] (in increasing order, 1-100).",
+        ),
+        "max_drops": Param(
+            None,
+            type=["null", "object"],
+            description='Override: a gated depth\'s largest allowed drop, e.g. {"5": 0.05}.',
         ),
         "fail_on_regression": Param(
             False, type="boolean", description="End the DAG run failed after a regression alert."

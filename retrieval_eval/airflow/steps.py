@@ -66,6 +66,58 @@ def index_version(events: Mapping[Any, Iterable[Any]] | None) -> str | None:
     return newest[1] if newest else None
 
 
+def manual_overrides(params: Mapping[str, Any]) -> dict[str, dict[str, Any]]:
+    """A manual run's Params as the pipeline's overrides: ``{"run": {"depths": ...},
+    "thresholds": {"max_top1_drop": ..., "max_top5_drop": ...}}`` (None: not given).
+
+    ``depths`` is checked as ``run.depths`` is; ``max_drops`` maps a depth (``"5"``, as JSON
+    keys are strings) to its largest allowed drop, 0 to 1. A bad value raises
+    InvalidInputError naming the Param and the fix, so the run fails before any retrieval (the
+    load task checks them; a threshold for a depth the run does not gate fails there too).
+    """
+    from retrieval_eval.config.lookup import MAX_DEPTH
+    from retrieval_eval.evaluation.results import checked_depths
+
+    depths = params.get("depths")
+    if depths is not None:
+        try:
+            if not isinstance(depths, list):
+                raise ValueError(f"expected a list of depths such as [1, 5], got {depths!r}")
+            depths = checked_depths(depths)
+        except ValueError as exc:
+            raise InvalidInputError(f"Param depths: {exc}") from None
+    drops: dict[str, Any] = {
+        "max_top1_drop": params.get("max_top1_drop"),
+        "max_top3_drop": params.get("max_top3_drop"),
+    }
+    given = params.get("max_drops") or {}
+    if not isinstance(given, Mapping):
+        raise InvalidInputError(
+            f'Param max_drops: expected a mapping of depth to drop such as {{"5": 0.05}}, '
+            f"got {given!r}"
+        )
+    for key, drop in given.items():
+        depth = int(key) if str(key).isdigit() else None
+        if depth is None or not 1 <= depth <= MAX_DEPTH:
+            raise InvalidInputError(
+                f"Param max_drops: {key!r} is not a depth; keys are whole numbers from 1 to "
+                f'{MAX_DEPTH}, e.g. {{"5": 0.05}}'
+            )
+        if isinstance(drop, bool) or not isinstance(drop, int | float) or not 0 <= drop <= 1:
+            raise InvalidInputError(
+                f"Param max_drops: depth {depth}'s drop must be between 0 and 1 (an absolute "
+                f"rate drop, 0.10 = ten points), got {drop!r}"
+            )
+        name = f"max_top{depth}_drop"
+        if drops.get(name) is not None and drops[name] != drop:
+            raise InvalidInputError(
+                f"Param max_drops gives depth {depth} {drop!r} and Param {name} gives "
+                f"{drops[name]!r}; give it once"
+            )
+        drops[name] = float(drop)
+    return {"run": {"depths": depths}, "thresholds": drops}
+
+
 def plan_batches(
     config_path: str | None,
     set_name: str,
@@ -74,6 +126,7 @@ def plan_batches(
     retriever_name: str | None = None,
     check_store: Callable[[], object] | None = None,
     min_batch_questions: int = 1,
+    overrides: Mapping[str, Mapping[str, Any]] | None = None,
 ) -> list[dict[str, Any]]:
     """Validate the set and split it into contiguous index ranges, as many as
     :func:`batch_count` says.
@@ -82,15 +135,23 @@ def plan_batches(
     ``retriever_name``, every option is checked as the CLI's ``run`` checks it (the settings,
     the thresholds, the store through ``check_store``, the retriever's name and options), then the
     retriever's ``prepare`` hook runs (the lexical index is built into the adapter cache once
-    here, not once per batch).
+    here, not once per batch). ``overrides`` (:func:`manual_overrides`) are checked with them.
     """
     from retrieval_eval.judging.pipeline import resolve_run, resolve_set
 
     config = load_config(config_path)
+    given = overrides or {}
     if retriever_name is None:
         golden = resolve_set(config, set_name)
     else:
-        golden = resolve_run(config, set_name, retriever_name, check_store=check_store).golden_set
+        golden = resolve_run(
+            config,
+            set_name,
+            retriever_name,
+            run=given.get("run"),
+            thresholds=given.get("thresholds"),
+            check_store=check_store,
+        ).golden_set
         config.retriever_registry.prepare(retriever_name)
     count = len(golden.questions)
     size = math.ceil(count / batch_count(count, max_batches, min_batch_questions))

@@ -50,13 +50,24 @@ def store_url(job: dict[str, Any]) -> str:
     )
 
 
+def manual_overrides() -> dict[str, dict[str, Any]]:
+    """This DAG run's Params as the pipeline's overrides (checked: a bad one fails the task at
+    once, naming the Param), the same in every task of the run."""
+    from retrieval_eval.airflow import steps
+
+    with bad_input_fails_at_once():
+        return steps.manual_overrides(get_current_context()["params"])
+
+
 @task
 def load_golden_set(job: dict[str, Any]) -> list[dict[str, Any]]:
     """Validate the set (a bad set fails here, every problem listed) and every other option
     (the store URL included) before any retriever code is imported, fill the retriever's cache
-    once, and split the questions into batches."""
+    once, and split the questions into batches. A manual run's Params (depths, thresholds)
+    are checked here too, before any retrieval."""
     from retrieval_eval.airflow import steps
 
+    overrides = manual_overrides()
     with bad_input_fails_at_once():
         return steps.plan_batches(
             job["config_path"],
@@ -65,6 +76,7 @@ def load_golden_set(job: dict[str, Any]) -> list[dict[str, Any]]:
             retriever_name=job["retriever"],
             check_store=lambda: store_url(job),
             min_batch_questions=job["min_batch_questions"],
+            overrides=overrides,
         )
 
 
@@ -100,6 +112,7 @@ def retrieve(job: dict[str, Any], batch: dict[str, Any]) -> dict[str, Any]:
             batch["fingerprint"],
             batch["start"],
             batch["stop"],
+            manual_overrides()["run"],
         )
 
 
@@ -122,6 +135,7 @@ def score(
             list(batch_results),
             run_key=run_key_for(dag_run.dag_id, dag_run.run_id),
             started_at=getattr(dag_run, "start_date", None),
+            overrides=manual_overrides()["run"],
             lint=lint_outcome,
             # an asset event's extra names the index build that started this run
             index_version=steps.index_version(context.get("triggering_asset_events")),
@@ -141,10 +155,7 @@ def persist(job: dict[str, Any], result: dict[str, Any]) -> dict[str, Any]:
             result,
             store_url=store_url(job),
             baseline_run_id=params.get("baseline_run_id"),
-            threshold_overrides={
-                "max_top1_drop": params.get("max_top1_drop"),
-                "max_top3_drop": params.get("max_top3_drop"),
-            },
+            threshold_overrides=manual_overrides()["thresholds"],
         )
     # Airflow 3's execution API lets a task set no note on its own DAG run: the log (and the
     # task's "Run page" extra link, airflow/links.py) says where the run page is

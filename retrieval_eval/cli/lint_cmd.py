@@ -62,6 +62,11 @@ def lint(
         if retriever
         else config.thresholds
     )
+    # the power figure at each depth the evaluation gates (its run.depths); without a
+    # retriever, at the depths of the newest stored run of the set
+    depths = (
+        config.section_for(golden_set.identifier, retriever, "run").depths if retriever else None
+    )
     try:
         with opened_retriever(config, retriever) if retriever else nullcontext() as built:
             report = run_lint(
@@ -71,6 +76,7 @@ def lint(
                 store=store,
                 options=config.lint,
                 thresholds=thresholds,
+                depths=depths,
             )
     finally:
         if store is not None:

@@ -55,6 +55,9 @@ class PowerReport(BaseModel):
     churn: float
     rates_from: str  # where the rates came from ("run 12 (handbook_bm25)", "no stored run")
     figures: list[PowerFigure] = Field(default_factory=list)
+    # the churn measured at each depth over stored runs (empty: ``churn`` assumed at every one)
+    churn_at: dict[int, float] = Field(default_factory=dict)
+    churn_from: str = "assumed (lint.churn)"
 
 
 class LintReport(BaseModel):

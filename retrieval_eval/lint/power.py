@@ -11,12 +11,18 @@ for a true drop ``d`` = p10 - p01 (hit -> miss minus miss -> hit, as shares of t
 discordance ``psi`` = p10 + p01. We solve it for ``d`` at the set's ``n`` (bisection: ``n`` falls
 as ``d`` grows), and for ``n`` at the configured threshold (the "questions needed").
 
-The discordance is an assumption, since no run has shown the drop yet: besides the net drop,
+The discordance is an assumption when nothing is stored, since no run has shown the drop yet: besides the net drop,
 a share ``churn`` of the questions (config ``lint.churn``, default 0.05: one question in twenty
 flips each way when a retriever changes) flips from miss to hit and as many more from hit to
 miss, so ``psi = d + 2 * churn``. Recovery needs misses, so the churn is capped at the miss
 rate ``1 - rate`` when the rate is known. With churn 0 (every flip is a loss) the figure is the
 most optimistic any paired test can give.
+
+When the store holds two or more runs of the evaluation with these labels, the churn is
+measured instead, at each gated depth (:func:`measured_churn`): between each run and the next,
+the share of their common questions that flipped the less frequent way (a net drop adds to the
+other way, so the smaller of the two is the churn beside it), averaged over the pairs. The
+report says which it used (``churn_from``); the rates are the newest stored run's at each depth.
 
 A drop larger than the rate itself cannot happen: when even ``d = rate`` is not detectable the
 figure is None ("no drop is detectable"). Thresholds are absolute rate drops, as in
@@ -31,8 +37,9 @@ McNemar's test.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
-from statistics import NormalDist
+from collections.abc import Mapping, Sequence
+from itertools import pairwise
+from statistics import NormalDist, fmean
 from typing import TYPE_CHECKING
 
 from retrieval_eval.config.lookup import MAX_DROP
@@ -40,7 +47,7 @@ from retrieval_eval.lint.models import PowerFigure, PowerReport
 
 if TYPE_CHECKING:
     from retrieval_eval.config.models import LintOptions, Thresholds
-    from retrieval_eval.evaluation.results import RunResult
+    from retrieval_eval.evaluation.results import QuestionResult, RunResult
 
 _Z = NormalDist()
 
@@ -113,14 +120,18 @@ def figures(
     thresholds: Thresholds,
     options: LintOptions,
     depths: Sequence[int] = (1, 3),
+    churn_at: Mapping[int, float] | None = None,
 ) -> list[PowerFigure]:
     """The figures at each of ``depths`` (top-1 and top-3 by default) for each scope
-    (``overall``, ``form=gap``, ...) of ``sizes``."""
+    (``overall``, ``form=gap``, ...) of ``sizes``; a depth in ``churn_at`` uses that measured
+    churn, the others ``options.churn``."""
     out = []
     for scope, n in sizes.items():
-        for metric, threshold in ((f"top{d}", max_drop(thresholds, d)) for d in depths):
+        for depth, threshold in ((d, max_drop(thresholds, d)) for d in depths):
+            metric = f"top{depth}"
             rate = rates.get((scope, metric))
-            kwargs = {"alpha": options.alpha, "power": options.power, "churn": options.churn}
+            churn = (churn_at or {}).get(depth, options.churn)
+            kwargs = {"alpha": options.alpha, "power": options.power, "churn": churn}
             drop = detectable_drop(n, rate=rate, **kwargs)
             needed = questions_needed(threshold, rate=rate, **kwargs) if threshold > 0 else None
             figure = {
@@ -133,6 +144,32 @@ def figures(
                 "questions_needed": needed,
             }
             out.append(PowerFigure.model_validate(figure))
+    return out
+
+
+def measured_churn(
+    runs: Sequence[Sequence[QuestionResult]], depths: Sequence[int]
+) -> dict[int, float]:
+    """The churn at each of ``depths`` over consecutive ``runs`` (each its questions, oldest
+    first): per pair, the smaller of the miss → hit and hit → miss shares of their common
+    questions; the mean over the pairs. Empty with fewer than two runs."""
+    pairs = [
+        (before, after)
+        for before, after in pairwise(runs)
+        if {q.id for q in before} & {q.id for q in after}
+    ]
+    if not pairs:
+        return {}
+    out = {}
+    for depth in depths:
+        shares = []
+        for before, after in pairs:
+            was = {q.id: q.hit_at(depth) for q in before}
+            now = {q.id: q.hit_at(depth) for q in after if q.id in was}
+            gained = sum(1 for qid, hit in now.items() if hit and not was[qid])
+            lost = sum(1 for qid, hit in now.items() if was[qid] and not hit)
+            shares.append(min(gained, lost) / len(now))
+        out[depth] = fmean(shares)
     return out
 
 

@@ -39,8 +39,16 @@ def _rate(value: float | None) -> str:
 def power_method(power: PowerReport) -> str:
     return (
         f"McNemar (paired), alpha {power.alpha} two-sided, power {power.power}, "
-        f"churn {power.churn}; rates: {power.rates_from}"
+        f"churn {_churn(power)}; rates: {power.rates_from}"
     )
+
+
+def _churn(power: PowerReport) -> str:
+    """The churn the figures used: measured at each depth (over stored runs), else assumed."""
+    if not power.churn_at:
+        return f"{power.churn} (assumed: no two stored runs to measure it)"
+    measured = ", ".join(f"top-{d} {c:.3f}" for d, c in sorted(power.churn_at.items()))
+    return f"{measured} ({power.churn_from})"
 
 
 def what_is_seen(figure: PowerFigure, unit: str = "pts") -> str:

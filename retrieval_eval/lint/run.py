@@ -110,7 +110,11 @@ def run_lint(
     thresholds: Thresholds | None = None,
     result: RunResult | None = None,
     dead_labels: DeadLabels | None = None,
+    depths: Sequence[int] | None = None,
 ) -> LintReport:
+    """Every check the inputs allow (module docstring). ``depths``: the evaluation's gated
+    depths the power figures are at (default: ``result``'s, else the newest stored run's, else
+    top-1 and top-3)."""
     options = options or LintOptions()
     thresholds = thresholds or Thresholds()
     report = LintReport(set_id=golden_set.identifier, questions=len(golden_set))
@@ -160,16 +164,27 @@ def run_lint(
                 f"(fingerprint {golden_set.fingerprint[:12]})"
             )
 
-    run, rates_from = (result, "this run") if result is not None else _newest(runs, retriever)
-    report.power = _power(golden_set, thresholds, options, run, rates_from)
+    pool = _pool(runs, retriever)
+    run, rates_from = (result, "this run") if result is not None else _newest(pool)
+    gated = list(depths or (run.depths if run is not None else (1, 3)))
+    report.power = _power(golden_set, thresholds, options, run, rates_from, gated, pool)
     ran(POWER, _power_findings(report.power, thresholds))
     return report
 
 
-def _newest(runs: list[StoredRun], retriever: Any) -> tuple[RunResult | None, str]:
-    """The newest stored run of ``retriever``, else of any retriever, and how to name it."""
+def _pool(runs: list[StoredRun], retriever: Any) -> list[StoredRun]:
+    """The stored runs of ``retriever`` (else, when it has none, of the newest run's retriever:
+    one evaluation), oldest first."""
     name = getattr(retriever, "identifier", None)
-    pool = [r for r in runs if r.result.retriever == name] or runs
+    pool = [r for r in runs if r.result.retriever == name]
+    if not pool and runs:
+        newest = max(runs, key=lambda r: (r.run_date, r.id))
+        pool = [r for r in runs if r.result.retriever == newest.result.retriever]
+    return sorted(pool, key=lambda r: (r.run_date, r.id))
+
+
+def _newest(pool: list[StoredRun]) -> tuple[RunResult | None, str]:
+    """The newest of an evaluation's stored runs, and how to name it."""
     if not pool:
         return None, "no stored run (rates unknown)"
     newest = max(pool, key=lambda r: (r.run_date, r.id))
@@ -182,6 +197,8 @@ def _power(
     options: LintOptions,
     run: RunResult | None,
     rates_from: str,
+    depths: Sequence[int],
+    pool: Sequence[StoredRun],
 ) -> PowerReport:
     sizes = {"overall": len(golden_set)}
     forms_count = Counter(q.form.value for q in golden_set.questions)
@@ -191,19 +208,26 @@ def _power(
             if n >= thresholds.min_slice_questions:
                 sizes[f"{prefix}={value}"] = n
     rates: dict[tuple[str, str], float | None] = {}
-    if run is not None:
-        rates[("overall", "top1")] = run.top1_hit_rate
-        rates[("overall", "top3")] = run.top3_hit_rate
-        for prefix, slices in (("form", run.by_form), ("hard_class", run.by_hard_class)):
-            for value, rate in slices.items():
-                rates[(f"{prefix}={value}", "top1")] = rate.top1_hit_rate
-                rates[(f"{prefix}={value}", "top3")] = rate.top3_hit_rate
+    if run is not None:  # a depth the run did not judge has no rate (None)
+        for depth in depths:
+            rates[("overall", f"top{depth}")] = run.hit_rate(depth)
+            for prefix, slices in (("form", run.by_form), ("hard_class", run.by_hard_class)):
+                for value, rate in slices.items():
+                    rates[(f"{prefix}={value}", f"top{depth}")] = rate.hit_rate(depth)
+    churn_at = power.measured_churn([r.result.questions for r in pool], depths)
+    churn_from = (
+        f"measured over {len(pool)} stored runs of {pool[-1].result.retriever}"
+        if churn_at
+        else f"assumed (lint.churn {options.churn})"
+    )
     return PowerReport(
         alpha=options.alpha,
         power=options.power,
         churn=options.churn,
         rates_from=rates_from,
-        figures=power.figures(sizes, rates, thresholds, options),
+        figures=power.figures(sizes, rates, thresholds, options, depths, churn_at),
+        churn_at=churn_at,
+        churn_from=churn_from,
     )
 
 

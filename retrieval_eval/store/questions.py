@@ -25,10 +25,21 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
-from sqlalchemy import ColumnElement, Connection, Select, cast, false, func, literal, select
+from sqlalchemy import (
+    ColumnElement,
+    Connection,
+    Select,
+    and_,
+    cast,
+    false,
+    func,
+    literal,
+    or_,
+    select,
+)
 from sqlalchemy.dialects.postgresql import JSONB
 
-from retrieval_eval.evaluation.results import QuestionResult
+from retrieval_eval.evaluation.results import TOP_K, AtDepths, QuestionResult
 from retrieval_eval.store.names import GRADER
 from retrieval_eval.store.rows import question_result
 from retrieval_eval.store.schema import eval_result_question
@@ -60,6 +71,7 @@ class QuestionFilter:
 
     top1_hit: bool | None = None
     top3_hit: bool | None = None
+    miss_at: int | None = None  # only the misses at this depth (another than 1 and 3)
     errors: bool = False  # only the questions whose retrieval failed
     ids: tuple[str, ...] | None = None  # only these questions
     form: str | None = None
@@ -90,15 +102,20 @@ def stored_count(stored: StoredRun, where: QuestionFilter) -> int | None:
     r, outcome = stored.result, (where.top1_hit, where.top3_hit)
     sliced = where.form is not None or where.hard_class is not None
     if where.errors:  # errors are counted for the whole run only
-        return r.error_count if not sliced and outcome == (None, None) else None
+        plain = outcome == (None, None) and where.miss_at is None
+        return r.error_count if not sliced and plain else None
+    figures: AtDepths
     if sliced:
         slices = r.by_form if where.form is not None else r.by_hard_class
         rates = slices.get(where.form or where.hard_class or "")
         if rates is None:
             return 0
-        n, top1, top3 = rates.questions, rates.top1_hits, rates.top3_hits
+        figures, n, top1, top3 = rates, rates.questions, rates.top1_hits, rates.top3_hits
     else:
-        n, top1, top3 = r.question_count, r.top1_hits, r.top3_hits
+        figures, n, top1, top3 = r, r.question_count, r.top1_hits, r.top3_hits
+    if where.miss_at is not None:  # the run's hits at a gated depth (None: not gated)
+        hits = figures.hits(where.miss_at)
+        return None if hits is None or outcome != (None, None) else n - hits
     counts = {(None, None): n, (True, None): top1, (False, None): n - top1, (None, False): n - top3}
     return counts.get(outcome)
 
@@ -164,6 +181,8 @@ def _clauses(conn: Connection, run_id: int, where: QuestionFilter) -> list[Colum
         clauses.append(_q.c.top1_hit == where.top1_hit)
     if where.top3_hit is not None:
         clauses.append(_q.c.top3_hit == where.top3_hit)
+    if where.miss_at is not None:
+        clauses.append(_missed_at(where.miss_at))
     if where.errors:
         clauses.append(_q.c.error.is_not(None))
     if where.ids is not None:
@@ -173,6 +192,15 @@ def _clauses(conn: Connection, run_id: int, where: QuestionFilter) -> list[Colum
     if where.hard_class is not None:
         clauses.append(_q.c.hard_class == where.hard_class)
     return clauses
+
+
+def _missed_at(depth: int) -> ColumnElement[bool]:
+    """A miss at ``depth`` by the scoring rules (:meth:`QuestionResult.hit_at`), from the row's
+    columns: a miss at the seed's depth at or above it (top-3 from depth 3, else top-1), and no
+    target within ``depth``. A failed call, and a question no document answers that got some,
+    have no first hit rank, so they stay misses; a target within ``depth`` is a hit."""
+    seed = _q.c.top3_hit if depth >= TOP_K else _q.c.top1_hit
+    return and_(seed == false(), or_(_q.c.first_hit_rank.is_(None), _q.c.first_hit_rank > depth))
 
 
 def _groups(

@@ -3,9 +3,13 @@
 The run page and its JSON twin (``/runs/{id}`` and ``/api/runs/{id}``) take the same query
 parameters, so a filtered page is a link anyone can share and works without JavaScript:
 
-- ``show``: ``all`` (default), ``misses`` (top-3 misses), ``top1_misses``, ``hits`` (top-1
-  hits), ``errors`` (the retriever failed), ``flipped`` (changed outcome against the baseline)
-  or ``stale`` (stale labels: every target gone from the index, see :mod:`retrieval_eval.evaluation.labels`);
+- ``show``: ``all`` (default), ``misses`` (misses at ``depth``), ``top1_misses``, ``hits``
+  (top-1 hits), ``errors`` (the retriever failed), ``flipped`` (changed outcome against the
+  baseline) or ``stale`` (stale labels: every target gone from the index, see
+  :mod:`retrieval_eval.evaluation.labels`);
+- ``depth``: the gated depth ``misses`` counts at, one of the run's (``run.depths``); by default
+  its deepest (top-3 for the seed's ``[1, 3]``, top-5 for ``[1, 5]``), the depth the row marks
+  and the verdict's deepest figure follow; the other filters ignore it;
 - ``form`` and ``hard_class``: one value each, among those the run's questions have;
 - ``page``: 1-based, :data:`PER_PAGE` questions a page.
 
@@ -58,7 +62,7 @@ if TYPE_CHECKING:
 PER_PAGE = 50
 SHOW = {
     "all": "all",
-    "misses": "top-3 misses",
+    "misses": "misses at depth (the deepest gated unless ?depth= names another)",
     "top1_misses": "top-1 misses",
     "hits": "top-1 hits",
     "errors": "errors",
@@ -81,6 +85,7 @@ class ListQuery(BaseModel):
     form: str | None = None
     hard_class: str | None = None
     page: int = 1
+    depth: int | None = None  # where ``misses`` counts: None, the run's deepest gated depth
 
 
 class Listing(BaseModel):
@@ -90,6 +95,8 @@ class Listing(BaseModel):
     form: str | None
     hard_class: str | None
     page: int
+    depth: int = 3  # the gated depth ``misses`` counts at
+    depths: list[int] = Field(default_factory=lambda: [1, 3])  # the run's gated depths
     pages: int  # at least 1, even when nothing matches
     per_page: int
     matching: int  # questions that pass the filters, over all pages
@@ -107,9 +114,10 @@ class Listing(BaseModel):
             "form": self.form,
             "hard_class": self.hard_class,
             "page": self.page,
+            "depth": self.depth,
         }
         current.update(changes)
-        defaults = {"show": "all", "page": 1}
+        defaults = {"show": "all", "page": 1, "depth": self.depths[-1]}
         return {k: v for k, v in current.items() if v is not None and defaults.get(k) != v}
 
     def page_numbers(self) -> list[int | None]:
@@ -123,10 +131,17 @@ class Listing(BaseModel):
         return shown
 
 
-def _check(query: ListQuery, run_id: int, forms: list[str], classes: list[str]) -> None:
+def _check(
+    query: ListQuery, run_id: int, forms: list[str], classes: list[str], depths: list[int]
+) -> None:
     if query.show not in SHOW:
         raise InvalidInputError(
             f"show={query.show!r} is not a filter; use one of: {', '.join(SHOW)}"
+        )
+    if query.depth is not None and query.depth not in depths:
+        raise UnknownNameError(
+            f"depth={query.depth}: run {run_id} does not gate it; its gated depths: "
+            f"{', '.join(map(str, depths))}"
         )
     for name, value, known in (
         ("form", query.form, forms),
@@ -139,11 +154,19 @@ def _check(query: ListQuery, run_id: int, forms: list[str], classes: list[str]) 
             )
 
 
-def _filter(query: ListQuery, flipped: tuple[str, ...], stale: tuple[str, ...]) -> QuestionFilter:
-    """The query's filters as the store reads them."""
+def _misses(depth: int) -> dict[str, Any]:
+    """The misses at a gated depth as the store reads them: the seed's columns at 1 and 3."""
+    seed = {1: {"top1_hit": False}, 3: {"top3_hit": False}}
+    return seed.get(depth, {"miss_at": depth})
+
+
+def _filter(
+    query: ListQuery, flipped: tuple[str, ...], stale: tuple[str, ...], depth: int
+) -> QuestionFilter:
+    """The query's filters as the store reads them (``misses`` at ``depth``)."""
     shown: dict[str, dict[str, Any]] = {
         "all": {},
-        "misses": {"top3_hit": False},
+        "misses": _misses(depth),
         "top1_misses": {"top1_hit": False},
         "hits": {"top1_hit": True},
         "errors": {"errors": True},
@@ -175,8 +198,11 @@ def list_questions(
     forms, classes = stored.forms, stored.hard_classes
     if forms is None or classes is None:
         forms, classes = question_values(store, run_id)
-    _check(query, run_id, forms, classes)
-    where = _filter(query, tuple(dict.fromkeys([*flipped_to_miss, *flipped_to_hit])), stale)
+    depths = stored.result.depths
+    _check(query, run_id, forms, classes, depths)
+    depth = query.depth if query.depth is not None else depths[-1]
+    flipped = tuple(dict.fromkeys([*flipped_to_miss, *flipped_to_hit]))
+    where = _filter(query, flipped, stale, depth)
     total = count_questions(store, stored)
     matching = total if where.everything else count_questions(store, stored, where)
     pages = max(1, math.ceil(matching / PER_PAGE))
@@ -190,6 +216,8 @@ def list_questions(
         form=query.form,
         hard_class=query.hard_class,
         page=query.page,
+        depth=depth,
+        depths=depths,
         pages=pages,
         per_page=PER_PAGE,
         matching=matching,

@@ -37,6 +37,7 @@ Name = Annotated[str, StringConstraints(pattern=NAME_PATTERN)]  # one of a repea
 # compares with these: importing them here would slow every Airflow process); "" is "any"
 SHOW_PATTERN = "^(all|misses|top1_misses|hits|errors|flipped|stale)$"
 FORM_PATTERN = "^(|match|gap)$"
+MAX_DEPTH = 100  # config.lookup.MAX_DEPTH, the deepest a run gates (a test compares them)
 
 ERRORS = {
     400: "a malformed query parameter",
@@ -83,10 +84,19 @@ def run_listing(
     form: str | None = Query(None, pattern=FORM_PATTERN),
     hard_class: str | None = Query(None, pattern=NAME_PATTERN),
     page: int = Query(1, ge=1, le=MAX_RUN_ID),
+    depth: int | None = Query(
+        None, ge=1, le=MAX_DEPTH, description="the gated depth misses count at (default: deepest)"
+    ),
 ) -> dict[str, Any]:
     """The run page's list parameters (checked against the run by :mod:`.listing`)."""
     # the filter form's "any" sends an empty value: no filter
-    return {"show": show, "form": form or None, "hard_class": hard_class or None, "page": page}
+    return {
+        "show": show,
+        "form": form or None,
+        "hard_class": hard_class or None,
+        "page": page,
+        "depth": depth,
+    }
 
 
 def compare_query(
@@ -116,7 +126,9 @@ def api_overview(request: Request) -> JSONResponse:
 def overview_page(request: Request) -> Any:
     page_helpers, views = modules()
     data = views.overview(_store(request), SPARK_RUNS)
-    return render(request, "overview.html", data=data, rows=page_helpers.overview_rows(data))
+    rows = page_helpers.overview_rows(data)
+    depths = views.gated_depths([pair.latest for pair in data.pairs])
+    return render(request, "overview.html", data=data, rows=rows, depths=depths)
 
 
 # -- history ---------------------------------------------------------------------------------

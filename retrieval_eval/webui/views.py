@@ -149,18 +149,22 @@ class RunView(BaseModel):
     judged_slices: JudgedSlices | None = None
 
 
+def gated_depths(runs: list[RunSummary]) -> list[int]:
+    """Every depth one of ``runs`` gates, in order: the columns a page lists them in (a run
+    that does not gate one of them shows it missing)."""
+    return sorted({d for run in runs for d in run.depths}) or [1, 3]
+
+
 def overview(store: Store | None, runs: int) -> Overview:
     """Every (set, retriever) pair by set then retriever, each with its ``runs`` newest runs."""
     pairs: dict[tuple[str, str], list[RunSummary]] = {}
     for summary in store.summaries(limit=runs) if store else []:
         pairs.setdefault((summary.set, summary.retriever), []).insert(0, summary)  # oldest first
-    return Overview(
-        pairs=[
-            PairOverview(set=s, retriever=r, latest=found[-1], recent=found)
-            for (s, r), found in pairs.items()
-        ],
-        replays=_replay_series(store) if store else [],
-    )
+    listed = [
+        PairOverview(set=s, retriever=r, latest=found[-1], recent=found)
+        for (s, r), found in pairs.items()
+    ]  # each latest run carries its gated depths, hits and deltas at each (``depths``, ...)
+    return Overview(pairs=listed, replays=_replay_series(store) if store else [])
 
 
 def _replay_series(store: Store) -> list[ReplaySeries]:
@@ -194,7 +198,7 @@ def history(store: Store | None, set_identifier: str, retriever: str, runs: int)
         retriever=retriever,
         runs=found,
         regressions=[run.run_id for run in found if run.is_regression],
-        depths=sorted({d for run in found for d in run.depths}),
+        depths=gated_depths(found),
     )
 
 

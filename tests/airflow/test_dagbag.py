@@ -88,6 +88,8 @@ def test_demo_dag_shape(monkeypatch: pytest.MonkeyPatch) -> None:
     links = {task_id: served.get_task(task_id).extra_links for task_id in EXPECTED_TASKS}
     assert links == {task_id: ["Run page"] if task_id == "persist" else [] for task_id in links}
     assert set(dag.params) == {
+        "depths",
+        "max_drops",
         "max_top1_drop",
         "max_top3_drop",
         "fail_on_regression",

@@ -109,3 +109,32 @@ def test_the_alert_names_the_depth_that_regressed(pages: Pages) -> None:
     assert "Now missed at top-5: c0, c1, c2, c3" in lines
     payload: dict[str, Any] = message.model_dump(mode="json")
     assert payload["depths"] == [1, 5] and payload["after_at"]["5"] == pytest.approx(4 / 9)
+
+
+def _cells(html: str, retriever: str) -> dict[str, str]:
+    """The overview row of ``retriever``: each cell's text by its data-label."""
+    row = html[html.index(f'data-retriever="{retriever}"') :].split("</tr>")[0]
+    cells = re.findall(r'<td data-label="([^"]*)"[^>]*>(.*?)</td>', row, re.S)
+    return {label: re.sub(r"<[^>]+>", "", text).strip() for label, text in cells}
+
+
+def test_the_overview_shows_every_gated_depth_of_each_pair(pages: Pages) -> None:
+    html = pages.client.get("/").text
+    heads = re.findall(r'<th class="num">(.*?)</th>', html.split("</thead>")[0])
+    heads = [re.sub(r"<[^>]+>", "", head) for head in heads]
+    assert heads[:6] == [f"Top-{d} [95% CI]" for d in (1, 3, 5)] + ["Δ top-1", "Δ top-3", "Δ top-5"]
+    bm25, dense = _cells(html, "bm25"), _cells(html, "dense")
+    assert bm25["Top-5"].startswith("44.4% [") and bm25["Top-1"].startswith("22.2% [")
+    assert bm25["Δ top-5"] == "-44.4 pts" and bm25["Δ top-1"] == "+0.0 pts"
+    # a depth the pair does not gate is missing, said so, not its ungated figure
+    assert bm25["Top-3"] == bm25["Δ top-3"] == "–" and dense["Top-5"] == dense["Δ top-5"] == "–"
+    assert 'title="not a gated depth of this run"' in html
+    assert dense["Top-3"].startswith("44.4% [")  # 4 of 9 within rank 3
+
+
+def test_the_overview_json_carries_the_depths(pages: Pages) -> None:
+    data = pages.client.get("/api/overview").json()
+    latest = {p["retriever"]: p["latest"] for p in data["pairs"]}
+    assert latest["bm25"]["depths"] == [1, 5] and latest["bm25"]["hits_at"] == {"1": 2, "5": 4}
+    assert latest["bm25"]["delta_at"]["5"] == pytest.approx(-4 / 9)
+    assert latest["dense"]["depths"] == [1, 3]
