@@ -16,8 +16,6 @@ from typing import Any
 
 from airflow.providers.standard.operators.hitl import ApprovalOperator
 
-from retrieval_eval.airflow.steps import BRANCH_APPROVE
-
 
 class BaselineApproval(ApprovalOperator):
     """Asks in Browse → Required Actions (or the REST API's ``hitlDetails``) whether the saved
@@ -25,7 +23,7 @@ class BaselineApproval(ApprovalOperator):
 
     def __init__(self, *, job: dict[str, Any], timeout_s: float, **kwargs: Any) -> None:
         super().__init__(
-            task_id=BRANCH_APPROVE,
+            task_id="approve_baseline",  # steps.BRANCH_APPROVE (steps is imported at run time)
             subject="Accept the run as the baseline?",  # replaced at run time
             defaults=ApprovalOperator.REJECT,
             response_timeout=timedelta(seconds=timeout_s),

@@ -275,6 +275,39 @@ class Deployment:
             for t in found
         }
 
+    def wait_for_task(
+        self, dag_id: str, run_id: str, task_id: str, state: str, timeout: float = 600
+    ) -> dict[str, Any]:
+        """The task instance once it is in ``state`` (a run that ends first is an error)."""
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            self._check_alive()
+            found = self.task_instances(dag_id, run_id).get(task_id)
+            if found is not None and found["state"] == state:
+                return found
+            if self.api("GET", f"/dags/{dag_id}/dagRuns/{run_id}")["state"] in FINISHED:
+                raise AssertionError(f"run {run_id} ended with {task_id} in {found}")
+            time.sleep(1)
+        raise TimeoutError(f"{task_id} of run {run_id} not {state} within {timeout} s")
+
+    def hitl(self, dag_id: str, run_id: str, task_id: str) -> dict[str, Any]:
+        """A human-in-the-loop task's request (subject, body, options, the response)."""
+        return dict(
+            self.api(
+                "GET", f"/dags/{dag_id}/dagRuns/{run_id}/taskInstances/{task_id}/-1/hitlDetails"
+            )
+        )
+
+    def respond(self, dag_id: str, run_id: str, task_id: str, option: str) -> dict[str, Any]:
+        """Answer a human-in-the-loop request as a person in Browse -> Required Actions does."""
+        return dict(
+            self.api(
+                "PATCH",
+                f"/dags/{dag_id}/dagRuns/{run_id}/taskInstances/{task_id}/-1/hitlDetails",
+                json={"chosen_options": [option]},
+            )
+        )
+
     def clear(self, dag_id: str, run_id: str, task_id: str) -> None:
         """Clear one task and what follows it in one run, as the UI's "Clear" does."""
         self.api(

@@ -113,7 +113,7 @@ def test_a_regression_asks_and_without_an_approval_the_baseline_stays(tmp_path: 
         steps.BRANCH_REGRESSION,
         steps.BRANCH_APPROVE,
     ]
-    subject, body = steps.approval_request(recorded, result, UI, url, 90)
+    _subject, body = steps.approval_request(recorded, result, UI, url, 90)
     assert "it regressed: " in body and " → " in body  # the figures before → after
     assert f"Current baseline: run {good['run_id']}" in body
     assert f"within 90 s: run {good['run_id']} stays the baseline" in body
