@@ -299,7 +299,21 @@ class Deployment:
         )
 
     def respond(self, dag_id: str, run_id: str, task_id: str, option: str) -> dict[str, Any]:
-        """Answer a human-in-the-loop request as a person in Browse -> Required Actions does."""
+        """Answer a human-in-the-loop request as a person in Browse -> Required Actions does.
+
+        Airflow 3.3.2 races an answer given within a second of the task parking: the scheduler
+        then takes the parked workload's late "success" event for the resumed try and runs the
+        request again (a new try that waits anew). A person never answers that fast; the test
+        waits for the workload's exit, which the task's log records as the end of its try.
+        """
+        deadline = time.monotonic() + 120
+        parked = self.home / "logs" / f"dag_id={dag_id}" / f"run_id={run_id}" / f"task_id={task_id}"
+        while time.monotonic() < deadline and not any(
+            "Pausing task as AWAITING_INPUT" in log.read_text(errors="replace")
+            for log in parked.glob("attempt=*.log")
+        ):
+            time.sleep(1)
+        time.sleep(3)  # the supervisor's exit reaches the scheduler a heartbeat later
         return dict(
             self.api(
                 "PATCH",
