@@ -4,7 +4,9 @@ load_golden_set → [lint] → retrieve (mapped over batches) → score → pers
 extra link: :mod:`retrieval_eval.airflow.links`) → check_regression →
 one of alert_regression / alert_invalid_run / no_regression / baseline (a first run), plus
 alert_labels when the verdict names dead labels (expected ids no longer in the index: their own
-alert, never a regression). The evaluation's ``fail_on_regression`` and ``fail_on_dead_labels``
+alert, never a regression), plus, for an evaluation with ``approve_baseline``, approve_baseline
+(a human-in-the-loop request, :mod:`retrieval_eval.airflow.approval`) → accept_baseline for a
+regression or a run under changed labels. The evaluation's ``fail_on_regression`` and ``fail_on_dead_labels``
 end the DAG run failed after the alert.
 
 ``lint`` is there unless the config says ``lint: off``: it runs after ``load_golden_set`` (so
@@ -131,6 +133,8 @@ def job_for(
         "store_connection_id": options.store_connection_id,
         "ui_base_url": options.ui_base_url,
         "lint": lint_mode,
+        # only when set: an evaluation without it keeps the job (and the DAG) it always had
+        **({"approve_baseline": True} if evaluation.approve_baseline else {}),
     }
 
 
@@ -188,13 +192,22 @@ def build_evaluation_dag(
         recorded: Any = tasks.persist(job=job, result=result)
         # the DAG run's way to its run page (Airflow lets a task set no note on its DAG run)
         recorded.operator.operator_extra_links = (RunPageLink(),)
-        tasks.check_regression(recorded=recorded, ui_base_url=options.ui_base_url) >> [
+        approval = {"approve_baseline": True} if evaluation.approve_baseline else {}
+        branch: Any = tasks.check_regression(
+            recorded=recorded, ui_base_url=options.ui_base_url, **approval
+        )
+        branch >> [
             tasks.alert_regression(job=job, result=result, recorded=recorded),
             tasks.alert_invalid_run(job=job, result=result, recorded=recorded),
             tasks.alert_labels(job=job, result=result, recorded=recorded),
             tasks.no_regression(recorded=recorded),
             tasks.baseline(recorded=recorded),
         ]
+        if evaluation.approve_baseline:
+            from retrieval_eval.airflow.approval import BaselineApproval
+
+            approve = BaselineApproval(job=job, timeout_s=evaluation.approval_timeout_s)
+            branch >> approve >> tasks.accept_baseline(job=job, recorded=recorded)
     return dag
 
 

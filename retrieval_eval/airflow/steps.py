@@ -27,6 +27,7 @@ BRANCH_INVALID = "alert_invalid_run"
 BRANCH_OK = "no_regression"
 BRANCH_BASELINE = "baseline"
 BRANCH_LABELS = "alert_labels"
+BRANCH_APPROVE = "approve_baseline"  # approve_baseline: the approval request, then accept_baseline
 LINT_FINDINGS_KEPT = 50  # findings stored with the run; the counts cover all of them
 INDEX_VERSION_KEYS = ("index_version", "version", "build")
 
@@ -318,8 +319,10 @@ def persist_result(
     store_url: str,
     baseline_run_id: int | None = None,
     threshold_overrides: dict[str, Any] | None = None,
+    approve_baseline: bool = False,
 ) -> dict[str, Any]:
-    """Save the run with its verdict (idempotent on the run key) and return what was recorded.
+    """Save the run with its verdict (idempotent on the run key) and return what was recorded;
+    with ``approve_baseline`` a run under changed labels waits for approval to be a baseline.
 
     An unreachable store raises after the run was spooled, so the task retries with backoff
     and, if it never succeeds, ``retrieval-eval db replay`` saves the spooled run later (the
@@ -341,6 +344,7 @@ def persist_result(
         dead_labels_baseline=config.dead_labels_baseline_for(
             result.set_identifier, result.retriever
         ),
+        approve_labels_change=approve_baseline,
     )
     failure = recorded.failure()
     if failure is not None:
@@ -359,13 +363,87 @@ def choose_branch(recorded: dict[str, Any]) -> str:
     return BRANCH_OK
 
 
-def choose_branches(recorded: dict[str, Any]) -> list[str]:
+def choose_branches(recorded: dict[str, Any], approve_baseline: bool = False) -> list[str]:
     """The verdict's branch, plus :data:`BRANCH_LABELS` when the verdict names dead ids: labels
-    that need attention alert on their own branch, never as (or instead of) a regression."""
+    that need attention alert on their own branch, never as (or instead of) a regression; plus,
+    with ``approve_baseline``, :data:`BRANCH_APPROVE` for a saved run a person may accept as the
+    baseline (a regression, or a run under changed labels)."""
     branches = [choose_branch(recorded)]
     if recorded["verdict"].get("dead_ids"):
         branches.append(BRANCH_LABELS)
+    if approve_baseline and recorded.get("run_id") is not None and _approvable(recorded):
+        branches.append(BRANCH_APPROVE)
     return branches
+
+
+def _approvable(recorded: dict[str, Any]) -> bool:
+    verdict = recorded["verdict"]
+    return bool(verdict.get("needs_approval")) or verdict["state"] == "regression"
+
+
+def approval_request(
+    recorded: dict[str, Any],
+    result: dict[str, Any],
+    ui_base_url: str | None,
+    store_url: str,
+    timeout_s: float,
+) -> tuple[str, str]:
+    """The approval request's subject and Markdown body: which run of which set and retriever,
+    why it asks (a regression, or changed labels), the figures before → after, the current
+    baseline, the run page and what each answer does. Figures, ids and links only: no question
+    text, and redacted like every other text this package writes."""
+    from retrieval_eval.judging.baselines import latest_baseline
+    from retrieval_eval.reports.links import run_page_url
+    from retrieval_eval.safety.redaction import redact
+    from retrieval_eval.store import open_store
+
+    run_id, verdict = recorded["run_id"], recorded["verdict"]
+    pair = f"{result['set_identifier']} × {result['retriever']}"
+    with open_store(store_url) as store:
+        current = latest_baseline(store, result["set_identifier"], result["retriever"])
+        # the verdict names the baseline it compared with; changed labels compared none
+        compared_with = verdict.get("baseline_run_id")
+        if compared_with is not None and (current is None or current.id != compared_with):
+            current = store.get_run(int(compared_with), questions=False)
+    if verdict.get("needs_approval"):
+        why = "the golden set's labels changed, so this run is not compared with earlier runs"
+        if current is not None and current.result.labels_fingerprint:
+            old = current.result.labels_fingerprint[:12]
+            why += f" (labels {old} → {str(result.get('labels_fingerprint', ''))[:12]})"
+    else:
+        why = "it regressed: " + "; ".join(verdict.get("reasons") or [verdict["state"]])
+    now = verdict_line(recorded, ui_base_url, result).split("; ")[0]
+    lines = [
+        f"Accept run {run_id} of **{pair}** as the baseline later runs compare with?",
+        "",
+        f"- Why this asks: {why}.",
+        f"- Run {run_id}: {now}.",
+    ]
+    if current is not None:
+        before = ", ".join(
+            f"top-{d} {_rate(current.result.model_dump(mode='json'), d)}" for d in _gated(result)
+        )
+        lines.append(f"- Current baseline: run {current.id}: {before}.")
+    if page := run_page_url(ui_base_url, run_id):
+        lines.append(f"- Run page: {page}")
+    stays = f"run {current.id} stays the baseline" if current is not None else "nothing changes"
+    hours = f"{timeout_s / 3600:g} h" if timeout_s >= 3600 else f"{timeout_s:g} s"
+    lines += [
+        "",
+        f"**Approve**: run {run_id} becomes the baseline (as `retrieval-eval baseline accept "
+        f"{run_id}`). **Reject**, or no answer within {hours}: {stays}.",
+    ]
+    subject = f"Accept run {run_id} as the baseline of {pair}?"
+    return redact(subject), redact("\n".join(lines))
+
+
+def accept_run(store_url: str, run_id: int) -> str:
+    """An approved request: accept the run as ``retrieval-eval baseline accept`` does."""
+    from retrieval_eval.judging.baselines import accept_baseline
+    from retrieval_eval.store import open_store
+
+    with open_store(store_url) as store:
+        return accept_baseline(store, run_id)
 
 
 def _gated(result: dict[str, Any]) -> list[int]:
@@ -424,7 +502,9 @@ def verdict_line(
         elif result is not None:
             parts.append(f"top-{depth} {_rate(result, depth)}")
     state = str(verdict.get("state", "no verdict")).replace("_", " ")
-    if verdict.get("baseline_refused"):
+    if verdict.get("needs_approval"):
+        state += " (not the baseline until approved)"
+    elif verdict.get("baseline_refused"):
         state += " (not accepted as the baseline: dead labels)"
     dead = len(verdict.get("dead_ids") or [])
     if dead:

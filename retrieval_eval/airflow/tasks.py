@@ -156,6 +156,7 @@ def persist(job: dict[str, Any], result: dict[str, Any]) -> dict[str, Any]:
             store_url=store_url(job),
             baseline_run_id=params.get("baseline_run_id"),
             threshold_overrides=manual_overrides()["thresholds"],
+            approve_baseline=bool(job.get("approve_baseline")),
         )
     # Airflow 3's execution API lets a task set no note on its own DAG run: the log (and the
     # task's "Run page" extra link, airflow/links.py) says where the run page is
@@ -164,10 +165,12 @@ def persist(job: dict[str, Any], result: dict[str, Any]) -> dict[str, Any]:
 
 
 @task.branch
-def check_regression(recorded: dict[str, Any], ui_base_url: str | None = None) -> list[str]:
+def check_regression(
+    recorded: dict[str, Any], ui_base_url: str | None = None, approve_baseline: bool = False
+) -> list[str]:
     from retrieval_eval.airflow import steps
 
-    branches = steps.choose_branches(recorded)
+    branches = steps.choose_branches(recorded, approve_baseline)
     print(f"{steps.verdict_line(recorded, dashboard_url(ui_base_url))} → {', '.join(branches)}")
     return branches
 
@@ -230,3 +233,15 @@ def no_regression(recorded: dict[str, Any]) -> str:
 def baseline(recorded: dict[str, Any]) -> str:
     """Nothing to compare with yet: this run is the baseline (unless refused for dead labels)."""
     return str(recorded["verdict"].get("summary") or recorded["verdict"]["state"])
+
+
+@task
+def accept_baseline(job: dict[str, Any], recorded: dict[str, Any]) -> str:
+    """After an approval (``approve_baseline``): the run becomes the baseline, exactly as
+    ``retrieval-eval baseline accept`` makes it one."""
+    from retrieval_eval.airflow import steps
+
+    with bad_input_fails_at_once():
+        message = steps.accept_run(store_url(job), int(recorded["run_id"]))
+    print(message)
+    return message

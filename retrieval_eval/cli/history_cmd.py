@@ -370,23 +370,7 @@ def accept(run_id: int, db: str | None, config_path: str | None) -> None:
     A run compares with the newest valid run of its key that is not a regression or was
     accepted: accepting an older run while a newer good one exists changes nothing for the next
     run, and the message says so, with the ``--baseline`` that compares with it anyway."""
+    from retrieval_eval.judging.baselines import accept_baseline
+
     with _open_existing(db, config_path) as store:
-        store.accept_baseline(run_id)
-        result = store.get_run(run_id).result
-        effective = store.find_baseline(
-            result.set_identifier, result.retriever, result.labels_fingerprint
-        )
-    pair = f"{result.set_identifier} × {result.retriever}"
-    if effective is None or effective.id == run_id:
-        click.echo(
-            f"run {run_id} accepted as baseline for {pair}; later runs with the same labels "
-            "compare against it until a newer run without a regression follows"
-        )
-        return
-    click.echo(
-        f"run {run_id} accepted for {pair}, but the next run will be compared with run "
-        f"{effective.id}: a run compares with the newest valid run that is not a regression "
-        f"(or was accepted), and run {effective.id} is newer. To compare with run {run_id}, "
-        f"pin it: `retrieval-eval run {result.set_identifier} {result.retriever} "
-        f"--baseline {run_id}`."
-    )
+        click.echo(accept_baseline(store, run_id))

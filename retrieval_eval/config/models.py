@@ -249,6 +249,9 @@ class EvaluationSpec(ScheduledSpec):
     the DAG run failed after its alert (the manual-run Param ``fail_on_regression`` does too).
     ``dead_labels_baseline`` (None: the config's): ``refuse`` stores and alerts a run whose
     index lost labelled documents but never makes it the baseline; ``allow`` lets it be one.
+    ``approve_baseline`` (the DAG only): a run under changed labels does not become the baseline
+    by itself, and it or a regression is accepted only when someone approves it in Airflow
+    within ``approval_timeout_s`` (no answer leaves the baseline as it is).
     """
 
     set: str
@@ -257,6 +260,10 @@ class EvaluationSpec(ScheduledSpec):
     fail_on_regression: bool = False
     fail_on_dead_labels: bool = False
     dead_labels_baseline: DeadLabelsBaseline | None = None
+    approve_baseline: bool = False
+    # how long the approval request waits: a working day after a 03:00 run, under a daily
+    # schedule's interval (the DAG run, and with it the next one, waits for the answer)
+    approval_timeout_s: float = Field(default=12 * 3600.0, gt=0)
 
 
 class ReplayOptions(BaseModel):

@@ -191,6 +191,7 @@ def record_verdict(
     baseline_run_id: int | None = None,
     save: bool = True,
     dead_labels_baseline: str = "refuse",
+    approve_labels_change: bool = False,
 ) -> Recorded:
     """Judge the run against its baseline and save it (:func:`~retrieval_eval.judging.recording.
     record_run`); with no store (``store_url`` None) it is judged as a first run, kept nowhere."""
@@ -208,6 +209,7 @@ def record_verdict(
         baseline_run_id=baseline_run_id,
         save=save,
         dead_labels_baseline=dead_labels_baseline,
+        approve_labels_change=approve_labels_change,
     )
 
 

@@ -46,8 +46,11 @@ BASELINE_REFUSED = (
     "Not accepted as the baseline: the index lost labelled documents (dead_labels_baseline: "
     "refuse); the previous baseline stays until `retrieval-eval baseline accept RUN_ID`."
 )
-LABELS_CHANGED = (
-    "The golden set's labels changed since the last stored run; this run starts a new baseline."
+CHANGED = "The golden set's labels changed since the last stored run"
+LABELS_CHANGED = f"{CHANGED}; this run starts a new baseline."
+AWAITING_APPROVAL = (
+    f"{CHANGED}; this run is not the baseline until approved (approve_baseline): in Airflow "
+    "(Browse → Required Actions), or with `retrieval-eval baseline accept RUN_ID`."
 )
 
 
@@ -88,17 +91,25 @@ def judge_and_save(
     baseline_run_id: int | None = None,
     save: bool = True,
     dead_labels_baseline: str = "refuse",
+    approve_labels_change: bool = False,
 ) -> Recorded:
     """Judge ``result`` against its baseline in ``store`` and (unless ``save=False``) save it.
 
     Baseline choice, judging and saving happen in one transaction, serialised per (set,
     retriever) with every other run being recorded (:meth:`Store.judged_save`).
+    ``approve_labels_change``: a valid run under changed labels is refused as a baseline
+    (:attr:`Verdict.needs_approval`) until it is accepted, instead of starting one.
     """
 
     def judge(baseline: StoredRun | None, comparable: bool) -> Verdict:
         # an invalid run starts no baseline: the note would contradict its verdict
-        note = None if comparable or not result.valid else LABELS_CHANGED
+        labels_changed = not comparable and result.valid
+        note = None
+        if labels_changed:
+            note = AWAITING_APPROVAL if approve_labels_change else LABELS_CHANGED
         verdict = detect_regression(result, baseline, thresholds, comparable=comparable, note=note)
+        if labels_changed and approve_labels_change:
+            verdict = verdict.model_copy(update={"baseline_refused": True, "needs_approval": True})
         return refused_as_baseline(verdict, result, dead_labels_baseline)
 
     run_id, verdict = store.judged_save(result, judge, baseline_run_id=baseline_run_id, save=save)
@@ -128,8 +139,10 @@ def record_run(
     save: bool = True,
     spool_dir: Path | None = None,
     dead_labels_baseline: str = "refuse",
+    approve_labels_change: bool = False,
 ) -> Recorded:
-    """Pick the baseline, build the verdict, save run and verdict in one transaction.
+    """Pick the baseline, build the verdict, save run and verdict in one transaction
+    (``approve_labels_change``: see :func:`judge_and_save`).
 
     Never raises StoreUnavailableError: a store that fails gives a spooled run (when ``save``;
     see :func:`~retrieval_eval.store.spool.keep_run` for a spool that fails too), a verdict
@@ -150,6 +163,7 @@ def record_run(
                 baseline_run_id=baseline_run_id,
                 save=save,
                 dead_labels_baseline=dead_labels_baseline,
+                approve_labels_change=approve_labels_change,
             )
     except StoreUnavailableError as exc:
         shown = mask_url(parse_store_url(store_url))

@@ -157,6 +157,9 @@ class Verdict(BaseModel):
     # a run whose index lost labelled documents, kept from becoming a baseline
     # (dead_labels_baseline: refuse) until `retrieval-eval baseline accept`
     baseline_refused: bool = False
+    # refused as a baseline until someone approves it (approve_baseline: a run under changed
+    # labels), not for dead labels
+    needs_approval: bool = False
     # the index builds this run and its baseline measured, when compared (None: not recorded)
     index_version: str | None = None
     baseline_index_version: str | None = None

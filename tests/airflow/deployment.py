@@ -275,6 +275,53 @@ class Deployment:
             for t in found
         }
 
+    def wait_for_task(
+        self, dag_id: str, run_id: str, task_id: str, state: str, timeout: float = 600
+    ) -> dict[str, Any]:
+        """The task instance once it is in ``state`` (a run that ends first is an error)."""
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            self._check_alive()
+            found = self.task_instances(dag_id, run_id).get(task_id)
+            if found is not None and found["state"] == state:
+                return found
+            if self.api("GET", f"/dags/{dag_id}/dagRuns/{run_id}")["state"] in FINISHED:
+                raise AssertionError(f"run {run_id} ended with {task_id} in {found}")
+            time.sleep(1)
+        raise TimeoutError(f"{task_id} of run {run_id} not {state} within {timeout} s")
+
+    def hitl(self, dag_id: str, run_id: str, task_id: str) -> dict[str, Any]:
+        """A human-in-the-loop task's request (subject, body, options, the response)."""
+        return dict(
+            self.api(
+                "GET", f"/dags/{dag_id}/dagRuns/{run_id}/taskInstances/{task_id}/-1/hitlDetails"
+            )
+        )
+
+    def respond(self, dag_id: str, run_id: str, task_id: str, option: str) -> dict[str, Any]:
+        """Answer a human-in-the-loop request as a person in Browse -> Required Actions does.
+
+        Airflow 3.3.2 races an answer given within a second of the task parking: the scheduler
+        then takes the parked workload's late "success" event for the resumed try and runs the
+        request again (a new try that waits anew). A person never answers that fast; the test
+        waits for the workload's exit, which the task's log records as the end of its try.
+        """
+        deadline = time.monotonic() + 120
+        parked = self.home / "logs" / f"dag_id={dag_id}" / f"run_id={run_id}" / f"task_id={task_id}"
+        while time.monotonic() < deadline and not any(
+            "Pausing task as AWAITING_INPUT" in log.read_text(errors="replace")
+            for log in parked.glob("attempt=*.log")
+        ):
+            time.sleep(1)
+        time.sleep(3)  # the supervisor's exit reaches the scheduler a heartbeat later
+        return dict(
+            self.api(
+                "PATCH",
+                f"/dags/{dag_id}/dagRuns/{run_id}/taskInstances/{task_id}/-1/hitlDetails",
+                json={"chosen_options": [option]},
+            )
+        )
+
     def clear(self, dag_id: str, run_id: str, task_id: str) -> None:
         """Clear one task and what follows it in one run, as the UI's "Clear" does."""
         self.api(

@@ -213,3 +213,48 @@ def test_lint_off_leaves_the_lint_task_out(monkeypatch: pytest.MonkeyPatch, tmp_
     dag = bag.dags["retrieval_eval__handbook_demo__handbook_bm25"]
     assert {t.task_id for t in dag.tasks} == EXPECTED_TASKS - {"lint"}
     assert dag.get_task("load_golden_set").downstream_task_ids == {"retrieve"}
+
+
+def test_approve_baseline_adds_the_approval_after_the_branch_only_where_configured(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    config = write_config(
+        tmp_path / "c.yaml", store="sqlite:///x.sqlite", retriever="handbook_bm25"
+    )
+    data = yaml.safe_load(config.read_text())
+    data["evaluations"].append(
+        {
+            "set": "handbook.demo",
+            "retriever": "other",
+            "schedule": None,
+            "approve_baseline": True,
+            "approval_timeout_s": 5400,
+        }
+    )
+    config.write_text(yaml.safe_dump(data))
+    bag = _bag(monkeypatch, config)
+    assert bag.import_errors == {}
+    plain = bag.dags["retrieval_eval__handbook_demo__handbook_bm25"]
+    assert {t.task_id for t in plain.tasks} == EXPECTED_TASKS
+    assert "approve_baseline" not in plain.get_task("persist").op_kwargs["job"]
+    dag = bag.dags["retrieval_eval__handbook_demo__other"]
+    assert {t.task_id for t in dag.tasks} == EXPECTED_TASKS | {
+        "approve_baseline",
+        "accept_baseline",
+    }
+    approve = dag.get_task("approve_baseline")
+    from airflow.providers.standard.operators.hitl import ApprovalOperator
+
+    assert isinstance(approve, ApprovalOperator)
+    # only the branch decides for it; Reject (or no answer in time: the default) skips accept
+    assert approve.upstream_task_ids == {"check_regression"}
+    assert approve.downstream_task_ids == {"accept_baseline"}
+    assert dag.get_task("accept_baseline").upstream_task_ids == {"approve_baseline", "persist"}
+    assert approve.defaults == ["Reject"]
+    assert approve.response_timeout.total_seconds() == 5400
+    assert "approve_baseline" in dag.get_task("check_regression").downstream_task_ids
+    # the serialized DAG (what the scheduler and api-server read) keeps the operator
+    from airflow.serialization.serialized_objects import DagSerialization
+
+    served = DagSerialization.from_dict(DagSerialization.to_dict(dag))
+    assert served.get_task("approve_baseline").task_type == "BaselineApproval"

@@ -7,7 +7,9 @@ Selected alone with ``pytest -m deployment``; ``make test`` and CI run them with
    once through a loopback Slack server, a ``fail_on_regression`` run that ends failed after its
    alert, a cleared ``persist`` that stores nothing twice and alerts nobody twice, and an asset
    event posted through the REST API with an ``extra`` naming the index build, which starts a
-   run that stores that index version. Every
+   run that stores that index version; then the demo set's ``approve_baseline`` DAG: a run
+   under changed labels waits for approval and, approved through REST API v2, is the baseline;
+   a regression asks too and, rejected, leaves it. Every
    figure checked comes from the set that ran: a retriever that returns nothing still hits the
    questions that expect nothing (the demo set has three, SciFact none).
 2. CeleryExecutor with two workers (Redis broker, PostgreSQL result backend): the mapped
@@ -17,6 +19,7 @@ Selected alone with ``pytest -m deployment``; ``make test`` and CI run them with
 from __future__ import annotations
 
 import json
+import time
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -25,7 +28,7 @@ from typing import Any
 import pytest
 import yaml
 from dag_helpers import EXAMPLES
-from deployment import deployment
+from deployment import Deployment, deployment
 from helpers import REQUIRE_DATA_ENV, required, shared_collection, shared_data
 from slack_server import RecordingServer
 
@@ -34,6 +37,8 @@ pytestmark = [pytest.mark.airflow, pytest.mark.deployment]
 WEBHOOK_SECRET = "T000/B000/deploySECRET"
 PG_PASSWORD = "pgSECRETpw-123"  # trust auth ignores it; it must still never reach a log
 INDEX_ASSET = "index://retrieval-eval-deploy/corpus"
+APPROVAL_SET = EXAMPLES / "golden" / "handbook.yaml"
+APPROVAL_DAG = "retrieval_eval__handbook_demo__handbook"
 
 
 def _evaluation_set(folder: Path) -> tuple[Path, Path, dict[str, Any]]:
@@ -67,13 +72,30 @@ def _figures_of(path: Path) -> dict[str, Any]:
     return {"count": len(questions), "nothing": expect_nothing / len(questions)}
 
 
-def _write_config(path: Path, golden: Path, corpus: Path, **lexical: Any) -> None:
+def _write_config(
+    path: Path,
+    golden: Path,
+    corpus: Path,
+    approval: dict[str, Any] | None = None,
+    **lexical: Any,
+) -> None:
+    """The evaluation of ``golden`` with the lexical retriever (``lexical``: its options), and
+    the demo set's ``approve_baseline`` evaluation: ``approval`` gives that set's file and its
+    retriever's options."""
     identifier = yaml.safe_load(golden.read_text())["identifier"]
+    approval = approval or {}
     path.write_text(
         yaml.safe_dump(
             {
-                "sets": [str(golden)],
-                "retrievers": {"bm25": {"type": "lexical", "corpus": str(corpus), **lexical}},
+                "sets": [str(golden), str(approval.get("set", APPROVAL_SET))],
+                "retrievers": {
+                    "bm25": {"type": "lexical", "corpus": str(corpus), **lexical},
+                    "handbook": {
+                        "type": "lexical",
+                        "corpus": str(EXAMPLES / "corpus"),
+                        **approval.get("lexical", {}),
+                    },
+                },
                 "evaluations": [
                     {
                         "set": identifier,
@@ -83,7 +105,14 @@ def _write_config(path: Path, golden: Path, corpus: Path, **lexical: Any) -> Non
                         "max_batches": 4,
                         "min_batch_questions": 1,
                         "alerts": [{"type": "slack", "connection_id": "slack_test"}],
-                    }
+                    },
+                    {
+                        "set": "handbook.demo",
+                        "retriever": "handbook",
+                        "schedule": None,
+                        "max_batches": 1,
+                        "approve_baseline": True,
+                    },
                 ],
                 "airflow": {
                     "store_connection_id": "retrieval_eval_db",
@@ -123,6 +152,8 @@ def _rows(url: str, run_key: str) -> list[Any]:
         return [] if run is None else [run]
 
 
+# ~90 s on an idle 2-core machine; a shared, loaded one without bytecode needs several times that
+@pytest.mark.timeout(1200)
 def test_local_executor_deployment(tmp_path: Path, pg_url: str, store_schema: str) -> None:
     golden, corpus, expected = _evaluation_set(tmp_path)
     identifier = yaml.safe_load(golden.read_text())["identifier"]
@@ -145,6 +176,7 @@ def test_local_executor_deployment(tmp_path: Path, pg_url: str, store_schema: st
         }
         with deployment(tmp_path / "airflow", pg_url, env=env) as af:
             af.wait_for_dag(dag_id)
+            af.wait_for_dag(APPROVAL_DAG)
 
             # 1. the baseline: every task succeeds, the row holds the reference figures
             first = af.trigger(dag_id, "baseline")
@@ -219,6 +251,8 @@ def test_local_executor_deployment(tmp_path: Path, pg_url: str, store_schema: st
             assert indexed.result.top1_hit_rate == baseline.result.top1_hit_rate
             assert len(slack.requests) == 2
 
+            _approval_steps(af, config, golden, corpus, store_url, tmp_path)
+
             logs = af.logs()
             assert "(index 2026-11-30.2): top-1" in logs  # the score task named the build
             assert f"; baseline; run {baseline.id}: {page}" in logs  # persist's human line
@@ -226,6 +260,80 @@ def test_local_executor_deployment(tmp_path: Path, pg_url: str, store_schema: st
             assert "Top-1:" in logs  # the alert task logged what it sent...
             assert WEBHOOK_SECRET not in logs  # ...and no secret anywhere
             assert PG_PASSWORD not in logs
+
+
+def _approval_steps(
+    af: Deployment, config: Path, golden: Path, corpus: Path, store_url: str, folder: Path
+) -> None:
+    """``approve_baseline`` in the running deployment (the demo set's DAG): a run under changed
+    labels waits in ``awaiting_input``, is approved through REST API v2 and is then the store's
+    baseline; a regression under the same labels asks too, is rejected, and the approved run
+    stays the baseline."""
+    from retrieval_eval.airflow import steps
+    from retrieval_eval.store import open_store
+
+    started = time.monotonic()
+    labels = folder / "handbook.yaml"
+    labels.write_text(APPROVAL_SET.read_text())
+    approval: dict[str, Any] = {"set": labels}
+    _write_config(config, golden, corpus, approval)
+    # the baseline under the old labels, recorded in this process as `retrieval-eval run` does
+    (batch,) = steps.plan_batches(str(config), "handbook.demo", 1)
+    done = steps.retrieve_batch(
+        str(config), "handbook.demo", "handbook", batch["fingerprint"], 0, batch["stop"]
+    )
+    seeded = steps.reduce_results(str(config), "handbook.demo", "handbook", [done], run_key="seed")
+    old = steps.persist_result(str(config), seeded, store_url=store_url)["run_id"]
+    data = yaml.safe_load(labels.read_text())
+    data["questions"][0]["expected_document_ids"].append("billing/invoices.md")
+    labels.write_text(yaml.safe_dump(data))
+
+    # 6. changed labels: the run is saved, not the baseline, and the DAG run waits for a person
+    run = af.trigger(APPROVAL_DAG, "relabelled")
+    af.wait_for_task(APPROVAL_DAG, run, "approve_baseline", "awaiting_input")
+    (waiting,) = _rows(store_url, f"airflow:{APPROVAL_DAG}:{run}")
+    assert waiting.verdict is not None and waiting.verdict.needs_approval
+    fingerprint = waiting.result.labels_fingerprint
+    assert fingerprint != seeded["labels_fingerprint"]
+    with open_store(store_url) as store:
+        assert store.find_baseline("handbook.demo", "handbook", fingerprint) is None
+    request = af.hitl(APPROVAL_DAG, run, "approve_baseline")
+    assert (
+        request["subject"]
+        == f"Accept run {waiting.id} as the baseline of handbook.demo × handbook?"
+    )
+    assert request["options"] == ["Approve", "Reject"] and request["defaults"] == ["Reject"]
+    body = request["body"]
+    assert "labels changed" in body and f"Current baseline: run {old}: top-1 " in body
+    assert f"- Run page: http://airflow.example/retrieval-eval/runs/{waiting.id}" in body
+    assert PG_PASSWORD not in body
+    assert not any(q["question"] in body for q in data["questions"])
+    af.respond(APPROVAL_DAG, run, "approve_baseline", "Approve")
+    assert af.wait(APPROVAL_DAG, run) == "success"
+    tis = af.task_instances(APPROVAL_DAG, run)
+    assert tis["accept_baseline"]["state"] == "success"
+    assert tis["no_regression"]["state"] == "success"
+    with open_store(store_url) as store:
+        accepted = store.find_baseline("handbook.demo", "handbook", fingerprint)
+    assert accepted is not None and accepted.id == waiting.id and accepted.accepted_baseline
+
+    # 7. a regression under those labels asks as well; Reject: the approved run stays
+    _write_config(config, golden, corpus, {**approval, "lexical": {"min_score": 1e9}})
+    run = af.trigger(APPROVAL_DAG, "regressed")
+    af.wait_for_task(APPROVAL_DAG, run, "approve_baseline", "awaiting_input")
+    answer = af.respond(APPROVAL_DAG, run, "approve_baseline", "Reject")
+    assert answer["responded_by"]["name"] == "admin"
+    assert af.wait(APPROVAL_DAG, run) == "success"
+    tis = af.task_instances(APPROVAL_DAG, run)
+    assert tis["alert_regression"]["state"] == "success"
+    assert tis["approve_baseline"]["state"] == "success"
+    assert tis["accept_baseline"]["state"] == "skipped"
+    (regressed,) = _rows(store_url, f"airflow:{APPROVAL_DAG}:{run}")
+    assert regressed.verdict_state == "regression" and not regressed.accepted_baseline
+    with open_store(store_url) as store:
+        kept = store.find_baseline("handbook.demo", "handbook", fingerprint)
+    assert kept is not None and kept.id == waiting.id
+    print(f"approve_baseline steps took {time.monotonic() - started:.1f} s")
 
 
 @pytest.fixture

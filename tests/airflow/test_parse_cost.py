@@ -69,17 +69,27 @@ def _modules(env: dict[str, str], trivial: Path) -> dict[str, list[str]]:
     return json.loads(done.stdout.strip().splitlines()[-1])
 
 
-@pytest.mark.parametrize("configured", [False, True])
+@pytest.mark.parametrize("configured", [False, True, "approve_baseline"])
 def test_the_dag_file_imports_nothing_heavy(
-    airflow_env: dict[str, str], configured: bool, tmp_path: Path
+    airflow_env: dict[str, str], configured: bool | str, tmp_path: Path
 ) -> None:
     env = dict(airflow_env)
     env.pop("RETRIEVAL_EVAL_CONFIG", None)
     if configured:
         env["RETRIEVAL_EVAL_CONFIG"] = str(ROOT / "examples" / "retrieval_eval.yaml")
+    if configured == "approve_baseline":  # the demo's evaluation with the approval step
+        import yaml
+
+        data = yaml.safe_load((ROOT / "examples" / "retrieval_eval.yaml").read_text())
+        data["evaluations"][0]["approve_baseline"] = True
+        approving = tmp_path / "approving.yaml"
+        approving.write_text(yaml.safe_dump(data))
+        env["RETRIEVAL_EVAL_CONFIG"] = str(approving)
     found = _modules(env, tmp_path / "trivial_dag.py")
     added = found["added"]
     assert "retrieval_eval.airflow.factory" in added  # the file did build its DAGs
+    # the human-in-the-loop operators only for an evaluation that asks for approval
+    assert ("retrieval_eval.airflow.approval" in added) == (configured == "approve_baseline")
     for name in HEAVY:
         assert not any(m == name or m.startswith(name + ".") for m in added), name
     for name in ("pandas", "alembic", "numpy", "bm25s"):

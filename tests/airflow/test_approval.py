@@ -1,0 +1,122 @@
+"""``approve_baseline``: the steps behind the approval request, on a real SQLite store.
+
+A run under changed labels is saved refused as a baseline until approved; the branch asks for an
+approval only for it and for a regression; the request names the run, its figures, the current
+baseline and the run page, and no question text; approving accepts the run as ``baseline
+accept`` does. The request itself in a running Airflow: tests/airflow/test_deployment.py.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import yaml
+from dag_helpers import EXAMPLES
+
+from retrieval_eval.airflow import steps
+from retrieval_eval.store import open_store
+
+UI = "http://airflow.example/retrieval-eval"
+
+
+def _config(folder: Path, golden: Path, **lexical: Any) -> str:
+    path = folder / "c.yaml"
+    path.write_text(
+        yaml.safe_dump(
+            {
+                "sets": [str(golden)],
+                "retrievers": {
+                    "bm25": {"type": "lexical", "corpus": str(EXAMPLES / "corpus"), **lexical}
+                },
+                "evaluations": [
+                    {"set": "handbook.demo", "retriever": "bm25", "approve_baseline": True}
+                ],
+            }
+        )
+    )
+    return str(path)
+
+
+def _run(config: str, key: str) -> dict[str, Any]:
+    (batch,) = steps.plan_batches(config, "handbook.demo", 1)
+    done = steps.retrieve_batch(
+        config, "handbook.demo", "bm25", batch["fingerprint"], 0, batch["stop"]
+    )
+    return steps.reduce_results(config, "handbook.demo", "bm25", [done], run_key=key)
+
+
+def _relabelled(source: Path, target: Path) -> Path:
+    data = yaml.safe_load(source.read_text())
+    data["questions"][0]["expected_document_ids"].append("billing/invoices.md")
+    target.write_text(yaml.safe_dump(data))
+    return target
+
+
+def test_changed_labels_wait_for_approval_and_approving_accepts_the_run(tmp_path: Path) -> None:
+    url = f"sqlite:///{tmp_path / 'r.sqlite'}"
+    golden = tmp_path / "handbook.yaml"
+    golden.write_text((EXAMPLES / "golden" / "handbook.yaml").read_text())
+    config = _config(tmp_path, golden)
+    first_result = _run(config, "k1")
+    first = steps.persist_result(config, first_result, store_url=url, approve_baseline=True)
+    assert steps.choose_branches(first, approve_baseline=True) == [steps.BRANCH_BASELINE]
+
+    _relabelled(golden, golden)
+    result = _run(config, "k2")
+    assert result["labels_fingerprint"] != first_result["labels_fingerprint"]
+    recorded = steps.persist_result(config, result, store_url=url, approve_baseline=True)
+    verdict = recorded["verdict"]
+    assert verdict["state"] == "not_comparable"
+    assert verdict["needs_approval"] and verdict["baseline_refused"]
+    assert "not the baseline until approved" in steps.verdict_line(recorded, UI, result)
+    assert steps.choose_branches(recorded, approve_baseline=True) == [
+        steps.BRANCH_OK,
+        steps.BRANCH_APPROVE,
+    ]
+    assert steps.choose_branches(recorded) == [steps.BRANCH_OK]  # not configured: no request
+    with open_store(url) as store:  # not a baseline yet: the next run would ask again
+        assert store.find_baseline("handbook.demo", "bm25", result["labels_fingerprint"]) is None
+
+    subject, body = steps.approval_request(recorded, result, UI, url, 3600)
+    run_id = recorded["run_id"]
+    assert subject == f"Accept run {run_id} as the baseline of handbook.demo × bm25?"
+    assert "labels changed" in body
+    assert f"Current baseline: run {first['run_id']}: top-1 " in body
+    assert f"{UI}/runs/{run_id}" in body
+    assert f"`retrieval-eval baseline accept {run_id}`" in body
+    assert f"within 1 h: run {first['run_id']} stays the baseline" in body
+    questions = yaml.safe_load(golden.read_text())["questions"]
+    assert not any(q["question"] in body for q in questions)  # figures and ids, no question
+
+    message = steps.accept_run(url, run_id)
+    assert message.startswith(f"run {run_id} accepted as baseline for handbook.demo × bm25")
+    with open_store(url) as store:
+        accepted = store.find_baseline("handbook.demo", "bm25", result["labels_fingerprint"])
+        assert accepted is not None and accepted.id == run_id
+        old = store.find_baseline("handbook.demo", "bm25", first_result["labels_fingerprint"])
+        assert old is not None and old.id == first["run_id"]  # the old labels' baseline stays
+
+
+def test_a_regression_asks_and_without_an_approval_the_baseline_stays(tmp_path: Path) -> None:
+    url = f"sqlite:///{tmp_path / 'r.sqlite'}"
+    golden = EXAMPLES / "golden" / "handbook.yaml"
+    good = steps.persist_result(
+        _config(tmp_path, golden), _run(_config(tmp_path, golden), "k1"), store_url=url
+    )
+    degraded = _config(tmp_path, golden, min_score=1e9)
+    result = _run(degraded, "k2")
+    recorded = steps.persist_result(degraded, result, store_url=url, approve_baseline=True)
+    assert recorded["verdict"]["state"] == "regression"
+    assert not recorded["verdict"]["needs_approval"]
+    assert steps.choose_branches(recorded, approve_baseline=True) == [
+        steps.BRANCH_REGRESSION,
+        steps.BRANCH_APPROVE,
+    ]
+    _subject, body = steps.approval_request(recorded, result, UI, url, 90)
+    assert "it regressed: " in body and " → " in body  # the figures before → after
+    assert f"Current baseline: run {good['run_id']}" in body
+    assert f"within 90 s: run {good['run_id']} stays the baseline" in body
+    with open_store(url) as store:  # nobody approved: the baseline is the good run still
+        found = store.find_baseline("handbook.demo", "bm25", result["labels_fingerprint"])
+        assert found is not None and found.id == good["run_id"]
