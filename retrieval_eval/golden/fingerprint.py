@@ -37,3 +37,13 @@ def _graded_row(q: GoldenQuestion) -> tuple[object, ...]:
     if all(grade == 1 for grade in q.relevance.values()):
         return row
     return (*row, sorted(map(list, q.relevance.items())))
+
+
+def judged_fingerprint(golden_set: GoldenQuestionSet, relevance_level: int = 1) -> str:
+    """The fingerprint a run judged at ``relevance_level`` carries: the set's at level 1, else
+    one naming the level too, since other targets count there (runs are compared only at one
+    level, and a level-1 run keeps the fingerprint it always had)."""
+    if relevance_level == 1:
+        return golden_set.fingerprint
+    payload = f"{golden_set.fingerprint}@relevance_level={relevance_level}"
+    return hashlib.sha256(payload.encode("ascii")).hexdigest()
