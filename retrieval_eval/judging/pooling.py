@@ -75,7 +75,7 @@ def pool(
     adds (question id, document id, source) candidates such as lint's.
     """
     judged = judged or set()
-    labelled = {q.id: set(q.expected_document_ids) for q in golden.questions}
+    labelled = {q.id: set(q.judged_ids) for q in golden.questions}
     result = Pool()
     for name, by_question in rankings.items():
         slots = unjudged = 0

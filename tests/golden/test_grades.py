@@ -86,3 +86,92 @@ def test_the_fingerprint_covers_grades_and_keeps_ungraded_sets() -> None:
     assert _fingerprint(grades={"a": 1, "b": 3}) != regraded
     # a judged-not-relevant document is a label too
     assert _fingerprint(expected_document_ids=["a", "b"], grades={"c": 0}) not in (plain, regraded)
+
+
+def _graded_set() -> GoldenQuestionSet:
+    return GoldenQuestionSet.model_validate(
+        {
+            "identifier": "graded",
+            "questions": [
+                # only graded: a target at grade 2, one judged not relevant
+                {"id": "q1", "question": "Refund window?", "form": "match",
+                 "grades": {"refunds.md": 2, "refunds-eu.md": 0}},
+                {"id": "q2", "question": "Password?", "form": "match", "grades": {"gone.md": 3}},
+            ],
+        }
+    )  # fmt: skip
+
+
+def test_dead_labels_read_the_graded_targets_not_the_judged_zeros() -> None:
+    from retrieval_eval.evaluation.labels import find_dead_labels
+
+    class Known:
+        identifier = "known"
+        existing_ids_source = "test index"
+
+        def retrieve(self, question: str, limit: int) -> list[str]:
+            return []
+
+        def existing_ids(self, ids: Any) -> set[str]:
+            self.asked = sorted(ids)
+            return {"refunds.md"}
+
+    retriever = Known()
+    found = find_dead_labels(_graded_set(), retriever)
+    assert retriever.asked == ["gone.md", "refunds.md"]  # refunds-eu.md (grade 0) is no target
+    assert found.dead_ids == ["gone.md"] and found.stale_questions == ["q2"]
+
+
+def test_completeness_takes_graded_targets_and_never_offers_a_judged_document() -> None:
+    import random
+
+    from retrieval_eval.config.models import LintOptions
+    from retrieval_eval.lint.completeness import check_completeness
+    from retrieval_eval.retrievers.corpus import Document
+
+    rng = random.Random(1)
+    page = " ".join(f"w{rng.randint(0, 60)}" for _ in range(200))
+    copy = " ".join(page.split()[:190] + ["changed"] * 10)
+    docs = [Document("refunds.md", "", page), Document("refunds-eu.md", "", copy),
+            Document("refunds-uk.md", "", copy), Document("gone.md", "", "other words")]  # fmt: skip
+    found = check_completeness(_graded_set(), docs, LintOptions())
+    # the grade-2 target's near copies: the one judged 0 is not a candidate, the other is
+    assert [(f.question_ids, f.doc_ids) for f in found] == [(["q1"], ["refunds-uk.md"])]
+
+
+def test_export_writes_every_judged_grade_and_import_reads_it_back(tmp_path: Any) -> None:
+    from retrieval_eval.golden.exporters import qrels_lines, topics_lines, write_lines
+    from retrieval_eval.golden.importers import import_trec
+
+    golden = _graded_set()
+    assert qrels_lines(golden) == ["q1 0 refunds.md 2", "q1 0 refunds-eu.md 0", "q2 0 gone.md 3"]
+    qrels = write_lines(qrels_lines(golden), tmp_path / "g.qrels")
+    topics = write_lines(topics_lines(golden), tmp_path / "g.tsv")
+    again = import_trec(topics, qrels, identifier="graded")
+    assert [q.relevance for q in again.questions] == [q.relevance for q in golden.questions]
+    assert again.fingerprint == golden.fingerprint
+    # an ungraded set exports as it always did: one "1" line per target
+    plain = GoldenQuestionSet.model_validate(
+        {"identifier": "p", "questions": [
+            {"id": "a", "question": "x", "form": "gap", "expected_document_ids": ["d1", "d2"]}
+        ]}
+    )  # fmt: skip
+    assert qrels_lines(plain) == ["a 0 d1 1", "a 0 d2 1"]
+
+
+def test_import_grade_map_and_codes_above_three(tmp_path: Any) -> None:
+    from retrieval_eval.golden.importers import import_trec
+
+    topics = tmp_path / "t.tsv"
+    topics.write_text("1\tfirst\n2\tsecond\n")
+    qrels = tmp_path / "q.qrels"
+    qrels.write_text("1 0 a 4\n1 0 b 1\n1 0 c -1\n2 0 d 2\n")
+    capped = import_trec(topics, qrels, identifier="t")
+    assert [q.relevance for q in capped.questions] == [{"a": 3, "b": 1, "c": 0}, {"d": 2}]
+    assert capped.questions[0].expected_document_ids == ("a", "b")  # the targets, as before
+    assert "1 relevance code(s) above 3 kept as grade 3" in capped.description
+    mapped = import_trec(topics, qrels, identifier="t", grade_map={4: 3, 2: 1, 1: 0})
+    assert [q.relevance for q in mapped.questions] == [{"a": 3, "b": 0, "c": 0}, {"d": 1}]
+    assert "above 3" not in mapped.description
+    with pytest.raises(Exception, match="code 4 maps to 7; a grade is an integer 0-3"):
+        import_trec(topics, qrels, identifier="t", grade_map={4: 7})
