@@ -43,3 +43,22 @@ def test_the_run_page_shows_grades_where_a_question_gives_them(tmp_path: Path) -
     rows = dict(re.findall(r'<tr data-question-id="([^"]+)"[^>]*>(.*?)</tr>', html, flags=re.S))
     assert re.search(r'class="grade" title="graded 3 of 3">3</span>', rows["g1"])
     assert 'class="grade"' not in rows["p1"]
+
+
+def test_the_csv_report_adds_a_grades_column_only_for_a_graded_run() -> None:
+    import csv
+    import io
+    import json
+
+    from retrieval_eval.reports.csv import render_csv
+
+    settings = RunSettings()
+    questions = judge_many(GOLDEN.questions, [["b.md"], ["x.md"]], depth=settings.depth)
+    rows = list(csv.DictReader(io.StringIO(render_csv(
+        summarise_set(GOLDEN, questions, retriever="r", settings=settings)
+    ))))  # fmt: skip
+    assert json.loads(rows[0]["grades"]) == {"a.md": 3, "b.md": 1} and rows[1]["grades"] == ""
+    plain = GOLDEN.model_copy(update={"questions": GOLDEN.questions[1:]})
+    ungraded = judge_many(plain.questions, [["x.md"]], depth=settings.depth)
+    header = render_csv(summarise_set(plain, ungraded, retriever="r", settings=settings))
+    assert header.splitlines()[0].endswith("stale_label,dead_ids")
