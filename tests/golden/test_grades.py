@@ -175,3 +175,31 @@ def test_import_grade_map_and_codes_above_three(tmp_path: Any) -> None:
     assert "above 3" not in mapped.description
     with pytest.raises(Exception, match="code 4 maps to 7; a grade is an integer 0-3"):
         import_trec(topics, qrels, identifier="t", grade_map={4: 7})
+
+
+def test_csv_sets_take_a_grades_column(tmp_path: Any) -> None:
+    from retrieval_eval.golden.loaders import load_golden_set
+
+    path = tmp_path / "graded.csv"
+    path.write_text(
+        "id,question,form,expected_document_ids,grades\n"
+        "q1,Refunds?,match,a.md,b.md=3|c.md=0\n"
+        "q2,Plain?,gap,d.md,\n"
+    )
+    golden = load_golden_set(path)
+    assert [q.relevance for q in golden.questions] == [
+        {"a.md": 1, "b.md": 3, "c.md": 0},
+        {"d.md": 1},
+    ]
+    assert golden.questions[1].grades is None
+    path.write_text("id,question,form,grades\nq1,x,match,b.md\nq2,y,gap,b.md=9\n")
+    with pytest.raises(GoldenSetError) as caught:
+        load_golden_set(path)
+    first, second = caught.value.problems
+    assert (
+        "line 2: field 'grades': 'b.md' is not doc-id=grade; write grades as a.md=2|b.md=0" in first
+    )
+    assert (
+        "question 'q2'" in second
+        and "the grade of document 'b.md' must be an integer 0-3" in second
+    )
