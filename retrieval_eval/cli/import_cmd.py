@@ -117,7 +117,7 @@ def _import_and_write(build: Any, *args: Any, **options: Any) -> None:
     graded = sum(len(q.grades or ()) for q in golden_set.questions)
     click.echo(
         f"wrote {path}: set {golden_set.identifier!r}, {len(golden_set.questions)} questions, "
-        f"{targets} targets" + (f" ({graded} judgments graded other than 1)" if graded else "")
+        f"{targets} targets" + (f", {graded} judgment(s) graded 0, 2 or 3" if graded else "")
     )
     click.echo(golden_set.description)
     click.echo(_how_to_use(golden_set.identifier, path, options_corpus))

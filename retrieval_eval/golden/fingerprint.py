@@ -13,9 +13,10 @@ if TYPE_CHECKING:
 def labels_fingerprint(golden_set: GoldenQuestionSet) -> str:
     """A stable SHA-256 over what scoring depends on.
 
-    Covers each question's id, text, form, hard class and sorted targets, and the grades when a
-    question judges a document other than 1: a regrade changes it, a set without grades (or
-    whose grades are all 1) keeps the fingerprint it had before grades existed. Question order and
+    Covers each question's id, text, form, hard class and sorted targets, and the targets'
+    grades when one is not 1: a regrade changes it, a set without grades (or whose targets are
+    all grade 1) keeps the fingerprint it had before grades existed. A grade-0 judgment changes
+    no figure (its gain is an unjudged document's), so it is left out too. Question order and
     the answer gist are left out on purpose: reordering a file or documenting an answer does not
     make old runs incomparable, while editing a label does.
     """
@@ -32,11 +33,14 @@ def labels_fingerprint(golden_set: GoldenQuestionSet) -> str:
 
 
 def _graded_row(q: GoldenQuestion) -> tuple[object, ...]:
-    """A graded question's row: today's row when every grade is 1, else its grades appended."""
-    row = (q.id, q.question, q.form._value_, q.hard_class, sorted(q.targets()))
-    if all(grade == 1 for grade in q.relevance.values()):
+    """A graded question's row: the ungraded row when every target is grade 1, else with the
+    targets' grades appended."""
+    targets = q.targets()
+    row = (q.id, q.question, q.form._value_, q.hard_class, sorted(targets))
+    grades = q.relevance
+    if all(grades[doc_id] == 1 for doc_id in targets):
         return row
-    return (*row, sorted(map(list, q.relevance.items())))
+    return (*row, sorted([doc_id, grades[doc_id]] for doc_id in targets))
 
 
 def judged_fingerprint(golden_set: GoldenQuestionSet, relevance_level: int = 1) -> str:

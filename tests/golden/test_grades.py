@@ -84,8 +84,11 @@ def test_the_fingerprint_covers_grades_and_keeps_ungraded_sets() -> None:
     regraded = _fingerprint(expected_document_ids=["a", "b"], grades={"b": 2})
     assert regraded != plain
     assert _fingerprint(grades={"a": 1, "b": 3}) != regraded
-    # a judged-not-relevant document is a label too
-    assert _fingerprint(expected_document_ids=["a", "b"], grades={"c": 0}) not in (plain, regraded)
+    # a judged-not-relevant document changes no figure: nor the fingerprint (a BEIR qrels' 0
+    # rows keep a re-imported set's fingerprint); judging a target 0 removes a target
+    assert _fingerprint(expected_document_ids=["a", "b"], grades={"c": 0}) == plain
+    assert _fingerprint(expected_document_ids=["a", "b"], grades={"b": 0}) != plain
+    assert _fingerprint(expected_document_ids=["a", "b"], grades={"b": 2, "c": 0}) == regraded
 
 
 def _graded_set() -> GoldenQuestionSet:
