@@ -275,6 +275,13 @@ class GoldenQuestion(BaseModel):
         except ValidationError as exc:
             raise _named(cls.__name__, exc, data, _QUESTION_NAMERS) from None
 
+    def model_copy(self, *, update: Mapping[str, Any] | None = None, deep: bool = False) -> Self:
+        """A copy; with ``update`` the cached grades are dropped, since the labels may differ."""
+        copy = super().model_copy(update=update, deep=deep)
+        if update:
+            copy.__dict__.pop("relevance", None)
+        return copy
+
     @cached_property
     def relevance(self) -> dict[str, int]:
         """Every judged document's grade: 1 for each expected id, then ``grades`` over them."""

@@ -206,3 +206,11 @@ def test_csv_sets_take_a_grades_column(tmp_path: Any) -> None:
         "question 'q2'" in second
         and "the grade of document 'b.md' must be an integer 0-3" in second
     )
+
+
+def test_a_copy_with_other_labels_gets_its_own_grades() -> None:
+    q = question(expected_document_ids=["a"], grades={"b": 2})
+    assert q.targets(2) == ("b",)  # relevance computed and cached
+    regraded = q.model_copy(update={"grades": {"b": 1, "c": 3}})
+    assert regraded.relevance == {"a": 1, "b": 1, "c": 3} and regraded.targets(2) == ("c",)
+    assert q.model_copy().relevance == q.relevance
