@@ -25,6 +25,27 @@ if TYPE_CHECKING:
 EXISTING_FILE = click.Path(exists=True, dir_okay=False)
 
 
+def _grade_map(
+    ctx: click.Context, param: click.Parameter, value: str | None
+) -> dict[int, int] | None:
+    """``--grade-map 4=3,3=2``: relevance code -> grade 0-3."""
+    if value is None:
+        return None
+    mapping: dict[int, int] = {}
+    for part in filter(None, (p.strip() for p in value.split(","))):
+        code, sep, grade = part.partition("=")
+        try:
+            pair = int(code), int(grade)
+        except ValueError:
+            pair = None
+        if not sep or pair is None or not 0 <= pair[1] <= 3:
+            raise click.BadParameter(
+                f"expected CODE=GRADE with a grade 0-3, such as 4=3, got {part!r}"
+            )
+        mapping[pair[0]] = pair[1]
+    return mapping
+
+
 def _import_options(command: Any) -> Any:
     """The options both importers share."""
     for option in reversed(
@@ -42,6 +63,14 @@ def _import_options(command: Any) -> Any:
                 default=1,
                 show_default=True,
                 help="Judgments below this relevance are not targets (0 and -1 codes).",
+            ),
+            click.option(
+                "--grade-map",
+                callback=_grade_map,
+                default=None,
+                metavar="CODE=GRADE,...",
+                help="Map the qrels' relevance codes to grades 0-3 before they are kept, e.g. "
+                "4=3,3=2,2=1 for Cranfield's 1-4 codes (default: a code is its grade, at most 3).",
             ),
             click.option(
                 "--forms",
@@ -85,9 +114,10 @@ def _import_and_write(build: Any, *args: Any, **options: Any) -> None:
     with output_errors(str(path), "--output"):
         dump_golden_set(golden_set, path)
     targets = sum(len(q.expected_document_ids) for q in golden_set.questions)
+    graded = sum(len(q.grades or ()) for q in golden_set.questions)
     click.echo(
         f"wrote {path}: set {golden_set.identifier!r}, {len(golden_set.questions)} questions, "
-        f"{targets} targets"
+        f"{targets} targets" + (f", {graded} judgment(s) graded 0, 2 or 3" if graded else "")
     )
     click.echo(golden_set.description)
     click.echo(_how_to_use(golden_set.identifier, path, options_corpus))

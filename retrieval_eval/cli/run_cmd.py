@@ -114,6 +114,13 @@ def _max_drops(
     "own threshold, interval, slices, flips and McNemar.",
 )
 @click.option(
+    "--relevance-level",
+    type=click.IntRange(1, 3),
+    default=None,
+    help="Graded labels: the grade a document needs to count as a target in the hit rates, "
+    "recall and MRR (default: the config's run.relevance_level, else 1; nDCG uses every grade).",
+)
+@click.option(
     "--timeout",
     "timeout_s",
     # zero would time out every question: as in the config, the timeout must be positive
@@ -187,6 +194,7 @@ def run(
     output: str | None,
     cutoffs: list[int] | None,
     depths: list[int] | None,
+    relevance_level: int | None,
     timeout_s: float | None,
     max_error_rate: float | None,
     max_concurrency: int | None,
@@ -238,6 +246,7 @@ def run(
         run={
             "cutoffs": cutoffs,
             "depths": depths,
+            "relevance_level": relevance_level,
             "timeout_s": timeout_s,
             "max_error_rate": max_error_rate,
             "max_concurrency": max_concurrency,

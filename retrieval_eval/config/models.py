@@ -149,6 +149,8 @@ class RunOptions(BaseModel):
     timeout_s: float | None = Field(default=30.0, gt=0)
     max_error_rate: float = Field(default=0.0, ge=0, le=1)
     max_concurrency: int | None = Field(default=None, ge=1)
+    # graded labels: the grade a document needs to be a target (hit rates, recall, MRR)
+    relevance_level: int = Field(default=1, ge=1, le=3)
 
     @field_validator("cutoffs")
     @classmethod
@@ -174,6 +176,7 @@ class RunOptions(BaseModel):
             timeout_s=self.timeout_s,
             max_error_rate=self.max_error_rate,
             max_concurrency=self.max_concurrency,
+            relevance_level=self.relevance_level,
         )
 
 

@@ -93,7 +93,7 @@ def find_dead_labels(golden_set: GoldenQuestionSet, retriever: Any) -> DeadLabel
     """Ask the retriever once which of the set's expected ids exist; classify the questions."""
     if not can_check_labels(retriever):
         return DeadLabels(checked=False, source="not supported by this retriever")
-    wanted = sorted({d for q in golden_set.questions for d in q.expected_document_ids})
+    wanted = sorted({d for q in golden_set.questions for d in q.targets()})
     existing = set(retriever.existing_ids(wanted)) if wanted else set()
     return classify(golden_set, (d for d in wanted if d not in existing), label_source(retriever))
 
@@ -104,7 +104,7 @@ def classify(golden_set: GoldenQuestionSet, dead: Iterable[str], source: str) ->
     stale: list[str] = []
     partly: dict[str, list[str]] = {}
     for question in golden_set.questions:
-        targets = question.expected_document_ids
+        targets = question.targets()
         gone = sorted({d for d in targets if d in dead_set})
         if not gone:
             continue

@@ -11,7 +11,11 @@ question (:class:`~retrieval_eval.evaluation.results.QuestionResult`): ``retriev
 - Empty target set: ``hit_rate@k`` is a hit only when nothing came back; recall, MRR, nDCG: NaN.
 - Missing ranking (the call failed): 0 in every metric, also for an empty target set.
 - MRR: 1 / rank of the first target in the fetch (``depth × overfetch_multiplier`` ids), else 0.
-- nDCG: binary gains, log2(rank + 1) discount, ideal ranking of ``min(k, targets)`` targets.
+- Targets are the documents graded at least the run's ``relevance_level`` (1 by default; an
+  ungraded target is grade 1): hit rates, recall and MRR count them alone.
+- nDCG (trec_eval's ``ndcg_cut`` convention): the gain is the grade (0 for a document nobody
+  judged or judged 0), the discount 1/log2(rank + 1), the ideal DCG that of the question's judged
+  grades sorted best first; ungraded, every target's gain is 1 (``min(k, targets)`` of them).
 - A cutoff deeper than ``RunSettings.depth`` sees only the kept documents.
 - A mean over no counting question is ``None``.
 """
@@ -37,7 +41,8 @@ class Judgements:
     """The per-question facts every metric reads, as arrays (built once by :func:`judgements`).
 
     ``gains[i, j]`` is True when the (j+1)-th distinct document of question i is a target;
-    ``first_rank`` is 0 where no target was found.
+    ``first_rank`` is 0 where no target was found. ``graded`` is None when no question gives
+    grades, else ``(grade of each kept document, judged grades best first)``: nDCG's gains.
     """
 
     has_targets: np.ndarray
@@ -46,6 +51,7 @@ class Judgements:
     empty: np.ndarray
     first_rank: np.ndarray
     gains: np.ndarray
+    graded: tuple[np.ndarray, np.ndarray] | None = None
 
 
 def kept_target_ranks(
@@ -65,9 +71,9 @@ def kept_target_ranks(
 def judgements(questions: Sequence[QuestionResult]) -> Judgements:
     """Turn per-question results into arrays; one pass in Python, the metrics then vectorise."""
     n = len(questions)
-    fields = attrgetter("expected_document_ids", "retrieved", "first_hit_rank", "error")
-    expected, retrieved, first, errors = (
-        zip(*map(fields, questions), strict=True) if n else ((), (), (), ())
+    fields = attrgetter("expected_document_ids", "retrieved", "first_hit_rank", "error", "grades")
+    expected, retrieved, first, errors, grades = (
+        zip(*map(fields, questions), strict=True) if n else ((), (), (), (), ())
     )
     depth = max(map(len, retrieved), default=0)
     rows: list[int] = []
@@ -85,7 +91,28 @@ def judgements(questions: Sequence[QuestionResult]) -> Judgements:
         empty=np.fromiter(map(len, retrieved), dtype=np.int64, count=n) == 0,
         first_rank=np.fromiter((r or 0 for r in first), dtype=np.int64, count=n),
         gains=gains,
+        graded=_graded_gains(expected, retrieved, grades, depth) if any(grades) else None,
     )
+
+
+def _graded_gains(
+    expected: Sequence[Sequence[str]],
+    retrieved: Sequence[Sequence[str]],
+    grades: Sequence[dict[str, int] | None],
+    depth: int,
+) -> tuple[np.ndarray, np.ndarray]:
+    """Each kept document's gain (its grade; 1 for a target of an ungraded question) and each
+    question's ideal gains (its judged grades, best first), as nDCG reads them."""
+    judged = [
+        g if g is not None else dict.fromkeys(e, 1) for e, g in zip(expected, grades, strict=True)
+    ]
+    gains = np.zeros((len(judged), depth))
+    ideal = np.zeros((len(judged), max(map(len, judged), default=0)))
+    for i, (kept, graded) in enumerate(zip(retrieved, judged, strict=True)):
+        gains[i, : len(kept)] = [graded.get(doc_id, 0) for doc_id in kept]
+        best = sorted(graded.values(), reverse=True)
+        ideal[i, : len(best)] = best
+    return gains, ideal
 
 
 def hit_rate(j: Judgements, k: int) -> np.ndarray:
@@ -115,11 +142,18 @@ def reciprocal_rank(j: Judgements) -> np.ndarray:
 
 
 def ndcg(j: Judgements, k: int) -> np.ndarray:
-    """nDCG@k with binary gains: DCG of the first ``k`` distinct documents over the ideal DCG."""
+    """nDCG@k: DCG of the first ``k`` distinct documents over the ideal DCG; the grades are the
+    gains when the set gives grades, else every target's gain is 1 (NaN: no target)."""
     discounts = 1.0 / np.log2(np.arange(2, k + 2))
-    width = min(k, j.gains.shape[1])
-    dcg = j.gains[:, :width] @ discounts[:width]
-    ideal = np.concatenate(([0.0], np.cumsum(discounts)))[np.minimum(j.target_count, k)]
+    if j.graded is not None:
+        gains, best = j.graded
+        width, ideal_width = min(k, gains.shape[1]), min(k, best.shape[1])
+        dcg = gains[:, :width] @ discounts[:width]
+        ideal = best[:, :ideal_width] @ discounts[:ideal_width]
+    else:
+        width = min(k, j.gains.shape[1])
+        dcg = j.gains[:, :width] @ discounts[:width]
+        ideal = np.concatenate(([0.0], np.cumsum(discounts)))[np.minimum(j.target_count, k)]
     with np.errstate(invalid="ignore", divide="ignore"):
         values = dcg / ideal
     return np.where(j.has_targets, values, np.nan)

@@ -127,7 +127,9 @@ class QuestionResult(BaseModel):
     question: str = ""
     form: QuestionForm
     hard_class: str | None = None
-    expected_document_ids: tuple[str, ...] = ()  # the question's own, shared (immutable)
+    expected_document_ids: tuple[str, ...] = ()  # the targets at the run's relevance level
+    # a graded question's judged grades (its GoldenQuestion.relevance, shared): nDCG's gains
+    grades: dict[str, int] | None = None
     top1_hit: bool
     top3_hit: bool
     first_hit_rank: int | None = None
@@ -249,6 +251,9 @@ class RunSettings(BaseModel):
     timeout_s: float | None = 30.0
     max_error_rate: float = 0.0
     max_concurrency: int | None = None
+    # the grade a document needs to count as a target in the hit rates, recall and MRR (graded
+    # labels; nDCG takes every grade as its gain); runs stored before grades read back as 1
+    relevance_level: int = Field(default=1, ge=1, le=3)
 
     @field_validator("depths")
     @classmethod

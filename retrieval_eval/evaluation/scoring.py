@@ -7,6 +7,9 @@ default top-3). Duplicate ids collapse to their first occurrence and empty ids a
 - Top-1 hit: the first distinct document is a target. Top-3 hit: any of the first three is.
 - A question with no expected documents is a hit, at both depths, only when the retriever
   returns nothing.
+- Graded labels: the targets are the documents graded at least ``RunSettings.relevance_level``
+  (:meth:`GoldenQuestion.targets`); a question with none at that level is scored as one with
+  no expected documents.
 - A retriever that raises, times out or returns something other than a sequence of strings
   (or an id that is no Unicode text: a lone surrogate, ``retrieval_eval.safety.surrogates``)
   records the error and counts as a MISS at both depths, no-result questions included: an
@@ -32,6 +35,7 @@ import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from datetime import UTC, datetime
+from functools import partial
 from itertools import chain, repeat
 from operator import is_
 from typing import Any, Protocol, TypeVar
@@ -78,10 +82,11 @@ def judge(
     depth: int = 3,
     latency_ms: float | None = None,
     error: str | None = None,
+    relevance_level: int = 1,
 ) -> QuestionResult:
     """Score one question from its raw ranking (or its error). A kept id that is no Unicode
     text (a lone surrogate) raises ValueError, as in :func:`judge_many`."""
-    result = QuestionResult(**_judged(question, ranking, depth, latency_ms, error))
+    result = QuestionResult(**_judged(question, ranking, depth, latency_ms, error, relevance_level))
     if has_lone_surrogate(result.retrieved):
         _refuse_surrogate(ranking or (), f"the ranking of question {quote(question.id)} holds")
     return result
@@ -93,13 +98,14 @@ def _judged(
     depth: int,
     latency_ms: float | None,
     error: str | None,
+    level: int = 1,
 ) -> dict[str, Any]:
-    """The rules, once: the field values of the question's result."""
+    """The rules, once: the field values of the question's result (targets at ``level``)."""
     # collapse(), inlined on this hot path: first occurrences in order, empty ids dropped
     seen = dict.fromkeys(ranking) if error is None and ranking else {}
     seen.pop("", None)
     distinct = list(seen)
-    targets = question.expected_document_ids
+    targets = question.targets(level)
     first_rank = None
     if len(targets) == 1:  # the common case: a hash lookup, no set to build
         if targets[0] in seen:
@@ -123,6 +129,7 @@ def _judged(
         "form": question.form,
         "hard_class": question.hard_class,
         "expected_document_ids": targets,
+        "grades": question.relevance if question.grades else None,
         "top1_hit": top1,
         "top3_hit": top3,
         "first_hit_rank": first_rank,
@@ -137,6 +144,7 @@ def judge_many(
     rankings: Sequence[Sequence[str] | None],
     *,
     depth: int = 3,
+    relevance_level: int = 1,
 ) -> list[QuestionResult]:
     """Score rankings you already hold (a run file, a notebook), one per question, in bulk.
 
@@ -148,7 +156,9 @@ def judge_many(
         raise ValueError(f"{len(rankings)} rankings for {len(questions)} questions")
     with paused_gc():
         results = [
-            QuestionResult.model_validate(_judged(question, ranking, depth, None, None))
+            QuestionResult.model_validate(
+                _judged(question, ranking, depth, None, None, relevance_level)
+            )
             for question, ranking in zip(questions, rankings, strict=True)
         ]
     # what is kept must be text (what validation would not check)
@@ -222,8 +232,9 @@ def _result(
     depth: int,
     latency_ms: float,
     error: str | None,
+    level: int = 1,
 ) -> QuestionResult:
-    return QuestionResult.of_scorer(_judged(question, ranking, depth, latency_ms, error))
+    return QuestionResult.of_scorer(_judged(question, ranking, depth, latency_ms, error, level))
 
 
 def _chunk_scorer(
@@ -324,7 +335,10 @@ def score_questions(
     ``bounds_own_time``) the calls run in the calling thread; otherwise on call threads the
     calling thread supervises (see the module docstring).
     """
-    return ask(questions, retriever, settings or RunSettings(), _result, progress=progress)
+    settings = settings or RunSettings()
+    level = settings.relevance_level
+    outcome = _result if level == 1 else partial(_result, level=level)
+    return ask(questions, retriever, settings, outcome, progress=progress)
 
 
 def ask(
@@ -403,13 +417,16 @@ def summarise_set(
     finished_at: datetime | None = None,
     run_key: str | None = None,
 ) -> RunResult:
-    """Aggregate ``questions`` into a RunResult labelled with the set they came from."""
+    """Aggregate ``questions`` into a RunResult labelled with the set they came from (its
+    fingerprint at the settings' relevance level)."""
+    from retrieval_eval.golden.fingerprint import judged_fingerprint
+
     return summarise(
         questions,
         set_identifier=golden_set.identifier,
         set_name=golden_set.name,
         corpus_revision=golden_set.corpus_revision,
-        labels_fingerprint=golden_set.fingerprint,
+        labels_fingerprint=judged_fingerprint(golden_set, settings.relevance_level),
         retriever=retriever,
         settings=settings,
         started_at=started_at,

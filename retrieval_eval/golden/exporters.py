@@ -1,8 +1,9 @@
 """Golden sets and runs out to TREC files, to cross-check with trec_eval, ranx or ir_measures.
 
-- :func:`qrels_lines`: ``qid 0 docid 1``, one line per target. No-result questions have no
-  targets, so they do not appear: TREC tools cannot express "a hit means returning nothing",
-  and skip (or score zero) queries without judgments.
+- :func:`qrels_lines`: ``qid 0 docid grade``, one line per judged document (grade 1 for an
+  ungraded target, 0 for one judged not relevant). No-result questions have no targets, so
+  their judgments do not appear: TREC tools cannot express "a hit means returning nothing", and
+  skip (or score zero) queries without relevant judgments.
 - :func:`topics_lines`: ``qid<TAB>question`` (tabs and newlines in the text become spaces), which
   :func:`retrieval_eval.golden.importers.read_topics` reads back.
 - :func:`run_lines`: ``qid Q0 docid rank score tag`` from a :class:`RunResult`. A stored result
@@ -27,10 +28,12 @@ from retrieval_eval.golden.models import GoldenQuestionSet
 def qrels_lines(golden_set: GoldenQuestionSet) -> list[str]:
     lines = []
     for question in golden_set.questions:
-        for doc_id in question.expected_document_ids:
+        if question.is_no_result:
+            continue
+        for doc_id, grade in question.relevance.items():
             _check_token(question.id, "question id", question.id)
             _check_token(question.id, "document id", doc_id)
-            lines.append(f"{question.id} 0 {doc_id} 1")
+            lines.append(f"{question.id} 0 {doc_id} {grade}")
     return lines
 
 

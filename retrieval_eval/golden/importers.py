@@ -8,6 +8,12 @@ Rules, the same for both:
 
 - A judgment is a target only when its relevance is at least ``min_relevance`` (default 1):
   real collections carry 0 ("judged not relevant") and negative codes (Cranfield's -1).
+- Grades are kept: a target's grade is its relevance, at least 1 and at most 3 (``grade_map`` maps codes
+  first, e.g. ``{4: 3, 3: 2, 2: 1}`` for Cranfield's 1-4 scale; a code above 3 it does not map is
+  grade 3, and the description says how many), a judgment below ``min_relevance`` is grade 0
+  (judged, not a target). ``expected_document_ids`` lists the targets as before; ``grades`` is
+  written only for the judgments whose grade is not 1, so a binary collection imports as it
+  always has.
 - Only queries with at least one target become questions. A query judged but with no target is
   skipped, not turned into a no-result question: "nothing judged relevant" does not mean
   "nothing in the corpus answers it". The set's description records how many were skipped.
@@ -50,6 +56,7 @@ def import_beir(
     forms: Mapping[str, QuestionForm] | None = None,
     hard_class_from: str | None = None,
     name: str | None = None,
+    grade_map: Mapping[int, int] | None = None,
 ) -> GoldenQuestionSet:
     """A golden set from a BEIR folder; ``identifier`` defaults to ``<folder>.<split>``."""
     directory = Path(directory)
@@ -73,6 +80,7 @@ def import_beir(
         forms=forms,
         hard_class_from=hard_class_from,
         qrels_source=str(qrels_path),
+        grade_map=grade_map,
     )
 
 
@@ -86,6 +94,7 @@ def import_trec(
     hard_class_from: str | None = None,
     topic_field: str = "title",
     name: str | None = None,
+    grade_map: Mapping[int, int] | None = None,
 ) -> GoldenQuestionSet:
     """A golden set from TREC topics (see :func:`read_topics`) and a qrels file."""
     topics, qrels = Path(topics), Path(qrels)
@@ -99,6 +108,7 @@ def import_trec(
         forms=forms,
         hard_class_from=hard_class_from,
         qrels_source=str(qrels),
+        grade_map=grade_map,
     )
 
 
@@ -113,6 +123,7 @@ def build_set(
     forms: Mapping[str, QuestionForm] | None = None,
     hard_class_from: str | None = None,
     qrels_source: str = "<qrels>",
+    grade_map: Mapping[int, int] | None = None,
 ) -> GoldenQuestionSet:
     """Join queries (id -> ``{"text", "metadata", ...}``) with qrels under the rules above."""
     unknown = [qid for qid in qrels if qid not in queries]
@@ -122,12 +133,15 @@ def build_set(
             f"e.g. {quote_some(unknown)}; check the queries/topics file"
         )
     forms = forms or {}
+    codes = _checked_map(grade_map)
     questions: list[dict[str, Any]] = []
-    skipped = 0
+    skipped = capped = 0
     for qid, query in queries.items():
         if qid not in qrels:
             continue
-        targets = [doc for doc, rel in qrels[qid].items() if rel >= min_relevance]
+        grades, over = _grades(qrels[qid], min_relevance, codes)
+        capped += over
+        targets = [doc for doc, grade in grades.items() if grade >= 1]
         if not targets:
             skipped += 1
             continue
@@ -137,6 +151,9 @@ def build_set(
             "form": forms.get(qid, QuestionForm.MATCH),
             "expected_document_ids": targets,
         }
+        graded = {doc: grade for doc, grade in grades.items() if grade != 1}
+        if graded:
+            question["grades"] = graded
         if hard_class_from:
             hard_class = _field(query, hard_class_from, qid)
             if hard_class:
@@ -154,12 +171,41 @@ def build_set(
             if skipped
             else ""
         )
+        + (f"; {capped} relevance code(s) above 3 kept as grade 3" if capped else "")
         + "."
     )
     # both are documentation, and may come from a folder's name with a byte that is not UTF-8:
     # written escaped, not refused
     data = {"identifier": identifier, "name": escaped(name), "description": escaped(description)}
     return validate_set_data({**data, "questions": questions}, source=qrels_source)
+
+
+def _grades(
+    judged: Mapping[str, int], min_relevance: int, grade_map: Mapping[int, int]
+) -> tuple[dict[str, int], int]:
+    """A query's judgments as grades 0-3 (the rules above), in the qrels file's order, and how
+    many codes above 3 became grade 3."""
+    grades: dict[str, int] = {}
+    capped = 0
+    for doc, rel in judged.items():
+        if rel < min_relevance:
+            grades[doc] = 0
+            continue
+        grade = grade_map.get(rel, rel)
+        if grade > 3:
+            grade, capped = 3, capped + 1
+        grades[doc] = grade if rel in grade_map else max(grade, 1)
+    return grades, capped
+
+
+def _checked_map(grade_map: Mapping[int, int] | None) -> Mapping[int, int]:
+    """The grade map, each grade 0-3, or InvalidInputError naming the first that is not."""
+    for code, grade in (grade_map or {}).items():
+        if isinstance(grade, bool) or not isinstance(grade, int) or not 0 <= grade <= 3:
+            raise InvalidInputError(
+                f"grade map: code {code} maps to {quote(grade)}; a grade is an integer 0-3"
+            )
+    return grade_map or {}
 
 
 def read_qrels(path: str | Path) -> Qrels:

@@ -2,8 +2,9 @@
 
 - YAML / JSON: a set document ``{identifier, name, description, corpus_revision, questions: [...]}``.
 - JSONL: one question object per line.
-- CSV: one question per row, header ``id,question,form,expected_document_ids,hard_class,answer_gist``;
-  expected ids separated by ``|``.
+- CSV: one question per row, header ``id,question,form,expected_document_ids,hard_class,answer_gist``
+  (and an optional ``grades`` column); expected ids separated by ``|``, grades written
+  ``a.md=2|b.md=0``.
 
 For JSONL and CSV the set identifier comes from the ``identifier`` argument, else the file name
 (``handbook-faq.csv`` becomes ``handbook_faq``).
@@ -44,7 +45,9 @@ from retrieval_eval.safety.limits import (
 from retrieval_eval.safety.surrogates import escaped, lone_surrogate
 
 SET_SUFFIXES = (".yaml", ".yml", ".json", ".jsonl", ".csv")
-CSV_COLUMNS = ("id", "question", "form", "expected_document_ids", "hard_class", "answer_gist")
+CSV_COLUMNS = (
+    "id", "question", "form", "expected_document_ids", "hard_class", "answer_gist", "grades"
+)  # fmt: skip
 _SET_FIELDS = {"identifier", "name", "description", "corpus_revision", "questions"}
 
 
@@ -387,12 +390,35 @@ def _read_csv(path: Path, text: str) -> tuple[list[Any], list[int | None], list[
         values["expected_document_ids"] = (
             [part.strip() for part in ids.split("|")] if ids.strip() else []
         )
-        for optional in ("hard_class", "answer_gist"):
+        for optional in ("hard_class", "answer_gist", "grades"):
             if not values.get(optional):
                 values.pop(optional, None)
+        if "grades" in values:
+            grades, bad = _csv_grades(values["grades"])
+            if bad is not None:
+                problems.append(
+                    f"{path}: line {reader.line_num}: field 'grades': {quote(bad)} is not "
+                    "doc-id=grade; write grades as a.md=2|b.md=0"
+                )
+                values.pop("grades")
+            else:
+                values["grades"] = grades
         rows.append(values)
         lines.append(reader.line_num)
     return rows, lines, problems
+
+
+def _csv_grades(cell: str) -> tuple[dict[str, Any], str | None]:
+    """A CSV grades cell (``a.md=2|b.md=0``) as a mapping the model checks, or the first part
+    that is no ``doc-id=grade`` pair; a grade that is no integer is left for the model to name."""
+    grades: dict[str, Any] = {}
+    for part in filter(str.strip, cell.split("|")):
+        doc_id, sep, grade = part.rpartition("=")
+        if not sep:
+            return {}, part
+        text = grade.strip()
+        grades[doc_id] = int(text) if text.isdigit() and len(text) < 4 else text
+    return grades, None
 
 
 def _csv_problem(path: Path, line: int, exc: csv.Error) -> str:

@@ -142,7 +142,7 @@ def pool(
     whose rankings stop at a shallower depth (a stored run's), counted at that depth.
     """
     judged = judged or set()
-    labelled = {q.id: set(q.expected_document_ids) for q in golden.questions}
+    labelled = {q.id: set(q.judged_ids) for q in golden.questions}
     result = Pool()
     for name, by_question in rankings.items():
         at = min(depth, (kept or {}).get(name, depth))

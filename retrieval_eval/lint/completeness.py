@@ -66,13 +66,13 @@ def check_completeness(
     options: LintOptions,
     corpus: Path | None = None,
 ) -> list[Finding]:
-    targets = {d for q in golden_set.questions for d in q.expected_document_ids}
+    targets = {d for q in golden_set.questions for d in q.targets()}
     similar = near_duplicates(documents, targets, options.document_similarity, corpus)
     findings = []
     for question in golden_set.questions:
-        labelled = set(question.expected_document_ids)
+        labelled = set(question.judged_ids)  # graded 0 too: judged, no candidate
         candidates: dict[str, dict[str, object]] = {}
-        for target in question.expected_document_ids:
+        for target in question.targets():
             for doc_id, similarity in similar.get(target, {}).items():
                 if doc_id in labelled:
                     continue

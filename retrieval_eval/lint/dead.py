@@ -36,7 +36,7 @@ def check_dead_labels(
     dead_ids = set(dead.dead_ids)
     findings = []
     for question_id in dead.stale_questions:
-        gone = sorted(d for d in by_id[question_id].expected_document_ids if d in dead_ids)
+        gone = sorted(d for d in by_id[question_id].targets() if d in dead_ids)
         findings.append(
             Finding(
                 check=CHECK,

@@ -193,8 +193,8 @@ def _near_finding(
 def _identical_targets(golden_set: GoldenQuestionSet) -> list[Finding]:
     groups: dict[frozenset[str], list[str]] = defaultdict(list)
     for question in golden_set.questions:
-        if question.expected_document_ids:
-            groups[frozenset(question.expected_document_ids)].append(question.id)
+        if targets := question.targets():
+            groups[frozenset(targets)].append(question.id)
     return [
         Finding(
             check=TARGETS_CHECK,

@@ -41,7 +41,7 @@ def check_forms(
     words: dict[str, set[str]] = {}
     findings = []
     for question in golden_set.questions:
-        targets = [d for d in question.expected_document_ids if d in texts]
+        targets = [d for d in question.targets() if d in texts]
         asked = content_words(question.question)
         if not targets or not asked:
             continue

@@ -57,7 +57,7 @@ def check_never_found(golden_set: GoldenQuestionSet, runs: list[StoredRun]) -> l
                 check=CHECK,
                 severity="warning",
                 question_ids=[question.id],
-                doc_ids=list(question.expected_document_ids),
+                doc_ids=list(question.targets()),
                 message=f"no stored run hit it at top 3 ({len(runs)} runs of "
                 f"{', '.join(retrievers)}); returned instead: "
                 + "; ".join(f"{r}: {', '.join(ids) or 'nothing'}" for r, ids in returned.items()),

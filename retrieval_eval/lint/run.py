@@ -77,7 +77,7 @@ def corpus_mismatch(
     golden_set: GoldenQuestionSet, documents: Sequence[Document], path: Path | None
 ) -> str | None:
     """Why the corpus is not the set's (too few of its target ids in it), or None."""
-    targets = sorted({d for q in golden_set.questions for d in q.expected_document_ids})
+    targets = sorted({d for q in golden_set.questions for d in q.targets()})
     ids = {doc.id for doc in documents}
     found = sum(1 for t in targets if t in ids)
     if not targets or found >= MIN_TARGETS_IN_CORPUS * len(targets):

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import io
 import json
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 from retrieval_eval.evaluation.results import RunResult, extra_depths
 
@@ -29,6 +29,11 @@ def _ids_cell(ids: Sequence[str]) -> str:
     return _text_cell(json.dumps(list(ids), ensure_ascii=False))
 
 
+def _grades_cell(grades: Mapping[str, int] | None) -> str:
+    """A question's grades as one CSV cell, a JSON object; empty when it gives none."""
+    return "" if grades is None else _text_cell(json.dumps(dict(grades), ensure_ascii=False))
+
+
 def render_csv(result: RunResult) -> str:
     """One row per question with every per-question figure (RFC 4180, written by :mod:`csv`).
 
@@ -43,8 +48,11 @@ def render_csv(result: RunResult) -> str:
     labels (:meth:`RunResult.stale_targets`): ``stale_label`` is 1 for a question whose every
     target is gone from the index, else 0, and empty when the run's labels were not checked;
     ``dead_ids`` names a stale question's dead targets (as the JSON contract's ``dead_ids``), a
-    JSON array (``[]`` for the others), empty when the labels were not checked. Last, one
+    JSON array (``[]`` for the others), empty when the labels were not checked. Then one
     ``top{k}_hit`` column (1 or 0) for each gated depth beyond top-1 and top-3 (none by default).
+    Last, when any question gives grades, ``grades``: its judged grades as a JSON object
+    (``{"a.md": 2}``), empty for an ungraded question; ``expected_document_ids`` are the targets
+    at the run's relevance level.
     """
     import csv
 
@@ -53,6 +61,7 @@ def render_csv(result: RunResult) -> str:
     columns = values(result.questions, result.settings.cutoffs)
     metric_values = [column.tolist() for column in columns.values()]
     extra = extra_depths(result.depths)
+    graded = any(q.grades for q in result.questions)
     buffer = io.StringIO()
     writer = csv.writer(buffer)
     writer.writerow(
@@ -72,6 +81,7 @@ def render_csv(result: RunResult) -> str:
             "stale_label",
             "dead_ids",
             *(f"top{depth}_hit" for depth in extra),
+            *(["grades"] if graded else []),
         ]
     )
     checked = result.dead_labels is not None and result.dead_labels.checked
@@ -94,6 +104,7 @@ def render_csv(result: RunResult) -> str:
                 int(q.id in stale) if checked else "",
                 _ids_cell(stale.get(q.id, [])) if checked else "",
                 *(int(q.hit_at(depth)) for depth in extra),
+                *([_grades_cell(q.grades)] if graded else []),
             ]
         )
     return buffer.getvalue()

@@ -95,6 +95,7 @@ eval_result_question = Table(
     Column("form", String(16), nullable=False),
     Column("hard_class", String, nullable=True),
     Column("expected_document_ids", JSONType, nullable=False),
+    Column("grades", JSONType, nullable=True),  # a graded question's grades (0008_grades)
     Column("top1_hit", Boolean, nullable=False),
     Column("top3_hit", Boolean, nullable=False),
     Column("first_hit_rank", Integer, nullable=True),

@@ -83,6 +83,7 @@ class Flip(BaseModel):
     first_hit_rank: int | None
     baseline_first_hit_rank: int | None = None
     expected_document_ids: list[str] = Field(default_factory=list)
+    grades: dict[str, int] | None = None  # a graded question's judged grades
     retrieved: list[str] = Field(default_factory=list)
     dead_ids: list[str] = Field(default_factory=list)  # expected ids gone from the index
 
@@ -295,6 +296,7 @@ def _flips(store: Store, stored: StoredRun, baseline: StoredRun | None, dead: se
                     first_hit_rank=q.first_hit_rank if q else None,
                     baseline_first_hit_rank=old.first_hit_rank if old else None,
                     expected_document_ids=list(q.expected_document_ids) if q else [],
+                    grades=q.grades if q else None,
                     retrieved=q.retrieved if q else [],
                     dead_ids=[d for d in q.expected_document_ids if d in dead] if q else [],
                 )

@@ -11,6 +11,8 @@ from collections.abc import Iterable, Mapping
 
 from helpers import shared_data
 
+from retrieval_eval.golden.models import GoldenQuestionSet
+
 Qrels = Mapping[str, Mapping[str, int]]
 Run = Mapping[str, Mapping[str, float]]
 Case = tuple[str, str, str]  # (collection, qrels split, run name)
@@ -63,10 +65,7 @@ def pytrec_per_query(qrels: Qrels, run: Run, cutoffs: Iterable[int]) -> dict[str
     }
 
 
-def binary(qrels: Qrels, min_relevance: int = 1) -> dict[str, dict[str, int]]:
-    """The targets as binary qrels: the importer's rule (relevance >= 1), every gain 1."""
-    out = {
-        qid: {doc: 1 for doc, rel in docs.items() if rel >= min_relevance}
-        for qid, docs in qrels.items()
-    }
-    return {qid: docs for qid, docs in out.items() if docs}
+def graded(golden: GoldenQuestionSet) -> dict[str, dict[str, int]]:
+    """The set's judged grades as qrels (what the importer kept: every judgment, grade 0-3), the
+    gains this tool's nDCG uses."""
+    return {q.id: dict(q.relevance) for q in golden.questions}

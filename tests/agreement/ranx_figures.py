@@ -27,7 +27,7 @@ from helpers import shared_collection
 
 from retrieval_eval.golden.importers import import_beir, read_qrels
 
-from .ir_tools import CUTOFFS, Case, Qrels, binary, case_id, metric_names
+from .ir_tools import CUTOFFS, Case, Qrels, case_id, graded, metric_names
 
 FIGURES = Path(__file__).with_name("ranx_figures.json")
 WRITE_ENV = "RETRIEVAL_EVAL_WRITE_RANX"
@@ -62,11 +62,13 @@ def compute(cases: list[Case]) -> dict[str, Any]:
     """ranx's figures for ``cases`` and the by-design examples, from one ranx call per qrels."""
     groups: dict[str, list[str]] = {}
     raw: dict[str, dict[str, int]] = {}
+    grades: dict[str, dict[str, int]] = {}
     lines: list[str] = []
 
-    def add(group: str, qrels: Qrels, run_text: str) -> None:
+    def add(group: str, qrels: Qrels, run_text: str, gains: Qrels | None = None) -> None:
         prefixed = {f"{group}{SEP}{qid}": dict(docs) for qid, docs in qrels.items()}
         raw.update(prefixed)
+        grades.update({f"{group}{SEP}{qid}": dict(docs) for qid, docs in (gains or qrels).items()})
         groups[group] = list(prefixed)
         lines.extend(f"{group}{SEP}{line}" for line in run_text.splitlines() if line.strip())
 
@@ -75,13 +77,13 @@ def compute(cases: list[Case]) -> dict[str, Any]:
     for case in cases:
         name, split, run_name = case
         root = shared_collection(name)
-        ids = [q.id for q in import_beir(root, split).questions]
+        golden = import_beir(root, split)
         judged = read_qrels(root / "qrels" / f"{split}.tsv")
         run_text = (root / "runs" / f"{run_name}.run").read_text(encoding="utf-8")
-        add(case_id(case), {qid: judged[qid] for qid in ids}, run_text)
+        add(case_id(case), {q.id: judged[q.id] for q in golden.questions}, run_text, graded(golden))
 
     # binary measures on the raw qrels (ranx counts relevance >= 1 as relevant); nDCG on the
-    # importer's binary targets, the gains this tool uses
+    # grades the importer kept (Cranfield's code 4 is grade 3), the gains this tool uses
     names = metric_names(CUTOFFS)
     per_query: dict[str, dict[str, float]] = {}
     with warnings.catch_warnings(), tempfile.TemporaryDirectory() as folder:
@@ -93,7 +95,7 @@ def compute(cases: list[Case]) -> dict[str, Any]:
         read: dict[str, dict[str, float]] = {}
         for qrels, measured in (
             (raw, [n for n in names if not n.startswith("ndcg")]),
-            (binary(raw), [n for n in names if n.startswith("ndcg")]),
+            (grades, [n for n in names if n.startswith("ndcg")]),
         ):
             # a Run read afresh each time: ranx re-sorts a run it evaluates, and its sort is not
             # stable, so a run evaluated twice may order its ties otherwise the second time

@@ -6,8 +6,8 @@ For every ``<collection>/runs/*.run`` of the shared data (``$RETRIEVAL_EVAL_DATA
 Cranfield's -1 code is not a target), and pytrec_eval scores the same qrels and run in the same
 test; ranx's means are its stored figures (``ranx_figures.py``: ``test_ranx.py`` checks them
 against ranx itself). Everything agrees to 1e-9, per question and in the means. nDCG is
-compared on binary qrels (this tool's gains are binary by design); the by-design differences
-themselves are in ``test_by_design.py``.
+compared on the grades the importer kept (gain = grade, trec_eval's convention; Cranfield's
+code 4 is grade 3); the by-design differences themselves are in ``test_by_design.py``.
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ from retrieval_eval.evaluation.scoring import evaluate
 from retrieval_eval.golden.importers import import_beir, read_qrels
 from retrieval_eval.retrievers.run_file import RunFileRetriever, read_run
 
-from .ir_tools import CUTOFFS, binary, case_id, pytrec_per_query, reference_cases
+from .ir_tools import CUTOFFS, case_id, graded, pytrec_per_query, reference_cases
 from .ranx_figures import stored_case
 
 TOLERANCE = 1e-9
@@ -41,10 +41,11 @@ def trec_run(path: Path) -> dict[str, dict[str, float]]:
         return dict(pytrec_eval.parse_run(handle))
 
 
-def score(root: Path, split: str, run: str, cutoffs: list[int]) -> RunResult:
+def score(root: Path, split: str, run: str, cutoffs: list[int], level: int = 1) -> RunResult:
     golden = import_beir(root, split)
     retriever = RunFileRetriever.from_file(root / "runs" / f"{run}.run")
-    return evaluate(golden, retriever, RunSettings(cutoffs=cutoffs, timeout_s=None))
+    settings = RunSettings(cutoffs=cutoffs, timeout_s=None, relevance_level=level)
+    return evaluate(golden, retriever, settings)
 
 
 @pytest.mark.parametrize("case", CASES, ids=case_id)
@@ -59,9 +60,9 @@ def test_metrics_agree_with_pytrec_eval_and_ranx(case: tuple[str, str, str]) -> 
     assert max(len(docs) for docs in run.values()) <= result.settings.fetch_limit
 
     # binary measures on the raw qrels (trec_eval and ranx count relevance >= 1 as relevant);
-    # nDCG on the importer's binary targets, the gains this tool uses
+    # nDCG on the grades the importer kept, the gains this tool uses
     theirs = pytrec_per_query(qrels, run, CUTOFFS)
-    theirs_ndcg = pytrec_per_query(binary(qrels), run, CUTOFFS)
+    theirs_ndcg = pytrec_per_query(graded(import_beir(root, split)), run, CUTOFFS)
     assert set(theirs) == set(ids)  # every question has run lines: the means are comparable
     ours = metrics.per_question(result.questions, CUTOFFS)
     mismatches = []
@@ -100,12 +101,13 @@ def test_metrics_match_the_published_metrics_json(case: tuple[str, str, str]) ->
         "MRR(RR)": "mrr",
         "Recall@100": "recall@100",
     }
-    graded = any(
-        rel > 1
+    beyond_grade_3 = any(
+        rel > 3
         for docs in read_qrels(root / "qrels" / "test.tsv").values()
         for rel in docs.values()
     )
-    if not graded:  # graded collections' published nDCG uses the grades as gains; ours is binary
+    # the published nDCG takes Cranfield's codes 1-4 as gains; a grade is at most 3 here
+    if not beyond_grade_3:
         same["nDCG@10"] = "ndcg@10"
     assert published["queries_evaluated"] == result.question_count
     for theirs, ours in same.items():

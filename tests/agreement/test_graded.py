@@ -1,0 +1,118 @@
+"""Graded labels on Cranfield (codes 1-4, kept as grades 1-3): nDCG takes the grades as gains.
+
+The importer keeps each judgment's grade; scored through the ``run_file`` adapter, nDCG@10 per
+question equals pytrec_eval's ``ndcg_cut_10`` on those grades, and its mean ranx's stored
+figure (``ranx_figures.py``; ``test_ranx.py`` checks it against ranx itself), to 1e-9. At
+relevance level 2 the hit rates count only grade >= 2 targets: they equal trec_eval's at
+``relevance_level=2`` on the questions that have such a target, the rest are misses, and nDCG,
+which reads every grade, does not move on the questions that count.
+"""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+from helpers import shared_collection
+
+from retrieval_eval.evaluation import metrics
+from retrieval_eval.evaluation.results import RunResult, RunSettings
+from retrieval_eval.evaluation.scoring import evaluate
+from retrieval_eval.golden.importers import import_beir
+from retrieval_eval.golden.models import GoldenQuestionSet
+from retrieval_eval.retrievers.run_file import RunFileRetriever
+
+from .ir_tools import graded
+from .ranx_figures import stored_case
+
+TOLERANCE = 1e-9
+CUTOFFS = [1, 3, 10]
+RUN = "bm25s"
+
+
+@pytest.fixture(scope="module")
+def cranfield() -> tuple[GoldenQuestionSet, dict[int, RunResult], dict[str, dict[str, float]]]:
+    """The imported set, the reference run scored at relevance levels 1 and 2, and the run as
+    pytrec_eval reads it."""
+    import pytrec_eval
+
+    root = shared_collection("cranfield")
+    golden = import_beir(root, "test")
+    path = root / "runs" / f"{RUN}.run"
+    with path.open() as handle:
+        run = dict(pytrec_eval.parse_run(handle))
+    results = {
+        level: evaluate(
+            golden,
+            RunFileRetriever.from_file(path),
+            RunSettings(cutoffs=CUTOFFS, timeout_s=None, relevance_level=level),
+        )
+        for level in (1, 2)
+    }
+    return golden, results, run
+
+
+def _trec(qrels: dict[str, dict[str, int]], run: dict[str, dict[str, float]], level: int) -> dict:
+    import pytrec_eval
+
+    measures = {"success.1,3,10", "ndcg_cut.10", "recip_rank"}
+    return pytrec_eval.RelevanceEvaluator(qrels, measures, relevance_level=level).evaluate(run)
+
+
+def test_the_import_keeps_cranfield_grades(cranfield: tuple) -> None:
+    golden, _, _ = cranfield
+    grades = [g for q in golden.questions for g in q.relevance.values()]
+    assert len(grades) == 1612 and set(grades) == {1, 2, 3}
+    assert (
+        golden.fingerprint
+        != import_beir(
+            shared_collection("cranfield"), "test", grade_map={2: 1, 3: 1, 4: 1}
+        ).fingerprint
+    )  # the grades are in the fingerprint
+
+
+def test_ndcg_at_10_equals_pytrec_eval_and_ranx(cranfield: tuple) -> None:
+    golden, results, run = cranfield
+    result = results[1]
+    theirs = _trec(graded(golden), run, 1)
+    ours = metrics.per_question(result.questions, CUTOFFS)["ndcg@10"]
+    differences = [
+        (qid, ours[qid], theirs[qid]["ndcg_cut_10"])
+        for qid in ours.index
+        if not math.isclose(ours[qid], theirs[qid]["ndcg_cut_10"], rel_tol=0, abs_tol=TOLERANCE)
+    ]
+    assert not differences, differences[:5]
+    mean = result.metrics["ndcg@10"]
+    assert mean == pytest.approx(
+        math.fsum(v["ndcg_cut_10"] for v in theirs.values()) / len(theirs), rel=0, abs=TOLERANCE
+    )
+    assert mean == pytest.approx(
+        stored_case(("cranfield", "test", RUN))["ndcg@10"], rel=0, abs=TOLERANCE
+    )
+    # binary gains would give another figure: the grades are what moved it
+    binary = {q.id: dict.fromkeys(q.targets(), 1) for q in golden.questions}
+    binary_mean = math.fsum(v["ndcg_cut_10"] for v in _trec(binary, run, 1).values()) / len(binary)
+    assert abs(mean - binary_mean) > 0.01
+
+
+def test_hit_rates_at_relevance_level_2(cranfield: tuple) -> None:
+    golden, results, run = cranfield
+    one, two = results[1], results[2]
+    assert two.settings.relevance_level == 2
+    assert two.labels_fingerprint != one.labels_fingerprint == golden.fingerprint
+    with_targets = {q.id for q in golden.questions if q.targets(2)}
+    assert 0 < len(with_targets) < len(golden.questions)
+    theirs = _trec(graded(golden), run, 2)
+    for q in two.questions:
+        if q.id in with_targets:
+            assert q.hit_at(1) == bool(theirs[q.id]["success_1"]), q.id
+            assert q.hit_at(3) == bool(theirs[q.id]["success_3"]), q.id
+        else:  # no target at level 2: scored as a no-result question, a miss (it returned ids)
+            assert q.expected_document_ids == () and not q.top3_hit
+    assert two.top1_hits < one.top1_hits and two.top3_hits < one.top3_hits
+    assert two.metrics["hit_rate@10"] < one.metrics["hit_rate@10"]
+    # nDCG reads every grade whatever the level: equal on every question that counts at level 2
+    ndcg_one = metrics.per_question(one.questions, CUTOFFS)["ndcg@10"]
+    ndcg_two = metrics.per_question(two.questions, CUTOFFS)["ndcg@10"]
+    assert ndcg_two.notna().sum() == len(with_targets)
+    assert all(ndcg_two[qid] == ndcg_one[qid] for qid in with_targets)
