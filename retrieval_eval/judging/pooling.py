@@ -67,7 +67,11 @@ def count_holes(
 def run_holes(result: RunResult, depth: int = DEPTH) -> Holes:
     """A run's holes against its own labels, at ``depth`` or the shallower depth it kept."""
     kept = min(depth, result.settings.depth)
-    ranked = ((q.id, q.retrieved, q.expected_document_ids) for q in result.questions)
+    # judged: the targets and, in a graded set, every graded document (grade 0 too)
+    ranked = (
+        (q.id, q.retrieved, {*q.expected_document_ids, *(q.grades or ())})
+        for q in result.questions
+    )
     return count_holes(result.retriever, kept, ranked)[0]
 
 

@@ -275,7 +275,7 @@ def review_queue(
             ReviewQuestion(
                 id=q.id,
                 question=q.question,
-                labels=list(q.expected_document_ids),
+                labels=list(q.targets()),
                 graded=graded.get(q.id, {}),
                 candidates=sorted(by_question[q.id], key=lambda c: c.document_id),
             )
