@@ -102,6 +102,13 @@ def _params() -> dict[str, Param]:
             type=["null", "object"],
             description='Override: a gated depth\'s largest allowed drop, e.g. {"5": 0.05}.',
         ),
+        "relevance_level": Param(
+            None,
+            type=["null", "integer"],
+            minimum=1,
+            maximum=3,
+            description="Override: the grade a target needs to count (1-3; graded labels).",
+        ),
         "fail_on_regression": Param(
             False, type="boolean", description="End the DAG run failed after a regression alert."
         ),

@@ -68,7 +68,7 @@ def index_version(events: Mapping[Any, Iterable[Any]] | None) -> str | None:
 
 
 def manual_overrides(params: Mapping[str, Any]) -> dict[str, dict[str, Any]]:
-    """A manual run's Params as the pipeline's overrides: ``{"run": {"depths": ...},
+    """A manual run's Params as the pipeline's overrides: ``{"run": {"depths": ..., "relevance_level": ...},
     "thresholds": {"max_top1_drop": ..., "max_top5_drop": ...}}`` (None: not given).
 
     ``depths`` is checked as ``run.depths`` is; ``max_drops`` maps a depth (``"5"``, as JSON
@@ -116,7 +116,12 @@ def manual_overrides(params: Mapping[str, Any]) -> dict[str, dict[str, Any]]:
                 f"{drops[name]!r}; give it once"
             )
         drops[name] = float(drop)
-    return {"run": {"depths": depths}, "thresholds": drops}
+    level = params.get("relevance_level")
+    if level is not None and (isinstance(level, bool) or level not in (1, 2, 3)):
+        raise InvalidInputError(
+            f"Param relevance_level: expected 1, 2 or 3 (the grade a target needs), got {level!r}"
+        )
+    return {"run": {"depths": depths, "relevance_level": level}, "thresholds": drops}
 
 
 def plan_batches(

@@ -92,6 +92,7 @@ def test_demo_dag_shape(monkeypatch: pytest.MonkeyPatch) -> None:
         "max_drops",
         "max_top1_drop",
         "max_top3_drop",
+        "relevance_level",
         "fail_on_regression",
         "baseline_run_id",
     }

@@ -17,13 +17,15 @@ DAG_ID = "retrieval_eval__handbook_demo__handbook_bm25"
 
 
 def test_params_become_the_pipelines_overrides() -> None:
-    given = manual_overrides({"depths": [1, 5], "max_drops": {"5": 0.02}, "max_top1_drop": 0.2})
+    given = manual_overrides(
+        {"depths": [1, 5], "max_drops": {"5": 0.02}, "max_top1_drop": 0.2, "relevance_level": 2}
+    )
     assert given == {
-        "run": {"depths": [1, 5]},
+        "run": {"depths": [1, 5], "relevance_level": 2},
         "thresholds": {"max_top1_drop": 0.2, "max_top3_drop": None, "max_top5_drop": 0.02},
     }
     assert manual_overrides({}) == {
-        "run": {"depths": None},
+        "run": {"depths": None, "relevance_level": None},
         "thresholds": {"max_top1_drop": None, "max_top3_drop": None},
     }
 
@@ -37,6 +39,8 @@ def test_params_become_the_pipelines_overrides() -> None:
         ({"max_drops": {"five": 0.1}}, "Param max_drops: 'five' is not a depth"),
         ({"max_drops": {"5": 1.5}}, "Param max_drops: depth 5's drop must be between 0 and 1"),
         ({"max_drops": [0.1]}, "Param max_drops: expected a mapping of depth to drop"),
+        ({"relevance_level": 4}, "Param relevance_level: expected 1, 2 or 3"),
+        ({"relevance_level": True}, "Param relevance_level: expected 1, 2 or 3"),
         (
             {"max_drops": {"1": 0.3}, "max_top1_drop": 0.2},
             "Param max_drops gives depth 1 0.3 and Param max_top1_drop gives 0.2; give it once",
