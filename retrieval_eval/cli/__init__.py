@@ -79,6 +79,7 @@ def _register() -> None:
         run_cmd,
         serve_cmd,
         sets_cmd,
+        versions_cmd,
     )
 
 
