@@ -121,6 +121,26 @@ def _document_ids(value: Any, handler: ValidatorFunctionWrapHandler) -> tuple[st
 # one problem per list, not one per item (a list of a million numbers is one mistake)
 DocumentIds = Annotated[tuple[PlainId, ...], FailFast(), WrapValidator(_document_ids)]
 
+GRADES = range(4)  # 0 judged not relevant, 1 relevant, 2 highly, 3 perfectly (the judgments' scale)
+Grade = Annotated[int, Field(strict=True, ge=GRADES.start, le=GRADES.stop - 1)]
+
+
+def _grades(value: Any, handler: ValidatorFunctionWrapHandler) -> dict[str, int] | None:
+    """None or an empty mapping is no grade; two keys that are one id once stripped are refused
+    (a mapping cannot hold a key twice, but " a" and "a" are the same document)."""
+    if value is None or (isinstance(value, Mapping) and not value):
+        return None
+    if isinstance(value, Mapping):
+        twice = _twice(tuple(str(key).strip() for key in value))
+        if twice is not None:
+            raise ValueError(f"grades document id {quote(twice)} twice (ids are stripped)")
+    grades: dict[str, int] = handler(value)
+    return grades
+
+
+# one problem per mapping (the namer reports the first), None when nothing is graded
+Grades = Annotated[dict[PlainId, Grade] | None, WrapValidator(_grades)]
+
 
 def _class_problem(value: Any, kind: str) -> str | None:
     if kind == "string_too_short":
@@ -156,6 +176,29 @@ def _document_ids_problem(value: Any, kind: str) -> str | None:
         char = lone_surrogate(doc_id)
         if char is not None:
             return f"document id {quote(doc_id)} " + PROBLEM.format(char=char)
+    return None
+
+
+def _grades_problem(value: Any, kind: str) -> str | None:
+    """The first problem of a grades mapping: not a mapping, then a bad document id (empty,
+    twice, a control character), then a grade that is not an integer from 0 to 3."""
+    scale = "an integer 0-3 (0 not relevant, 1 relevant, 2 highly, 3 perfectly)"
+    if not isinstance(value, Mapping):
+        return (
+            f"must be a mapping of document id to grade, e.g. {{doc-1: 2}}, not "
+            f"{type(value).__name__}"
+        )
+    other = next((key for key in value if not isinstance(key, str)), None)
+    if other is not None:
+        return f"document id {quote(other)} must be text, not {type(other).__name__} (quote it)"
+    problem = _document_ids_problem(list(value), kind)
+    if problem is not None:
+        return problem.replace("lists document id", "grades document id").replace(
+            " twice", " twice (ids are stripped)"
+        )
+    for doc_id, grade in value.items():
+        if type(grade) is not int or grade not in GRADES:
+            return f"the grade of document {quote(str(doc_id).strip())} must be {scale}, not {quote(grade)}"
     return None
 
 
@@ -196,6 +239,7 @@ _QUESTION_NAMERS: dict[str, Namer] = {
     "id": _id_problem,
     "question": _stripped_problem,
     "expected_document_ids": _document_ids_problem,
+    "grades": _grades_problem,
     "hard_class": _class_problem,
     "answer_gist": _text_problem,
 }
@@ -206,8 +250,11 @@ class GoldenQuestion(BaseModel):
 
     ``expected_document_ids`` lists ALL documents that answer the question: any of them counts
     as a hit. An empty list means nothing indexed answers it, and the question is a hit only when
-    the retriever returns nothing. ``answer_gist`` is documentation and never scored. Ids are
-    stripped: " a " is the document "a", and a second "a " a duplicate.
+    the retriever returns nothing. ``grades`` (``{doc-id: 0..3}``) grades documents beside or
+    instead of that list, which means grade 1 for each id it lists; an id in both takes its grade
+    from ``grades``, and grade 0 is judged not relevant (a judged document, never a target).
+    ``answer_gist`` is documentation and never scored. Ids are stripped: " a " is the document
+    "a", and a second "a " a duplicate.
     """
 
     model_config = ConfigDict(extra="forbid", frozen=True)
@@ -216,6 +263,7 @@ class GoldenQuestion(BaseModel):
     question: Stripped
     form: Annotated[QuestionForm, BeforeValidator(_form)]
     expected_document_ids: DocumentIds = Field(default=())
+    grades: Grades = None
     hard_class: Stripped | None = None
     answer_gist: Text | None = None
 
@@ -227,10 +275,36 @@ class GoldenQuestion(BaseModel):
         except ValidationError as exc:
             raise _named(cls.__name__, exc, data, _QUESTION_NAMERS) from None
 
+    @cached_property
+    def relevance(self) -> dict[str, int]:
+        """Every judged document's grade: 1 for each expected id, then ``grades`` over them."""
+        listed = dict.fromkeys(self.expected_document_ids, 1)
+        return {**listed, **self.grades} if self.grades else listed
+
+    @property
+    def judged_ids(self) -> tuple[str, ...]:
+        """The documents a person judged, targets or not (grade 0), expected ids first."""
+        return tuple(self.relevance)
+
+    def targets(self, level: int = 1) -> tuple[str, ...]:
+        """The documents that answer the question at relevance ``level``: grade >= level.
+
+        A question with none at that level is a no-result question at that level: it is
+        scored as an empty ``expected_document_ids`` is (trec_eval and ranx score a query with
+        no relevant document 0 whenever anything is returned)."""
+        if not self.grades:
+            return self.expected_document_ids if level <= 1 else ()
+        return tuple(doc_id for doc_id, grade in self.relevance.items() if grade >= level)
+
+    @property
+    def is_graded(self) -> bool:
+        """True when the question gives grades (beyond the binary expected list)."""
+        return self.grades is not None
+
     @property
     def is_no_result(self) -> bool:
-        """True when nothing indexed answers the question (no expected documents)."""
-        return not self.expected_document_ids
+        """True when nothing indexed answers the question (no target at relevance level 1)."""
+        return not self.targets()
 
 
 def _identifier_problem(value: Any, kind: str) -> str | None:
