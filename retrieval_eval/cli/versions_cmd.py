@@ -124,3 +124,113 @@ def _line(item: Any) -> str:
     against = f" against run {verdict.baseline_run_id}" if verdict.baseline_run_id else ""
     line = f"{head}re-judged as run {item.rejudged_id}: {verdict.state}{against}"
     return f"{line} ({item.shortfall})" if item.shortfall else line
+
+
+@sets.command("promote")
+@click.argument("set_name", metavar="SET")
+@click.option(
+    "--judgments",
+    "judgments_path",
+    type=click.Path(dir_okay=False),
+    required=True,
+    metavar="FILE",
+    help="A judgments file (JSONL or CSV), as `sets pool` writes it, graded.",
+)
+@click.option(
+    "--output",
+    "output",
+    type=click.Path(dir_okay=False),
+    default=None,
+    metavar="FILE",
+    help="Where the new version goes (.yaml or .json); default: the set's own file.",
+)
+@click.option("--force", is_flag=True, help="Write it even when lint finds errors in it.")
+@click.option("--retriever", default=None, help="Lint's dead-label check against this retriever.")
+@config_option
+def promote(
+    set_name: str,
+    judgments_path: str,
+    output: str | None,
+    force: bool,
+    retriever: str | None,
+    config_path: str | None,
+) -> None:
+    """Write the next version of SET with the judgments merged in (a version number and a
+    changelog entry), after lint: a version lint finds errors in is refused unless --force."""
+    from contextlib import nullcontext
+
+    from retrieval_eval.config.models import load_config
+    from retrieval_eval.errors import InvalidInputError
+    from retrieval_eval.golden.judgments import read_judgments
+    from retrieval_eval.golden.loaders import dump_golden_set
+    from retrieval_eval.golden.promote import promote as promote_set
+    from retrieval_eval.judging.pipeline import opened_retriever, resolve_set
+    from retrieval_eval.lint import run_lint
+    from retrieval_eval.lint.render import RENDERERS
+
+    config = load_config(config_path)
+    golden = resolve_set(config, set_name)
+    target = Path(output) if output else _set_file(config, set_name)
+    if target.suffix.lower() not in (".yaml", ".yml", ".json"):
+        raise InvalidInputError(
+            f"{target}: a versioned set is written as YAML or JSON (JSONL and CSV hold no "
+            "version or changelog): give --output FILE.yaml"
+        )
+    rows = read_judgments(Path(judgments_path))
+    level = getattr(config, "relevance_level", 1)
+    promotion = promote_set(golden, rows, relevance_level=level)
+    with opened_retriever(config, retriever) if retriever else nullcontext() as built:
+        report = run_lint(
+            promotion.golden,
+            retriever=built,
+            options=config.lint,
+            thresholds=config.section_for(golden.identifier, retriever, "thresholds")
+            if retriever
+            else config.thresholds,
+        )
+    blocked = report.has_errors or bool(promotion.problems)
+    if blocked:
+        click.echo(RENDERERS["text"](report), nl=False, err=True)
+        for problem in promotion.problems:
+            click.echo(f"  ERROR promote: {problem}", err=True)
+        if not force:
+            click.echo(
+                f"version {promotion.entry.version} of {golden.identifier!r} not written: fix "
+                "the findings above, or write it anyway with --force",
+                err=True,
+            )
+            raise SystemExit(2)
+    from retrieval_eval.cli.output_file import check_writable, output_errors
+
+    check_writable(str(target), "--output")
+    with output_errors(str(target), "--output"):
+        dump_golden_set(promotion.golden, target)
+    entry = promotion.entry
+    click.echo(
+        f"wrote {target}: set {golden.identifier!r} version {entry.version}: "
+        f"{len(entry.added)} target(s) added, {len(entry.removed)} removed, "
+        f"{len(entry.regraded)} regraded, {len(entry.questions_added)} question(s) added; "
+        f"raters: {', '.join(entry.raters) or 'none'}"
+        + (" (written despite lint errors: --force)" if blocked else "")
+    )
+    click.echo(
+        f"labels fingerprint {golden.fingerprint[:12]} -> {promotion.golden.fingerprint[:12]}: "
+        f"`retrieval-eval sets rejudge {golden.identifier}` scores past runs against it. "
+        "Comments and the old file's key order are not kept.",
+        err=True,
+    )
+
+
+def _set_file(config: Any, name: str) -> Path:
+    """The file a registered set (or a set file's path) came from."""
+    from retrieval_eval.errors import InvalidInputError
+
+    path = Path(name)
+    if path.is_file():
+        return path
+    source = Path(config.golden_sets.source(name)) if name in config.golden_sets else None
+    if source is None or not source.is_file():
+        raise InvalidInputError(
+            f"set {name!r} does not come from a file this command can rewrite: give --output FILE"
+        )
+    return source

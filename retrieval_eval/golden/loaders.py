@@ -45,7 +45,7 @@ from retrieval_eval.safety.surrogates import escaped, lone_surrogate
 
 SET_SUFFIXES = (".yaml", ".yml", ".json", ".jsonl", ".csv")
 CSV_COLUMNS = ("id", "question", "form", "expected_document_ids", "hard_class", "answer_gist")
-_SET_FIELDS = {"identifier", "name", "description", "corpus_revision", "questions"}
+_SET_FIELDS = set(GoldenQuestionSet.model_fields)  # one home: the model names them
 
 
 def load_golden_set(path: str | Path, identifier: str | None = None) -> GoldenQuestionSet:
