@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 import yaml
 from click.testing import CliRunner, Result
+from fastapi.testclient import TestClient
 
 from retrieval_eval import FunctionRetriever, evaluate, load_golden_set
 from retrieval_eval.cli import cli
@@ -24,6 +25,7 @@ from retrieval_eval.golden.judgments import read_judgments, write_judgments
 from retrieval_eval.judging.pooling import pool
 from retrieval_eval.judging.recording import judge_and_save
 from retrieval_eval.store import open_store
+from retrieval_eval.webui.app import create_app
 from store.builders import pg_schema
 
 IDS = [f"q{i}" for i in range(8)]
@@ -121,8 +123,23 @@ def _round_trip(tmp_path: Path, store_url: str) -> None:
     assert [r["set_version"] for r in listed] == [2, 2, 2]
     text = _invoke(config, "history", "tiny", "bm25")
     assert "re-judged from run" in text.output and "labels changed" in text.output
+    assert f"labels changed between run {second.run_id} and run {third.run_id}" in text.output
     stored_rows = _invoke(config, "history", "tiny", "bm25", "--as-stored", "--format", "json")
     assert len(json.loads(stored_rows.output)) == 5
+
+    # the dashboard shows the same runs, the re-judged ones marked, and a line where labels changed
+    app = create_app(store_url, require_auth=False)
+    try:
+        with TestClient(app) as client:
+            query = {"set": "tiny", "retriever": "bm25"}
+            data = client.get("/api/history", params=query).json()
+            assert [r["run_id"] for r in data["runs"]] == [twin1, twin2, third.run_id]
+            assert data["label_changes"] == [third.run_id]
+            page = client.get("/history", params=query).text
+            assert page.count('class="mark-label-change"') >= 1
+            assert f"re-judged from #{second.run_id}" in page
+    finally:
+        app.state.store_source.close()
 
 
 def test_round_trip_on_sqlite(tmp_path: Path) -> None:
