@@ -26,7 +26,9 @@ def _run_ids(value: str | None) -> list[int] | None:
     try:
         ids = [int(part) for part in value.split(",") if part.strip()]
     except ValueError:
-        raise click.BadParameter(f"{value!r}: give run ids separated by commas, e.g. 3,4,7") from None
+        raise click.BadParameter(
+            f"{value!r}: give run ids separated by commas, e.g. 3,4,7"
+        ) from None
     if not ids:
         raise click.BadParameter("give at least one run id, e.g. --runs 3,4,7")
     return ids

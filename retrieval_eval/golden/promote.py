@@ -32,11 +32,12 @@ from dataclasses import dataclass, field
 from datetime import date
 
 from retrieval_eval.errors import GoldenSetError
+from retrieval_eval.golden.forms import QuestionForm
 from retrieval_eval.golden.judgments import Judgment, Summary, summarise
 from retrieval_eval.golden.models import ChangelogEntry, GoldenQuestion, GoldenQuestionSet
 from retrieval_eval.safety.limits import quote
 
-NEW_FORM = "gap"
+NEW_FORM = QuestionForm.GAP
 _WORDS = re.compile(r"[^a-z0-9]+")
 MAX_ID = 60  # characters of a generated question id (before any -2 suffix)
 
@@ -71,9 +72,7 @@ def _written(question: GoldenQuestion, relevance: dict[str, int]) -> GoldenQuest
     """``question`` with ``relevance`` (document -> grade) as targets and grades."""
     targets = tuple(doc for doc, grade in relevance.items() if grade >= 1)
     other = {doc: grade for doc, grade in relevance.items() if grade != 1}
-    return question.model_copy(
-        update={"expected_document_ids": targets, "grades": other or None}
-    )
+    return question.model_copy(update={"expected_document_ids": targets, "grades": other or None})
 
 
 def promote(
@@ -90,7 +89,9 @@ def promote(
     by_id = {q.id: q for q in golden.questions}
     by_text = {q.question: q.id for q in golden.questions}
     texts = {row.question_key: row.question for row in rows if row.question_id is None}
-    unknown = sorted({row.question_id for row in rows if row.question_id and row.question_id not in by_id})
+    unknown = sorted(
+        {row.question_id for row in rows if row.question_id and row.question_id not in by_id}
+    )
     if unknown:
         raise GoldenSetError(
             [

@@ -384,7 +384,9 @@ def unpaired(current: RunResult, old: RunResult) -> list[str]:
         return []
     mine = {q.id for q in current.questions}
     theirs = {q.id for q in old.questions}
-    return [q.id for q in (*current.questions, *old.questions) if (q.id in mine) != (q.id in theirs)]
+    return [
+        q.id for q in (*current.questions, *old.questions) if (q.id in mine) != (q.id in theirs)
+    ]
 
 
 def _without_stale(

@@ -30,6 +30,7 @@ Edge cases:
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from contextlib import suppress
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal
 
@@ -148,10 +149,8 @@ def rejudge_runs(
         if origin is not None:  # a re-judged run: its original holds the same rankings
             if origin.from_run_id in originals:
                 continue
-            try:
+            with suppress(UnknownNameError):  # pruned: re-judge what the re-judged run kept
                 run = store.get_run(origin.from_run_id)
-            except UnknownNameError:  # pruned: re-judge what the re-judged run kept
-                pass
         originals.setdefault(run.id, run)
     done: list[Rejudging] = []
     for run in sorted(originals.values(), key=lambda r: (r.run_date, r.id)):

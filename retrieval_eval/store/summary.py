@@ -252,8 +252,4 @@ def like_with_like(runs: list[RunSummary]) -> list[RunSummary]:
 def label_changes(runs: list[RunSummary]) -> list[int]:
     """Positions (in ``runs``' order) where the labels a run was first judged against differ from
     the run before's: where the set changed, re-judged or not (the history chart marks them)."""
-    return [
-        i
-        for i in range(1, len(runs))
-        if runs[i].run_labels != runs[i - 1].run_labels
-    ]
+    return [i for i in range(1, len(runs)) if runs[i].run_labels != runs[i - 1].run_labels]

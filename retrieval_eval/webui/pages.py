@@ -187,9 +187,7 @@ def history_charts(data: History, dim: str) -> list[Markup]:
     def chart(title: str, series: list[Series], **options: Any) -> Markup:
         """The chart twice: for wide screens, and narrower (fewer ticks, wrapped legend) for
         phones, where the wide one would shrink its text below reading size; CSS shows one."""
-        wide = LineChart(
-            title, labels, series, **kinds, label_changes=changes, **options
-        )
+        wide = LineChart(title, labels, series, **kinds, label_changes=changes, **options)
         narrow = replace(wide, css_class="chart-narrow", width=NARROW_WIDTH, height=NARROW_HEIGHT)
         return line_chart(wide) + line_chart(narrow)
 

@@ -189,7 +189,11 @@ def history(store: Store | None, set_identifier: str, retriever: str, runs: int)
     from retrieval_eval.store.summary import label_changes, like_with_like
 
     # as judged against the newest labels where a re-judged run has them (sets rejudge)
-    newest = like_with_like(store.summaries(set_identifier, retriever, runs, slices=True)) if store else []
+    newest = (
+        like_with_like(store.summaries(set_identifier, retriever, runs, slices=True))
+        if store
+        else []
+    )
     found = newest[::-1]  # oldest first, the order charts draw
     if not found:
         raise UnknownNameError(f"no stored runs for set {set_identifier!r} × {retriever!r}")

@@ -48,7 +48,9 @@ def test_the_merged_grades_add_remove_and_regrade_and_the_changelog_says_so() ->
     assert (q1.expected_document_ids, q1.grades) == (("a", "x"), {"x": 2})
     assert (q2.expected_document_ids, q2.grades) == (("c",), {"c": 3})
     assert (new.id, new.form.value, new.expected_document_ids) == (
-        "can-i-pay-by-invoice", "gap", ("d",)
+        "can-i-pay-by-invoice",
+        "gap",
+        ("d",),
     )
     assert done.golden.version == 2 and done.not_added == ["Is there a dark mode?"]
     assert done.entry.model_dump() == {

@@ -16,6 +16,7 @@ import pytest
 import yaml
 from click.testing import CliRunner, Result
 from fastapi.testclient import TestClient
+from store.builders import pg_schema
 
 from retrieval_eval import FunctionRetriever, evaluate, load_golden_set
 from retrieval_eval.cli import cli
@@ -26,7 +27,6 @@ from retrieval_eval.judging.pooling import pool
 from retrieval_eval.judging.recording import judge_and_save
 from retrieval_eval.store import open_store
 from retrieval_eval.webui.app import create_app
-from store.builders import pg_schema
 
 IDS = [f"q{i}" for i in range(8)]
 
@@ -34,7 +34,12 @@ IDS = [f"q{i}" for i in range(8)]
 def _set_file(folder: Path) -> Path:
     path = folder / "tiny.yaml"
     questions = [
-        {"id": q, "question": f"what is {q}?", "form": "match", "expected_document_ids": [f"doc-{q}"]}
+        {
+            "id": q,
+            "question": f"what is {q}?",
+            "form": "match",
+            "expected_document_ids": [f"doc-{q}"],
+        }
         for q in IDS
     ]
     path.write_text(yaml.safe_dump({"identifier": "tiny", "questions": questions}))
