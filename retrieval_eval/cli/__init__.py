@@ -81,6 +81,7 @@ def _register() -> None:
         run_cmd,
         serve_cmd,
         sets_cmd,
+        versions_cmd,
     )
 
 

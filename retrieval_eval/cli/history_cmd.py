@@ -112,6 +112,9 @@ def _listed(run: RunSummary) -> dict[str, Any]:
         "package_version": run.package_version,
         # expected ids the run found gone from the index (0: none, or not checked)
         "dead_label_count": run.dead_label_count,
+        # the set version of its labels, and for a re-judged run the run it re-judges
+        "set_version": run.set_version,
+        "rejudged_from": run.rejudged_from,
     }
 
 
@@ -126,6 +129,12 @@ def _latest(store: Store, set_identifier: str, retriever: str) -> StoredRun:
 @click.argument("retriever", metavar="RETRIEVER")
 @click.option("--limit", type=click.IntRange(1), default=20, show_default=True)
 @format_option("text", "json")
+@click.option(
+    "--as-stored",
+    is_flag=True,
+    help="Every stored run as judged when stored, not runs re-judged against the newest labels "
+    "in place of their originals.",
+)
 @db_option
 @config_option
 def history(
@@ -133,12 +142,19 @@ def history(
     retriever: str,
     limit: int,
     fmt: str,
+    as_stored: bool,
     db: str | None,
     config_path: str | None,
 ) -> None:
-    """Recent runs of RETRIEVER on SET, newest first, with rates and verdicts."""
+    """Recent runs of RETRIEVER on SET, newest first, with rates and verdicts; a run re-judged
+    against the newest labels (sets rejudge) is listed in place of its original."""
+    from retrieval_eval.store.summary import label_changes, like_with_like
+
     with _open_to_read(db, config_path) as store:
-        runs = [_listed(run) for run in store.summaries(set_identifier, retriever, limit)]
+        summaries = store.summaries(set_identifier, retriever, limit)
+        if not as_stored:
+            summaries = like_with_like(summaries)
+        runs = [_listed(run) for run in summaries]
         if not runs:
             _latest(store, set_identifier, retriever)  # raises, naming what is stored
     if fmt == "json":
@@ -176,6 +192,8 @@ def history(
             verdict += " (accepted)"
         if run["dead_label_count"]:  # its rates count questions no retriever can answer
             verdict += f" (labels: {run['dead_label_count']} dead ids)"
+        if run["rejudged_from"] is not None:
+            verdict += f" (re-judged from run {run['rejudged_from']})"
         table.add_row(
             str(run["id"]),
             datetime.fromisoformat(run["run_date"]).strftime("%Y-%m-%d %H:%M"),
@@ -193,6 +211,18 @@ def history(
             *([index] if indexed else []),
         )
     click.echo(_table_text(table), nl=False)
+    for i in label_changes(summaries[::-1]):  # oldest first: i is the first run of new labels
+        older, newer = summaries[::-1][i - 1], summaries[::-1][i]
+        version = f" (set version {newer.set_version})" if newer.set_version else ""
+        click.echo(
+            f"labels changed between run {older.rejudged_from or older.run_id} and run "
+            f"{newer.rejudged_from or newer.run_id}{version}"
+            + (
+                ": runs before it are shown re-judged against the newest labels"
+                if any(run.rejudged_from for run in summaries)
+                else ": `retrieval-eval sets rejudge SET` compares the runs before it like with like"
+            )
+        )
     dead = [str(run["id"]) for run in runs if run["dead_label_count"]]
     if dead:
         click.echo(

@@ -272,6 +272,42 @@ class RunSettings(BaseModel):
         return self.depth * self.overfetch_multiplier
 
 
+class Rejudged(BaseModel):
+    """What a re-judged run (``sets rejudge``) is: a stored run's rankings scored again against
+    other labels, without calling the retriever. ``known_depth`` is how deep its ranks can be
+    told (the documents the original run kept, where a run's own first-hit rank covers all it
+    fetched); the gated depths beyond it (``depths_not_judged``) and the metrics that read
+    deeper (``not_recomputed``: MRR reads the whole fetch) are left out. ``not_asked``: questions
+    of the new labels the original run never asked (new, or reworded), left out of the run and
+    of comparisons with it; ``dropped``: the original's questions the new labels no longer have.
+    """
+
+    model_config = ConfigDict(defer_build=True)
+
+    from_run_id: int
+    from_labels_fingerprint: str
+    from_set_version: int | None = None
+    known_depth: int
+    depths_not_judged: list[int] = Field(default_factory=list)
+    not_recomputed: list[str] = Field(default_factory=list)
+    not_asked: list[str] = Field(default_factory=list)
+    dropped: list[str] = Field(default_factory=list)
+
+    def shortfall(self) -> str | None:
+        """What could not be judged again, in words; None when everything was."""
+        parts = []
+        if self.depths_not_judged:
+            depths = ", ".join(f"top-{d}" for d in self.depths_not_judged)
+            parts.append(
+                f"{depths} not judged: the stored rankings hold {self.known_depth} documents"
+            )
+        if self.not_recomputed:
+            parts.append(f"not recomputed: {', '.join(self.not_recomputed)}")
+        if self.not_asked:
+            parts.append(f"{len(self.not_asked)} question(s) the run never asked left out")
+        return "; ".join(parts) or None
+
+
 class RunResult(AtDepths):
     """One evaluation of one retriever on one golden set; ``hits_at``: hits at each gated
     depth (``settings.depths``), as ``by_form`` and ``by_hard_class`` have them per slice."""
@@ -305,6 +341,10 @@ class RunResult(AtDepths):
     # retrieval-eval version that scored the run; None on runs stored before they were kept
     index_version: str | None = None
     package_version: str | None = None
+    # the set file's version (``sets promote``) the labels come from; None: not versioned
+    set_version: int | None = None
+    # set on a re-judged run: which run's rankings, judged against which labels before
+    rejudged: Rejudged | None = None
 
     @field_validator("index_version", mode="before")
     @classmethod
@@ -318,6 +358,12 @@ class RunResult(AtDepths):
     def depths(self) -> list[int]:
         """The gated depths, shallowest first."""
         return self.settings.depths
+
+    @property
+    def known_depth(self) -> int:
+        """How deep a hit can be told from the stored questions: everything fetched (a first-hit
+        rank covers it), or only the kept documents for a re-judged run."""
+        return self.rejudged.known_depth if self.rejudged else self.settings.fetch_limit
 
     def stale_targets(self) -> dict[str, list[str]]:
         """Stale questions (every target dead) -> their dead ids; empty when none or unchecked."""

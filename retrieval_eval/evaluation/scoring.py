@@ -426,6 +426,7 @@ def summarise_set(
         set_identifier=golden_set.identifier,
         set_name=golden_set.name,
         corpus_revision=golden_set.corpus_revision,
+        set_version=golden_set.version,
         labels_fingerprint=judged_fingerprint(golden_set, settings.relevance_level),
         retriever=retriever,
         settings=settings,

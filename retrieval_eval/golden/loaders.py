@@ -48,7 +48,7 @@ SET_SUFFIXES = (".yaml", ".yml", ".json", ".jsonl", ".csv")
 CSV_COLUMNS = (
     "id", "question", "form", "expected_document_ids", "hard_class", "answer_gist", "grades"
 )  # fmt: skip
-_SET_FIELDS = {"identifier", "name", "description", "corpus_revision", "questions"}
+_SET_FIELDS = set(GoldenQuestionSet.model_fields)  # one home: the model names them
 
 
 def load_golden_set(path: str | Path, identifier: str | None = None) -> GoldenQuestionSet:

@@ -323,6 +323,23 @@ def _identifier_problem(value: Any, kind: str) -> str | None:
     return _text_problem(value, kind)
 
 
+class ChangelogEntry(BaseModel):
+    """One version's changes, as ``sets promote`` writes them: what was added, removed and
+    regraded (each ``question id: document id``), by whom, when. Documentation: never scored,
+    not in the labels fingerprint."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    version: Annotated[int, Field(ge=1)]
+    date: Text
+    raters: tuple[Text, ...] = ()
+    added: tuple[Text, ...] = ()
+    removed: tuple[Text, ...] = ()
+    regraded: tuple[Text, ...] = ()
+    questions_added: tuple[Text, ...] = ()
+    note: Text | None = None
+
+
 _SET_NAMERS: dict[str, Namer] = {
     "identifier": _identifier_problem,
     "name": _text_problem,
@@ -340,6 +357,10 @@ class GoldenQuestionSet(BaseModel):
     name: Text = ""
     description: Text = ""
     corpus_revision: Text | None = None
+    # the set file's version, counted by ``sets promote`` (None: never promoted); the labels
+    # fingerprint, not this number, decides which runs compare
+    version: Annotated[int, Field(ge=1)] | None = None
+    changelog: tuple[ChangelogEntry, ...] = ()
     questions: tuple[GoldenQuestion, ...]
 
     @model_validator(mode="wrap")

@@ -69,8 +69,7 @@ def run_holes(result: RunResult, depth: int = DEPTH) -> Holes:
     kept = min(depth, result.settings.depth)
     # judged: the targets and, in a graded set, every graded document (grade 0 too)
     ranked = (
-        (q.id, q.retrieved, {*q.expected_document_ids, *(q.grades or ())})
-        for q in result.questions
+        (q.id, q.retrieved, {*q.expected_document_ids, *(q.grades or ())}) for q in result.questions
     )
     return count_holes(result.retriever, kept, ranked)[0]
 

@@ -151,8 +151,11 @@ class Verdict(BaseModel):
     # of the judgement because every target is dead in this run or the baseline
     dead_ids: list[str] = Field(default_factory=list)
     stale_questions: list[str] = Field(default_factory=list)
-    # how many of this run's questions were compared when stale ones were left out (the rates
-    # and deltas above are over these); None when nothing was left out
+    # questions only one run has, left out when either is re-judged (sets rejudge: its
+    # original never asked them)
+    unpaired_questions: list[str] = Field(default_factory=list)
+    # how many of this run's questions were compared when stale or unpaired ones were left out
+    # (the rates and deltas above are over these); None when nothing was left out
     compared_questions: int | None = None
     # a run whose index lost labelled documents, kept from becoming a baseline
     # (dead_labels_baseline: refuse) until `retrieval-eval baseline accept`
@@ -376,20 +379,39 @@ def _detect(
     return _compare(current, baseline, thresholds)
 
 
-def _without_stale(current: RunResult, old: RunResult) -> tuple[RunResult, RunResult, list[str]]:
-    """Both runs without the questions stale in either (see the module docstring), and their
-    ids; the baseline's figures are at the current run's gated depths."""
+def unpaired(current: RunResult, old: RunResult) -> list[str]:
+    """Questions only one of the two runs has, when either is re-judged (``sets rejudge``): a
+    re-judged run lacks the questions its original never asked, so both are judged on the
+    questions they share. Empty otherwise: two ordinary runs of one fingerprint ask the same."""
+    if current.rejudged is None and old.rejudged is None:
+        return []
+    mine = {q.id for q in current.questions}
+    theirs = {q.id for q in old.questions}
+    return [
+        q.id for q in (*current.questions, *old.questions) if (q.id in mine) != (q.id in theirs)
+    ]
+
+
+def _without_stale(
+    current: RunResult, old: RunResult
+) -> tuple[RunResult, RunResult, list[str], list[str]]:
+    """Both runs without the questions stale in either (see the module docstring) and those
+    only one of them has (:func:`unpaired`), and the ids of each; the baseline's figures are at
+    the current run's gated depths."""
     stale = set(current.stale_targets()) | set(old.stale_targets())
-    if not stale:
+    alone = unpaired(current, old)
+    if not stale and not alone:
         if old.depths != current.depths:  # the baseline gated other depths: re-count its hits
             old = without_questions(old, (), current.depths)
-        return current, old, []
+        return current, old, [], []
     # in the set's order (the current run's, then any only the baseline has)
     order = [q.id for q in (*current.questions, *old.questions) if q.id in stale]
+    gone = stale | set(alone)
     return (
-        without_questions(current, stale),
-        without_questions(old, stale, current.depths),
+        without_questions(current, gone),
+        without_questions(old, gone, current.depths),
         list(dict.fromkeys(order)),
+        alone,
     )
 
 
@@ -460,9 +482,9 @@ def _holm_adjust(changes: dict[int, DepthChange]) -> None:
 
 def _compare(current: RunResult, baseline: Baseline, thresholds: Thresholds) -> Verdict:
     dead = list(current.dead_labels.dead_ids) if current.dead_labels else []
-    reach = baseline.result.settings.fetch_limit  # how deep the baseline's hits can be told
+    reach = baseline.result.known_depth  # how deep the baseline's hits can be told
     index_version = current.index_version  # the copies judged below have none
-    current, old, stale = _without_stale(current, baseline.result)
+    current, old, stale, alone = _without_stale(current, baseline.result)
     top1 = _delta(current.top1_hit_rate, old.top1_hit_rate)
     top3 = _delta(current.top3_hit_rate, old.top3_hit_rate)
     depths = _by_depth(current, old, thresholds, reach)
@@ -498,7 +520,8 @@ def _compare(current: RunResult, baseline: Baseline, thresholds: Thresholds) -> 
         by_depth=depths,
         dead_ids=dead,
         stale_questions=stale,
-        compared_questions=current.question_count if stale else None,
+        unpaired_questions=alone,
+        compared_questions=current.question_count if stale or alone else None,
         index_version=index_version,
         baseline_index_version=baseline.result.index_version,
     )

@@ -53,6 +53,8 @@ def result_row(result: RunResult, verdict: Verdict | None) -> dict[str, Any]:
         # are left out of later comparisons with it
         "dead_labels": result.dead_labels.model_dump() if result.dead_labels else None,
         "lint": result.lint,  # the DAG lint task's findings, or null
+        # a re-judged run's origin and what it could not judge again (sets rejudge), or null
+        "rejudged": result.rejudged.model_dump() if result.rejudged else None,
         # the forms and hard classes of its questions in the set's order: the run page's filter
         # choices, without reading every question row (store/questions.py)
         "forms": list(dict.fromkeys(q.form.value for q in result.questions)),
@@ -78,6 +80,8 @@ def result_row(result: RunResult, verdict: Verdict | None) -> dict[str, Any]:
         "corpus_revision": result.corpus_revision,
         "index_version": result.index_version,
         "package_version": result.package_version,
+        "set_version": result.set_version,
+        "rejudged_from": result.rejudged.from_run_id if result.rejudged else None,
         "error_count": result.error_count,
         "latency_p50_ms": result.latency_ms.p50,
         "latency_p95_ms": result.latency_ms.p95,
@@ -228,6 +232,7 @@ def stored_run(
     if verdict and row["status"] != "valid":  # never compared: its verdict names no baseline
         verdict = {**verdict, "baseline_run_id": None}
     labels = details.get("dead_labels")  # absent from runs stored before the check existed
+    rejudged = details.get("rejudged")  # a re-judged run's origin (kept if that run is pruned)
     ordered = sorted(questions, key=lambda r: r["position"])
     top3_hits = details.get("top3_hits")  # absent from rows other tools wrote: counted, or
     if top3_hits is None:  # from the rate when the questions were not read
@@ -271,6 +276,8 @@ def stored_run(
             # absent from rows of other graders' tools and of stores before revision 0004
             "index_version": row.get("index_version"),
             "package_version": row.get("package_version"),
+            "set_version": row.get("set_version"),
+            "rejudged": rejudged,
         },
     )
     return StoredRun.model_validate(

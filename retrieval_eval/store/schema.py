@@ -74,6 +74,15 @@ eval_result = Table(
     # retrieval-eval version that scored the run; NULL on runs stored before 0004
     Column("index_version", String, nullable=True),
     Column("package_version", String(64), nullable=True),
+    # a re-judged run (sets rejudge): the run whose rankings it scored against newer labels;
+    # and the set file's version its labels come from (sets promote); NULL before 0009_rejudged
+    Column(
+        "rejudged_from",
+        Integer,
+        ForeignKey("eval_result.id", ondelete="SET NULL", name="fk_eval_result_rejudged_from"),
+        nullable=True,
+    ),
+    Column("set_version", Integer, nullable=True),
     UniqueConstraint("run_key", name="uq_eval_result_run_key"),
     Index("ix_eval_result_key_date", "set_identifier", "model_id", "grader", "run_date"),
     Index("ix_eval_result_run_date", "run_date"),

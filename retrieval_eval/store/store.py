@@ -454,6 +454,44 @@ class Store:
             runs = self._load(self._newest_per_pair(limit), questions=False)
         return [RunSummary.of(run, slices=slices) for run in runs]
 
+    def runs_of_set(
+        self,
+        set_identifier: str,
+        *,
+        ids: Sequence[int] | None = None,
+        since: datetime | None = None,
+    ) -> list[StoredRun]:
+        """The stored runs of a set with their questions, oldest first (what ``sets rejudge``
+        scores again): those ``ids`` name (UnknownNameError for one not stored, InvalidInputError
+        for one of another set), else every run, or those started at ``since`` or later."""
+        query = select(eval_result).where(
+            eval_result.c.grader == GRADER, eval_result.c.set_identifier == set_identifier
+        )
+        if since is not None:
+            query = query.where(eval_result.c.run_date >= since)
+        if ids is not None:
+            wanted = [i for i in dict.fromkeys(ids) if storable_run_id(i)]
+            found = self._load(select(eval_result).where(eval_result.c.id.in_(wanted or [0])))
+            known = {run.id: run for run in found}
+            for run_id in ids:
+                run = known.get(run_id)
+                if run is None:
+                    raise self._unknown_run(run_id)
+                if run.result.set_identifier != set_identifier or run.grader != GRADER:
+                    raise InvalidInputError(
+                        f"run {run_id} is a run of set {run.result.set_identifier!r}, not of "
+                        f"{set_identifier!r}: name runs of {set_identifier!r} in --runs"
+                    )
+            runs = list(known.values())
+        else:
+            runs = self._load(query)
+        return sorted(runs, key=lambda run: (run.run_date, run.id))
+
+    def run_id_for_key(self, run_key: str) -> int | None:
+        """The id of the run stored under ``run_key``, or None."""
+        with self._guard(), self.engine.connect() as conn:
+            return self._id_for_key(conn, run_key)
+
     def fingerprints(self, set_identifier: str, model_id: str, grader: str = GRADER) -> set[str]:
         """The labels fingerprints of the valid runs stored for a key."""
         with self._guard(), self.engine.connect() as conn:

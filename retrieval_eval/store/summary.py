@@ -95,6 +95,16 @@ class RunSummary(AtDepths):
     # expected ids the run's dead-label check found gone (0: none, or not checked): `history`
     # and the dashboard's rows and chart marks say "labels: N dead ids"
     dead_label_count: int = 0
+    # the set version its labels come from (sets promote; None: unversioned), and for a
+    # re-judged run (sets rejudge) the run it re-judges and the labels that run was judged with
+    set_version: int | None = None
+    rejudged_from: int | None = None
+    original_labels: str | None = None
+
+    @property
+    def run_labels(self) -> str | None:
+        """The labels the run was first judged against: a re-judged run's original's."""
+        return self.original_labels or self.labels_fingerprint
 
     @classmethod
     def of(cls, run: StoredRun, *, slices: bool = True) -> RunSummary:
@@ -153,6 +163,9 @@ class RunSummary(AtDepths):
             index_version=r.index_version,
             package_version=r.package_version,
             dead_label_count=len(r.dead_labels.dead_ids) if r.dead_labels else 0,
+            set_version=r.set_version,
+            rejudged_from=r.rejudged.from_run_id if r.rejudged else None,
+            original_labels=r.rejudged.from_labels_fingerprint if r.rejudged else None,
             by_form=slice_summaries(r.by_form) if slices else {},
             by_hard_class=slice_summaries(r.by_hard_class) if slices else {},
             **stored,
@@ -213,3 +226,30 @@ def slice_summaries(slices: dict[str, SliceRates]) -> dict[str, SliceSummary]:
         )
         for value, s in slices.items()
     }
+
+
+def like_with_like(runs: list[RunSummary]) -> list[RunSummary]:
+    """``runs`` (newest first) as judged against the newest run's labels where a re-judged run
+    (``sets rejudge``) has them: each original judged against older labels gives way to its
+    re-judged run with the newest labels, so every rate and verdict listed is over the same
+    labels; runs without such a twin stay as stored. ``history`` and the dashboard show this."""
+    if not runs:
+        return runs
+    newest = runs[0].labels_fingerprint
+    replaced = {
+        run.rejudged_from
+        for run in runs
+        if run.rejudged_from is not None and run.labels_fingerprint == newest
+    }
+    return [
+        run
+        for run in runs
+        if run.run_id not in replaced
+        and (run.rejudged_from is None or run.labels_fingerprint == newest)
+    ]
+
+
+def label_changes(runs: list[RunSummary]) -> list[int]:
+    """Positions (in ``runs``' order) where the labels a run was first judged against differ from
+    the run before's: where the set changed, re-judged or not (the history chart marks them)."""
+    return [i for i in range(1, len(runs)) if runs[i].run_labels != runs[i - 1].run_labels]

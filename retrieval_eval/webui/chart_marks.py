@@ -19,6 +19,8 @@ BASELINE_COLOUR = "#1f5fa8"
 INVALID_COLOUR = "#555555"
 LABELS_COLOUR = "#8a5a00"  # labels need attention: the dashboard's warning colour
 LABELS_TEXT = "labels need attention (dead ids)"
+LABEL_CHANGE_COLOUR = "#6a3d9a"
+LABEL_CHANGE_TEXT = "labels changed (set edited or promoted)"
 
 
 def segments(points: list[tuple[float, float] | None]) -> list[list[tuple[float, float]]]:
@@ -102,6 +104,11 @@ def legend_entry(entry: LegendEntry, x: float, y: float) -> str:
         sample = f'<path d="{marker_path("diamond", x + 12, mid, 5)}" fill="{BASELINE_COLOUR}"/>'
     elif entry.kind == "labels":
         sample = labels_glyph(x + 12, mid)
+    elif entry.kind == "label_change":
+        sample = (
+            f'<line x1="{x + 12:.0f}" x2="{x + 12:.0f}" y1="{mid - 6}" y2="{mid + 6}" '
+            f'stroke="{LABEL_CHANGE_COLOUR}" stroke-width="2" stroke-dasharray="4 2"/>'
+        )
     else:
         sample = (
             f'<path d="{marker_path("cross", x + 12, mid, 5)}" stroke="{INVALID_COLOUR}" '

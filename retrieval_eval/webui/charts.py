@@ -50,6 +50,8 @@ from retrieval_eval.webui.chart_marks import (
     BASELINE_COLOUR,
     DASHES,
     INVALID_COLOUR,
+    LABEL_CHANGE_COLOUR,
+    LABEL_CHANGE_TEXT,
     LABELS_TEXT,
     MARKERS,
     PALETTE,
@@ -97,6 +99,8 @@ class LineChart:
     baselines: Sequence[int] = field(default_factory=list)  # accepted baselines
     invalid: Sequence[int] = field(default_factory=list)  # invalid runs
     dead_labels: Sequence[int] = field(default_factory=list)  # runs whose labels need attention
+    # positions whose run was first judged against other labels than the run before's
+    label_changes: Sequence[int] = field(default_factory=list)
     width: int = 720
     height: int = 270
     css_class: str = "chart"  # "chart-narrow" for the copy drawn for phones
@@ -141,6 +145,8 @@ def _legend_entries(chart: LineChart) -> list[LegendEntry]:
         entries.append(LegendEntry("invalid", "invalid run (hollow points)"))
     if any(0 <= i < count for i in chart.dead_labels):
         entries.append(LegendEntry("labels", LABELS_TEXT))
+    if any(0 < i < count for i in chart.label_changes):
+        entries.append(LegendEntry("label_change", LABEL_CHANGE_TEXT))
     return entries
 
 
@@ -304,6 +310,14 @@ def _run_marks(chart: LineChart, labels: Sequence[str], x_at: Scale, plot_h: flo
             f'<path class="mark-invalid" d="{marker_path("cross", glyph_x(i, 2), glyph_y - 4, 5)}" '
             f'stroke="{INVALID_COLOUR}" stroke-width="2" fill="none">'
             f"<title>invalid run: {escape(_plain(labels[i]))}</title></path>"
+        )
+    for i in (i for i in chart.label_changes if 0 < i < count):
+        x = (x_at(i - 1) + x_at(i)) / 2  # between the last run of the old labels and the first
+        out.append(
+            f'<line class="mark-label-change" x1="{x:.1f}" x2="{x:.1f}" y1="{_PAD_TOP}" '
+            f'y2="{_PAD_TOP + plot_h}" stroke="{LABEL_CHANGE_COLOUR}" stroke-width="2" '
+            f'stroke-dasharray="4 2"><title>{LABEL_CHANGE_TEXT}: before '
+            f"{escape(_plain(labels[i]))}</title></line>"
         )
     for i in (i for i in chart.dead_labels if 0 <= i < count):
         out.append(

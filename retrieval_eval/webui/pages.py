@@ -23,7 +23,7 @@ from markupsafe import Markup, escape
 
 from retrieval_eval.reports.links import dag_run_of, dag_run_url
 from retrieval_eval.reports.numbers import MISSING
-from retrieval_eval.store.summary import RunSummary, SliceSummary
+from retrieval_eval.store.summary import RunSummary, SliceSummary, label_changes
 from retrieval_eval.webui.charts import LineChart, Series, line_chart
 from retrieval_eval.webui.sparkline import sparkline
 from retrieval_eval.webui.views import Flips, History, Overview
@@ -181,12 +181,13 @@ def history_charts(data: History, dim: str) -> list[Markup]:
     runs = data.runs
     labels = x_labels(runs)
     kinds = _run_kinds(runs)
+    changes = label_changes(runs)
     charts: list[Markup] = []
 
     def chart(title: str, series: list[Series], **options: Any) -> Markup:
         """The chart twice: for wide screens, and narrower (fewer ticks, wrapped legend) for
         phones, where the wide one would shrink its text below reading size; CSS shows one."""
-        wide = LineChart(title, labels, series, **kinds, **options)
+        wide = LineChart(title, labels, series, **kinds, label_changes=changes, **options)
         narrow = replace(wide, css_class="chart-narrow", width=NARROW_WIDTH, height=NARROW_HEIGHT)
         return line_chart(wide) + line_chart(narrow)
 

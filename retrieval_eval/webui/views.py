@@ -73,6 +73,8 @@ class History(BaseModel):
     runs: list[RunSummary]  # oldest first
     regressions: list[int]  # run ids whose verdict was a regression
     depths: list[int] = Field(default_factory=lambda: [1, 3])  # every depth a listed run gates
+    # the runs (ids) first judged against other labels than the run before them
+    label_changes: list[int] = Field(default_factory=list)
 
 
 class Flip(BaseModel):
@@ -190,7 +192,14 @@ def _replay_series(store: Store) -> list[ReplaySeries]:
 
 
 def history(store: Store | None, set_identifier: str, retriever: str, runs: int) -> History:
-    newest = store.summaries(set_identifier, retriever, runs, slices=True) if store else []
+    from retrieval_eval.store.summary import label_changes, like_with_like
+
+    # as judged against the newest labels where a re-judged run has them (sets rejudge)
+    newest = (
+        like_with_like(store.summaries(set_identifier, retriever, runs, slices=True))
+        if store
+        else []
+    )
     found = newest[::-1]  # oldest first, the order charts draw
     if not found:
         raise UnknownNameError(f"no stored runs for set {set_identifier!r} × {retriever!r}")
@@ -200,6 +209,7 @@ def history(store: Store | None, set_identifier: str, retriever: str, runs: int)
         runs=found,
         regressions=[run.run_id for run in found if run.is_regression],
         depths=gated_depths(found),
+        label_changes=[found[i].run_id for i in label_changes(found)],
     )
 
 

@@ -1,0 +1,238 @@
+"""``retrieval-eval sets promote`` and ``sets rejudge``: the next version of a set from
+judgments, and past runs scored again against its labels.
+
+``promote`` exits 2 on bad input (an unreadable judgments file, named by line) and when lint
+finds errors in the new version (printed; nothing written) unless ``--force``. ``rejudge`` reads
+and writes an existing store only (a missing one is exit 2, nothing created); an unknown set or
+run id is exit 2.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import click
+
+from retrieval_eval.cli.db_cmd import db_option
+from retrieval_eval.cli.options import config_option
+from retrieval_eval.cli.sets_cmd import sets
+
+
+def _run_ids(value: str | None) -> list[int] | None:
+    if value is None:
+        return None
+    try:
+        ids = [int(part) for part in value.split(",") if part.strip()]
+    except ValueError:
+        raise click.BadParameter(
+            f"{value!r}: give run ids separated by commas, e.g. 3,4,7"
+        ) from None
+    if not ids:
+        raise click.BadParameter("give at least one run id, e.g. --runs 3,4,7")
+    return ids
+
+
+@sets.command("rejudge")
+@click.argument("set_name", metavar="SET")
+@click.option("--runs", "runs", default=None, metavar="ID,...", help="Only these stored runs.")
+@click.option(
+    "--since",
+    type=click.DateTime(formats=["%Y-%m-%d", "%Y-%m-%dT%H:%M:%S", "%Y-%m-%d %H:%M:%S"]),
+    default=None,
+    metavar="DATE",
+    help="Only runs started on or after DATE (UTC).",
+)
+@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text")
+@config_option
+@db_option
+def rejudge(
+    set_name: str,
+    runs: str | None,
+    since: datetime | None,
+    fmt: str,
+    config_path: str | None,
+    db: str | None,
+) -> None:
+    """Score past stored runs of SET again against its current labels, from their stored
+    rankings (no retriever is called), and store each as a re-judged run."""
+    from retrieval_eval.config.models import load_config
+    from retrieval_eval.judging.pipeline import resolve_set, resolve_settings, resolve_thresholds
+    from retrieval_eval.judging.rejudge import rejudge_runs
+    from retrieval_eval.store import resolve_store_url
+    from retrieval_eval.store.store import open_existing_store
+
+    if runs is not None and since is not None:
+        raise click.UsageError("give --runs or --since, not both")
+    ids = _run_ids(runs)
+    config = load_config(config_path)
+    golden = resolve_set(config, set_name)
+    when = since.replace(tzinfo=UTC) if since is not None else None
+    with open_existing_store(resolve_store_url(db, config)) as store:
+        stored = store.runs_of_set(golden.identifier, ids=ids, since=when)
+        done = rejudge_runs(
+            store,
+            golden,
+            stored,
+            lambda r: resolve_thresholds(config, golden.identifier, r),
+            lambda r: resolve_settings(config, golden.identifier, r).depths,
+        )
+    if fmt == "json":
+        from retrieval_eval.reports.jsonio import dumps
+
+        click.echo(
+            dumps(
+                {
+                    "set": golden.identifier,
+                    "set_version": golden.version,
+                    "labels_fingerprint": golden.fingerprint,
+                    "runs": [_listed(item) for item in done],
+                }
+            )
+        )
+        return
+    labels = f"version {golden.version}, " if golden.version is not None else ""
+    click.echo(
+        f"{golden.identifier}: {len(done)} stored run(s) against its labels "
+        f"({labels}fingerprint {golden.fingerprint[:12]})"
+    )
+    for item in done:
+        click.echo(f"  {_line(item)}")
+
+
+def _listed(item: Any) -> dict[str, Any]:
+    verdict = item.verdict
+    return {
+        "run_id": item.run_id,
+        "retriever": item.retriever,
+        "outcome": item.outcome,
+        "rejudged_id": item.rejudged_id,
+        "verdict_state": verdict.state if verdict else None,
+        "baseline_run_id": verdict.baseline_run_id if verdict else None,
+        "shortfall": item.shortfall,
+    }
+
+
+def _line(item: Any) -> str:
+    head = f"run {item.run_id} ({item.retriever}): "
+    if item.outcome == "invalid":
+        return head + "skipped, an invalid run is never compared"
+    if item.outcome == "current":
+        return head + "already judged against these labels"
+    if item.outcome == "already":
+        return head + f"re-judged before, as run {item.rejudged_id}"
+    verdict = item.verdict
+    against = f" against run {verdict.baseline_run_id}" if verdict.baseline_run_id else ""
+    line = f"{head}re-judged as run {item.rejudged_id}: {verdict.state}{against}"
+    return f"{line} ({item.shortfall})" if item.shortfall else line
+
+
+@sets.command("promote")
+@click.argument("set_name", metavar="SET")
+@click.option(
+    "--judgments",
+    "judgments_path",
+    type=click.Path(dir_okay=False),
+    required=True,
+    metavar="FILE",
+    help="A judgments file (JSONL or CSV), as `sets pool` writes it, graded.",
+)
+@click.option(
+    "--output",
+    "output",
+    type=click.Path(dir_okay=False),
+    default=None,
+    metavar="FILE",
+    help="Where the new version goes (.yaml or .json); default: the set's own file.",
+)
+@click.option("--force", is_flag=True, help="Write it even when lint finds errors in it.")
+@click.option("--retriever", default=None, help="Lint's dead-label check against this retriever.")
+@config_option
+def promote(
+    set_name: str,
+    judgments_path: str,
+    output: str | None,
+    force: bool,
+    retriever: str | None,
+    config_path: str | None,
+) -> None:
+    """Write the next version of SET with the judgments merged in (a version number and a
+    changelog entry), after lint: a version lint finds errors in is refused unless --force."""
+    from contextlib import nullcontext
+
+    from retrieval_eval.config.models import load_config
+    from retrieval_eval.errors import InvalidInputError
+    from retrieval_eval.golden.judgments import read_judgments
+    from retrieval_eval.golden.loaders import dump_golden_set
+    from retrieval_eval.golden.promote import promote as promote_set
+    from retrieval_eval.judging.pipeline import opened_retriever, resolve_set
+    from retrieval_eval.lint import run_lint
+    from retrieval_eval.lint.render import RENDERERS
+
+    config = load_config(config_path)
+    golden = resolve_set(config, set_name)
+    target = Path(output) if output else _set_file(config, set_name)
+    if target.suffix.lower() not in (".yaml", ".yml", ".json"):
+        raise InvalidInputError(
+            f"{target}: a versioned set is written as YAML or JSON (JSONL and CSV hold no "
+            "version or changelog): give --output FILE.yaml"
+        )
+    rows = read_judgments(Path(judgments_path))
+    level = getattr(config, "relevance_level", 1)
+    promotion = promote_set(golden, rows, relevance_level=level)
+    with opened_retriever(config, retriever) if retriever else nullcontext() as built:
+        report = run_lint(
+            promotion.golden,
+            retriever=built,
+            options=config.lint,
+            thresholds=config.section_for(golden.identifier, retriever, "thresholds")
+            if retriever
+            else config.thresholds,
+        )
+    blocked = report.has_errors or bool(promotion.problems)
+    if blocked:
+        click.echo(RENDERERS["text"](report), nl=False, err=True)
+        for problem in promotion.problems:
+            click.echo(f"  ERROR promote: {problem}", err=True)
+        if not force:
+            click.echo(
+                f"version {promotion.entry.version} of {golden.identifier!r} not written: fix "
+                "the findings above, or write it anyway with --force",
+                err=True,
+            )
+            raise SystemExit(2)
+    from retrieval_eval.cli.output_file import check_writable, output_errors
+
+    check_writable(str(target), "--output")
+    with output_errors(str(target), "--output"):
+        dump_golden_set(promotion.golden, target)
+    entry = promotion.entry
+    click.echo(
+        f"wrote {target}: set {golden.identifier!r} version {entry.version}: "
+        f"{len(entry.added)} target(s) added, {len(entry.removed)} removed, "
+        f"{len(entry.regraded)} regraded, {len(entry.questions_added)} question(s) added; "
+        f"raters: {', '.join(entry.raters) or 'none'}"
+        + (" (written despite lint errors: --force)" if blocked else "")
+    )
+    click.echo(
+        f"labels fingerprint {golden.fingerprint[:12]} -> {promotion.golden.fingerprint[:12]}: "
+        f"`retrieval-eval sets rejudge {golden.identifier}` scores past runs against it. "
+        "Comments and the old file's key order are not kept.",
+        err=True,
+    )
+
+
+def _set_file(config: Any, name: str) -> Path:
+    """The file a registered set (or a set file's path) came from."""
+    from retrieval_eval.errors import InvalidInputError
+
+    path = Path(name)
+    if path.is_file():
+        return path
+    source = Path(config.golden_sets.source(name)) if name in config.golden_sets else None
+    if source is None or not source.is_file():
+        raise InvalidInputError(
+            f"set {name!r} does not come from a file this command can rewrite: give --output FILE"
+        )
+    return source
