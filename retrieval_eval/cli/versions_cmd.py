@@ -134,9 +134,15 @@ def _line(item: Any) -> str:
     "--judgments",
     "judgments_path",
     type=click.Path(dir_okay=False),
-    required=True,
+    default=None,
     metavar="FILE",
     help="A judgments file (JSONL or CSV), as `sets pool` writes it, graded.",
+)
+@click.option(
+    "--from-store",
+    is_flag=True,
+    help="Take the set's judgments stored in the store (`sets judge import`, the dashboard's "
+    "review queue), with --judgments' rows if both are given.",
 )
 @click.option(
     "--output",
@@ -149,13 +155,16 @@ def _line(item: Any) -> str:
 @click.option("--force", is_flag=True, help="Write it even when lint finds errors in it.")
 @click.option("--retriever", default=None, help="Lint's dead-label check against this retriever.")
 @config_option
+@db_option
 def promote(
     set_name: str,
-    judgments_path: str,
+    judgments_path: str | None,
+    from_store: bool,
     output: str | None,
     force: bool,
     retriever: str | None,
     config_path: str | None,
+    db: str | None,
 ) -> None:
     """Write the next version of SET with the judgments merged in (a version number and a
     changelog entry), after lint: a version lint finds errors in is refused unless --force."""
@@ -178,8 +187,17 @@ def promote(
             f"{target}: a versioned set is written as YAML or JSON (JSONL and CSV hold no "
             "version or changelog): give --output FILE.yaml"
         )
-    rows = read_judgments(Path(judgments_path))
-    level = getattr(config, "relevance_level", 1)
+    if judgments_path is None and not from_store:
+        raise click.UsageError("give the judgments: --judgments FILE, --from-store, or both")
+    rows = read_judgments(Path(judgments_path)) if judgments_path else []
+    if from_store:
+        from retrieval_eval.store import resolve_store_url
+        from retrieval_eval.store.judgments import read_stored_judgments
+        from retrieval_eval.store.store import open_existing_store
+
+        with open_existing_store(resolve_store_url(db, config)) as store:
+            rows += read_stored_judgments(store, golden.identifier)
+    level = config.run.relevance_level
     promotion = promote_set(golden, rows, relevance_level=level)
     with opened_retriever(config, retriever) if retriever else nullcontext() as built:
         report = run_lint(

@@ -198,7 +198,11 @@ def test_stored_markup_is_escaped_on_the_review_page(editor: TestClient) -> None
 
 @pytest.mark.browser
 def test_grading_in_headless_chromium_stores_it_and_empties_the_slot(
-    store_copy: str, browser: object, mint_token: Callable[..., str], review_source: ReviewSource
+    store_copy: str,
+    browser: object,
+    mint_token: Callable[..., str],
+    review_source: ReviewSource,
+    tmp_path: Path,
 ) -> None:
     from webui.browsing import serve
 
@@ -223,6 +227,7 @@ def test_grading_in_headless_chromium_stores_it_and_empties_the_slot(
         )
         assert _stored(store_copy) == [(qid, doc, 2, "ada", "dashboard", "ada")]
         context.close()
+        _promoted_from_the_store(store_copy, tmp_path, qid, doc)
         # a read-only user's browser shows the queue without a button
         context = browser.new_context()  # type: ignore[attr-defined]
         context.add_cookies([{"name": "_token", "value": mint_token("vic"), "url": base}])
@@ -231,3 +236,22 @@ def test_grading_in_headless_chromium_stores_it_and_empties_the_slot(
         assert page.locator("#read-only").count() == 1 and page.locator("button").count() == 0
         context.close()
     app.state.store_source.close()
+
+
+def _promoted_from_the_store(url: str, folder: Path, qid: str, doc: str) -> None:
+    """`sets promote --from-store` turns the dashboard's grade into the set's next version."""
+    from click.testing import CliRunner
+
+    from retrieval_eval.cli import cli
+    from retrieval_eval.golden.loaders import load_golden_set
+
+    target = folder / "handbook-v2.yaml"
+    args = ["sets", "promote", SET, "--from-store", "--output", str(target)]
+    done = CliRunner().invoke(cli, [*args, "--config", str(CONFIG), "--db", url])
+    assert done.exit_code == 0, done.output
+    promoted = load_golden_set(target)
+    question = next(q for q in promoted.questions if q.id == qid)
+    assert doc in question.targets() and question.relevance[doc] == 2
+    (entry,) = promoted.changelog[-1:]
+    assert promoted.version == entry.version and entry.raters == ("ada",)
+    assert entry.added == (f"{qid}: {doc} (grade 2)",)
