@@ -17,11 +17,10 @@ from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from retrieval_eval.golden.judgments import Judgment
-from retrieval_eval.golden.models import GoldenQuestionSet
-
 if TYPE_CHECKING:
     from retrieval_eval.evaluation.results import RunResult
+    from retrieval_eval.golden.judgments import Judgment
+    from retrieval_eval.golden.models import GoldenQuestionSet
     from retrieval_eval.lint.models import Finding
 
 DEPTH = 10  # `sets pool --depth` and the holes figure of `compare` and `run`
@@ -93,6 +92,8 @@ class Pool:
         """The pool as a judgments file's rows (grades empty), in the set's question order, then
         the new questions; with ``texts`` (document id -> text) each row carries its document's
         text, cut to :data:`TEXT_CHARS` (:func:`excerpt`)."""
+        from retrieval_eval.golden.judgments import Judgment  # pydantic: not at CLI start
+
         order = {q.id: i for i, q in enumerate(golden.questions)}
         asked = {q.id: q.question for q in golden.questions}
         keys = sorted(self.sources, key=lambda k: (order.get(k[0], len(order)), k[0], k[1]))
