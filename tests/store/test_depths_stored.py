@@ -9,7 +9,7 @@ from sqlalchemy import delete, func, inspect, select
 from retrieval_eval.evaluation.results import RunResult
 from retrieval_eval.judging.regression import Verdict
 from retrieval_eval.store import Store
-from retrieval_eval.store.migrate import alembic_config
+from retrieval_eval.store.migrate import HEAD, alembic_config
 from retrieval_eval.store.schema import eval_result, eval_result_depth
 from store.builders import ranked_run
 
@@ -97,4 +97,4 @@ def test_db_upgrade_adds_the_table_to_a_store_of_the_previous_revision(store_url
         assert "eval_result_depth" not in inspect(store.engine).get_table_names()
         store.upgrade()
         assert "eval_result_depth" in inspect(store.engine).get_table_names()
-        assert store.revision() == "0006_depths"
+        assert store.revision() == HEAD
