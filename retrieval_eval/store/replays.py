@@ -17,7 +17,7 @@ from typing import Any
 from sqlalchemy import Connection, delete, func, insert, select
 
 from retrieval_eval.errors import UnknownNameError
-from retrieval_eval.replay.compare import Comparison, Ranked
+from retrieval_eval.replay.compare import Comparison, QueryChange, Ranked
 from retrieval_eval.replay.samples import QuerySample, SampledQuery
 from retrieval_eval.store.schema import query_sample, query_sample_item, replay_ranking, replay_run
 from retrieval_eval.store.store import Store
@@ -227,25 +227,22 @@ def save_replay(store: Store, record: ReplayRecord) -> int:
 
 def _ranking_rows(replay_id: int, record: ReplayRecord) -> Iterator[tuple[Any, ...]]:
     """One row per query, in COPY_COLUMNS order; a query not compared has no figures. The table
-    has no unique key: two rankings of one query are refused here, before anything is written."""
+    has no unique key: two rankings of one query are refused here, and the save with them."""
     if len({r.key for r in record.rankings}) != len(record.rankings):
         raise ValueError("a replay holds two rankings of one query: each query is saved once")
     changes = record.comparison.changes
     if [c.key for c in changes] != [r.key for r in record.rankings]:  # compare() keeps the order
         by_key = {c.key: c for c in changes}
         changes = tuple(by_key.get(r.key) for r in record.rankings)  # type: ignore[misc]
+    none = (None,) * len(COPY_COLUMNS[5:])
     for position, (ranked, change) in enumerate(zip(record.rankings, changes, strict=True)):
-        if change is None or change.rbo is None:
-            figures: tuple[Any, ...] = (None, None, None, None, None)
-        else:
-            figures = (
-                change.rbo,
-                change.residual,
-                change.jaccard,
-                change.top1_changed,
-                change.overlap3,
-            )
+        # QueryChange's figures, in COPY_COLUMNS order, are all None when it was not compared
+        figures = none if change is None else change[_FIGURES]
         yield (replay_id, position, ranked.key, ranked.ids, ranked.error, *figures)
+
+
+# where QueryChange keeps the figures COPY_COLUMNS ends with (a test checks the names match)
+_FIGURES = slice(QueryChange._fields.index("rbo"), QueryChange._fields.index("overlap3") + 1)
 
 
 def copy_rows(cursor: Any, table: str, rows: Iterable[tuple[Any, ...]]) -> None:

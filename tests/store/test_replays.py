@@ -153,3 +153,11 @@ def test_pruning_leaves_no_ranking_without_its_replay(store: Store) -> None:
     with store.engine.connect() as conn:
         left = set(conn.execute(select(replay_ranking.c.replay_id).distinct()).scalars())
     assert left == {ids[-1]}
+
+
+def test_the_saved_figures_are_the_comparisons_by_name() -> None:
+    """A ranking row takes QueryChange's figures by position: the names must line up."""
+    from retrieval_eval.replay.compare import QueryChange
+    from retrieval_eval.store.replays import _FIGURES, COPY_COLUMNS
+
+    assert QueryChange._fields[_FIGURES] == COPY_COLUMNS[5:]
