@@ -110,8 +110,7 @@ def run() -> list[Row]:
             after, comparison = ours()
             bare, constrained = _tables(store)
             rows = [
-                (1, i, r.key, r.ids, r.error, 0.5, 0.1, 0.5, True, 2)
-                for i, r in enumerate(after)
+                (1, i, r.key, r.ids, r.error, 0.5, 0.1, 0.5, True, 2) for i, r in enumerate(after)
             ]
             saves = best_times(
                 {

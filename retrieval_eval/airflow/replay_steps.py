@@ -130,8 +130,9 @@ def compare_and_save(
     config = load_config(config_path)
     with contextlib.ExitStack() as stack:
         try:
-            store: Store | None = stack.enter_context(open_store(store_url))
-            sample = get_sample(store, sample_id)
+            opened = stack.enter_context(open_store(store_url))
+            sample = get_sample(opened, sample_id)
+            store: Store | None = opened
         except StoreUnavailableError as exc:
             store, (_, sample, _spec) = None, stored_sample(config, None, sample_name)
             if fingerprint is not None and sample.fingerprint != fingerprint:

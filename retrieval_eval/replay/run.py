@@ -83,7 +83,7 @@ def replay_sample(
             return by_object[id(question)]
     else:
         questions = [Query(q.query_id or q.key, texts[q.key], q) for q in asked]
-        sampled = attrgetter("sampled")
+        sampled = attrgetter("sampled")  # type: ignore[assignment]  # gives Query.sampled
 
     def kept(
         question: Any, ranking: list[str] | None, depth: int, _latency: float, error: str | None

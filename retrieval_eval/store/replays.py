@@ -237,7 +237,7 @@ def _ranking_rows(replay_id: int, record: ReplayRecord) -> Iterator[tuple[Any, .
     none = (None,) * len(COPY_COLUMNS[5:])
     for position, (ranked, change) in enumerate(zip(record.rankings, changes, strict=True)):
         # QueryChange's figures, in COPY_COLUMNS order, are all None when it was not compared
-        figures = none if change is None else change[_FIGURES]
+        figures: tuple[Any, ...] = none if change is None else change[_FIGURES]  # type: ignore[assignment]
         yield (replay_id, position, ranked.key, ranked.ids, ranked.error, *figures)
 
 

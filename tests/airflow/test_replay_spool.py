@@ -15,10 +15,10 @@ from pathlib import Path
 
 import pytest
 import yaml
-from dag_helpers import EXAMPLES, HERE, run_plan
-
 from cli.replay_configs import invoke
+from dag_helpers import EXAMPLES, HERE, run_plan
 from helpers import Database
+
 from retrieval_eval.store import open_store
 from retrieval_eval.store.replays import changed_page, latest_sample, replay_history
 

@@ -12,9 +12,9 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from helpers import Database
 
 from cli.replay_configs import CORPUS, LOG, invoke, write_config
-from helpers import Database
 from retrieval_eval.store import open_store
 from retrieval_eval.store.replays import changed_page, replay_history
 

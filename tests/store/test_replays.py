@@ -146,7 +146,9 @@ def test_pruning_leaves_no_ranking_without_its_replay(store: Store) -> None:
     sample_id = save_sample(store, SAMPLE)
     old = datetime.now(UTC) - timedelta(days=90)
     ids = [
-        save_replay(store, record(sample_id, ranked(i), None, old + timedelta(hours=i), key=f"p{i}"))
+        save_replay(
+            store, record(sample_id, ranked(i), None, old + timedelta(hours=i), key=f"p{i}")
+        )
         for i in range(4)
     ]
     store.prune(30)

@@ -23,7 +23,9 @@ down_revision = "0006_depths"
 branch_labels = None
 depends_on = None
 
-COLUMNS = "replay_id, position, query_key, ids, error, rbo, residual, jaccard, top1_changed, overlap3"
+COLUMNS = (
+    "replay_id, position, query_key, ids, error, rbo, residual, jaccard, top1_changed, overlap3"
+)
 
 
 def _figures() -> list[sa.Column]:
