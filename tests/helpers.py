@@ -12,6 +12,7 @@ import shutil
 import subprocess
 import time
 import urllib.request
+import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -99,3 +100,45 @@ def served_page(server: subprocess.Popen[str], url: str, timeout_s: float = 60) 
             if time.monotonic() > deadline:
                 pytest.fail(f"nothing answered {url} within {timeout_s:g} s")
             time.sleep(0.1)
+
+
+class Database:
+    """A database of its own on the test server, that can be taken away and given back."""
+
+    def __init__(self, admin: str, password: str, name: str | None = None) -> None:
+        self.admin = admin
+        self.name = name or f"re_spool_{uuid.uuid4().hex[:8]}"
+        scheme, rest = admin.split("://", 1)
+        user, host = rest.split("@", 1)
+        self.url = f"{scheme}://{user}:{password}@{host.rsplit('/', 1)[0]}/{self.name}"
+
+    def _sql(self, statement: str) -> None:
+        import psycopg
+
+        with psycopg.connect(self.admin, autocommit=True) as conn:
+            conn.execute(statement)
+
+    def exists(self) -> bool:
+        import psycopg
+
+        with psycopg.connect(self.admin, autocommit=True) as conn:
+            found = conn.execute("SELECT 1 FROM pg_database WHERE datname = %s", [self.name])
+            return found.fetchone() is not None
+
+    def create(self) -> None:
+        self._sql(f'CREATE DATABASE "{self.name}"')
+
+    def take_away(self) -> None:
+        """Renamed away; its open sessions are ended first (a database in use cannot be)."""
+        self._sql(
+            "SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
+            f"WHERE datname = '{self.name}' AND pid <> pg_backend_pid()"
+        )
+        self._sql(f'ALTER DATABASE "{self.name}" RENAME TO "{self.name}_away"')
+
+    def give_back(self) -> None:
+        self._sql(f'ALTER DATABASE "{self.name}_away" RENAME TO "{self.name}"')
+
+    def drop(self) -> None:
+        for name in (self.name, f"{self.name}_away"):
+            self._sql(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')

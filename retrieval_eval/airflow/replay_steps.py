@@ -8,13 +8,17 @@ events) → the branch. Each calls :mod:`retrieval_eval.replay.pipeline`, as the
 
 from __future__ import annotations
 
+import contextlib
 import math
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from retrieval_eval.airflow.steps import batch_count
 from retrieval_eval.config.models import load_config
 from retrieval_eval.errors import InvalidInputError
+
+if TYPE_CHECKING:
+    from retrieval_eval.store import Store
 
 BRANCH_DRIFT = "alert_drift"
 BRANCH_INVALID = "alert_invalid_replay"
@@ -101,23 +105,42 @@ def compare_and_save(
     sample_id: int,
     store_url: str,
     run_key: str,
+    fingerprint: str | None = None,
     against: str | None = None,
     index_version: str | None = None,
 ) -> dict[str, Any]:
     """Gather the batches, compare with the replay compared with, judge and save (idempotent
     on the run key); returns what the branch and the alerts need.
 
-    A store that stops answering before the save spools the replay and raises
-    StoreUnavailableError, so the task retries with backoff; if it never succeeds, ``db replay``
-    saves the spooled replay later (as ``persist`` does for a run)."""
+    A store that cannot be reached, when the task starts or at the save, spools the replay as
+    the CLI's ``replay`` does (the sample drawn from its log again, and checked against the
+    planned ``fingerprint``; compared with ``against`` now, with the replay before it when
+    ``db replay`` saves it) and raises StoreUnavailableError naming the spool file, so the task
+    retries with backoff (as ``persist`` does for a run)."""
     from retrieval_eval.errors import StoreUnavailableError
-    from retrieval_eval.replay.pipeline import judged_against, record_replay, unpacked
+    from retrieval_eval.replay.pipeline import (
+        judged_against,
+        record_replay,
+        stored_sample,
+        unpacked,
+    )
     from retrieval_eval.store import open_store
     from retrieval_eval.store.replays import get_sample
 
     config = load_config(config_path)
-    with open_store(store_url) as store:
-        sample = get_sample(store, sample_id)
+    with contextlib.ExitStack() as stack:
+        try:
+            opened = stack.enter_context(open_store(store_url))
+            sample = get_sample(opened, sample_id)
+            store: Store | None = opened
+        except StoreUnavailableError as exc:
+            store, (_, sample, _spec) = None, stored_sample(config, None, sample_name)
+            if fingerprint is not None and sample.fingerprint != fingerprint:
+                raise StoreUnavailableError(
+                    f"{exc}; the replay was not spooled: query sample {sample_name!r} drawn from "
+                    "its log again is not the one replayed (the log changed); the rankings stay "
+                    "in this DAG run, and the task retries"
+                ) from exc
 
         def side(name: str) -> list[Any]:
             return [row for b in batches for row in (b[name] or [])]
@@ -132,7 +155,7 @@ def compare_and_save(
             store,
             sample_name,
             retriever,
-            sample_id,
+            sample_id if store is not None else None,
             sample,
             after,
             others=unpacked(sample, side("before")) if against else None,
@@ -141,14 +164,15 @@ def compare_and_save(
             run_key=run_key,
         )
         outcome = record_replay(store, outcome, store_url=store_url)
-        if outcome.spool_path is not None:
-            raise StoreUnavailableError(
-                f"result store unreachable; replay spooled to {outcome.spool_path} "
-                "(`retrieval-eval db replay` saves it later)"
-            )
-        comparison = outcome.comparison
+    if outcome.spool_path is not None:
+        print(outcome.notes[-1])  # where it went, and the command that saves it, as the CLI says
+        raise StoreUnavailableError(
+            f"result store unreachable; replay spooled to {outcome.spool_path} "
+            "(`retrieval-eval db replay` saves it later)"
+        )
     from retrieval_eval.reports.replay import headline
 
+    comparison = outcome.comparison
     return {
         "replay_id": outcome.replay_id,
         "run_key": run_key,

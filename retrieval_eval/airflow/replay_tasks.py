@@ -67,6 +67,7 @@ def compare_and_save(
             job["retriever"],
             list(batches),
             sample_id=planned[0]["sample_id"],
+            fingerprint=planned[0]["fingerprint"],
             store_url=store_url(job),
             run_key=run_key_for(dag_run.dag_id, dag_run.run_id),
             against=job.get("against"),

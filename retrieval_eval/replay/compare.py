@@ -161,11 +161,11 @@ def compare(
             for r in after
         )
     else:
-        earlier = {r.key: r for r in before}
+        earlier = {r.key: r for r in before}.get
         missing = "not in the replay compared with"
         changes = tuple(
-            compare_query(earlier[r.key], r, p, k)
-            if r.key in earlier
+            compare_query(was, r, p, k)
+            if (was := earlier(r.key)) is not None
             else QueryChange(r.key, r.text, r.count, r.bucket, (), r.ids[:k], error=missing)
             for r in after
         )

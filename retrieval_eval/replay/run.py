@@ -10,13 +10,14 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from operator import attrgetter
 from typing import Any, NamedTuple
 
 from retrieval_eval.evaluation.results import RunSettings, young_collections_only
 from retrieval_eval.evaluation.scoring import Asked, ask, collapse
 from retrieval_eval.golden.models import GoldenQuestion, QuestionForm
 from retrieval_eval.replay.compare import Ranked
-from retrieval_eval.replay.samples import QuerySample
+from retrieval_eval.replay.samples import QuerySample, SampledQuery
 from retrieval_eval.retrievers.base import EvaluatableRetriever
 
 DEFAULT_K = 10
@@ -41,19 +42,12 @@ class ReplaySettings:
 
 
 class Query(NamedTuple):
-    """A sampled query as the protocol asks it: its text, and the id ``retrieve_for`` reads."""
+    """A sampled query as the protocol asks it: its text, the id ``retrieve_for`` reads, and the
+    sampled query its answer is kept for."""
 
     id: str
     question: str
-
-
-def _kept(
-    _question: Any, ranking: list[str] | None, depth: int, _latency: float, error: str | None
-) -> tuple[tuple[str, ...], str | None]:
-    """A call's outcome as a replay keeps it: the top ``depth`` distinct ids, or its error."""
-    if error is not None or not ranking:
-        return (), error
-    return tuple(collapse(ranking)[:depth]), None
+    sampled: SampledQuery
 
 
 def replay_sample(
@@ -64,11 +58,13 @@ def replay_sample(
 ) -> list[Ranked]:
     """Each query of ``sample`` asked with ``texts[key]``, in the sample's order.
 
-    No query is judged (there are no labels): the protocol's answers are kept as they come, one
-    small tuple per query. A retriever with ``retrieve_for`` gets the golden-question objects
-    its contract names; any other is asked by text.
+    No query is judged (there are no labels): each answer becomes the query's :class:`Ranked`
+    as it comes (its top-``k`` distinct ids, or its error in the sample's stored form). A
+    retriever with ``retrieve_for`` gets the golden-question objects its contract names; any
+    other is asked by text.
     """
     settings = settings or ReplaySettings()
+    privacy = sample.privacy
     asked = [q for q in sample.queries if q.key in texts]
     # the log's own id where it has one: a run file looks rankings up by it
     questions: Sequence[Asked]
@@ -80,21 +76,35 @@ def replay_sample(
             )
             for q in asked
         ]
+        # by object: ids from the log need not be unique, and the questions live until the end
+        by_object = {id(g): q for g, q in zip(questions, asked, strict=True)}
+
+        def sampled(question: Any) -> SampledQuery:
+            return by_object[id(question)]
     else:
-        questions = [Query(q.query_id or q.key, texts[q.key]) for q in asked]
-    with young_collections_only():  # the kept rankings would set off full sweeps
-        kept = ask(questions, retriever, settings.run_settings(), _kept)
-    results = iter(kept)
-    out: list[Ranked] = []
-    for q in sample.queries:
-        if q.key not in texts:
-            out.append(Ranked(q.key, q.text, q.count, q.bucket, (), GONE))
-            continue
-        ids, error = next(results)  # ``asked`` is the sample's order without the gone ones
+        questions = [Query(q.query_id or q.key, texts[q.key], q) for q in asked]
+        sampled = attrgetter("sampled")  # type: ignore[assignment]  # gives Query.sampled
+
+    def kept(
+        question: Any, ranking: list[str] | None, depth: int, _latency: float, error: str | None
+    ) -> Ranked:
+        """A call's outcome as a replay keeps it: the top ``depth`` distinct ids, or its error."""
+        q = sampled(question)
         if error is not None:
-            error = private(error, texts[q.key], q.text, sample.privacy)
-        out.append(Ranked(q.key, q.text, q.count, q.bucket, ids, error))
-    return out
+            error = private(error, question.question, q.text, privacy)
+            return Ranked(q.key, q.text, q.count, q.bucket, (), error)
+        ids = tuple(collapse(ranking)[:depth]) if ranking else ()
+        return Ranked(q.key, q.text, q.count, q.bucket, ids)
+
+    with young_collections_only():  # the kept rankings would set off full sweeps
+        out = ask(questions, retriever, settings.run_settings(), kept)
+    if len(asked) == len(sample.queries):
+        return out
+    results = iter(out)  # ``asked`` is the sample's order without the gone ones
+    return [
+        next(results) if q.key in texts else Ranked(q.key, q.text, q.count, q.bucket, (), GONE)
+        for q in sample.queries
+    ]
 
 
 def private(error: str, asked: str, stored: str, privacy: str) -> str:

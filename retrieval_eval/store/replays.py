@@ -1,7 +1,7 @@
 """Samples and replays in the store: a sample frozen once, a replay and its rankings in ONE
 transaction (rankings by a binary ``COPY`` on PostgreSQL: psycopg sends each row's values as
-PostgreSQL's own binary forms, which the server stores without parsing text), and the reads
-the CLI and the dashboard need.
+PostgreSQL's own binary forms, the ids as the JSON text orjson makes), and the reads the CLI and
+the dashboard need.
 
 The replay compared with is the newest earlier replay of the same sample (name AND fingerprint)
 and retriever that is not ``invalid``; replays of different samples are never compared.
@@ -9,7 +9,7 @@ and retriever that is not ``invalid``; replays of different samples are never co
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
@@ -17,8 +17,7 @@ from typing import Any
 from sqlalchemy import Connection, delete, func, insert, select
 
 from retrieval_eval.errors import UnknownNameError
-from retrieval_eval.evaluation.results import paused_gc
-from retrieval_eval.replay.compare import Comparison, Ranked
+from retrieval_eval.replay.compare import Comparison, QueryChange, Ranked
 from retrieval_eval.replay.samples import QuerySample, SampledQuery
 from retrieval_eval.store.schema import query_sample, query_sample_item, replay_ranking, replay_run
 from retrieval_eval.store.store import Store
@@ -40,7 +39,7 @@ COPY_TYPES = (
     "int4",
     "int4",
     "varchar",
-    "text[]",
+    "json",
     "text",
     "float8",
     "float8",
@@ -226,43 +225,47 @@ def save_replay(store: Store, record: ReplayRecord) -> int:
         return replay_id
 
 
-@paused_gc()  # bulk allocation only: no user code runs in here
-def _ranking_rows(replay_id: int, record: ReplayRecord) -> list[tuple[Any, ...]]:
-    """One row per query, in COPY_COLUMNS order; a query not compared has no figures."""
+def _ranking_rows(replay_id: int, record: ReplayRecord) -> Iterator[tuple[Any, ...]]:
+    """One row per query, in COPY_COLUMNS order; a query not compared has no figures. The table
+    has no unique key: two rankings of one query are refused here, and the save with them."""
+    if len({r.key for r in record.rankings}) != len(record.rankings):
+        raise ValueError("a replay holds two rankings of one query: each query is saved once")
     changes = record.comparison.changes
     if [c.key for c in changes] != [r.key for r in record.rankings]:  # compare() keeps the order
         by_key = {c.key: c for c in changes}
         changes = tuple(by_key.get(r.key) for r in record.rankings)  # type: ignore[misc]
-    rows = []
+    none = (None,) * len(COPY_COLUMNS[5:])
     for position, (ranked, change) in enumerate(zip(record.rankings, changes, strict=True)):
-        if change is None or change.rbo is None:
-            figures: tuple[Any, ...] = (None, None, None, None, None)
-        else:
-            figures = (
-                change.rbo,
-                change.residual,
-                change.jaccard,
-                change.top1_changed,
-                change.overlap3,
-            )
-        rows.append((replay_id, position, ranked.key, list(ranked.ids), ranked.error, *figures))
-    return rows
+        # QueryChange's figures, in COPY_COLUMNS order, are all None when it was not compared
+        figures: tuple[Any, ...] = none if change is None else change[_FIGURES]  # type: ignore[assignment]
+        yield (replay_id, position, ranked.key, ranked.ids, ranked.error, *figures)
 
 
-def _insert_rankings(conn: Connection, rows: list[tuple[Any, ...]]) -> None:
-    if not rows:
-        return
+# where QueryChange keeps the figures COPY_COLUMNS ends with (a test checks the names match)
+_FIGURES = slice(QueryChange._fields.index("rbo"), QueryChange._fields.index("overlap3") + 1)
+
+
+def copy_rows(cursor: Any, table: str, rows: Iterable[tuple[Any, ...]]) -> None:
+    """Write ``rows`` (COPY_COLUMNS order) into ``table`` with psycopg's binary COPY, the ids
+    dumped by orjson (psycopg's own ``json`` dumper is the standard library's)."""
+    import orjson
+    from psycopg.types.json import set_json_dumps
+
+    set_json_dumps(orjson.dumps, cursor)
+    columns = ", ".join(COPY_COLUMNS)
+    with cursor.copy(f"COPY {table} ({columns}) FROM STDIN (FORMAT BINARY)") as copy:
+        copy.set_types(COPY_TYPES)
+        for row in rows:
+            copy.write_row(row)
+
+
+def _insert_rankings(conn: Connection, rows: Iterator[tuple[Any, ...]]) -> None:
     if conn.dialect.name == "postgresql":
-        cursor = conn.connection.driver_connection.cursor()  # type: ignore[union-attr]
-        columns = ", ".join(COPY_COLUMNS)
-        with cursor.copy(f"COPY replay_ranking ({columns}) FROM STDIN (FORMAT BINARY)") as copy:
-            copy.set_types(COPY_TYPES)
-            for row in rows:
-                copy.write_row(row)
+        copy_rows(conn.connection.driver_connection.cursor(), "replay_ranking", rows)  # type: ignore[union-attr]
         return
-    conn.execute(
-        insert(replay_ranking), [dict(zip(COPY_COLUMNS, row, strict=True)) for row in rows]
-    )
+    values = [dict(zip(COPY_COLUMNS, row, strict=True)) for row in rows]
+    if values:
+        conn.execute(insert(replay_ranking), values)
 
 
 def _figures(comparison: Comparison) -> dict[str, Any]:

@@ -29,7 +29,7 @@ from sqlalchemy import (
     UniqueConstraint,
     false,
 )
-from sqlalchemy.dialects.postgresql import ARRAY, JSONB
+from sqlalchemy.dialects.postgresql import JSONB
 
 from retrieval_eval.store.names import GRADER as GRADER
 from retrieval_eval.store.names import VERSION_TABLE as VERSION_TABLE
@@ -255,30 +255,27 @@ replay_run = Table(
     Index("ix_replay_run_key_date", "sample_name", "retriever", "run_date"),
 )
 
-# One row per query and replay: its top-k distinct ids (an array on PostgreSQL), or its error,
-# and how it moved against the compared replay.
-IdsType = JSON().with_variant(ARRAY(Text), "postgresql")
-
+# One row per query and replay: its top-k distinct ids (a JSON array), or its error, and how it
+# moved against the compared replay. ``json`` on PostgreSQL, not an array or ``jsonb``: the save
+# COPYs each ranking as the text orjson makes, which the server only checks. No key, unique index
+# or foreign key of its own: a replay's rankings are written only by ``save_replay``, with their
+# replay, in one transaction (one per query of a sample whose keys are unique, checked there), and
+# ``prune`` deletes them before their replay. They are found by replay: a BRIN index on PostgreSQL
+# (a replay's rows are written together, so its blocks are contiguous), a B-tree on SQLite.
 replay_ranking = Table(
     "replay_ranking",
     metadata,
-    Column("id", Integer, primary_key=True, autoincrement=True),
-    Column(
-        "replay_id",
-        Integer,
-        ForeignKey("replay_run.id", ondelete="CASCADE", name="fk_replay_ranking_replay"),
-        nullable=False,
-    ),
+    Column("replay_id", Integer, nullable=False),
     Column("position", Integer, nullable=False),
     Column("query_key", String(64), nullable=False),
-    Column("ids", IdsType, nullable=False),
+    Column("ids", JSON, nullable=False),
     Column("error", Text, nullable=True),
     Column("rbo", Float, nullable=True),
     Column("residual", Float, nullable=True),
     Column("jaccard", Float, nullable=True),
     Column("top1_changed", Boolean, nullable=True),
     Column("overlap3", Integer, nullable=True),
-    UniqueConstraint("replay_id", "query_key", name="uq_replay_ranking_key"),
+    Index("ix_replay_ranking_replay", "replay_id", postgresql_using="brin"),
 )
 
 # Relevance judgments (``sets judge import``, the dashboard's review queue): one row per grade

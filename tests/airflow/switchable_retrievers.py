@@ -46,3 +46,21 @@ class Shrinking:
 
     def existing_ids(self, ids: list[str]) -> set[str]:
         return _bm25().existing_ids(ids) - self._dead()
+
+
+class TakesTheStoreAway:
+    """The demo BM25, whose first answer takes the result store's PostgreSQL database away
+    (renamed, as :class:`helpers.Database` does) when ``RE_TAKE_AWAY`` names it as
+    ``ADMIN_URL DATABASE``: the replay task has read its sample by then, so the store is gone
+    when the compare-and-save task starts."""
+
+    def retrieve(self, question: str, limit: int) -> list[str]:
+        named = os.environ.get("RE_TAKE_AWAY")
+        if named:
+            from helpers import Database
+
+            admin, name = named.split(" ", 1)
+            database = Database(admin, "", name)
+            if database.exists():
+                database.take_away()
+        return _bm25().retrieve(question, limit)

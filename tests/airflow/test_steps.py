@@ -283,3 +283,48 @@ def test_the_dag_steps_gate_the_configured_depths(tmp_path: Path) -> None:
     with open_store(url) as store:
         stored = store.history("handbook.demo", "handbook_bm25")[0].result
     assert stored.depths == [1, 5] and stored.hits_at == {1: 30, 5: result["hits_at"]["5"]}
+
+
+def test_a_replay_compare_task_that_finds_the_store_down_spools_only_the_sample_replayed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The compare-and-save step with the store down from its start: the sample drawn from its
+    log again is the one planned, so the replay is spooled; a planned fingerprint that is not
+    (the log changed) spools nothing and says the rankings stay in the DAG run."""
+    from retrieval_eval.airflow import replay_steps
+
+    monkeypatch.setenv("RETRIEVAL_EVAL_HOME", str(tmp_path / "home"))
+    config = tmp_path / "replay.yaml"
+    config.write_text(
+        yaml.safe_dump(
+            {
+                "retrievers": {"bm25": {"type": "lexical", "corpus": str(EXAMPLES / "corpus")}},
+                "samples": {"top": {"source": {"path": str(EXAMPLES / "logs" / "queries.jsonl")}}},
+            }
+        )
+    )
+    up = f"sqlite:///{tmp_path / 'store.sqlite'}"
+    down = "postgresql://u:hunter22@127.0.0.1:1/none"
+    (batch,) = replay_steps.plan_replay(str(config), "top", "bm25", 1, store_url=up)
+    done = replay_steps.replay_batch(str(config), "top", "bm25", batch, store_url=up)
+
+    def save(fingerprint: str, key: str) -> None:
+        replay_steps.compare_and_save(
+            str(config),
+            "top",
+            "bm25",
+            [done],
+            sample_id=batch["sample_id"],
+            fingerprint=fingerprint,
+            store_url=down,
+            run_key=key,
+        )
+
+    with pytest.raises(StoreUnavailableError, match=r"not spooled.*the log changed") as info:
+        save("0" * 64, "k5")
+    assert "hunter22" not in str(info.value)
+    assert not (tmp_path / "home" / "spool").exists()
+    with pytest.raises(StoreUnavailableError, match="replay spooled to") as info:
+        save(batch["fingerprint"], "k6")
+    (path,) = (tmp_path / "home" / "spool").glob("replay-*.json")
+    assert "hunter22" not in str(info.value) and "hunter22" not in path.read_text()

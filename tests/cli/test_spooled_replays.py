@@ -8,12 +8,11 @@ The store is a real PostgreSQL database that is unreachable for a while: renamed
 from __future__ import annotations
 
 import json
-import uuid
 from collections.abc import Iterator
 from pathlib import Path
 
-import psycopg
 import pytest
+from helpers import Database
 
 from cli.replay_configs import CORPUS, LOG, invoke, write_config
 from retrieval_eval.store import open_store
@@ -23,37 +22,9 @@ PASSWORD = "Secr3t-pw-9"  # trust auth ignores it; it must still never be shown 
 DOWN = f"postgresql://eval:{PASSWORD}@127.0.0.1:1/results"  # nothing listens on port 1
 
 
-class Database:
-    """A database of its own on the test server, that can be taken away and given back."""
-
-    def __init__(self, admin: str) -> None:
-        self.admin = admin
-        self.name = f"re_spool_{uuid.uuid4().hex[:8]}"
-        scheme, rest = admin.split("://", 1)
-        user, host = rest.split("@", 1)
-        self.url = f"{scheme}://{user}:{PASSWORD}@{host.rsplit('/', 1)[0]}/{self.name}"
-
-    def _sql(self, statement: str) -> None:
-        with psycopg.connect(self.admin, autocommit=True) as conn:
-            conn.execute(statement)
-
-    def create(self) -> None:
-        self._sql(f'CREATE DATABASE "{self.name}"')
-
-    def take_away(self) -> None:
-        self._sql(f'ALTER DATABASE "{self.name}" RENAME TO "{self.name}_away"')
-
-    def give_back(self) -> None:
-        self._sql(f'ALTER DATABASE "{self.name}_away" RENAME TO "{self.name}"')
-
-    def drop(self) -> None:
-        for name in (self.name, f"{self.name}_away"):
-            self._sql(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
-
-
 @pytest.fixture
 def database(pg_url: str) -> Iterator[Database]:
-    made = Database(pg_url)
+    made = Database(pg_url, PASSWORD)
     made.create()
     yield made
     made.drop()

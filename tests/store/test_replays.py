@@ -112,8 +112,9 @@ def test_pruning_keeps_the_newest_replay_of_each_series(store: Store) -> None:
 
 
 def test_a_replay_is_saved_whole_or_not_at_all(store: Store) -> None:
-    """One transaction: a ranking the table refuses (two rows for one query) leaves neither the
-    replay's row nor any of its rankings behind, on either backend."""
+    """One transaction: a ranking the table refuses (its last row has no query key) leaves
+    neither the replay's row nor any of its rankings behind, on either backend; two rankings
+    of one query are refused before anything is written (the table has no unique key)."""
     import pytest
     from sqlalchemy import func, select
 
@@ -122,7 +123,10 @@ def test_a_replay_is_saved_whole_or_not_at_all(store: Store) -> None:
 
     sample_id = save_sample(store, SAMPLE)
     rows = ranked()
+    keyless = [*rows, rows[0]._replace(key=None)]  # type: ignore[arg-type]
     with pytest.raises(StoreUnavailableError):
+        save_replay(store, record(sample_id, keyless, None, datetime.now(UTC)))
+    with pytest.raises(ValueError, match="two rankings of one query"):
         save_replay(store, record(sample_id, [*rows, rows[0]], None, datetime.now(UTC)))
     with store.engine.connect() as conn:
         counts = [
@@ -131,3 +135,31 @@ def test_a_replay_is_saved_whole_or_not_at_all(store: Store) -> None:
         ]
     assert counts == [0, 0]
     assert save_replay(store, record(sample_id, rows, None, datetime.now(UTC))) > 0
+
+
+def test_pruning_leaves_no_ranking_without_its_replay(store: Store) -> None:
+    """Without a foreign key, prune itself deletes a replay's rankings with it."""
+    from sqlalchemy import select
+
+    from retrieval_eval.store.schema import replay_ranking
+
+    sample_id = save_sample(store, SAMPLE)
+    old = datetime.now(UTC) - timedelta(days=90)
+    ids = [
+        save_replay(
+            store, record(sample_id, ranked(i), None, old + timedelta(hours=i), key=f"p{i}")
+        )
+        for i in range(4)
+    ]
+    store.prune(30)
+    with store.engine.connect() as conn:
+        left = set(conn.execute(select(replay_ranking.c.replay_id).distinct()).scalars())
+    assert left == {ids[-1]}
+
+
+def test_the_saved_figures_are_the_comparisons_by_name() -> None:
+    """A ranking row takes QueryChange's figures by position: the names must line up."""
+    from retrieval_eval.replay.compare import QueryChange
+    from retrieval_eval.store.replays import _FIGURES, COPY_COLUMNS
+
+    assert QueryChange._fields[_FIGURES] == COPY_COLUMNS[5:]
