@@ -24,12 +24,18 @@ import pytest
 
 COSTLIEST = [
     "tests/airflow/test_deployment.py",
-    "tests/agreement/test_ranx.py",
+    "tests/airflow/test_deployment_celery.py",
     "tests/airflow/test_dag_runs.py",
-    "tests/webui/test_screenshots.py",
-    "tests/evaluation/test_scoring.py",
+    "tests/airflow/test_python_retriever.py",
+    "tests/airflow/test_manual_depths.py",
+    "tests/agreement/test_ranx.py",
+    "tests/airflow/test_gates.py",
     "tests/airflow/test_large_set.py",
     "tests/airflow/test_connections.py",
+    "tests/airflow/test_replay_dag.py",
+    "tests/airflow/test_replay_spool.py",
+    "tests/webui/test_screenshots.py",
+    "tests/evaluation/test_scoring.py",
 ]
 
 

@@ -12,8 +12,8 @@ Selected alone with ``pytest -m deployment``; ``make test`` and CI run them with
    a regression asks too and, rejected, leaves it. Every
    figure checked comes from the set that ran: a retriever that returns nothing still hits the
    questions that expect nothing (the demo set has three, SciFact none).
-2. CeleryExecutor with two workers (Redis broker, PostgreSQL result backend): the mapped
-   ``retrieve`` batches run on both.
+The CeleryExecutor deployment is in ``test_deployment_celery.py``: a module of its own, so that
+the two deployments run on the two test workers at once.
 """
 
 from __future__ import annotations
@@ -334,69 +334,3 @@ def _approval_steps(
         kept = store.find_baseline("handbook.demo", "handbook", fingerprint)
     assert kept is not None and kept.id == waiting.id
     print(f"approve_baseline steps took {time.monotonic() - started:.1f} s")
-
-
-@pytest.fixture
-def redis_broker() -> str:
-    """Redis on 127.0.0.1:6379 (the Celery broker); a skip with a reason where there is none,
-    a failure when RETRIEVAL_EVAL_REQUIRE_REDIS is set (CI sets it)."""
-    import socket
-
-    from helpers import required
-
-    try:
-        with socket.create_connection(("127.0.0.1", 6379), timeout=3) as sock:
-            sock.sendall(b"PING\r\n")
-            answered = sock.recv(16).startswith(b"+PONG")
-    except OSError as exc:
-        answered, reason = False, f"{type(exc).__name__}: {exc}"
-    else:
-        reason = "no PONG"
-    if not answered:
-        message = f"Redis unreachable at 127.0.0.1:6379 ({reason})"
-        if required("RETRIEVAL_EVAL_REQUIRE_REDIS"):
-            pytest.fail(message + " — RETRIEVAL_EVAL_REQUIRE_REDIS is set, so this is a failure")
-        pytest.skip(message)
-    return "redis://127.0.0.1:6379"
-
-
-def test_celery_executor_spreads_batches_over_two_workers(
-    tmp_path: Path, pg_url: str, redis_broker: str
-) -> None:
-    config = tmp_path / "retrieval_eval.yaml"
-    config.write_text(
-        yaml.safe_dump(
-            {
-                "store": f"sqlite:///{tmp_path / 'results.sqlite'}",
-                "sets": [str(EXAMPLES / "golden" / "handbook.yaml")],
-                "retrievers": {"bm25": {"type": "lexical", "corpus": str(EXAMPLES / "corpus")}},
-                "evaluations": [
-                    {
-                        "set": "handbook.demo",
-                        "retriever": "bm25",
-                        "schedule": None,
-                        "max_batches": 8,
-                        "min_batch_questions": 1,
-                    }
-                ],
-                "airflow": {"retries": 2, "retry_delay_s": 2, "max_retry_delay_s": 10},
-            }
-        )
-    )
-    env = {"RETRIEVAL_EVAL_CONFIG": str(config), "RETRIEVAL_EVAL_HOME": str(tmp_path / "re")}
-    dag_id = "retrieval_eval__handbook_demo__bm25"
-    with deployment(
-        tmp_path / "airflow",
-        pg_url,
-        env=env,
-        executor="CeleryExecutor",
-        workers=("worker-a", "worker-b"),
-    ) as af:
-        af.wait_for_dag(dag_id)
-        run = af.trigger(dag_id, "celery")
-        assert af.wait(dag_id, run) == "success"
-        tis = af.task_instances(dag_id, run)
-        batches = {k: t for k, t in tis.items() if k.startswith("retrieve[")}
-        assert len(batches) == 8
-        assert all(t["state"] == "success" for t in batches.values())
-        assert {t["hostname"] for t in batches.values()} == {"worker-a", "worker-b"}
