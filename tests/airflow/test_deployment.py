@@ -22,6 +22,7 @@ import json
 import time
 import uuid
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -37,8 +38,18 @@ pytestmark = [pytest.mark.airflow, pytest.mark.deployment]
 WEBHOOK_SECRET = "T000/B000/deploySECRET"
 PG_PASSWORD = "pgSECRETpw-123"  # trust auth ignores it; it must still never reach a log
 INDEX_ASSET = "index://retrieval-eval-deploy/corpus"
-APPROVAL_SET = EXAMPLES / "golden" / "handbook.yaml"
-APPROVAL_DAG = "retrieval_eval__handbook_demo__handbook"
+# the approval DAG's set: the demo set under its own identifier, so that it never clashes with
+# the evaluation's set, which is the demo set itself where ../shared/data is absent
+APPROVAL = "handbook.approval"
+APPROVAL_DAG = "retrieval_eval__handbook_approval__handbook"
+
+
+def _approval_set(folder: Path) -> Path:
+    """A copy of the demo set named :data:`APPROVAL`, in ``folder``."""
+    data = yaml.safe_load((EXAMPLES / "golden" / "handbook.yaml").read_text())
+    path = folder / "approval.yaml"
+    path.write_text(yaml.safe_dump({**data, "identifier": APPROVAL}, sort_keys=False))
+    return path
 
 
 def _evaluation_set(folder: Path) -> tuple[Path, Path, dict[str, Any]]:
@@ -80,14 +91,14 @@ def _write_config(
     **lexical: Any,
 ) -> None:
     """The evaluation of ``golden`` with the lexical retriever (``lexical``: its options), and
-    the demo set's ``approve_baseline`` evaluation: ``approval`` gives that set's file and its
+    the demo set's ``approve_baseline`` evaluation (as :data:`APPROVAL`): ``approval`` gives that set's file and its
     retriever's options."""
     identifier = yaml.safe_load(golden.read_text())["identifier"]
     approval = approval or {}
     path.write_text(
         yaml.safe_dump(
             {
-                "sets": [str(golden), str(approval.get("set", APPROVAL_SET))],
+                "sets": [str(golden), str(approval.get("set") or _approval_set(path.parent))],
                 "retrievers": {
                     "bm25": {"type": "lexical", "corpus": str(corpus), **lexical},
                     "handbook": {
@@ -107,7 +118,7 @@ def _write_config(
                         "alerts": [{"type": "slack", "connection_id": "slack_test"}],
                     },
                     {
-                        "set": "handbook.demo",
+                        "set": APPROVAL,
                         "retriever": "handbook",
                         "schedule": None,
                         "max_batches": 1,
@@ -126,7 +137,7 @@ def _write_config(
     )
 
 
-@pytest.fixture
+@pytest.fixture(scope="module")
 def store_schema(pg_url: str) -> Iterator[str]:
     import psycopg
 
@@ -152,9 +163,27 @@ def _rows(url: str, run_key: str) -> list[Any]:
         return [] if run is None else [run]
 
 
-# ~90 s on an idle 2-core machine; a shared, loaded one without bytecode needs several times that
-@pytest.mark.timeout(1200)
-def test_local_executor_deployment(tmp_path: Path, pg_url: str, store_schema: str) -> None:
+@dataclass(frozen=True)
+class Local:
+    """The module's LocalExecutor deployment and what its tests need of it."""
+
+    af: Deployment
+    folder: Path
+    config: Path
+    golden: Path
+    corpus: Path
+    expected: dict[str, Any]
+    dag_id: str
+    store_url: str
+    slack: RecordingServer
+
+
+@pytest.fixture(scope="module")
+def local(
+    tmp_path_factory: pytest.TempPathFactory, pg_url: str, store_schema: str
+) -> Iterator[Local]:
+    """One started Airflow with both DAGs: the evaluation and the demo set's approval DAG."""
+    tmp_path = tmp_path_factory.mktemp("local_deployment")
     golden, corpus, expected = _evaluation_set(tmp_path)
     identifier = yaml.safe_load(golden.read_text())["identifier"]
     dag_id = f"retrieval_eval__{identifier.replace('.', '_')}__bm25"
@@ -177,89 +206,104 @@ def test_local_executor_deployment(tmp_path: Path, pg_url: str, store_schema: st
         with deployment(tmp_path / "airflow", pg_url, env=env) as af:
             af.wait_for_dag(dag_id)
             af.wait_for_dag(APPROVAL_DAG)
+            yield Local(af, tmp_path, config, golden, corpus, expected, dag_id, store_url, slack)
 
-            # 1. the baseline: every task succeeds, the row holds the reference figures
-            first = af.trigger(dag_id, "baseline")
-            assert af.wait(dag_id, first) == "success"
-            tis = af.task_instances(dag_id, first)
-            assert {k for k in tis if k.startswith("retrieve[")} == {
-                f"retrieve[{i}]" for i in range(4)
-            }
-            assert tis["baseline"]["state"] == "success"
-            assert tis["alert_regression"]["state"] == "skipped"
-            assert all(t["state"] in ("success", "skipped") for t in tis.values()), tis
-            (baseline,) = _rows(store_url, f"airflow:{dag_id}:{first}")
-            assert baseline.result.question_count == expected["count"]
-            assert baseline.verdict_state == "baseline"
-            if "top1" in expected:
-                assert baseline.result.top1_hit_rate == pytest.approx(expected["top1"], abs=1e-4)
-                assert baseline.result.top3_hit_rate == pytest.approx(expected["top3"], abs=1e-4)
-            # the DAG run points at its run page: persist's extra link, as the API server serves
-            # it (the worker computed it; the serialized DAG names it)
-            page = f"http://airflow.example/retrieval-eval/runs/{baseline.id}"
-            links = af.api("GET", f"/dags/{dag_id}/dagRuns/{first}/taskInstances/persist/links")
-            assert links["extra_links"] == {"Run page": page}
 
-            # 2. a degraded retriever (nothing scores above min_score): one regression alert
-            _write_config(config, golden, corpus, min_score=1e9)
-            second = af.trigger(dag_id, "degraded")
-            assert af.wait(dag_id, second) == "success"
-            tis = af.task_instances(dag_id, second)
-            assert tis["alert_regression"]["state"] == "success"
-            assert tis["no_regression"]["state"] == "skipped"
-            assert len(slack.requests) == 1
-            text = slack.requests[0]["body"]["text"]
-            assert slack.requests[0]["path"] == "/" + WEBHOOK_SECRET
-            (degraded,) = _rows(store_url, f"airflow:{dag_id}:{second}")
-            assert degraded.verdict_state == "regression"
-            nothing = expected["nothing"]
-            assert degraded.result.top1_hit_rate == pytest.approx(nothing, abs=1e-9)
-            assert degraded.result.top3_hit_rate == pytest.approx(nothing, abs=1e-9)
-            top1, top3 = baseline.result.top1_hit_rate, baseline.result.top3_hit_rate
-            assert f"Top-1: {top1 * 100:.1f}% → {nothing * 100:.1f}%" in text
-            assert f"Top-3: {top3 * 100:.1f}% → {nothing * 100:.1f}%" in text
-            assert f"Run {degraded.id} (baseline run {baseline.id})" in text
+@pytest.mark.timeout(1200)
+def test_local_executor_deployment(local: Local) -> None:
+    af, config, golden, corpus, expected = (
+        local.af, local.config, local.golden, local.corpus, local.expected
+    )  # fmt: skip
+    dag_id, store_url, slack = local.dag_id, local.store_url, local.slack
+    # 1. the baseline: every task succeeds, the row holds the reference figures
+    first = af.trigger(dag_id, "baseline")
+    assert af.wait(dag_id, first) == "success"
+    tis = af.task_instances(dag_id, first)
+    assert {k for k in tis if k.startswith("retrieve[")} == {f"retrieve[{i}]" for i in range(4)}
+    assert tis["baseline"]["state"] == "success"
+    assert tis["alert_regression"]["state"] == "skipped"
+    assert all(t["state"] in ("success", "skipped") for t in tis.values()), tis
+    (baseline,) = _rows(store_url, f"airflow:{dag_id}:{first}")
+    assert baseline.result.question_count == expected["count"]
+    assert baseline.verdict_state == "baseline"
+    if "top1" in expected:
+        assert baseline.result.top1_hit_rate == pytest.approx(expected["top1"], abs=1e-4)
+        assert baseline.result.top3_hit_rate == pytest.approx(expected["top3"], abs=1e-4)
+    # the DAG run points at its run page: persist's extra link, as the API server serves
+    # it (the worker computed it; the serialized DAG names it)
+    page = f"http://airflow.example/retrieval-eval/runs/{baseline.id}"
+    links = af.api("GET", f"/dags/{dag_id}/dagRuns/{first}/taskInstances/persist/links")
+    assert links["extra_links"] == {"Run page": page}
 
-            # 3. fail_on_regression: the run ends failed, after its alert went out
-            third = af.trigger(dag_id, "failing", conf={"fail_on_regression": True})
-            assert af.wait(dag_id, third) == "failed"
-            tis = af.task_instances(dag_id, third)
-            assert tis["alert_regression"]["state"] == "failed"
-            assert tis["alert_regression"]["try_number"] == 1  # a deliberate failure: no retry
-            assert len(slack.requests) == 2
+    # 2. a degraded retriever (nothing scores above min_score): one regression alert
+    _write_config(config, golden, corpus, min_score=1e9)
+    second = af.trigger(dag_id, "degraded")
+    assert af.wait(dag_id, second) == "success"
+    tis = af.task_instances(dag_id, second)
+    assert tis["alert_regression"]["state"] == "success"
+    assert tis["no_regression"]["state"] == "skipped"
+    assert len(slack.requests) == 1
+    text = slack.requests[0]["body"]["text"]
+    assert slack.requests[0]["path"] == "/" + WEBHOOK_SECRET
+    (degraded,) = _rows(store_url, f"airflow:{dag_id}:{second}")
+    assert degraded.verdict_state == "regression"
+    nothing = expected["nothing"]
+    assert degraded.result.top1_hit_rate == pytest.approx(nothing, abs=1e-9)
+    assert degraded.result.top3_hit_rate == pytest.approx(nothing, abs=1e-9)
+    top1, top3 = baseline.result.top1_hit_rate, baseline.result.top3_hit_rate
+    assert f"Top-1: {top1 * 100:.1f}% → {nothing * 100:.1f}%" in text
+    assert f"Top-3: {top3 * 100:.1f}% → {nothing * 100:.1f}%" in text
+    assert f"Run {degraded.id} (baseline run {baseline.id})" in text
 
-            # 4. clearing persist of the degraded run: same row, no second alert
-            af.clear(dag_id, second, "persist")
-            assert af.wait(dag_id, second) == "success"
-            tis = af.task_instances(dag_id, second)
-            assert tis["persist"]["try_number"] >= 2  # it did run again
-            assert tis["alert_regression"]["state"] == "success"
-            assert [r.id for r in _rows(store_url, f"airflow:{dag_id}:{second}")] == [degraded.id]
-            assert len(slack.requests) == 2
+    # 3. fail_on_regression: the run ends failed, after its alert went out
+    third = af.trigger(dag_id, "failing", conf={"fail_on_regression": True})
+    assert af.wait(dag_id, third) == "failed"
+    tis = af.task_instances(dag_id, third)
+    assert tis["alert_regression"]["state"] == "failed"
+    assert tis["alert_regression"]["try_number"] == 1  # a deliberate failure: no retry
+    assert len(slack.requests) == 2
 
-            # 5. the index-build job posts an asset event naming its build: the run it starts
-            #    stores that index version (the retriever is healthy again: no alert)
-            _write_config(config, golden, corpus)
-            event = af.post_asset_event(INDEX_ASSET, {"index_version": "2026-11-30.2"})
-            assert event["extra"]["index_version"] == "2026-11-30.2"
-            fifth = af.wait_for_triggered(dag_id, {first, second, third})
-            assert af.wait(dag_id, fifth) == "success"
-            (indexed,) = _rows(store_url, f"airflow:{dag_id}:{fifth}")
-            assert indexed.result.index_version == "2026-11-30.2"
-            assert indexed.result.package_version  # the installed retrieval-eval's version
-            assert indexed.verdict_state == "no_regression"
-            assert indexed.result.top1_hit_rate == baseline.result.top1_hit_rate
-            assert len(slack.requests) == 2
+    # 4. clearing persist of the degraded run: same row, no second alert
+    af.clear(dag_id, second, "persist")
+    assert af.wait(dag_id, second) == "success"
+    tis = af.task_instances(dag_id, second)
+    assert tis["persist"]["try_number"] >= 2  # it did run again
+    assert tis["alert_regression"]["state"] == "success"
+    assert [r.id for r in _rows(store_url, f"airflow:{dag_id}:{second}")] == [degraded.id]
+    assert len(slack.requests) == 2
 
-            _approval_steps(af, config, golden, corpus, store_url, tmp_path)
+    # 5. the index-build job posts an asset event naming its build: the run it starts
+    #    stores that index version (the retriever is healthy again: no alert)
+    _write_config(config, golden, corpus)
+    event = af.post_asset_event(INDEX_ASSET, {"index_version": "2026-11-30.2"})
+    assert event["extra"]["index_version"] == "2026-11-30.2"
+    fifth = af.wait_for_triggered(dag_id, {first, second, third})
+    assert af.wait(dag_id, fifth) == "success"
+    (indexed,) = _rows(store_url, f"airflow:{dag_id}:{fifth}")
+    assert indexed.result.index_version == "2026-11-30.2"
+    assert indexed.result.package_version  # the installed retrieval-eval's version
+    assert indexed.verdict_state == "no_regression"
+    assert indexed.result.top1_hit_rate == baseline.result.top1_hit_rate
+    assert len(slack.requests) == 2
 
-            logs = af.logs()
-            assert "(index 2026-11-30.2): top-1" in logs  # the score task named the build
-            assert f"; baseline; run {baseline.id}: {page}" in logs  # persist's human line
-            assert "Returned value was: {" not in logs  # no task logs its JSON as a dict repr
-            assert "Top-1:" in logs  # the alert task logged what it sent...
-            assert WEBHOOK_SECRET not in logs  # ...and no secret anywhere
-            assert PG_PASSWORD not in logs
+    logs = af.logs()
+    assert "(index 2026-11-30.2): top-1" in logs  # the score task named the build
+    assert f"; baseline; run {baseline.id}: {page}" in logs  # persist's human line
+    assert "Returned value was: {" not in logs  # no task logs its JSON as a dict repr
+    assert "Top-1:" in logs  # the alert task logged what it sent...
+    assert WEBHOOK_SECRET not in logs  # ...and no secret anywhere
+    assert PG_PASSWORD not in logs
+
+
+@pytest.mark.timeout(1200)
+def test_approve_baseline_through_rest(local: Local) -> None:
+    """The demo set's ``approve_baseline`` DAG in the same deployment (it reads no shared data:
+    CI's pass without ../shared leaves it out)."""
+    _approval_steps(
+        local.af, local.config, local.golden, local.corpus, local.store_url, local.folder
+    )
+    logs = local.af.logs()
+    assert WEBHOOK_SECRET not in logs and PG_PASSWORD not in logs
 
 
 def _approval_steps(
@@ -274,15 +318,15 @@ def _approval_steps(
 
     started = time.monotonic()
     labels = folder / "handbook.yaml"
-    labels.write_text(APPROVAL_SET.read_text())
+    labels.write_text(_approval_set(folder).read_text())
     approval: dict[str, Any] = {"set": labels}
     _write_config(config, golden, corpus, approval)
     # the baseline under the old labels, recorded in this process as `retrieval-eval run` does
-    (batch,) = steps.plan_batches(str(config), "handbook.demo", 1)
+    (batch,) = steps.plan_batches(str(config), APPROVAL, 1)
     done = steps.retrieve_batch(
-        str(config), "handbook.demo", "handbook", batch["fingerprint"], 0, batch["stop"]
+        str(config), APPROVAL, "handbook", batch["fingerprint"], 0, batch["stop"]
     )
-    seeded = steps.reduce_results(str(config), "handbook.demo", "handbook", [done], run_key="seed")
+    seeded = steps.reduce_results(str(config), APPROVAL, "handbook", [done], run_key="seed")
     old = steps.persist_result(str(config), seeded, store_url=store_url)["run_id"]
     data = yaml.safe_load(labels.read_text())
     data["questions"][0]["expected_document_ids"].append("billing/invoices.md")
@@ -296,11 +340,10 @@ def _approval_steps(
     fingerprint = waiting.result.labels_fingerprint
     assert fingerprint != seeded["labels_fingerprint"]
     with open_store(store_url) as store:
-        assert store.find_baseline("handbook.demo", "handbook", fingerprint) is None
+        assert store.find_baseline(APPROVAL, "handbook", fingerprint) is None
     request = af.hitl(APPROVAL_DAG, run, "approve_baseline")
     assert (
-        request["subject"]
-        == f"Accept run {waiting.id} as the baseline of handbook.demo × handbook?"
+        request["subject"] == f"Accept run {waiting.id} as the baseline of {APPROVAL} × handbook?"
     )
     assert request["options"] == ["Approve", "Reject"] and request["defaults"] == ["Reject"]
     body = request["body"]
@@ -314,7 +357,7 @@ def _approval_steps(
     assert tis["accept_baseline"]["state"] == "success"
     assert tis["no_regression"]["state"] == "success"
     with open_store(store_url) as store:
-        accepted = store.find_baseline("handbook.demo", "handbook", fingerprint)
+        accepted = store.find_baseline(APPROVAL, "handbook", fingerprint)
     assert accepted is not None and accepted.id == waiting.id and accepted.accepted_baseline
 
     # 7. a regression under those labels asks as well; Reject: the approved run stays
@@ -331,6 +374,6 @@ def _approval_steps(
     (regressed,) = _rows(store_url, f"airflow:{APPROVAL_DAG}:{run}")
     assert regressed.verdict_state == "regression" and not regressed.accepted_baseline
     with open_store(store_url) as store:
-        kept = store.find_baseline("handbook.demo", "handbook", fingerprint)
+        kept = store.find_baseline(APPROVAL, "handbook", fingerprint)
     assert kept is not None and kept.id == waiting.id
     print(f"approve_baseline steps took {time.monotonic() - started:.1f} s")
