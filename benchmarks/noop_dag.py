@@ -2,7 +2,7 @@
 
 Same task graph (``load_golden_set`` → ``lint`` → mapped ``retrieve`` → ``score`` → ``persist`` → the
 ``check_regression`` branch and its four followers), same DAG arguments (``max_active_runs``,
-tags, ``doc_md``, ``default_args`` with retries, the four Params with their JSON schemas,
+tags, ``doc_md``, ``default_args`` with retries, the seven Params with their JSON schemas,
 ``render_template_as_native_obj``); the tasks return at once. What remains between it and the
 real DAG file is the package's own cost.
 """
@@ -61,6 +61,11 @@ def params():
                                description="top-1 drop"),
         "max_top3_drop": Param(None, type=["null", "number"], minimum=0, maximum=1,
                                description="top-3 drop"),
+        "depths": Param(None, type=["null", "array"], items={"type": "integer"},
+                        description="depths"),
+        "max_drops": Param(None, type=["null", "object"], description="drops"),
+        "relevance_level": Param(None, type=["null", "integer"], minimum=1, maximum=3,
+                                 description="level"),
         "fail_on_regression": Param(False, type="boolean", description="fail"),
         "baseline_run_id": Param(None, type=["null", "integer"], minimum=1,
                                  description="baseline"),
