@@ -16,7 +16,7 @@ from pathlib import Path
 import click
 
 from retrieval_eval.cli.db_cmd import db_option
-from retrieval_eval.cli.options import config_option
+from retrieval_eval.cli.options import config_option, output_option
 from retrieval_eval.cli.sets_cmd import sets
 from retrieval_eval.judging.pooling import DEPTH
 
@@ -38,12 +38,7 @@ def _names(ctx: click.Context, param: click.Parameter, value: str) -> list[str]:
     help="Pool the latest stored run of each (or a run made now, with --fresh).",
 )
 @click.option("--depth", type=click.IntRange(1, 1000), default=DEPTH, show_default=True)
-@click.option(
-    "--output",
-    type=click.Path(dir_okay=False),
-    default=None,
-    help="A .jsonl or .csv judgments file (default: JSONL on stdout).",
-)
+@output_option("A .jsonl or .csv judgments file (default: JSONL on stdout).")
 @click.option(
     "--fresh",
     is_flag=True,

@@ -16,7 +16,7 @@ from typing import Any
 import click
 
 from retrieval_eval.cli.db_cmd import db_option
-from retrieval_eval.cli.options import config_option
+from retrieval_eval.cli.options import config_option, format_option
 from retrieval_eval.cli.sets_cmd import sets
 
 
@@ -44,7 +44,7 @@ def _run_ids(value: str | None) -> list[int] | None:
     metavar="DATE",
     help="Only runs started on or after DATE (UTC).",
 )
-@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text")
+@format_option("text", "json")
 @config_option
 @db_option
 def rejudge(
