@@ -78,6 +78,10 @@ class Deployment:
             "AIRFLOW__CORE__SIMPLE_AUTH_MANAGER_USERS": "admin:admin",
             "AIRFLOW__CORE__SIMPLE_AUTH_MANAGER_PASSWORDS_FILE": str(passwords),
             "AIRFLOW__SCHEDULER__SCHEDULER_HEARTBEAT_SEC": "1",
+            # Airflow 3.3's task supervisor notices its task process's exit only on its next
+            # wake-up once the process has closed its sockets: up to min_heartbeat_interval
+            # (5 s) more per task, which a worker slot sits through (see README, Scaling out)
+            "AIRFLOW__WORKERS__MIN_HEARTBEAT_INTERVAL": "1",
             "AIRFLOW__DAG_PROCESSOR__REFRESH_INTERVAL": "5",
             "AIRFLOW__CELERY__BROKER_URL": f"redis://127.0.0.1:6379/{self.redis_db}",
             "AIRFLOW__CELERY__RESULT_BACKEND": f"db+postgresql+psycopg://{metadata}",
