@@ -224,3 +224,26 @@ def test_document_texts_come_from_the_corpus(tmp_path: Path, beir: Path, folder:
     assert texts["long.md#0"].split() == (["filler"] * 50 + ["quokka"] + ["filler"] * 50)[:60]
     documents = lexical(tmp_path, corpus=str(folder), chunk_size=60)
     assert documents.document_texts(["long.md"])["long.md"].count("filler") == 100
+
+
+def test_the_adapter_leaves_numba_unloaded(beir: Path, tmp_path: Path) -> None:
+    """bm25s would import numba (a third of a second a process) for a backend not used here;
+    numba stays importable afterwards, and an index built with it hidden answers as before."""
+    import subprocess
+    import sys
+
+    pytest.importorskip("numba", reason="numba is not installed: nothing to leave unloaded")
+    script = (
+        "import sys\n"
+        "from pathlib import Path\n"
+        "from retrieval_eval.retrievers.lexical import LexicalRetriever\n"
+        "from retrieval_eval.retrievers.options import BuildContext\n"
+        f"r = LexicalRetriever.from_options('lx', {{'corpus': {str(beir)!r}}},\n"
+        f"    BuildContext(base_dir=Path({str(tmp_path)!r}), source='t.yaml'))\n"
+        "print('numba' in sys.modules, r.retrieve('refund annual plans', 2))\n"
+        "import numba\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, check=True, timeout=120
+    )
+    assert done.stdout.strip() == "False ['d1']"
