@@ -8,9 +8,8 @@ the other). Two changes, both measured:
 
 - **Costliest first.** The modules in ``COSTLIEST`` (slowest in CI's ``--durations=15``, in that
   order) come first, then the rest by test count as xdist would order them.
-- **ranx in one module.** ranx's numba functions compile on first use, and CI starts with an
-  empty cache: only ``tests/agreement/test_ranx.py`` calls ranx (the other agreement tests read
-  its stored figures), so it compiles once, on one worker.
+- **ranx in one module.** Only ``tests/agreement/test_ranx.py`` calls ranx (the other agreement
+  tests read its stored figures), in a process of its own with numba's JIT off.
 
 Without xdist (``pytest`` alone, ``-p no:xdist``) only the order applies, a module at a time.
 """

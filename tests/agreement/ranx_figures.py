@@ -1,10 +1,11 @@
 """ranx's figures for the agreement tests: computed in ONE ranx call, stored in ranx_figures.json.
 
-ranx's numba functions compile on first use, once per input signature (each longest-id length is
-a new one), and CI starts with numba's disk cache empty. So every case goes into one run file and
-one qrels, each query id prefixed with its case: each function compiles once, in the one test
-that recomputes the figures (``test_ranx.py``, marker ``ranx``). The other agreement tests read
-the stored figures. After the shared data or ranx changes, rewrite the file with
+Every case goes into one run file and one qrels, each query id prefixed with its case. The one
+test that recomputes them (``test_ranx.py``, marker ``ranx``) runs ranx in a new process with
+numba's JIT off (:func:`compute_uncompiled`): ranx's own functions, run as Python, give the
+figures the compiled ones stored (every one to 1e-9) without a cold compile of every function
+(CI starts with numba's disk cache empty). The other agreement tests read the stored figures.
+After the shared data or ranx changes, rewrite the file with
 ``RETRIEVAL_EVAL_WRITE_RANX=1 pytest -m ranx tests/agreement`` and review its diff.
 
 A case's figure is the mean of ranx's per-query scores over the case's queries (ranx's own mean
@@ -17,6 +18,9 @@ import functools
 import importlib.metadata
 import json
 import math
+import os
+import subprocess
+import sys
 import tempfile
 import warnings
 from pathlib import Path
@@ -27,7 +31,7 @@ from helpers import shared_collection
 
 from retrieval_eval.golden.importers import import_beir, read_qrels
 
-from .ir_tools import CUTOFFS, Case, Qrels, case_id, graded, metric_names
+from .ir_tools import CUTOFFS, Case, Qrels, case_id, graded, metric_names, reference_cases
 
 FIGURES = Path(__file__).with_name("ranx_figures.json")
 WRITE_ENV = "RETRIEVAL_EVAL_WRITE_RANX"
@@ -116,6 +120,26 @@ def compute(cases: list[Case]) -> dict[str, Any]:
     }
 
 
+def compute_uncompiled() -> dict[str, Any]:
+    """:func:`compute` over every reference case, in a new process with ``NUMBA_DISABLE_JIT=1``
+    (numba reads it at import, so this process's numba, if any, cannot be switched)."""
+    done = subprocess.run(
+        [sys.executable, "-m", "agreement.ranx_figures"],
+        cwd=Path(__file__).resolve().parents[1],
+        env={**os.environ, "NUMBA_DISABLE_JIT": "1"},
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    if done.returncode != 0:
+        pytest.fail(f"ranx could not compute the figures:\n{done.stderr[-3000:]}")
+    return dict(json.loads(done.stdout.splitlines()[-1]))
+
+
 def write(figures: dict[str, Any]) -> None:
     FIGURES.write_text(json.dumps(figures, indent=1, sort_keys=True) + "\n", encoding="utf-8")
     stored.cache_clear()
+
+
+if __name__ == "__main__":
+    print(json.dumps(compute(reference_cases())))

@@ -1,7 +1,7 @@
 """ranx itself, once a run: the stored figures (``ranx_figures.json``) are what ranx computes now.
 
-The other agreement tests compare this tool with those stored figures, so ranx's numba code
-compiles in this one test module (``ranx_figures.py`` says why); ``-m "not ranx"`` leaves it out.
+The other agreement tests compare this tool with those stored figures; ranx runs in this one
+module, its functions uncompiled (``ranx_figures.py`` says why); ``-m "not ranx"`` leaves it out.
 """
 
 from __future__ import annotations
@@ -12,8 +12,7 @@ from typing import Any
 import pytest
 from helpers import required, shared_collection
 
-from .ir_tools import reference_cases
-from .ranx_figures import FIGURES, WRITE_ENV, compute, stored, write
+from .ranx_figures import FIGURES, WRITE_ENV, compute_uncompiled, stored, write
 
 pytestmark = pytest.mark.ranx
 TOLERANCE = 1e-9
@@ -22,7 +21,7 @@ TOLERANCE = 1e-9
 @pytest.fixture(scope="module")
 def live() -> dict[str, Any]:
     """ranx's figures now, for every reference case of the shared data there is."""
-    figures = compute(reference_cases())
+    figures = compute_uncompiled()
     if required(WRITE_ENV):
         if not figures["cases"]:
             pytest.fail(f"{WRITE_ENV} is set but there is no shared data: it would store no cases")
