@@ -82,6 +82,7 @@ class Deployment:
             # wake-up once the process has closed its sockets: up to min_heartbeat_interval
             # (5 s) more per task, which a worker slot sits through (see README, Scaling out)
             "AIRFLOW__WORKERS__MIN_HEARTBEAT_INTERVAL": "1",
+            "AIRFLOW__SCHEDULER__SCHEDULER_IDLE_SLEEP_TIME": "0.2",
             "AIRFLOW__DAG_PROCESSOR__REFRESH_INTERVAL": "5",
             "AIRFLOW__CELERY__BROKER_URL": f"redis://127.0.0.1:6379/{self.redis_db}",
             "AIRFLOW__CELERY__RESULT_BACKEND": f"db+postgresql+psycopg://{metadata}",
@@ -134,7 +135,7 @@ class Deployment:
         for process in self.processes.values():
             with contextlib.suppress(ProcessLookupError):
                 os.killpg(process.pid, signal.SIGTERM)
-        deadline = time.monotonic() + 30
+        deadline = time.monotonic() + 5  # then killed: the database is dropped anyway
         for process in self.processes.values():
             try:
                 process.wait(timeout=max(0.1, deadline - time.monotonic()))
@@ -223,7 +224,7 @@ class Deployment:
                 self.api("GET", f"/dags/{dag_id}")
                 self.api("PATCH", f"/dags/{dag_id}", json={"is_paused": False})
                 return
-            time.sleep(2)
+            time.sleep(0.5)
         errors = self.api("GET", "/importErrors")
         raise TimeoutError(f"DAG {dag_id} not parsed within {timeout} s; import errors: {errors}")
 
@@ -242,7 +243,7 @@ class Deployment:
             state = self.api("GET", f"/dags/{dag_id}/dagRuns/{run_id}")["state"]
             if state in FINISHED:
                 return str(state)
-            time.sleep(2)
+            time.sleep(0.5)
         raise TimeoutError(f"run {run_id} of {dag_id} did not finish within {timeout} s")
 
     def post_asset_event(self, uri: str, extra: dict[str, Any]) -> dict[str, Any]:
@@ -266,7 +267,7 @@ class Deployment:
             new = [r["dag_run_id"] for r in runs if r["dag_run_id"] not in known]
             if new:
                 return str(new[0])
-            time.sleep(1)
+            time.sleep(0.5)
         raise TimeoutError(f"no asset-triggered run of {dag_id} within {timeout} s")
 
     def task_instances(self, dag_id: str, run_id: str) -> dict[str, dict[str, Any]]:
@@ -291,7 +292,7 @@ class Deployment:
                 return found
             if self.api("GET", f"/dags/{dag_id}/dagRuns/{run_id}")["state"] in FINISHED:
                 raise AssertionError(f"run {run_id} ended with {task_id} in {found}")
-            time.sleep(1)
+            time.sleep(0.5)
         raise TimeoutError(f"{task_id} of run {run_id} not {state} within {timeout} s")
 
     def hitl(self, dag_id: str, run_id: str, task_id: str) -> dict[str, Any]:
