@@ -111,8 +111,9 @@ def client(filled: Filled, token: str) -> Iterator[TestClient]:
     app.state.store_source.close()
 
 
-@pytest.fixture
+@pytest.fixture(scope="module")
 def browser() -> Iterator[Any]:
-    """Headless Chromium (skipped where it is absent, see ``browsing.py``)."""
+    """Headless Chromium, one launch a module (skipped where it is absent, see ``browsing.py``):
+    each test opens its own context, so no cookie or page outlives it."""
     with launched_chromium() as launched:
         yield launched
