@@ -38,23 +38,23 @@ from retrieval_eval.retrievers.options import BuildContext, ConfigPath, parse_op
 
 
 @contextlib.contextmanager
-def _without(module: str) -> Iterator[None]:
-    """``module`` unimportable inside the block, unless it is loaded already."""
-    if module in sys.modules:
-        yield
-        return
-    sys.modules[module] = None  # type: ignore[assignment]  # import raises ImportError
+def _without(*modules: str) -> Iterator[None]:
+    """``modules`` unimportable inside the block, except those loaded already."""
+    hidden = [name for name in modules if name not in sys.modules]
+    for name in hidden:
+        sys.modules[name] = None  # type: ignore[assignment]  # import raises ImportError
     try:
         yield
     finally:
-        if sys.modules.get(module, 0) is None:
-            del sys.modules[module]
+        for name in hidden:
+            if sys.modules.get(name, 0) is None:
+                del sys.modules[name]
 
 
-# bm25s imports numba, when installed, for a backend this adapter does not use (it indexes with
-# bm25s's numpy backend): a third of a second in every process that loads the index, each
-# Airflow task among them (docs/benchmarks.md). Hidden from that import only.
-with _without("numba"):
+# bm25s imports numba and scipy.sparse, when installed, for backends this adapter does not use
+# (it indexes with bm25s's numpy backends): two thirds of a second in every process that loads
+# the index, each Airflow task among them (docs/benchmarks.md). Hidden from that import only.
+with _without("numba", "scipy"):
     import bm25s
     from bm25s.tokenization import Tokenizer
 
