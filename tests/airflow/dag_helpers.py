@@ -38,8 +38,8 @@ def write_config(
                 "set": "handbook.demo",
                 "retriever": retriever,
                 "alerts": alerts or [],
-                "max_batches": 4,
-                "min_batch_questions": 1,  # the tests fan the demo set out over 4 batches
+                "max_batches": 2,
+                "min_batch_questions": 1,  # the tests fan the demo set out over 2 batches
             }
         ],
         "airflow": {
