@@ -6,7 +6,7 @@ each pass: what parsing costs, every mapped task pays.
 - **Parse vs the same shape** (target ≤ 1.3×): a fresh process imports Airflow's SDK, then
   executes the DAG file, timed; the reference is :mod:`benchmarks.noop_dag`'s do-nothing file
   with the demo's schedule (cron or asset), tasks, mapping and Params, so what is left is this
-  package's imports and its config reading. Processes for the two files alternate, best of 5.
+  package's imports and its config reading. Processes for the two files alternate, best of 15.
 - **Steady** (information): the file executed again in the same process, the imports paid.
 - **Process** (information): ``python -c 'import airflow.sdk'`` + the DAG file against
   ``import airflow.sdk`` alone, with the venv's bytecode state in the note.
@@ -27,7 +27,7 @@ from benchmarks.noop_dag import DEMO_SCHEDULE, noop_dag_file
 DAG_FILE = Path(ROOT) / "dags" / "retrieval_eval_dags.py"
 DEMO_CONFIG = Path(ROOT) / "examples" / "retrieval_eval.yaml"
 TARGET = 1.3
-ROUNDS = 5
+ROUNDS = 15
 
 PARSE_PROBE = """
 import runpy, sys, time
