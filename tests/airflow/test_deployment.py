@@ -298,7 +298,7 @@ def test_local_executor_deployment(local: Local) -> None:
 @pytest.mark.timeout(1200)
 def test_approve_baseline_through_rest(local: Local) -> None:
     """The demo set's ``approve_baseline`` DAG in the same deployment (it reads no shared data:
-    CI's pass without ../shared leaves it out)."""
+    CI runs this module once, with the shared data: see .ci/run)."""
     _approval_steps(
         local.af, local.config, local.golden, local.corpus, local.store_url, local.folder
     )
