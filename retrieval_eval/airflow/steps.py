@@ -214,11 +214,15 @@ def _lint_findings(
     """The lint package's findings for the set and retriever. No store: this runs before the
     evaluation, and it must not depend on the store being up. A check that raises becomes one
     warning finding: lint advises, it never keeps an evaluation from running. ``labels`` (the
-    dead-label check already made) is reused, so the adapter's ``existing_ids`` is asked once."""
+    dead-label check already made) is reused, so the adapter's ``existing_ids`` is asked once.
+    The power figures are at the depths the run will gate (the evaluation's ``run.depths``,
+    else the config's), as ``sets lint --retriever`` has them: without a store or a run,
+    run_lint would take top-1 and top-3."""
     from retrieval_eval.lint import run_lint
     from retrieval_eval.safety.redaction import redact
 
     thresholds = config.section_for(golden.identifier, retriever_name, "thresholds")
+    depths = config.section_for(golden.identifier, retriever_name, "run").depths
     try:
         report = run_lint(
             golden,
@@ -226,6 +230,7 @@ def _lint_findings(
             options=config.lint,
             thresholds=thresholds,
             dead_labels=labels,
+            depths=depths,
         )
     except Exception as exc:
         message = redact(f"lint could not run: {type(exc).__name__}: {exc}")[:300]

@@ -200,6 +200,13 @@ def extra_depths(depths: Sequence[int]) -> list[int]:
     return [d for d in depths if d not in DEPTHS]
 
 
+def miss_depth(depths: Sequence[int]) -> int:
+    """The gated depth a listed miss is counted at: the deepest, the widest gate a question can
+    fail. The report's question table and the run page's order, ``misses`` filter and row marks
+    all count there, so both lead with the same questions."""
+    return max(depths)
+
+
 def depth_intervals(figures: AtDepths, depths: Sequence[int]) -> dict[str, list[float] | None]:
     """``top{k}_hit_rate_ci`` for each of ``depths``: the keys of the JSON and stored details."""
     return {f"top{d}_hit_rate_ci": as_pair(figures.hit_rate_ci(d)) for d in depths}

@@ -12,7 +12,7 @@ import sys
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from retrieval_eval.evaluation.results import RunResult, SliceRates
+from retrieval_eval.evaluation.results import RunResult, SliceRates, miss_depth
 from retrieval_eval.reports.cells import (
     CI_NOTE,
     depth_headers,
@@ -102,8 +102,9 @@ def _question_table(result: RunResult) -> tuple[Table, str | None]:
     depths = result.depths
     note = None
     title = "Per question"
-    if len(questions) > QUESTION_ROWS:  # a miss: at the deepest gated depth
-        missed = [q for q in questions if q.error or not q.hit_at(depths[-1])]
+    if len(questions) > QUESTION_ROWS:
+        deepest = miss_depth(depths)
+        missed = [q for q in questions if q.error or not q.hit_at(deepest)]
         questions = missed[:QUESTION_ROWS]
         shown = f"first {len(questions)} of {len(missed)}" if len(missed) > len(questions) else ""
         title = f"Misses and errors ({shown or len(missed)})"

@@ -6,16 +6,17 @@ filters, orders and pages them, over the index ``ix_eval_result_question_listing
 hit, top-1 hit, position), so a page costs about the same whatever the run's size:
 
 - the order is a list of groups, each in the set's order: :class:`Named` questions (by id) or
-  an :data:`Outcome`; an outcome group leaves out every question a named group lists, and a
-  named group the ones an earlier named group listed;
+  an :data:`Outcome` (a miss at the order's depth, a top-1 miss that is not, a top-1 hit that is
+  not); an outcome group leaves out every question a named group lists, and a named group the
+  ones an earlier named group listed;
 - a page walks the groups, counting only the ones it skips past (a range of the index) and
   reading only its own rows;
 - ids (the flipped or stale questions, as many as a run has) go to the database as one JSON
   parameter, never one parameter each.
 
-Edge cases: a row with a top-1 hit and no top-3 hit (no scorer writes one) is a top-3 miss, listed
-after the other top-3 misses; a run without question rows (another grader's) has none to list;
-an id that names no question of the run is ignored.
+Edge cases: a row with a top-1 hit that misses at the order's depth (a top-1 hit without a top-3
+one: no scorer writes one) is a miss, listed after the other misses; a run without question rows
+(another grader's) has none to list; an id that names no question of the run is ignored.
 """
 
 from __future__ import annotations
@@ -34,8 +35,10 @@ from sqlalchemy import (
     false,
     func,
     literal,
+    not_,
     or_,
     select,
+    true,
 )
 from sqlalchemy.dialects.postgresql import JSONB
 
@@ -48,12 +51,13 @@ if TYPE_CHECKING:
     from retrieval_eval.store.models import StoredRun
     from retrieval_eval.store.store import Store
 
-Outcome = Literal["top3_miss", "top1_miss", "top1_hit"]
-# each outcome as (top3_hit, top1_hit) ranges of the index, in listing order
+Outcome = Literal["miss", "top1_miss", "top1_hit"]
+# each outcome as (missed at the order's depth, top1_hit) parts, in listing order; at the seed's
+# top-3 they are (top3_hit, top1_hit) ranges of the index
 _RANGES: dict[str, tuple[tuple[bool, bool], ...]] = {
-    "top3_miss": ((False, False), (False, True)),
-    "top1_miss": ((True, False),),
-    "top1_hit": ((True, True),),
+    "miss": ((True, False), (True, True)),
+    "top1_miss": ((False, False),),
+    "top1_hit": ((False, True),),
 }
 _q = eval_result_question
 
@@ -71,7 +75,7 @@ class QuestionFilter:
 
     top1_hit: bool | None = None
     top3_hit: bool | None = None
-    miss_at: int | None = None  # only the misses at this depth (another than 1 and 3)
+    miss_at: int | None = None  # only the misses at this depth
     errors: bool = False  # only the questions whose retrieval failed
     ids: tuple[str, ...] | None = None  # only these questions
     form: str | None = None
@@ -128,12 +132,14 @@ def question_page(
     *,
     offset: int,
     limit: int,
+    depth: int = TOP_K,
 ) -> list[QuestionResult]:
     """The questions ``offset`` to ``offset + limit`` of those passing ``where``, in ``order``
-    (see the module docstring); a question in no group of ``order`` is not listed."""
+    (see the module docstring), its outcomes told at ``depth``; a question in no group of
+    ``order`` is not listed."""
     rows: list[Any] = []
     with store._guard(), store.engine.connect() as conn:
-        for clauses in _groups(conn, _clauses(conn, run_id, where), order):
+        for clauses in _groups(conn, _clauses(conn, run_id, where), order, depth):
             if len(rows) == limit:
                 break
             if offset:
@@ -182,7 +188,7 @@ def _clauses(conn: Connection, run_id: int, where: QuestionFilter) -> list[Colum
     if where.top3_hit is not None:
         clauses.append(_q.c.top3_hit == where.top3_hit)
     if where.miss_at is not None:
-        clauses.append(_missed_at(where.miss_at))
+        clauses.append(_missed(where.miss_at)[0])
     if where.errors:
         clauses.append(_q.c.error.is_not(None))
     if where.ids is not None:
@@ -192,6 +198,16 @@ def _clauses(conn: Connection, run_id: int, where: QuestionFilter) -> list[Colum
     if where.hard_class is not None:
         clauses.append(_q.c.hard_class == where.hard_class)
     return clauses
+
+
+def _missed(depth: int) -> tuple[ColumnElement[bool], ColumnElement[bool]]:
+    """A miss at ``depth`` and a hit there: at the seed's top-1 and top-3 their column (a range
+    of the listing index, the stored counts' meaning), at another depth :func:`_missed_at`."""
+    if depth in (1, TOP_K):
+        seed = _q.c.top1_hit if depth == 1 else _q.c.top3_hit
+        return seed == false(), seed == true()
+    missed = _missed_at(depth)
+    return missed, not_(missed)
 
 
 def _missed_at(depth: int) -> ColumnElement[bool]:
@@ -204,9 +220,14 @@ def _missed_at(depth: int) -> ColumnElement[bool]:
 
 
 def _groups(
-    conn: Connection, base: list[ColumnElement[bool]], order: Sequence[Named | Outcome]
+    conn: Connection,
+    base: list[ColumnElement[bool]],
+    order: Sequence[Named | Outcome],
+    depth: int,
 ) -> list[list[ColumnElement[bool]]]:
-    """The WHERE clauses of each group of ``order``, in order (an outcome as its ranges)."""
+    """The WHERE clauses of each group of ``order``, in order (an outcome as its parts, a miss
+    or hit at ``depth``)."""
+    at_depth = dict(zip((True, False), _missed(depth), strict=True))
     named: dict[str, None] = {}
     groups: list[tuple[list[ColumnElement[bool]], bool]] = []  # (clauses, an outcome's)
     for group in order:
@@ -216,8 +237,8 @@ def _groups(
             if ids:
                 groups.append(([*base, _q.c.question_id.in_(_ids(conn, ids))], False))
             continue
-        for top3, top1 in _RANGES[group]:
-            groups.append(([*base, _q.c.top3_hit == top3, _q.c.top1_hit == top1], True))
+        for missed, top1 in _RANGES[group]:
+            groups.append(([*base, at_depth[missed], _q.c.top1_hit == top1], True))
     if named:  # the outcome groups leave the named questions out
         listed = _q.c.question_id.not_in(_ids(conn, list(named)))
         groups = [

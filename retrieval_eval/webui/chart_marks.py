@@ -35,6 +35,28 @@ def segments(points: list[tuple[float, float] | None]) -> list[list[tuple[float,
     return [run for run in runs if run]
 
 
+def polylines(
+    points: list[tuple[float, float] | None],
+    colour: str,
+    width: str,
+    dash: str = "",
+    extra: str = "",
+) -> list[str]:
+    """A line through ``points``: a ``<polyline>`` per run between gaps (:func:`segments`) of two
+    points or more, in ``colour`` and ``width``, dashed by ``dash`` ("": solid); ``extra`` adds
+    attributes (``' data-line="top-5"'``)."""
+    dashed = f' stroke-dasharray="{dash}"' if dash else ""
+    out = []
+    for run in segments(points):
+        if len(run) > 1:
+            coords = " ".join(f"{x:.1f},{y:.1f}" for x, y in run)
+            out.append(
+                f'<polyline{extra} points="{coords}" fill="none" stroke="{colour}" '
+                f'stroke-width="{width}"{dashed}/>'
+            )
+    return out
+
+
 def marker_path(shape: str, x: float, y: float, r: float) -> str:
     """An SVG path of a marker of radius ``r`` centred on (x, y)."""
     if shape == "square":

@@ -60,6 +60,7 @@ from retrieval_eval.webui.chart_marks import (
     labels_glyph,
     legend_entry,
     marker_path,
+    polylines,
     segments,
 )
 
@@ -358,15 +359,7 @@ def _series(
         return x_at(i), y_at(v) + (offsets[i] if i < len(offsets) else 0.0)
 
     points = [None if v is None else at(i, v) for i, v in enumerate(series.values)]
-    dash = f' stroke-dasharray="{style.dash}"' if style.dash else ""
-    out = []
-    for run in segments(points):
-        if len(run) > 1:
-            coords = " ".join(f"{x:.1f},{y:.1f}" for x, y in run)
-            out.append(
-                f'<polyline points="{coords}" fill="none" stroke="{style.colour}" '
-                f'stroke-width="2"{dash}/>'
-            )
+    out = polylines(points, style.colour, "2", style.dash)
     name = escape(series.name)
     for i, value in enumerate(series.values):
         if value is None:

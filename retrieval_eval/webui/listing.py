@@ -8,15 +8,17 @@ parameters, so a filtered page is a link anyone can share and works without Java
   baseline) or ``stale`` (stale labels: every target gone from the index, see
   :mod:`retrieval_eval.evaluation.labels`);
 - ``depth``: the gated depth ``misses`` counts at, one of the run's (``run.depths``); by default
-  its deepest (top-3 for the seed's ``[1, 3]``, top-5 for ``[1, 5]``), the depth the row marks
-  and the verdict's deepest figure follow; the other filters ignore it;
+  its deepest (:func:`~retrieval_eval.evaluation.results.miss_depth`: top-3 for the seed's
+  ``[1, 3]``, top-5 for ``[1, 5]``), where the order and the row marks count a miss, as the
+  report's question table does; the other filters ignore it;
 - ``form`` and ``hard_class``: one value each, among those the run's questions have;
 - ``page``: 1-based, :data:`PER_PAGE` questions a page.
 
 Order: questions that flipped to a miss against the baseline, then those that flipped to a hit,
-then the other top-3 misses, then the stale labels, then the other top-1 misses (hit at rank 2 or
-3), then the hits; within each group the set's order. A reader looking for what went wrong finds
-it on page one, and a miss no retriever could have avoided sorts after the retrieval misses.
+then the other misses at the run's deepest gated depth, then the stale labels, then the other
+top-1 misses (hit by that depth, at rank 2 or deeper), then the hits; within each group the
+set's order. A reader looking for what went wrong finds it on page one, and a miss no retriever
+could have avoided sorts after the retrieval misses.
 The store filters, orders and pages them in SQL (:mod:`retrieval_eval.store.questions`): a page
 of a 200,000-question run reads its 50 questions, not the run.
 
@@ -46,7 +48,7 @@ from typing import TYPE_CHECKING, Any
 from pydantic import BaseModel, Field
 
 from retrieval_eval.errors import InvalidInputError, UnknownNameError
-from retrieval_eval.evaluation.results import QuestionResult
+from retrieval_eval.evaluation.results import QuestionResult, miss_depth
 from retrieval_eval.store.questions import (
     Named,
     Outcome,
@@ -117,8 +119,13 @@ class Listing(BaseModel):
             "depth": self.depth,
         }
         current.update(changes)
-        defaults = {"show": "all", "page": 1, "depth": self.depths[-1]}
+        defaults = {"show": "all", "page": 1, "depth": self.miss_depth}
         return {k: v for k, v in current.items() if v is not None and defaults.get(k) != v}
+
+    @property
+    def miss_depth(self) -> int:
+        """Where the order and the rows count a miss: the run's deepest gated depth."""
+        return miss_depth(self.depths)
 
     def page_numbers(self) -> list[int | None]:
         """The page links to show: first, last and two either side of this one (None: a gap)."""
@@ -154,19 +161,13 @@ def _check(
             )
 
 
-def _misses(depth: int) -> dict[str, Any]:
-    """The misses at a gated depth as the store reads them: the seed's columns at 1 and 3."""
-    seed = {1: {"top1_hit": False}, 3: {"top3_hit": False}}
-    return seed.get(depth, {"miss_at": depth})
-
-
 def _filter(
     query: ListQuery, flipped: tuple[str, ...], stale: tuple[str, ...], depth: int
 ) -> QuestionFilter:
     """The query's filters as the store reads them (``misses`` at ``depth``)."""
     shown: dict[str, dict[str, Any]] = {
         "all": {},
-        "misses": _misses(depth),
+        "misses": {"miss_at": depth},
         "top1_misses": {"top1_hit": False},
         "hits": {"top1_hit": True},
         "errors": {"errors": True},
@@ -200,7 +201,8 @@ def list_questions(
         forms, classes = question_values(store, run_id)
     depths = stored.result.depths
     _check(query, run_id, forms, classes, depths)
-    depth = query.depth if query.depth is not None else depths[-1]
+    deepest = miss_depth(depths)
+    depth = query.depth if query.depth is not None else deepest
     flipped = tuple(dict.fromkeys([*flipped_to_miss, *flipped_to_hit]))
     where = _filter(query, flipped, stale, depth)
     total = count_questions(store, stored)
@@ -231,14 +233,20 @@ def list_questions(
     order: list[Named | Outcome] = [
         Named(tuple(flipped_to_miss)),
         Named(tuple(flipped_to_hit)),
-        "top3_miss",
+        "miss",
         Named(stale),
         "top1_miss",
         "top1_hit",
     ]
     page = (
         question_page(
-            store, run_id, where, order, offset=(query.page - 1) * PER_PAGE, limit=PER_PAGE
+            store,
+            run_id,
+            where,
+            order,
+            offset=(query.page - 1) * PER_PAGE,
+            limit=PER_PAGE,
+            depth=deepest,
         )
         if matching
         else []

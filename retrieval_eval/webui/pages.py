@@ -23,9 +23,10 @@ from markupsafe import Markup, escape
 
 from retrieval_eval.reports.links import dag_run_of, dag_run_url
 from retrieval_eval.reports.numbers import MISSING
+from retrieval_eval.reports.verdict import depth_label
 from retrieval_eval.store.summary import RunSummary, SliceSummary, label_changes
 from retrieval_eval.webui.charts import LineChart, Series, line_chart
-from retrieval_eval.webui.sparkline import sparkline
+from retrieval_eval.webui.sparkline import line_key, sparkline
 from retrieval_eval.webui.views import Flips, History, Overview
 
 MAX_BANDS = 2  # slices on one chart that still get their interval band (3 made a muddle)
@@ -95,27 +96,43 @@ def flip_marks(flips: Flips) -> dict[str, FlipMark]:
     return {qid: FlipMark(tuple(found), ranks[qid]) for qid, found in kinds.items()}
 
 
-def overview_rows(data: Overview) -> list[dict[str, Any]]:
-    """One row per pair with its sparkline; ``first_of_set`` starts a set's group of rows."""
+def overview_rows(data: Overview, depths: Sequence[int]) -> list[dict[str, Any]]:
+    """One row per pair with its sparkline; ``first_of_set`` starts a set's group of rows.
+
+    The sparkline has a line per depth of ``depths`` (the page's: :func:`trend_key`) its recent
+    runs gate, each run's rate at it where it gates it; a line keeps its depth's style in every
+    row, so top-5 reads alike in a row without top-3.
+    """
     rows = []
     previous = None
     per_set = Counter(pair.set for pair in data.pairs)
     for pair in data.pairs:
         kinds = _run_kinds(pair.recent)
+        lines = {
+            depth_label(d): [run.hit_rate(d) if d in run.depths else None for run in pair.recent]
+            for d in depths
+        }
+        gated = [depth_label(d) for d in depths if any(d in run.depths for run in pair.recent)]
         rows.append(
             {
                 "pair": pair,
                 "first_of_set": pair.set != previous,
                 "pairs_in_set": per_set[pair.set],
                 "spark": sparkline(
-                    [run.top1_hit_rate for run in pair.recent],
-                    label=f"top-1 over the last {len(pair.recent)} runs",
+                    lines,
+                    label=f"{', '.join(gated)} over the last {len(pair.recent)} runs",
                     **kinds,
                 ),
             }
         )
         previous = pair.set
     return rows
+
+
+def trend_key(depths: Sequence[int]) -> list[tuple[Markup, str]]:
+    """The overview legend's sample and name of each sparkline line, one per depth of
+    ``depths`` (those any pair's recent runs gate), in :func:`overview_rows`' styles."""
+    return [(line_key(slot), depth_label(d)) for slot, d in enumerate(depths)]
 
 
 class RunKinds(TypedDict):

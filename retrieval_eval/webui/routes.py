@@ -126,9 +126,11 @@ def api_overview(request: Request) -> JSONResponse:
 def overview_page(request: Request) -> Any:
     page_helpers, views = modules()
     data = views.overview(_store(request), SPARK_RUNS)
-    rows = page_helpers.overview_rows(data)
+    trend = views.gated_depths([run for pair in data.pairs for run in pair.recent])
+    rows = page_helpers.overview_rows(data, trend)
     depths = views.gated_depths([pair.latest for pair in data.pairs])
-    return render(request, "overview.html", data=data, rows=rows, depths=depths)
+    key = page_helpers.trend_key(trend)
+    return render(request, "overview.html", data=data, rows=rows, depths=depths, trend_key=key)
 
 
 # -- history ---------------------------------------------------------------------------------

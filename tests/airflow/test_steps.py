@@ -251,6 +251,27 @@ def test_lint_findings_reach_the_result_and_the_labels_branch(tmp_path: Path) ->
     assert steps.choose_branches({"verdict": {"state": "regression"}}) == [steps.BRANCH_REGRESSION]
 
 
+def test_the_lint_task_figures_power_at_the_evaluations_configured_depths(tmp_path: Path) -> None:
+    """The lint task's power findings are at the depths the run will gate: the evaluation's own
+    ``run.depths`` [1, 5], and for a pair without its own the config's, the seed's [1, 3]."""
+    path = Path(_relabelled_config(tmp_path, "warn", []))
+    config = yaml.safe_load(path.read_text())
+    config["retrievers"]["bm25_seed"] = config["retrievers"]["bm25"]
+    own = {"set": "handbook.demo", "retriever": "bm25", "run": {"depths": [1, 5]}}
+    path.write_text(yaml.safe_dump({**config, "evaluations": [own]}))
+
+    def power(retriever: str) -> list[str]:
+        findings = steps.lint_set(str(path), "handbook.demo", retriever, "warn")["findings"]
+        return [
+            f["details"]["metric"]
+            for f in findings
+            if f["check"] == "power" and f["severity"] == "warning"
+        ]
+
+    assert power("bm25") == ["top1", "top5"]  # 46 questions: neither sees a 10-point drop
+    assert power("bm25_seed") == ["top1", "top3"]
+
+
 def test_the_dag_steps_gate_the_configured_depths(tmp_path: Path) -> None:
     """A config gating [1, 5] through the DAG's steps, its JSON as XCom carries it (depths as
     string keys): the batch asks for 20 ids and keeps 5, the score and persist log lines and

@@ -5,6 +5,7 @@ page read a real SQLite store filled by ``record_run``; the alert is built as th
 from __future__ import annotations
 
 import re
+import xml.etree.ElementTree as ET
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
@@ -18,6 +19,9 @@ from retrieval_eval.config.models import Thresholds
 from retrieval_eval.evaluation.results import RunResult
 from retrieval_eval.judging.recording import Recorded, record_run
 from retrieval_eval.webui.app import create_app
+from retrieval_eval.webui.chart_marks import DASHES, PALETTE
+
+SVG = "{http://www.w3.org/2000/svg}"
 
 BEFORE = {"a0": 1, "a1": 1, "b0": 2, "b1": 2, "c0": 5, "c1": 5, "c2": 5, "c3": 5, "n0": None}
 AFTER = {**BEFORE, "c0": 9, "c1": 9, "c2": 9, "c3": 9}  # top-1 and top-3 as before
@@ -138,3 +142,43 @@ def test_the_overview_json_carries_the_depths(pages: Pages) -> None:
     assert latest["bm25"]["depths"] == [1, 5] and latest["bm25"]["hits_at"] == {"1": 2, "5": 4}
     assert latest["bm25"]["delta_at"]["5"] == pytest.approx(-4 / 9)
     assert latest["dense"]["depths"] == [1, 3]
+
+
+def _spark(html: str, retriever: str) -> ET.Element:
+    """The overview row's sparkline of ``retriever``, parsed."""
+    row = html[html.index(f'data-retriever="{retriever}"') :].split("</tr>")[0]
+    found = re.search(r'<svg class="spark".*?</svg>', row, re.S)
+    assert found is not None, retriever
+    return ET.fromstring(found.group(0))
+
+
+def test_the_overview_trend_draws_every_gated_depth(pages: Pages) -> None:
+    """Each pair's sparkline has a line per depth its runs gate, named in its accessible label
+    and tooltip; a depth has one style on the whole page, the legend's."""
+    html = pages.client.get("/").text
+    bm25 = _spark(html, "bm25")
+    assert bm25.get("role") == "img"
+    assert bm25.get("aria-label") == "top-1, top-5 over the last 2 runs"
+    title = bm25.findtext(f"{SVG}title") or ""
+    assert title.startswith("top-1, top-5 over the last 2 runs: top-1 22%, 22%; top-5 89%, 44% (")
+    lines = {line.get("data-line"): line for line in bm25.iter(f"{SVG}polyline")}
+    assert list(lines) == ["top-1", "top-5"]
+    # the page's trend depths are 1, 3 and 5: top-5 is drawn third's style, top-1 as before
+    top5, top1 = lines["top-5"], lines["top-1"]
+    assert (top5.get("stroke"), top5.get("stroke-dasharray")) == (PALETTE[2], DASHES[2])
+    assert (top1.get("stroke"), top1.get("stroke-dasharray")) == (PALETTE[0], None)
+    marks = [c.get("class") for c in bm25.iter(f"{SVG}circle")]
+    assert marks.count("spark-regression") == 1  # the second run, on the top-1 line
+    dense = _spark(html, "dense")  # one run gating the seed's depths: dots, no lines
+    assert dense.get("aria-label") == "top-1, top-3 over the last 1 runs"
+    assert "top-1 22%; top-3 44%" in (dense.findtext(f"{SVG}title") or "")
+    legend = html[html.index('id="spark-legend"') :].split("</p>")[0]
+    key = (
+        r'<span class="trend-key"><svg[^>]*><polyline [^>]*stroke="([^"]+)"[^>]*/></svg> (top-\d+)'
+    )
+    assert re.findall(key, legend) == [
+        (PALETTE[0], "top-1"),
+        (PALETTE[1], "top-3"),
+        (PALETTE[2], "top-5"),
+    ]
+    assert "the trend of its last runs at each gated depth" in legend and "<th>Trend</th>" in html

@@ -1,11 +1,13 @@
-"""The run page's ``misses`` filter follows the run's gated depths: a run gating ``[1, 5]``
-lists its top-5 misses by default and any gated depth's with ``depth=``, counted from the run's
-stored figures, and the SQL that pages them agrees with the scoring rules at every depth.
+"""The run page's order and ``misses`` filter follow the run's gated depths: a run gating
+``[1, 5]`` lists its top-5 misses first, and under ``misses`` by default (any gated depth's with
+``depth=``), counted from the run's stored figures, and the SQL that pages them agrees with the
+scoring rules at every depth.
 
 Real SQLite stores filled by ``record_run``; the app over them with FastAPI's TestClient."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -79,6 +81,29 @@ def test_misses_are_counted_at_the_deepest_gated_depth(run: Run) -> None:
     # the seed's depths keep the seed's meaning: top-3 misses
     seed = _listed(run, run.seed_id)
     assert seed["listing"]["depth"] == 3 and seed["listing"]["matching"] == len(_missed(3)) == 5
+
+
+def _ordered(depth: int) -> list[str]:
+    """The oracle of the page's order without flips or stale labels: the misses at ``depth``,
+    then the other top-1 misses, then the top-1 hits, each in the set's order."""
+    missed, top1_missed = _missed(depth), _missed(1)
+    return sorted(RANKS, key=lambda q: 0 if q in missed else 1 if q in top1_missed else 2)
+
+
+def test_the_page_lists_the_misses_at_the_deepest_gated_depth_first(run: Run) -> None:
+    """The run page leads with the misses the report's question table lists: at the deepest
+    gated depth. A run gating [1, 5] puts its top-5 misses first, and a question hit at rank 4
+    or 5 (a top-3 miss) after them, with the top-1 misses; the seed's [1, 3] keeps top-3."""
+    deep = run.client.get(f"/api/runs/{run.run_id}").json()
+    assert [q["id"] for q in deep["questions"]] == _ordered(5)
+    assert _ordered(5)[:3] == ["d0", "d1", "n0"] and _ordered(5)[3:7] == ["b0", "b1", "c0", "c1"]
+    seed = run.client.get(f"/api/runs/{run.seed_id}").json()
+    assert [q["id"] for q in seed["questions"]] == _ordered(3)
+    # the page lists them in that order and marks the same questions as misses
+    html = run.client.get(f"/runs/{run.run_id}").text
+    rows = re.findall(r'<tr data-question-id="([^"]+)" class="([^"]*)"', html)
+    assert [qid for qid, _ in rows] == _ordered(5)
+    assert [qid for qid, marks in rows if "miss" in marks.split()] == _missed(5)
 
 
 def test_a_depth_choice_lists_that_depths_misses(run: Run) -> None:
