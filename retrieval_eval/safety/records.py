@@ -14,7 +14,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from retrieval_eval.safety.limits import MAX_SET_FILE_BYTES, too_large
+from retrieval_eval.safety.limits import MAX_SET_FILE_BYTES, refuse_too_large
 
 MAX_PROBLEMS = 20
 Fail = Callable[[Sequence[str]], Exception]  # the error type the caller raises with problems
@@ -24,9 +24,7 @@ def read_records(path: Path, what: str, fail: Fail) -> tuple[list[Any], list[int
     """The rows of ``path`` (``.jsonl`` or ``.csv``) and their line numbers; ``what`` names the
     kind of file in messages ("query log")."""
     try:
-        size = path.stat().st_size
-        if size > MAX_SET_FILE_BYTES:
-            raise fail([f"{path}: {too_large(size, MAX_SET_FILE_BYTES, what)}"])
+        refuse_too_large(path, MAX_SET_FILE_BYTES, what, lambda m: fail([m]))
         text = path.read_bytes().decode("utf-8-sig")
     except OSError as exc:
         raise fail([f"{path}: cannot read the {what}: {exc.strerror}"]) from None
