@@ -259,18 +259,16 @@ class HttpRetriever:
         if options.lookup is not None:
             # offered only when configured: without a lookup the labels cannot be checked
             self._lookup_ids = jmespath.compile(options.lookup.ids)
-            path = options.lookup.url or options.url
-            self._lookup_url = base_url.rstrip("/") + path if path.startswith("/") else path
-            register_url(self._lookup_url)
-            self._lookup_where = _endpoint(options.lookup.method, self._lookup_url)
+            self._lookup_url, self._lookup_where = _second_endpoint(
+                options.lookup.method, options.lookup.url or options.url, base_url
+            )
             self.existing_ids = self._existing_ids
             self.existing_ids_source = "http lookup"
         if options.texts is not None:
             self._texts_of = jmespath.compile(options.texts.texts)
-            path = options.texts.url or options.url
-            self._texts_url = base_url.rstrip("/") + path if path.startswith("/") else path
-            register_url(self._texts_url)
-            self._texts_where = _endpoint(options.texts.method, self._texts_url)
+            self._texts_url, self._texts_where = _second_endpoint(
+                options.texts.method, options.texts.url or options.url, base_url
+            )
             self.document_texts = self._document_texts
         params, body = options.params, options.body
         if params is None and body is None:
@@ -484,6 +482,14 @@ def _endpoint(method: str, full_url: str) -> str:
     url = urllib3.util.parse_url(full_url)
     port = f":{url.port}" if url.port else ""
     return f"{method} {url.scheme}://{url.host}{port}{url.path or ''}"
+
+
+def _second_endpoint(method: str, path: str, base_url: str) -> tuple[str, str]:
+    """The lookup's or the texts request's URL (a path starting with "/" is on ``base_url``),
+    registered for redaction, and what its errors name: the same for both requests."""
+    url = base_url.rstrip("/") + path if path.startswith("/") else path
+    register_url(url)
+    return url, _endpoint(method, url)
 
 
 def _connection_headers(conn: Any, opts: HttpOptions) -> dict[str, str]:
