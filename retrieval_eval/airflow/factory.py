@@ -75,48 +75,47 @@ def _doc(evaluation: EvaluationSpec, config_path: str | None) -> str:
     )
 
 
+def _override(kind: str, description: str, **schema: Any) -> Param:
+    """A Param a manual run may set, None (the config's value) unless it does: every override
+    is declared the same way, ``schema`` its JSON-schema bounds."""
+    return Param(None, type=["null", kind], **schema, description=description)
+
+
 def _params() -> dict[str, Param]:
     return {
-        "max_top1_drop": Param(
-            None,
-            type=["null", "number"],
+        "max_top1_drop": _override(
+            "number",
+            "Override: largest allowed absolute top-1 hit-rate drop.",
             minimum=0,
             maximum=1,
-            description="Override: largest allowed absolute top-1 hit-rate drop.",
         ),
-        "max_top3_drop": Param(
-            None,
-            type=["null", "number"],
+        "max_top3_drop": _override(
+            "number",
+            "Override: largest allowed absolute top-3 hit-rate drop.",
             minimum=0,
             maximum=1,
-            description="Override: largest allowed absolute top-3 hit-rate drop.",
         ),
-        "depths": Param(
-            None,
-            type=["null", "array"],
+        "depths": _override(
+            "array",
+            "Override: the gated depths, e.g. [1, 5] (in increasing order, 1-100).",
             items={"type": "integer"},
-            description="Override: the gated depths, e.g. [1, 5] (in increasing order, 1-100).",
         ),
-        "max_drops": Param(
-            None,
-            type=["null", "object"],
-            description='Override: a gated depth\'s largest allowed drop, e.g. {"5": 0.05}.',
+        "max_drops": _override(
+            "object", 'Override: a gated depth\'s largest allowed drop, e.g. {"5": 0.05}.'
         ),
-        "relevance_level": Param(
-            None,
-            type=["null", "integer"],
+        "relevance_level": _override(
+            "integer",
+            "Override: the grade a target needs to count (1-3; graded labels).",
             minimum=1,
             maximum=3,
-            description="Override: the grade a target needs to count (1-3; graded labels).",
         ),
         "fail_on_regression": Param(
             False, type="boolean", description="End the DAG run failed after a regression alert."
         ),
-        "baseline_run_id": Param(
-            None,
-            type=["null", "integer"],
+        "baseline_run_id": _override(
+            "integer",
+            "Compare with this stored run instead of the automatic baseline.",
             minimum=1,
-            description="Compare with this stored run instead of the automatic baseline.",
         ),
     }
 
