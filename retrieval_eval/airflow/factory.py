@@ -175,17 +175,13 @@ def build_evaluation_dag(
     """
     options = airflow_options or AirflowOptions()
     job = job_for(evaluation, config_path, options, lint_mode)
-    with DAG(
+    with _dag(
+        evaluation,
+        options,
         dag_id=dag_id_for(evaluation.set, evaluation.retriever),
-        schedule=schedule_for(evaluation),
-        start_date=START_DATE,
-        catchup=False,
-        max_active_runs=1,
-        tags=["retrieval-eval", *evaluation.tags],
+        tags=evaluation.tags,
         doc_md=_doc(evaluation, config_path) + (f"\n{note}\n" if note else ""),
-        default_args=default_args_for(evaluation, options),
         params=_params(),
-        render_template_as_native_obj=True,
     ) as dag:
         # XComArgs stand in for the values at run time (typed Any for the checker)
         planned: Any = tasks.load_golden_set(job=job)
@@ -217,6 +213,32 @@ def build_evaluation_dag(
     return dag
 
 
+def _dag(
+    spec: ScheduledSpec,
+    options: AirflowOptions,
+    *,
+    dag_id: str,
+    tags: list[str],
+    doc_md: str,
+    params: dict[str, Param],
+) -> DAG:
+    """A DAG with what the evaluation and replay DAGs share: the spec's schedule from
+    START_DATE without catch-up, one run at a time, the "retrieval-eval" tag first, the spec's
+    default args, templates rendered as native objects."""
+    return DAG(
+        dag_id=dag_id,
+        schedule=schedule_for(spec),
+        start_date=START_DATE,
+        catchup=False,
+        max_active_runs=1,
+        tags=["retrieval-eval", *tags],
+        doc_md=doc_md,
+        default_args=default_args_for(spec, options),
+        params=params,
+        render_template_as_native_obj=True,
+    )
+
+
 def replay_dag_id_for(sample: str, retriever: str) -> str:
     """``retrieval_eval_replay__<sample>__<retriever>``, cleaned as :func:`dag_id_for`."""
     return dag_id_for(sample, retriever).replace("retrieval_eval__", "retrieval_eval_replay__", 1)
@@ -246,13 +268,11 @@ def build_replay_dag(
         "fail_on_drift": spec.fail_on_drift,
     }
     against = f"`{spec.against}`" if spec.against else "the previous replay"
-    with DAG(
+    with _dag(
+        spec,
+        options,
         dag_id=replay_dag_id_for(spec.sample, spec.retriever),
-        schedule=schedule_for(spec),
-        start_date=START_DATE,
-        catchup=False,
-        max_active_runs=1,
-        tags=["retrieval-eval", "replay", *spec.tags],
+        tags=["replay", *spec.tags],
         doc_md=(
             f"### Replay: sample `{spec.sample}` × `{spec.retriever}`\n\n"
             f"Asks the retriever every query of the stored sample and compares the rankings with "
@@ -260,13 +280,11 @@ def build_replay_dag(
             "comes from the triggering asset event's `extra` (`index_version`).\n\n"
             f"- Config: `{config_path or 'default lookup'}`\n"
         ),
-        default_args=default_args_for(spec, options),
         params={
             "fail_on_drift": Param(
                 False, type="boolean", description="End the DAG run failed after a drift alert."
             )
         },
-        render_template_as_native_obj=True,
     ) as dag:
         planned: Any = replay_tasks.load_sample(job=job)
         batches: Any = replay_tasks.replay.partial(job=job).expand(batch=planned)
