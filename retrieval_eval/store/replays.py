@@ -269,21 +269,9 @@ def _insert_rankings(conn: Connection, rows: Iterator[tuple[Any, ...]]) -> None:
 
 
 def _figures(comparison: Comparison) -> dict[str, Any]:
-    def one(figures: Any) -> dict[str, Any]:
-        return {
-            "queries": figures.queries,
-            "mean_rbo": figures.mean_rbo,
-            "top1_changed": figures.top1_changed,
-            "top1_changed_share": figures.top1_changed_share,
-            "top1_interval": list(figures.top1_interval) if figures.top1_interval else None,
-            "weighted_mean_rbo": figures.weighted_mean_rbo,
-            "weighted_top1_changed": figures.weighted_top1_changed,
-            "quantiles": figures.quantiles,
-        }
-
     return {
-        "overall": one(comparison.overall),
-        "buckets": {name: one(f) for name, f in comparison.buckets.items()},
+        "overall": comparison.overall.as_json("top1_interval"),
+        "buckets": {name: f.as_json("top1_interval") for name, f in comparison.buckets.items()},
         "errors": comparison.errors,
         "error_rate": comparison.error_rate,
         "reasons": list(comparison.reasons),
