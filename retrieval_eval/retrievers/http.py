@@ -78,7 +78,7 @@ import json
 import logging
 import time
 from collections.abc import Iterable, Iterator, Mapping
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, Self
 from urllib.parse import quote, urlencode
 
 import jmespath
@@ -99,7 +99,7 @@ from retrieval_eval.retrievers.http_retry import (
     describe,
     quoted_body,
 )
-from retrieval_eval.retrievers.options import BuildContext, parse_options
+from retrieval_eval.retrievers.options import BuildContext, OptionsAdapter
 from retrieval_eval.retrievers.secrets import airflow_connection, env_headers
 from retrieval_eval.safety.redaction import (
     RedactingFilter,
@@ -221,13 +221,15 @@ def fill(template: Any, question: str, limit: int) -> Any:
     return template
 
 
-class HttpRetriever:
+class HttpRetriever(OptionsAdapter):
     """One pooled, thread-safe urllib3 ``PoolManager`` per retriever, shared by the scorer's threads.
 
     urllib3 rather than httpx: with many requests in flight on few cores, httpx's interpreter
     time per request, not the network, limits a run's throughput; urllib3's is small enough to
     keep a run near the ideal (docs/benchmarks.md measures it).
     """
+
+    options_model = HttpOptions
 
     # every call ends by its deadline, (retries + 1) × timeout_s plus backoff, connect, headers
     # and body included (http_bounds), so the scorer calls it in its own thread and judges an
@@ -294,11 +296,9 @@ class HttpRetriever:
         )
 
     @classmethod
-    def from_options(
-        cls, identifier: str, options: Mapping[str, Any], context: BuildContext
-    ) -> HttpRetriever:
-        opts = parse_options(HttpOptions, identifier, options, context)
-        where = f"{context.source}: retrievers.{identifier}"
+    def from_checked(
+        cls, identifier: str, opts: HttpOptions, where: str, context: BuildContext
+    ) -> Self:
         if opts.url.startswith("/") and not opts.connection_id:
             raise ConfigError(
                 f"{where}.url: a relative url needs connection_id (the connection's host is the "

@@ -48,13 +48,13 @@ per question.
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterable, Mapping
-from typing import Any, Literal
+from collections.abc import Iterable
+from typing import Any, Literal, Self
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from retrieval_eval.errors import ConfigError, RetrieverError
-from retrieval_eval.retrievers.options import BuildContext, parse_options
+from retrieval_eval.retrievers.options import BuildContext, OptionsAdapter
 from retrieval_eval.retrievers.secrets import airflow_connection, env_secret
 from retrieval_eval.safety.redaction import redact, register_credentials, register_query
 
@@ -91,8 +91,10 @@ class PostgresFtsOptions(BaseModel):
         return self
 
 
-class PostgresFtsRetriever:
+class PostgresFtsRetriever(OptionsAdapter):
     """Parameterised full-text queries over a small pool of connections."""
+
+    options_model = PostgresFtsOptions
 
     def __init__(self, identifier: str, options: PostgresFtsOptions, conninfo: str) -> None:
         from psycopg.conninfo import conninfo_to_dict
@@ -115,11 +117,9 @@ class PostgresFtsRetriever:
             self.document_texts = self._document_texts
 
     @classmethod
-    def from_options(
-        cls, identifier: str, options: Mapping[str, Any], context: BuildContext
-    ) -> PostgresFtsRetriever:
-        opts = parse_options(PostgresFtsOptions, identifier, options, context)
-        where = f"{context.source}: retrievers.{identifier}"
+    def from_checked(
+        cls, identifier: str, opts: PostgresFtsOptions, where: str, context: BuildContext
+    ) -> Self:
         retriever = cls(identifier, opts, _conninfo(opts, where))
         retriever.check(where)
         return retriever
