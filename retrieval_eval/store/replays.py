@@ -20,7 +20,7 @@ from retrieval_eval.errors import UnknownNameError
 from retrieval_eval.replay.compare import Comparison, QueryChange, Ranked
 from retrieval_eval.replay.samples import QuerySample, SampledQuery
 from retrieval_eval.store.schema import query_sample, query_sample_item, replay_ranking, replay_run
-from retrieval_eval.store.store import Store
+from retrieval_eval.store.store import Store, inserted_id
 
 COPY_COLUMNS = (
     "replay_id",
@@ -105,20 +105,18 @@ def save_sample(store: Store, sample: QuerySample) -> int:
         ).scalar()
         if found is not None:
             return int(found)
-        sample_id = int(
-            conn.execute(
-                insert(query_sample)
-                .values(
-                    name=sample.name,
-                    fingerprint=sample.fingerprint,
-                    privacy=sample.privacy,
-                    query_count=len(sample.queries),
-                    log_queries=sample.log_queries,
-                    log_traffic=sample.log_traffic,
-                    created_at=datetime.now(UTC),
-                )
-                .returning(query_sample.c.id)
-            ).scalar_one()
+        sample_id = inserted_id(
+            conn,
+            query_sample,
+            dict(
+                name=sample.name,
+                fingerprint=sample.fingerprint,
+                privacy=sample.privacy,
+                query_count=len(sample.queries),
+                log_queries=sample.log_queries,
+                log_traffic=sample.log_traffic,
+                created_at=datetime.now(UTC),
+            ),
         )
         if sample.queries:
             conn.execute(
@@ -193,33 +191,31 @@ def save_replay(store: Store, record: ReplayRecord) -> int:
         if found is not None:
             return int(found)
         overall = comparison.overall
-        replay_id = int(
-            conn.execute(
-                insert(replay_run)
-                .values(
-                    run_key=record.run_key,
-                    sample_id=record.sample_id,
-                    sample_name=record.sample_name,
-                    retriever=record.retriever,
-                    k=record.k,
-                    p=record.p,
-                    run_date=record.run_date,
-                    created_at=datetime.now(UTC),
-                    index_version=record.index_version,
-                    package_version=record.package_version,
-                    query_count=len(record.rankings),
-                    error_count=sum(1 for r in record.rankings if r.error is not None),
-                    state=comparison.state,
-                    compared_id=record.compared_id,
-                    against=record.against,
-                    mean_rbo=overall.mean_rbo,
-                    top1_changed=overall.top1_changed_share,
-                    weighted_mean_rbo=overall.weighted_mean_rbo,
-                    weighted_top1_changed=overall.weighted_top1_changed,
-                    figures=figures,
-                )
-                .returning(replay_run.c.id)
-            ).scalar_one()
+        replay_id = inserted_id(
+            conn,
+            replay_run,
+            dict(
+                run_key=record.run_key,
+                sample_id=record.sample_id,
+                sample_name=record.sample_name,
+                retriever=record.retriever,
+                k=record.k,
+                p=record.p,
+                run_date=record.run_date,
+                created_at=datetime.now(UTC),
+                index_version=record.index_version,
+                package_version=record.package_version,
+                query_count=len(record.rankings),
+                error_count=sum(1 for r in record.rankings if r.error is not None),
+                state=comparison.state,
+                compared_id=record.compared_id,
+                against=record.against,
+                mean_rbo=overall.mean_rbo,
+                top1_changed=overall.top1_changed_share,
+                weighted_mean_rbo=overall.weighted_mean_rbo,
+                weighted_top1_changed=overall.weighted_top1_changed,
+                figures=figures,
+            ),
         )
         _insert_rankings(conn, _ranking_rows(replay_id, record))
         return replay_id
