@@ -75,48 +75,47 @@ def _doc(evaluation: EvaluationSpec, config_path: str | None) -> str:
     )
 
 
+def _override(kind: str, description: str, **schema: Any) -> Param:
+    """A Param a manual run may set, None (the config's value) unless it does: every override
+    is declared the same way, ``schema`` its JSON-schema bounds."""
+    return Param(None, type=["null", kind], **schema, description=description)
+
+
 def _params() -> dict[str, Param]:
     return {
-        "max_top1_drop": Param(
-            None,
-            type=["null", "number"],
+        "max_top1_drop": _override(
+            "number",
+            "Override: largest allowed absolute top-1 hit-rate drop.",
             minimum=0,
             maximum=1,
-            description="Override: largest allowed absolute top-1 hit-rate drop.",
         ),
-        "max_top3_drop": Param(
-            None,
-            type=["null", "number"],
+        "max_top3_drop": _override(
+            "number",
+            "Override: largest allowed absolute top-3 hit-rate drop.",
             minimum=0,
             maximum=1,
-            description="Override: largest allowed absolute top-3 hit-rate drop.",
         ),
-        "depths": Param(
-            None,
-            type=["null", "array"],
+        "depths": _override(
+            "array",
+            "Override: the gated depths, e.g. [1, 5] (in increasing order, 1-100).",
             items={"type": "integer"},
-            description="Override: the gated depths, e.g. [1, 5] (in increasing order, 1-100).",
         ),
-        "max_drops": Param(
-            None,
-            type=["null", "object"],
-            description='Override: a gated depth\'s largest allowed drop, e.g. {"5": 0.05}.',
+        "max_drops": _override(
+            "object", 'Override: a gated depth\'s largest allowed drop, e.g. {"5": 0.05}.'
         ),
-        "relevance_level": Param(
-            None,
-            type=["null", "integer"],
+        "relevance_level": _override(
+            "integer",
+            "Override: the grade a target needs to count (1-3; graded labels).",
             minimum=1,
             maximum=3,
-            description="Override: the grade a target needs to count (1-3; graded labels).",
         ),
         "fail_on_regression": Param(
             False, type="boolean", description="End the DAG run failed after a regression alert."
         ),
-        "baseline_run_id": Param(
-            None,
-            type=["null", "integer"],
+        "baseline_run_id": _override(
+            "integer",
+            "Compare with this stored run instead of the automatic baseline.",
             minimum=1,
-            description="Compare with this stored run instead of the automatic baseline.",
         ),
     }
 
@@ -176,17 +175,13 @@ def build_evaluation_dag(
     """
     options = airflow_options or AirflowOptions()
     job = job_for(evaluation, config_path, options, lint_mode)
-    with DAG(
+    with _dag(
+        evaluation,
+        options,
         dag_id=dag_id_for(evaluation.set, evaluation.retriever),
-        schedule=schedule_for(evaluation),
-        start_date=START_DATE,
-        catchup=False,
-        max_active_runs=1,
-        tags=["retrieval-eval", *evaluation.tags],
+        tags=evaluation.tags,
         doc_md=_doc(evaluation, config_path) + (f"\n{note}\n" if note else ""),
-        default_args=default_args_for(evaluation, options),
         params=_params(),
-        render_template_as_native_obj=True,
     ) as dag:
         # XComArgs stand in for the values at run time (typed Any for the checker)
         planned: Any = tasks.load_golden_set(job=job)
@@ -218,6 +213,32 @@ def build_evaluation_dag(
     return dag
 
 
+def _dag(
+    spec: ScheduledSpec,
+    options: AirflowOptions,
+    *,
+    dag_id: str,
+    tags: list[str],
+    doc_md: str,
+    params: dict[str, Param],
+) -> DAG:
+    """A DAG with what the evaluation and replay DAGs share: the spec's schedule from
+    START_DATE without catch-up, one run at a time, the "retrieval-eval" tag first, the spec's
+    default args, templates rendered as native objects."""
+    return DAG(
+        dag_id=dag_id,
+        schedule=schedule_for(spec),
+        start_date=START_DATE,
+        catchup=False,
+        max_active_runs=1,
+        tags=["retrieval-eval", *tags],
+        doc_md=doc_md,
+        default_args=default_args_for(spec, options),
+        params=params,
+        render_template_as_native_obj=True,
+    )
+
+
 def replay_dag_id_for(sample: str, retriever: str) -> str:
     """``retrieval_eval_replay__<sample>__<retriever>``, cleaned as :func:`dag_id_for`."""
     return dag_id_for(sample, retriever).replace("retrieval_eval__", "retrieval_eval_replay__", 1)
@@ -247,13 +268,11 @@ def build_replay_dag(
         "fail_on_drift": spec.fail_on_drift,
     }
     against = f"`{spec.against}`" if spec.against else "the previous replay"
-    with DAG(
+    with _dag(
+        spec,
+        options,
         dag_id=replay_dag_id_for(spec.sample, spec.retriever),
-        schedule=schedule_for(spec),
-        start_date=START_DATE,
-        catchup=False,
-        max_active_runs=1,
-        tags=["retrieval-eval", "replay", *spec.tags],
+        tags=["replay", *spec.tags],
         doc_md=(
             f"### Replay: sample `{spec.sample}` × `{spec.retriever}`\n\n"
             f"Asks the retriever every query of the stored sample and compares the rankings with "
@@ -261,13 +280,11 @@ def build_replay_dag(
             "comes from the triggering asset event's `extra` (`index_version`).\n\n"
             f"- Config: `{config_path or 'default lookup'}`\n"
         ),
-        default_args=default_args_for(spec, options),
         params={
             "fail_on_drift": Param(
                 False, type="boolean", description="End the DAG run failed after a drift alert."
             )
         },
-        render_template_as_native_obj=True,
     ) as dag:
         planned: Any = replay_tasks.load_sample(job=job)
         batches: Any = replay_tasks.replay.partial(job=job).expand(batch=planned)

@@ -21,6 +21,7 @@ from retrieval_eval.cli.options import (
     RUN_ID,
     check_summary,
     config_option,
+    file_option,
     format_option,
     report_format_option,
     summary_option,
@@ -324,14 +325,7 @@ def show(
 
 @cli.command("report")
 @click.argument("run_id", type=RUN_ID, metavar="RUN_ID")
-@click.option(
-    "--html",
-    "html_path",
-    type=click.Path(dir_okay=False),
-    required=True,
-    metavar="FILE",
-    help="Write the report to FILE ('-': stdout).",
-)
+@file_option("--html", "html_path", "Write the report to FILE ('-': stdout).", required=True)
 @db_option
 @config_option
 def report(run_id: int, html_path: str, db: str | None, config_path: str | None) -> None:

@@ -27,6 +27,16 @@ def format_option(*formats: str, help: str | None = None) -> Any:
     )
 
 
+def file_option(name: str, dest: str, help: str, *, required: bool = False) -> Any:
+    """An option naming one file (``FILE`` in the help; a folder is refused), None when it is
+    not given (a required one has no default, so click refuses the command without it): the
+    commands' file options declared one way."""
+    given: dict[str, Any] = {"required": True} if required else {"default": None}
+    return click.option(
+        name, dest, type=click.Path(dir_okay=False), metavar="FILE", help=help, **given
+    )
+
+
 def output_option(help: str) -> Any:
     """``--output``/``-o``: a file to write instead of stdout (None when not given)."""
     return click.option("--output", "-o", type=click.Path(dir_okay=False), default=None, help=help)

@@ -16,7 +16,7 @@ from typing import Any
 import click
 
 from retrieval_eval.cli.db_cmd import db_option
-from retrieval_eval.cli.options import config_option, format_option
+from retrieval_eval.cli.options import config_option, file_option, format_option
 from retrieval_eval.cli.sets_cmd import sets
 
 
@@ -130,13 +130,10 @@ def _line(item: Any) -> str:
 
 @sets.command("promote")
 @click.argument("set_name", metavar="SET")
-@click.option(
+@file_option(
     "--judgments",
     "judgments_path",
-    type=click.Path(dir_okay=False),
-    default=None,
-    metavar="FILE",
-    help="A judgments file (JSONL or CSV), as `sets pool` writes it, graded.",
+    "A judgments file (JSONL or CSV), as `sets pool` writes it, graded.",
 )
 @click.option(
     "--from-store",
@@ -144,13 +141,10 @@ def _line(item: Any) -> str:
     help="Take the set's judgments stored in the store (`sets judge import`, the dashboard's "
     "review queue), with --judgments' rows if both are given.",
 )
-@click.option(
+@file_option(
     "--output",
     "output",
-    type=click.Path(dir_okay=False),
-    default=None,
-    metavar="FILE",
-    help="Where the new version goes (.yaml or .json); default: the set's own file.",
+    "Where the new version goes (.yaml or .json); default: the set's own file.",
 )
 @click.option("--force", is_flag=True, help="Write it even when lint finds errors in it.")
 @click.option("--retriever", default=None, help="Lint's dead-label check against this retriever.")

@@ -50,7 +50,7 @@ from retrieval_eval.config.lookup import (
 )
 from retrieval_eval.errors import ConfigError, GoldenSetError
 from retrieval_eval.replay.specs import DriftThresholds, SampleSpec
-from retrieval_eval.safety.limits import MAX_CONFIG_FILE_BYTES, shorten, too_large
+from retrieval_eval.safety.limits import MAX_CONFIG_FILE_BYTES, refuse_too_large, shorten
 
 if TYPE_CHECKING:
     # imported where used: the DAG file reads configs at parse time, and these pull in the set
@@ -471,9 +471,7 @@ def load_config(path: str | Path | None = None) -> Config:
     if not found.is_file():
         raise ConfigError(f"config file {found} does not exist")
     try:
-        size = found.stat().st_size
-        if size > MAX_CONFIG_FILE_BYTES:
-            raise ConfigError(f"{found}: {too_large(size, MAX_CONFIG_FILE_BYTES, 'a config file')}")
+        refuse_too_large(found, MAX_CONFIG_FILE_BYTES, "a config file", ConfigError)
         text = found.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
         reason = "not UTF-8 text" if isinstance(exc, UnicodeDecodeError) else exc.strerror

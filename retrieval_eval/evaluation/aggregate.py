@@ -153,3 +153,22 @@ def summarise(
         questions=questions,
         package_version=installed_version(),
     )
+
+
+def summarise_again(questions: list[QuestionResult], run: RunResult, **changed: Any) -> RunResult:
+    """``questions`` (some of ``run``'s, or its rankings judged again) summarised as a run of
+    ``run``'s set, labels, retriever, settings, set name, corpus, times and key, but what
+    ``changed`` gives instead (any of :func:`summarise`'s keywords; ``set_version`` is kept
+    only when given): the one way a run derived from another is built."""
+    kept: dict[str, Any] = {
+        "set_identifier": run.set_identifier,
+        "labels_fingerprint": run.labels_fingerprint,
+        "retriever": run.retriever,
+        "settings": run.settings,
+        "set_name": run.set_name,
+        "corpus_revision": run.corpus_revision,
+        "started_at": run.started_at,
+        "finished_at": run.finished_at,
+        "run_key": run.run_key,
+    }
+    return summarise(questions, **{**kept, **changed})

@@ -489,6 +489,14 @@ def _question_contract(q: QuestionResult) -> dict[str, Any]:
         "id": q.id,
         "form": str(q.form),  # a StrEnum's str() is its value
         "hard_class": q.hard_class,
+        **question_outcome(q),
+    }
+
+
+def question_outcome(q: QuestionResult) -> dict[str, Any]:
+    """What retrieval did for one question, under the names both the JSON contract and the
+    store's question rows use: one list of those fields, so the two cannot drift apart."""
+    return {
         "top1_hit": q.top1_hit,
         "top3_hit": q.top3_hit,
         "first_hit_rank": q.first_hit_rank,

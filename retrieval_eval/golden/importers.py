@@ -39,7 +39,13 @@ import yaml
 from retrieval_eval.errors import InvalidInputError
 from retrieval_eval.golden.loaders import validate_set_data
 from retrieval_eval.golden.models import GoldenQuestionSet, QuestionForm
-from retrieval_eval.safety.limits import MAX_SET_FILE_BYTES, quote, quote_some, shorten, too_large
+from retrieval_eval.safety.limits import (
+    MAX_SET_FILE_BYTES,
+    quote,
+    quote_some,
+    refuse_too_large,
+    shorten,
+)
 from retrieval_eval.safety.surrogates import escaped
 from retrieval_eval.safety.yaml_input import describe as describe_yaml_error
 from retrieval_eval.safety.yaml_input import load_set_yaml
@@ -380,9 +386,7 @@ def _read_text(path: Path, what: str) -> str:
     if not path.is_file():
         raise InvalidInputError(f"{path}: no such {what} file")
     try:
-        size = path.stat().st_size
-        if size > MAX_SET_FILE_BYTES:
-            raise InvalidInputError(f"{path}: {too_large(size, MAX_SET_FILE_BYTES, 'a set file')}")
+        refuse_too_large(path, MAX_SET_FILE_BYTES, "a set file", InvalidInputError)
         return path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
         raise InvalidInputError(

@@ -88,18 +88,15 @@ def read_judgments(path: Path) -> list[Judgment]:
 
 def read_judgment_lines(path: Path) -> list[tuple[int, Judgment]]:
     """:func:`read_judgments` with each row's line number (for messages about a row's values)."""
-    from retrieval_eval.safety.records import read_records
+    from retrieval_eval.safety.records import read_records, row_errors
 
     raw, lines = read_records(path, "judgments file", GoldenSetError)
     try:
         return list(zip(lines, _ROWS.validate_python(raw), strict=True))
     except ValidationError as exc:
         problems = []
-        for err in exc.errors()[:MAX_PROBLEMS]:
-            index = err["loc"][0] if err["loc"] else 0
-            field = ".".join(str(p) for p in err["loc"][1:]) or "row"
-            line = lines[index] if isinstance(index, int) and index < len(lines) else "?"
-            message = str(err["msg"]).removeprefix("Value error, ")
+        for line, field, msg in row_errors(exc, lines, MAX_PROBLEMS):
+            message = msg.removeprefix("Value error, ")
             if field == "grade":
                 message += " (grades are 0 to 3, or empty for not judged yet)"
             problems.append(f"{path}: line {line}: {field}: {message}")

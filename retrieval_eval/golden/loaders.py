@@ -37,9 +37,9 @@ from retrieval_eval.safety.limits import (
     nesting_exceeds,
     quote,
     quote_some,
+    refuse_too_large,
     shorten,
     too_deep,
-    too_large,
     too_long_integer,
 )
 from retrieval_eval.safety.surrogates import escaped, lone_surrogate
@@ -62,9 +62,7 @@ def load_golden_set(path: str | Path, identifier: str | None = None) -> GoldenQu
             [f"{path}: unknown set format {quote(suffix)}; use one of {', '.join(SET_SUFFIXES)}"]
         )
     try:
-        size = path.stat().st_size
-        if size > MAX_SET_FILE_BYTES:
-            raise GoldenSetError([f"{path}: {too_large(size, MAX_SET_FILE_BYTES, 'a set file')}"])
+        refuse_too_large(path, MAX_SET_FILE_BYTES, "a set file", lambda m: GoldenSetError([m]))
         # utf-8-sig: spreadsheet exports start CSV files with a BOM that would hide the "id" column
         text = path.read_text(encoding="utf-8-sig")
     except (OSError, UnicodeDecodeError) as exc:

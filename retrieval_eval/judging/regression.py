@@ -421,23 +421,14 @@ def without_questions(
     """``result`` summarised again without the questions ``left_out``, at ``depths`` (None: its
     own gated depths; otherwise the same settings): the run as the verdict judges it once stale
     questions are left out."""
-    from retrieval_eval.evaluation.aggregate import summarise
+    from retrieval_eval.evaluation.aggregate import summarise_again
 
     gone = set(left_out)
     settings = result.settings
     if depths is not None and depths != settings.depths:
         settings = settings.model_copy(update={"depths": list(depths)})
-    return summarise(
-        [q for q in result.questions if q.id not in gone],
-        set_identifier=result.set_identifier,
-        labels_fingerprint=result.labels_fingerprint,
-        retriever=result.retriever,
-        settings=settings,
-        set_name=result.set_name,
-        corpus_revision=result.corpus_revision,
-        started_at=result.started_at,
-        finished_at=result.finished_at,
-        run_key=result.run_key,
+    return summarise_again(
+        [q for q in result.questions if q.id not in gone], result, settings=settings
     )
 
 

@@ -35,7 +35,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal
 
 from retrieval_eval.errors import UnknownNameError
-from retrieval_eval.evaluation.aggregate import summarise
+from retrieval_eval.evaluation.aggregate import summarise_again
 from retrieval_eval.evaluation.results import Rejudged, RunResult
 from retrieval_eval.evaluation.scoring import judge
 from retrieval_eval.golden.fingerprint import judged_fingerprint
@@ -83,17 +83,14 @@ def rejudged_result(
     gated = [d for d in wanted if d <= known] or [1]
     settings = old.settings.model_copy(update={"depths": gated})
     labels = judged_fingerprint(golden, old.settings.relevance_level)
-    result = summarise(
+    result = summarise_again(
         questions,
+        old,
         set_identifier=golden.identifier,
         labels_fingerprint=labels,
-        retriever=old.retriever,
         settings=settings,
         set_name=golden.name,
-        corpus_revision=old.corpus_revision,
         set_version=golden.version,
-        started_at=old.started_at,
-        finished_at=old.finished_at,
         run_key=rejudged_key(stored.id, labels),
     )
     metrics = dict(result.metrics)

@@ -10,10 +10,15 @@ Severity = Literal["error", "warning", "info"]
 SEVERITIES: tuple[Severity, ...] = ("error", "warning", "info")
 
 
-class Finding(BaseModel):
-    """One thing a person should look at; ``details`` holds the figures behind the message."""
+class _Report(BaseModel):
+    """The base of lint's models: each one's schema built at first use, not at import (a
+    command that lints nothing never builds them)."""
 
-    model_config = ConfigDict(defer_build=True)  # schema built at first use, not at import
+    model_config = ConfigDict(defer_build=True)
+
+
+class Finding(_Report):
+    """One thing a person should look at; ``details`` holds the figures behind the message."""
 
     check: str
     severity: Severity
@@ -23,14 +28,12 @@ class Finding(BaseModel):
     details: dict[str, Any] = Field(default_factory=dict)
 
 
-class PowerFigure(BaseModel):
+class PowerFigure(_Report):
     """The smallest drop of one metric a set (or slice) of ``questions`` detects.
 
     ``detectable_drop`` is None when no drop up to the whole rate is detectable.
     ``questions_needed`` is the set size at which the threshold itself becomes detectable.
     """
-
-    model_config = ConfigDict(defer_build=True)  # schema built at first use, not at import
 
     metric: str  # the depth: "top1", "top3", "top5", ...
     scope: str = "overall"  # "overall", or "form=gap", "hard_class=near-duplicate"
@@ -45,10 +48,8 @@ class PowerFigure(BaseModel):
         return self.detectable_drop is None or self.threshold < self.detectable_drop - 1e-9
 
 
-class PowerReport(BaseModel):
+class PowerReport(_Report):
     """Power of the set at ``alpha`` (two-sided) with ``power``; method in :mod:`.power`."""
-
-    model_config = ConfigDict(defer_build=True)  # schema built at first use, not at import
 
     alpha: float
     power: float
@@ -60,9 +61,7 @@ class PowerReport(BaseModel):
     churn_from: str = "assumed (lint.churn)"
 
 
-class LintReport(BaseModel):
-    model_config = ConfigDict(defer_build=True)  # schema built at first use, not at import
-
+class LintReport(_Report):
     set_id: str
     questions: int
     findings: list[Finding] = Field(default_factory=list)

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Literal, NamedTuple
+from typing import Any, Literal, NamedTuple
 
 from retrieval_eval.evaluation.intervals import Interval, wilson
 from retrieval_eval.evaluation.results import paused_gc
@@ -66,6 +66,21 @@ class Figures:
     weighted_mean_rbo: float | None
     weighted_top1_changed: float | None
     quantiles: dict[str, float] = field(default_factory=dict)
+
+    def as_json(self, interval_key: str) -> dict[str, Any]:
+        """The figures as JSON values (the interval a list, or None) under their own names, the
+        interval's ``interval_key``: one list of fields for the stored replay's figures and the
+        replay report's JSON, which name the interval differently."""
+        return {
+            "queries": self.queries,
+            "mean_rbo": self.mean_rbo,
+            "quantiles": self.quantiles,
+            "top1_changed": self.top1_changed,
+            "top1_changed_share": self.top1_changed_share,
+            interval_key: list(self.top1_interval) if self.top1_interval else None,
+            "weighted_mean_rbo": self.weighted_mean_rbo,
+            "weighted_top1_changed": self.weighted_top1_changed,
+        }
 
 
 @dataclass(frozen=True, slots=True)

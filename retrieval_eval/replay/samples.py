@@ -136,12 +136,12 @@ def read_log(
     try:
         rows = _ROWS.validate_python(raw)
     except ValidationError as exc:
-        problems = []
-        for err in exc.errors()[:MAX_PROBLEMS]:
-            index = err["loc"][0] if err["loc"] else 0
-            field = ".".join(str(part) for part in err["loc"][1:]) or "row"
-            line = lines[index] if isinstance(index, int) and index < len(lines) else "?"
-            problems.append(f"{label}: line {line}: {field}: {err['msg']}")
+        from retrieval_eval.safety.records import row_errors
+
+        problems = [
+            f"{label}: line {line}: {field}: {msg}"
+            for line, field, msg in row_errors(exc, lines, MAX_PROBLEMS)
+        ]
         raise SampleError(problems) from None
     problems = [
         f"{label}: line {lines[i]}: the text is not Unicode (a lone surrogate)"

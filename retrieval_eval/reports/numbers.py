@@ -25,7 +25,7 @@ def ci(interval: Sequence[float] | None) -> str:
 
 def pts(delta: float | None) -> str:
     """A change of a rate in signed points: ``-2.5 pts``."""
-    return MISSING if delta is None else f"{delta * 100:+.1f} pts"
+    return MISSING if delta is None else f"{signed_points(delta)} pts"
 
 
 def signed_points(delta: float | None) -> str:

@@ -172,16 +172,7 @@ def _markdown(outcome: ReplayOutcome, most: int) -> str:
 
 
 def _figures_doc(f: Figures) -> dict[str, Any]:
-    return {
-        "queries": f.queries,
-        "mean_rbo": f.mean_rbo,
-        "quantiles": f.quantiles,
-        "top1_changed": f.top1_changed,
-        "top1_changed_share": f.top1_changed_share,
-        "top1_changed_interval": list(f.top1_interval) if f.top1_interval else None,
-        "weighted_mean_rbo": f.weighted_mean_rbo,
-        "weighted_top1_changed": f.weighted_top1_changed,
-    }
+    return f.as_json("top1_changed_interval")
 
 
 def _change_doc(m: QueryChange) -> dict[str, Any]:

@@ -31,8 +31,8 @@ is asked for the document ids as they are.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
-from typing import Any
+from collections.abc import Iterable, Sequence
+from typing import Any, Self
 
 from pydantic import ConfigDict, Field, field_validator, model_validator
 
@@ -40,7 +40,7 @@ from retrieval_eval.errors import ConfigError
 from retrieval_eval.golden.models import GoldenQuestion
 from retrieval_eval.retrievers.base import EvaluatableRetriever
 from retrieval_eval.retrievers.chunking import ChunkMapper, ChunkRule
-from retrieval_eval.retrievers.options import BuildContext, parse_options
+from retrieval_eval.retrievers.options import BuildContext, OptionsAdapter
 
 
 class ChunkedOptions(ChunkRule):
@@ -64,8 +64,10 @@ class ChunkedOptions(ChunkRule):
         return self
 
 
-class ChunkedRetriever:
+class ChunkedRetriever(OptionsAdapter):
     """Maps an inner retriever's chunk ids to distinct document ids."""
+
+    options_model = ChunkedOptions
 
     def __init__(
         self,
@@ -95,12 +97,11 @@ class ChunkedRetriever:
             self.document_texts = self._document_texts
 
     @classmethod
-    def from_options(
-        cls, identifier: str, options: Mapping[str, Any], context: BuildContext
-    ) -> ChunkedRetriever:
-        opts = parse_options(ChunkedOptions, identifier, options, context)
+    def from_checked(
+        cls, identifier: str, opts: ChunkedOptions, where: str, context: BuildContext
+    ) -> Self:
         if context.build is None:
-            raise ConfigError(f"{context.source}: retrievers.{identifier}: cannot build 'inner'")
+            raise ConfigError(f"{where}: cannot build 'inner'")
         # errors inside the inner spec then name retrievers.<id>.inner.<option>
         inner = context.build(f"{identifier}.inner", opts.inner)
         mapper = ChunkMapper(separator=opts.separator, pattern=opts.pattern)

@@ -35,7 +35,7 @@ from __future__ import annotations
 import hashlib
 import os
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Any
+from typing import Any, Self
 
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
@@ -43,7 +43,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from retrieval_eval.retrievers.cache import cache_dir
 from retrieval_eval.retrievers.corpus import read_corpus, texts_of
 from retrieval_eval.retrievers.embedding import sentence_transformer
-from retrieval_eval.retrievers.options import BuildContext, ConfigPath, parse_options
+from retrieval_eval.retrievers.options import BuildContext, ConfigPath, OptionsAdapter
 
 
 class DenseOptions(BaseModel):
@@ -61,8 +61,10 @@ class DenseOptions(BaseModel):
     max_concurrency: int = Field(default=1, ge=1)
 
 
-class DenseRetriever:
+class DenseRetriever(OptionsAdapter):
     """Normalised embeddings held in memory; a question costs one encode and one matrix product."""
+
+    options_model = DenseOptions
 
     def __init__(self, identifier: str, options: DenseOptions, model: Any, model_name: str) -> None:
         self.identifier = identifier
@@ -75,11 +77,9 @@ class DenseRetriever:
         self._matrix = self._document_embeddings(texts, model_name)
 
     @classmethod
-    def from_options(
-        cls, identifier: str, options: Mapping[str, Any], context: BuildContext
-    ) -> DenseRetriever:
-        opts = parse_options(DenseOptions, identifier, options, context)
-        where = f"{context.source}: retrievers.{identifier}"
+    def from_checked(
+        cls, identifier: str, opts: DenseOptions, where: str, context: BuildContext
+    ) -> Self:
         model, model_name = sentence_transformer(
             opts.model,
             device=opts.device,

@@ -78,7 +78,7 @@ import json
 import logging
 import time
 from collections.abc import Iterable, Iterator, Mapping
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, Self
 from urllib.parse import quote, urlencode
 
 import jmespath
@@ -99,7 +99,7 @@ from retrieval_eval.retrievers.http_retry import (
     describe,
     quoted_body,
 )
-from retrieval_eval.retrievers.options import BuildContext, parse_options
+from retrieval_eval.retrievers.options import BuildContext, OptionsAdapter
 from retrieval_eval.retrievers.secrets import airflow_connection, env_headers
 from retrieval_eval.safety.redaction import (
     RedactingFilter,
@@ -221,13 +221,15 @@ def fill(template: Any, question: str, limit: int) -> Any:
     return template
 
 
-class HttpRetriever:
+class HttpRetriever(OptionsAdapter):
     """One pooled, thread-safe urllib3 ``PoolManager`` per retriever, shared by the scorer's threads.
 
     urllib3 rather than httpx: with many requests in flight on few cores, httpx's interpreter
     time per request, not the network, limits a run's throughput; urllib3's is small enough to
     keep a run near the ideal (docs/benchmarks.md measures it).
     """
+
+    options_model = HttpOptions
 
     # every call ends by its deadline, (retries + 1) × timeout_s plus backoff, connect, headers
     # and body included (http_bounds), so the scorer calls it in its own thread and judges an
@@ -259,18 +261,16 @@ class HttpRetriever:
         if options.lookup is not None:
             # offered only when configured: without a lookup the labels cannot be checked
             self._lookup_ids = jmespath.compile(options.lookup.ids)
-            path = options.lookup.url or options.url
-            self._lookup_url = base_url.rstrip("/") + path if path.startswith("/") else path
-            register_url(self._lookup_url)
-            self._lookup_where = _endpoint(options.lookup.method, self._lookup_url)
+            self._lookup_url, self._lookup_where = _second_endpoint(
+                options.lookup.method, options.lookup.url or options.url, base_url
+            )
             self.existing_ids = self._existing_ids
             self.existing_ids_source = "http lookup"
         if options.texts is not None:
             self._texts_of = jmespath.compile(options.texts.texts)
-            path = options.texts.url or options.url
-            self._texts_url = base_url.rstrip("/") + path if path.startswith("/") else path
-            register_url(self._texts_url)
-            self._texts_where = _endpoint(options.texts.method, self._texts_url)
+            self._texts_url, self._texts_where = _second_endpoint(
+                options.texts.method, options.texts.url or options.url, base_url
+            )
             self.document_texts = self._document_texts
         params, body = options.params, options.body
         if params is None and body is None:
@@ -296,11 +296,9 @@ class HttpRetriever:
         )
 
     @classmethod
-    def from_options(
-        cls, identifier: str, options: Mapping[str, Any], context: BuildContext
-    ) -> HttpRetriever:
-        opts = parse_options(HttpOptions, identifier, options, context)
-        where = f"{context.source}: retrievers.{identifier}"
+    def from_checked(
+        cls, identifier: str, opts: HttpOptions, where: str, context: BuildContext
+    ) -> Self:
         if opts.url.startswith("/") and not opts.connection_id:
             raise ConfigError(
                 f"{where}.url: a relative url needs connection_id (the connection's host is the "
@@ -484,6 +482,14 @@ def _endpoint(method: str, full_url: str) -> str:
     url = urllib3.util.parse_url(full_url)
     port = f":{url.port}" if url.port else ""
     return f"{method} {url.scheme}://{url.host}{port}{url.path or ''}"
+
+
+def _second_endpoint(method: str, path: str, base_url: str) -> tuple[str, str]:
+    """The lookup's or the texts request's URL (a path starting with "/" is on ``base_url``),
+    registered for redaction, and what its errors name: the same for both requests."""
+    url = base_url.rstrip("/") + path if path.startswith("/") else path
+    register_url(url)
+    return url, _endpoint(method, url)
 
 
 def _connection_headers(conn: Any, opts: HttpOptions) -> dict[str, str]:

@@ -29,12 +29,12 @@ from __future__ import annotations
 
 import inspect
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, Self
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from retrieval_eval.errors import ConfigError, UnknownNameError
-from retrieval_eval.retrievers.options import BuildContext, parse_options
+from retrieval_eval.retrievers.options import BuildContext, OptionsAdapter
 
 
 class LangchainOptions(BaseModel):
@@ -47,8 +47,10 @@ class LangchainOptions(BaseModel):
     max_concurrency: int = Field(default=1, ge=1)
 
 
-class LangchainRetriever:
+class LangchainRetriever(OptionsAdapter):
     """Calls ``invoke(question)`` and reads each returned document's id."""
+
+    options_model = LangchainOptions
 
     def __init__(
         self,
@@ -66,13 +68,12 @@ class LangchainRetriever:
         self.max_concurrency = max_concurrency
 
     @classmethod
-    def from_options(
-        cls, identifier: str, options: Mapping[str, Any], context: BuildContext
-    ) -> LangchainRetriever:
+    def from_checked(
+        cls, identifier: str, opts: LangchainOptions, where: str, context: BuildContext
+    ) -> Self:
         from retrieval_eval.retrievers.registry import import_object
 
-        opts = parse_options(LangchainOptions, identifier, options, context)
-        where = f"{context.source}: retrievers.{identifier}.factory"
+        where = f"{where}.factory"
         try:
             target = import_object(opts.factory)
         except UnknownNameError as exc:

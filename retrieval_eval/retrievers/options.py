@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Annotated, Any, TypeVar
+from typing import Annotated, Any, ClassVar, Self, TypeVar
 
 from pydantic import BaseModel, ValidationError, ValidationInfo
 from pydantic.functional_validators import AfterValidator
@@ -29,6 +29,10 @@ class BuildContext:
     source: str = "<config>"
     # builds a nested retriever from an inline spec (used by wrappers such as ``chunked``)
     build: Callable[[str, Mapping[str, Any]], Any] | None = None
+
+    def where(self, identifier: str) -> str:
+        """``<config>: retrievers.<id>``: how every message about a retriever's options starts."""
+        return f"{self.source}: retrievers.{identifier}"
 
 
 def resolve_path(value: Path, info: ValidationInfo) -> Path:
@@ -55,5 +59,25 @@ def parse_options(
             msg = err["msg"].removeprefix("Value error, ")
             if err["type"] == "extra_forbidden":
                 msg = "unknown option; allowed: " + ", ".join(sorted(model.model_fields))
-            problems.append(f"{context.source}: retrievers.{identifier}.{loc}: {msg}")
+            problems.append(f"{context.where(identifier)}.{loc}: {msg}")
         raise ConfigError("\n".join(problems)) from None
+
+
+class OptionsAdapter:
+    """An adapter built from its options: :meth:`from_options` checks the config's options
+    against ``options_model`` (:func:`parse_options`) and hands them to :meth:`from_checked`,
+    with the prefix of every other message about them (:meth:`BuildContext.where`)."""
+
+    options_model: ClassVar[type[BaseModel]]
+
+    @classmethod
+    def from_options(
+        cls, identifier: str, options: Mapping[str, Any], context: BuildContext
+    ) -> Self:
+        opts = parse_options(cls.options_model, identifier, options, context)
+        return cls.from_checked(identifier, opts, context.where(identifier), context)
+
+    @classmethod
+    def from_checked(cls, identifier: str, opts: Any, where: str, context: BuildContext) -> Self:
+        """The retriever from its checked options (an instance of ``options_model``)."""
+        raise NotImplementedError

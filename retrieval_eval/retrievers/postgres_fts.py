@@ -48,13 +48,13 @@ per question.
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterable, Mapping
-from typing import Any, Literal
+from collections.abc import Iterable
+from typing import Any, Literal, Self
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from retrieval_eval.errors import ConfigError, RetrieverError
-from retrieval_eval.retrievers.options import BuildContext, parse_options
+from retrieval_eval.retrievers.options import BuildContext, OptionsAdapter
 from retrieval_eval.retrievers.secrets import airflow_connection, env_secret
 from retrieval_eval.safety.redaction import redact, register_credentials, register_query
 
@@ -91,8 +91,10 @@ class PostgresFtsOptions(BaseModel):
         return self
 
 
-class PostgresFtsRetriever:
+class PostgresFtsRetriever(OptionsAdapter):
     """Parameterised full-text queries over a small pool of connections."""
+
+    options_model = PostgresFtsOptions
 
     def __init__(self, identifier: str, options: PostgresFtsOptions, conninfo: str) -> None:
         from psycopg.conninfo import conninfo_to_dict
@@ -115,11 +117,9 @@ class PostgresFtsRetriever:
             self.document_texts = self._document_texts
 
     @classmethod
-    def from_options(
-        cls, identifier: str, options: Mapping[str, Any], context: BuildContext
-    ) -> PostgresFtsRetriever:
-        opts = parse_options(PostgresFtsOptions, identifier, options, context)
-        where = f"{context.source}: retrievers.{identifier}"
+    def from_checked(
+        cls, identifier: str, opts: PostgresFtsOptions, where: str, context: BuildContext
+    ) -> Self:
         retriever = cls(identifier, opts, _conninfo(opts, where))
         retriever.check(where)
         return retriever
@@ -147,47 +147,25 @@ class PostgresFtsRetriever:
             raise ConfigError(f"{where}.{option}: {redact(_first_line(exc))}") from None
 
     def retrieve(self, question: str, limit: int) -> list[str]:
-        import psycopg
-
-        try:
-            rows = self._run(question, limit)
-        except psycopg.Error as exc:
-            raise RuntimeError(
-                f"PostgreSQL {type(exc).__name__}: {redact(_first_line(exc))}"
-            ) from None
-        return [str(row[0]) for row in rows]
+        return [str(row[0]) for row in self._answer(self._query, self._params(question, limit))]
 
     existing_ids_source = "postgres id column"
 
     def existing_ids(self, ids: Iterable[str]) -> set[str]:
         """Which of ``ids`` are in the id column: one query, the ids one array parameter."""
-        import psycopg
-
         asked = sorted(set(ids))
         if not asked:
             return set()
-        try:
-            rows = self._execute(self._lookup, {"ids": asked})
-        except psycopg.Error as exc:
-            raise RuntimeError(
-                f"PostgreSQL {type(exc).__name__}: {redact(_first_line(exc))}"
-            ) from None
-        return {str(row[0]) for row in rows}
+        return {str(row[0]) for row in self._answer(self._lookup, {"ids": asked})}
 
     def _document_texts(self, ids: Iterable[str]) -> dict[str, str]:
         """The ``document_columns`` of each of ``ids`` in the id column: one query."""
-        import psycopg
-
         asked = sorted(set(ids))
         if not asked:
             return {}
-        try:
-            rows = self._execute(self._texts, {"ids": asked})
-        except psycopg.Error as exc:
-            raise RuntimeError(
-                f"PostgreSQL {type(exc).__name__}: {redact(_first_line(exc))}"
-            ) from None
-        return {str(doc): str(text) for doc, text in rows if text}
+        return {
+            str(doc): str(text) for doc, text in self._answer(self._texts, {"ids": asked}) if text
+        }
 
     def _params(self, question: str, limit: int) -> dict[str, Any]:
         return {
@@ -199,6 +177,18 @@ class PostgresFtsRetriever:
 
     def _run(self, question: str, limit: int) -> list[Any]:
         return self._execute(self._query, self._params(question, limit))
+
+    def _answer(self, query: Any, params: dict[str, Any]) -> list[Any]:
+        """:meth:`_execute` for a question or a label check: a PostgreSQL error becomes the one
+        ``RuntimeError`` (its type and first line, redacted) the protocol records."""
+        import psycopg
+
+        try:
+            return self._execute(query, params)
+        except psycopg.Error as exc:
+            raise RuntimeError(
+                f"PostgreSQL {type(exc).__name__}: {redact(_first_line(exc))}"
+            ) from None
 
     def _execute(self, query: Any, params: dict[str, Any]) -> list[Any]:
         """Run a query on an idle connection (or a new one); a failed connection is dropped."""

@@ -114,6 +114,6 @@ def _bind(
         problems.append(str(exc))
     if problems:
         raise ConfigError(
-            f"{context.source}: retrievers.{identifier}.options: {'; '.join(problems)} "
+            f"{context.where(identifier)}.options: {'; '.join(problems)} "
             f"(the {role} {target}{signature} takes them as keyword arguments)"
         )

@@ -157,7 +157,7 @@ def _adapter_type(type_name: str, identifier: str, context: BuildContext) -> Any
     types = adapter_types()
     if type_name not in types:
         raise ConfigError(
-            f"{context.source}: retrievers.{identifier}.type: unknown adapter type "
+            f"{context.where(identifier)}.type: unknown adapter type "
             f"{type_name!r}; available types: {', '.join(sorted(types))}"
         )
     return import_object(types[type_name])
@@ -305,7 +305,7 @@ class RetrieverRegistry:
         type_name = options.pop("type", None)
         if not isinstance(type_name, str):
             raise ConfigError(
-                f"{self.context.source}: retrievers.{identifier}: missing 'type'; "
+                f"{self.context.where(identifier)}: missing 'type'; "
                 f"available types: {', '.join(sorted(adapter_types()))}"
             )
         return type_name, options

@@ -36,13 +36,13 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
-from typing import Any, Literal
+from typing import Literal, Self
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from retrieval_eval.errors import ConfigError
 from retrieval_eval.golden.models import GoldenQuestion
-from retrieval_eval.retrievers.options import BuildContext, ConfigPath, parse_options
+from retrieval_eval.retrievers.options import BuildContext, ConfigPath, OptionsAdapter
 
 
 class RunFileOptions(BaseModel):
@@ -58,8 +58,10 @@ class RunFileOptions(BaseModel):
     max_concurrency: int = Field(default=1, ge=1)
 
 
-class RunFileRetriever:
+class RunFileRetriever(OptionsAdapter):
     """Looks each question's ranking up by id in a run loaded once."""
+
+    options_model = RunFileOptions
 
     def __init__(
         self,
@@ -84,15 +86,11 @@ class RunFileRetriever:
             self.document_texts = self._document_texts
 
     @classmethod
-    def from_options(
-        cls, identifier: str, options: Mapping[str, Any], context: BuildContext
-    ) -> RunFileRetriever:
-        opts = parse_options(RunFileOptions, identifier, options, context)
+    def from_checked(
+        cls, identifier: str, opts: RunFileOptions, where: str, context: BuildContext
+    ) -> Self:
         if not opts.path.is_file():
-            raise ConfigError(
-                f"{context.source}: retrievers.{identifier}.path: run file {opts.path} does not "
-                "exist"
-            )
+            raise ConfigError(f"{where}.path: run file {opts.path} does not exist")
         rankings = read_run(opts.path, opts.format, opts.order)
         return cls(
             identifier,

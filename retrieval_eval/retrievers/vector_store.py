@@ -142,7 +142,7 @@ class StoreRetriever:
     ) -> Self:
         """The extra's module first (else the error naming its pip command), then the options
         checked; every error starts with ``<config>: retrievers.<id>``."""
-        where = f"{context.source}: retrievers.{identifier}"
+        where = context.where(identifier)
         module = require(cls.type_name, where)
         opts = parse_options(cls.options_model, identifier, options, context)
         return cls._build(identifier, module, opts, where, context)

@@ -20,7 +20,9 @@ from __future__ import annotations
 
 import reprlib
 import sys
+from collections.abc import Callable
 from itertools import compress
+from pathlib import Path
 from typing import Any
 
 MAX_SET_FILE_BYTES = 256 * 2**20
@@ -83,6 +85,15 @@ def quote_some(values: list[Any], most: int = 5) -> str:
 def too_large(size: int, limit: int, kind: str) -> str:
     """The message for a file over its size limit (without the file's name)."""
     return f"{size:,} bytes, over the limit for {kind} ({limit / 2**20:g} MiB)"
+
+
+def refuse_too_large(path: Path, limit: int, kind: str, error: Callable[[str], Exception]) -> None:
+    """Raise ``error(message)`` when ``path`` is over ``limit`` bytes, before anything reads it:
+    the one size check of every input file. The stat's ``OSError`` is left to the caller, which
+    reports it with its other read errors."""
+    size = path.stat().st_size
+    if size > limit:
+        raise error(f"{path}: {too_large(size, limit, kind)}")
 
 
 def too_deep(limit: int = MAX_NESTING) -> str:

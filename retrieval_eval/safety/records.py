@@ -12,9 +12,12 @@ import csv
 import io
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from retrieval_eval.safety.limits import MAX_SET_FILE_BYTES, too_large
+from retrieval_eval.safety.limits import MAX_SET_FILE_BYTES, refuse_too_large
+
+if TYPE_CHECKING:
+    from pydantic import ValidationError
 
 MAX_PROBLEMS = 20
 Fail = Callable[[Sequence[str]], Exception]  # the error type the caller raises with problems
@@ -24,9 +27,7 @@ def read_records(path: Path, what: str, fail: Fail) -> tuple[list[Any], list[int
     """The rows of ``path`` (``.jsonl`` or ``.csv``) and their line numbers; ``what`` names the
     kind of file in messages ("query log")."""
     try:
-        size = path.stat().st_size
-        if size > MAX_SET_FILE_BYTES:
-            raise fail([f"{path}: {too_large(size, MAX_SET_FILE_BYTES, what)}"])
+        refuse_too_large(path, MAX_SET_FILE_BYTES, what, lambda m: fail([m]))
         text = path.read_bytes().decode("utf-8-sig")
     except OSError as exc:
         raise fail([f"{path}: cannot read the {what}: {exc.strerror}"]) from None
@@ -75,3 +76,18 @@ def _csv(path: Path, text: str, fail: Fail) -> tuple[list[Any], list[int]]:
     except csv.Error as exc:
         raise fail([f"{path}: line {reader.line_num}: {exc}"]) from None
     return rows, lines
+
+
+def row_errors(
+    exc: ValidationError, lines: Sequence[int], limit: int = MAX_PROBLEMS
+) -> list[tuple[int | str, str, str]]:
+    """(line, field, message) of the first ``limit`` errors of validating :func:`read_records`'
+    rows as one list: the error's row found by its index in ``lines`` ("?" when it has none),
+    its field the rest of the location ("row" for the row as a whole)."""
+    found = []
+    for err in exc.errors()[:limit]:
+        index = err["loc"][0] if err["loc"] else 0
+        field = ".".join(str(part) for part in err["loc"][1:]) or "row"
+        line = lines[index] if isinstance(index, int) and index < len(lines) else "?"
+        found.append((line, field, str(err["msg"])))
+    return found

@@ -10,7 +10,7 @@ and retriever that is not ``invalid``; replays of different samples are never co
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from datetime import UTC, datetime
 from typing import Any
 
@@ -20,7 +20,7 @@ from retrieval_eval.errors import UnknownNameError
 from retrieval_eval.replay.compare import Comparison, QueryChange, Ranked
 from retrieval_eval.replay.samples import QuerySample, SampledQuery
 from retrieval_eval.store.schema import query_sample, query_sample_item, replay_ranking, replay_run
-from retrieval_eval.store.store import Store
+from retrieval_eval.store.store import Store, inserted_id
 
 COPY_COLUMNS = (
     "replay_id",
@@ -50,10 +50,9 @@ COPY_TYPES = (
 
 
 @dataclass(frozen=True, slots=True)
-class StoredReplay:
-    """A replay's row: what history, the dashboard and alerts read."""
+class _Replay:
+    """What names a replay, saved or read back: its key, sample, retriever, k, p and date."""
 
-    id: int
     run_key: str
     sample_id: int
     sample_name: str
@@ -61,6 +60,13 @@ class StoredReplay:
     k: int
     p: float
     run_date: datetime
+
+
+@dataclass(frozen=True, slots=True)
+class StoredReplay(_Replay):
+    """A replay's row: what history, the dashboard and alerts read."""
+
+    id: int
     index_version: str | None
     package_version: str | None
     query_count: int
@@ -76,16 +82,9 @@ class StoredReplay:
 
 
 @dataclass(frozen=True, slots=True)
-class ReplayRecord:
+class ReplayRecord(_Replay):
     """What one replay saves: its identity, rankings and comparison."""
 
-    run_key: str
-    sample_id: int
-    sample_name: str
-    retriever: str
-    k: int
-    p: float
-    run_date: datetime
     rankings: Sequence[Ranked]
     comparison: Comparison
     compared_id: int | None = None
@@ -105,38 +104,42 @@ def save_sample(store: Store, sample: QuerySample) -> int:
         ).scalar()
         if found is not None:
             return int(found)
-        sample_id = int(
-            conn.execute(
-                insert(query_sample)
-                .values(
-                    name=sample.name,
-                    fingerprint=sample.fingerprint,
-                    privacy=sample.privacy,
-                    query_count=len(sample.queries),
-                    log_queries=sample.log_queries,
-                    log_traffic=sample.log_traffic,
-                    created_at=datetime.now(UTC),
-                )
-                .returning(query_sample.c.id)
-            ).scalar_one()
+        sample_id = inserted_id(
+            conn,
+            query_sample,
+            dict(
+                name=sample.name,
+                fingerprint=sample.fingerprint,
+                privacy=sample.privacy,
+                query_count=len(sample.queries),
+                log_queries=sample.log_queries,
+                log_traffic=sample.log_traffic,
+                created_at=datetime.now(UTC),
+            ),
         )
         if sample.queries:
             conn.execute(
                 insert(query_sample_item),
                 [
                     dict(
+                        {column: getattr(q, name) for column, name in _ITEM_COLUMNS.items()},
                         sample_id=sample_id,
                         position=i,
-                        query_key=q.key,
-                        query_text=q.text,
-                        query_count=q.count,
-                        bucket=q.bucket,
-                        query_id=q.query_id,
                     )
                     for i, q in enumerate(sample.queries)
                 ],
             )
         return sample_id
+
+
+# query_sample_item's columns that hold a SampledQuery, and its fields they hold
+_ITEM_COLUMNS = {
+    "query_key": "key",
+    "query_text": "text",
+    "query_count": "count",
+    "bucket": "bucket",
+    "query_id": "query_id",
+}
 
 
 def latest_sample(store: Store, name: str) -> tuple[int, QuerySample] | None:
@@ -176,8 +179,7 @@ def _sample(conn: Connection, row: Any) -> QuerySample:
         .order_by(query_sample_item.c.position)
     ).mappings()
     queries = tuple(
-        SampledQuery(i["query_key"], i["query_text"], i["query_count"], i["bucket"], i["query_id"])
-        for i in items
+        SampledQuery(**{name: i[column] for column, name in _ITEM_COLUMNS.items()}) for i in items
     )
     return QuerySample(row["name"], row["privacy"], queries, row["log_queries"], row["log_traffic"])
 
@@ -193,33 +195,26 @@ def save_replay(store: Store, record: ReplayRecord) -> int:
         if found is not None:
             return int(found)
         overall = comparison.overall
-        replay_id = int(
-            conn.execute(
-                insert(replay_run)
-                .values(
-                    run_key=record.run_key,
-                    sample_id=record.sample_id,
-                    sample_name=record.sample_name,
-                    retriever=record.retriever,
-                    k=record.k,
-                    p=record.p,
-                    run_date=record.run_date,
-                    created_at=datetime.now(UTC),
-                    index_version=record.index_version,
-                    package_version=record.package_version,
-                    query_count=len(record.rankings),
-                    error_count=sum(1 for r in record.rankings if r.error is not None),
-                    state=comparison.state,
-                    compared_id=record.compared_id,
-                    against=record.against,
-                    mean_rbo=overall.mean_rbo,
-                    top1_changed=overall.top1_changed_share,
-                    weighted_mean_rbo=overall.weighted_mean_rbo,
-                    weighted_top1_changed=overall.weighted_top1_changed,
-                    figures=figures,
-                )
-                .returning(replay_run.c.id)
-            ).scalar_one()
+        replay_id = inserted_id(
+            conn,
+            replay_run,
+            dict(
+                # the columns that name the replay, from the fields of the same names
+                {f.name: getattr(record, f.name) for f in fields(_Replay)},
+                created_at=datetime.now(UTC),
+                index_version=record.index_version,
+                package_version=record.package_version,
+                query_count=len(record.rankings),
+                error_count=sum(1 for r in record.rankings if r.error is not None),
+                state=comparison.state,
+                compared_id=record.compared_id,
+                against=record.against,
+                mean_rbo=overall.mean_rbo,
+                top1_changed=overall.top1_changed_share,
+                weighted_mean_rbo=overall.weighted_mean_rbo,
+                weighted_top1_changed=overall.weighted_top1_changed,
+                figures=figures,
+            ),
         )
         _insert_rankings(conn, _ranking_rows(replay_id, record))
         return replay_id
@@ -269,21 +264,9 @@ def _insert_rankings(conn: Connection, rows: Iterator[tuple[Any, ...]]) -> None:
 
 
 def _figures(comparison: Comparison) -> dict[str, Any]:
-    def one(figures: Any) -> dict[str, Any]:
-        return {
-            "queries": figures.queries,
-            "mean_rbo": figures.mean_rbo,
-            "top1_changed": figures.top1_changed,
-            "top1_changed_share": figures.top1_changed_share,
-            "top1_interval": list(figures.top1_interval) if figures.top1_interval else None,
-            "weighted_mean_rbo": figures.weighted_mean_rbo,
-            "weighted_top1_changed": figures.weighted_top1_changed,
-            "quantiles": figures.quantiles,
-        }
-
     return {
-        "overall": one(comparison.overall),
-        "buckets": {name: one(f) for name, f in comparison.buckets.items()},
+        "overall": comparison.overall.as_json("top1_interval"),
+        "buckets": {name: f.as_json("top1_interval") for name, f in comparison.buckets.items()},
         "errors": comparison.errors,
         "error_rate": comparison.error_rate,
         "reasons": list(comparison.reasons),
@@ -409,31 +392,16 @@ def prune_replays(conn: Connection, cutoff: datetime) -> int:
 
 
 def _stored(row: Any) -> StoredReplay:
-    run_date = row["run_date"]
-    if run_date.tzinfo is None:  # SQLite gives naive datetimes back
-        run_date = run_date.replace(tzinfo=UTC)
-    return StoredReplay(
-        id=row["id"],
-        run_key=row["run_key"],
-        sample_id=row["sample_id"],
-        sample_name=row["sample_name"],
-        retriever=row["retriever"],
-        k=row["k"],
-        p=row["p"],
-        run_date=run_date,
-        index_version=row["index_version"],
-        package_version=row["package_version"],
-        query_count=row["query_count"],
-        error_count=row["error_count"],
-        state=row["state"],
-        compared_id=row["compared_id"],
-        against=row["against"],
-        mean_rbo=row["mean_rbo"],
-        top1_changed=row["top1_changed"],
-        weighted_mean_rbo=row["weighted_mean_rbo"],
-        weighted_top1_changed=row["weighted_top1_changed"],
-        figures=row["figures"] or {},
-    )
+    """A ``replay_run`` row as its StoredReplay: each field the column of its name, the date
+    made aware (SQLite gives naive datetimes back), no figures an empty mapping."""
+    values = {name: row[name] for name in _STORED_FIELDS}
+    if values["run_date"].tzinfo is None:
+        values["run_date"] = values["run_date"].replace(tzinfo=UTC)
+    values["figures"] = values["figures"] or {}
+    return StoredReplay(**values)
+
+
+_STORED_FIELDS = tuple(f.name for f in fields(StoredReplay))  # all columns of replay_run
 
 
 @dataclass(frozen=True, slots=True)

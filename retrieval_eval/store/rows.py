@@ -25,6 +25,7 @@ from retrieval_eval.evaluation.results import (
     RunResult,
     RunSettings,
     SliceRates,
+    question_outcome,
 )
 from retrieval_eval.judging.regression import Verdict
 from retrieval_eval.store.models import StoredRun
@@ -103,12 +104,7 @@ def question_rows(result: RunResult, run_id: int) -> list[dict[str, Any]]:
             "hard_class": q.hard_class,
             "expected_document_ids": list(q.expected_document_ids),
             "grades": q.grades,
-            "top1_hit": q.top1_hit,
-            "top3_hit": q.top3_hit,
-            "first_hit_rank": q.first_hit_rank,
-            "retrieved": list(q.retrieved),
-            "latency_ms": q.latency_ms,
-            "error": q.error,
+            **question_outcome(q),
         }
         for position, q in enumerate(result.questions)
     ]

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import hashlib
 from collections import defaultdict
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -619,15 +619,19 @@ def _first(runs: list[StoredRun]) -> StoredRun | None:
 def _insert_run(conn: Connection, result: RunResult, verdict: Verdict | None) -> int:
     """Insert a run's summary, questions, slices and hits at every gated depth on ``conn``
     (the caller's transaction)."""
-    run_id: int = conn.execute(
-        insert(eval_result).values(**result_row(result, verdict)).returning(eval_result.c.id)
-    ).scalar_one()
+    run_id = inserted_id(conn, eval_result, result_row(result, verdict))
     conn.execute(insert(eval_result_question), question_rows(result, run_id))
     slices = slice_rows(result, run_id)
     if slices:
         conn.execute(insert(eval_result_slice), slices)
     conn.execute(insert(eval_result_depth), depth_rows(result, run_id))
     return run_id
+
+
+def inserted_id(conn: Connection, table: Any, values: Mapping[str, Any]) -> int:
+    """Insert one row of ``values`` into ``table`` (on the caller's transaction) and return the
+    id the database gave it: how every table with an ``id`` key is written."""
+    return int(conn.execute(insert(table).values(**values).returning(table.c.id)).scalar_one())
 
 
 def _children(conn: Connection, table: Any, ids: Sequence[int]) -> dict[int, list[Any]]:
