@@ -439,8 +439,9 @@ MUTATIONS: list[Mutation] = [
         "children-saved-in-a-second-transaction",
         "store",
         STORE,
-        "    ).scalar_one()\n    conn.execute(insert(eval_result_question)",
-        "    ).scalar_one()\n    conn.commit()\n    conn.execute(insert(eval_result_question)",
+        "    run_id = inserted_id(conn, eval_result, result_row(result, verdict))\n",
+        "    run_id = inserted_id(conn, eval_result, result_row(result, verdict))\n"
+        "    conn.commit()\n",
         STORE_TESTS,
     ),
     Mutation(
