@@ -1,14 +1,8 @@
 """The first schema: eval_result (shared), eval_result_question, eval_result_slice.
 
-Revision ID: 0001_initial
-Revises:
-Create Date: 2026-11-29
-
 Migrations are frozen history: they spell the tables out instead of importing schema.py, so a
 later change to schema.py needs a new revision (a test checks the two agree).
 """
-
-from __future__ import annotations
 
 import sqlalchemy as sa
 from alembic import op
@@ -16,8 +10,6 @@ from sqlalchemy.dialects.postgresql import JSONB
 
 revision = "0001_initial"
 down_revision = None
-branch_labels = None
-depends_on = None
 
 JSONType = sa.JSON().with_variant(JSONB(), "postgresql")
 

@@ -1,19 +1,10 @@
-"""Alert markers: one row per (run key, channel), so an alert is sent once per DAG run.
-
-Revision ID: 0002_alert_markers
-Revises: 0001_initial
-Create Date: 2026-11-30
-"""
-
-from __future__ import annotations
+"""Alert markers: one row per (run key, channel), so an alert is sent once per DAG run."""
 
 import sqlalchemy as sa
 from alembic import op
 
 revision = "0002_alert_markers"
 down_revision = "0001_initial"
-branch_labels = None
-depends_on = None
 
 
 def upgrade() -> None:

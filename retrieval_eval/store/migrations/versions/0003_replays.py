@@ -1,11 +1,4 @@
-"""Query samples and replays: query_sample(_item), replay_run, replay_ranking.
-
-Revision ID: 0003_replays
-Revises: 0002_alert_markers
-Create Date: 2026-12-01
-"""
-
-from __future__ import annotations
+"""Query samples and replays: query_sample(_item), replay_run, replay_ranking."""
 
 import sqlalchemy as sa
 from alembic import op
@@ -13,8 +6,6 @@ from sqlalchemy.dialects.postgresql import ARRAY, JSONB
 
 revision = "0003_replays"
 down_revision = "0002_alert_markers"
-branch_labels = None
-depends_on = None
 
 JSONType = sa.JSON().with_variant(JSONB(), "postgresql")
 IdsType = sa.JSON().with_variant(ARRAY(sa.Text), "postgresql")

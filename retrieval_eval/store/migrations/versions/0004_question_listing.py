@@ -5,20 +5,12 @@ first, each outcome in the set's order. With ``(run_id, top3_hit, top1_hit, posi
 each outcome's page is a range of this index read in order and stopped after the page;
 ``question_id`` and ``form`` ride along, so excluding the flipped questions and the form filter
 need no table row.
-
-Revision ID: 0004_question_listing
-Revises: 0003_replays
-Create Date: 2026-12-01
 """
-
-from __future__ import annotations
 
 from alembic import op
 
 revision = "0004_question_listing"
 down_revision = "0003_replays"
-branch_labels = None
-depends_on = None
 
 COLUMNS = ["run_id", "top3_hit", "top1_hit", "position", "question_id", "form"]
 

@@ -2,21 +2,13 @@
 
 ``index_version`` and ``package_version`` (replay_run has both since 0003); rows stored before
 stay NULL, which reads back as "not recorded".
-
-Revision ID: 0005_run_versions
-Revises: 0004_question_listing
-Create Date: 2026-12-02
 """
-
-from __future__ import annotations
 
 import sqlalchemy as sa
 from alembic import op
 
 revision = "0005_run_versions"
 down_revision = "0004_question_listing"
-branch_labels = None
-depends_on = None
 
 
 def upgrade() -> None:

@@ -3,21 +3,13 @@
 The scope is the whole run (``dimension`` ``overall``, ``value`` empty) or one form or hard
 class slice. Runs stored before hold none: they gated top-1 and top-3, whose hits the
 ``eval_result`` and ``eval_result_slice`` columns have, and are read back from those.
-
-Revision ID: 0006_depths
-Revises: 0005_run_versions
-Create Date: 2026-12-01
 """
-
-from __future__ import annotations
 
 import sqlalchemy as sa
 from alembic import op
 
 revision = "0006_depths"
 down_revision = "0005_run_versions"
-branch_labels = None
-depends_on = None
 
 
 def upgrade() -> None:

@@ -3,21 +3,13 @@
 Written by ``sets judge import`` and the dashboard's review queue, read back as judgments-file
 rows (``retrieval_eval.golden.judgments.Judgment``). A NULL grade is a skip (the dashboard's
 "skip" button). Judgments are labels, not runs: ``prune`` never deletes them.
-
-Revision ID: 0007_judgments
-Revises: 0006_depths
-Create Date: 2026-12-01
 """
-
-from __future__ import annotations
 
 import sqlalchemy as sa
 from alembic import op
 
 revision = "0007_judgments"
 down_revision = "0006_depths"
-branch_labels = None
-depends_on = None
 
 
 def upgrade() -> None:

@@ -3,13 +3,7 @@
 ``eval_result_question.grades`` holds a graded question's judged grades (``{doc-id: 0..3}``,
 nDCG's gains); NULL for an ungraded question and for every row stored before, which reads back
 as "every target grade 1", as those runs were scored.
-
-Revision ID: 0008_grades
-Revises: 0007_judgments
-Create Date: 2026-12-01
 """
-
-from __future__ import annotations
 
 import sqlalchemy as sa
 from alembic import op
@@ -17,8 +11,6 @@ from sqlalchemy.dialects.postgresql import JSONB
 
 revision = "0008_grades"
 down_revision = "0007_judgments"
-branch_labels = None
-depends_on = None
 
 JSONType = sa.JSON().with_variant(JSONB(), "postgresql")
 

@@ -7,21 +7,13 @@ run's labels come from; NULL for an unversioned set and for runs stored before. 
 columns keep their meaning: a re-judged run's ``run_date`` is its original's (when the rankings
 were taken), ``created_at`` when it was re-judged, ``labels_fingerprint`` the labels it was
 judged against.
-
-Revision ID: 0009_rejudged
-Revises: 0008_grades
-Create Date: 2026-12-01
 """
-
-from __future__ import annotations
 
 import sqlalchemy as sa
 from alembic import op
 
 revision = "0009_rejudged"
 down_revision = "0008_grades"
-branch_labels = None
-depends_on = None
 
 
 def upgrade() -> None:

@@ -6,13 +6,7 @@ the unique index) cost more than the COPY of the rows itself. The ids were ``tex
 PostgreSQL, which psycopg builds row by row in Python; they are ``json`` now (SQLite's were JSON
 already). One index finds a replay's rows: BRIN on PostgreSQL, a B-tree on SQLite. Rows are kept,
 in their order; a downgrade gives them their serial ids again.
-
-Revision ID: 0010_replay_rows
-Revises: 0009_rejudged
-Create Date: 2026-12-01
 """
-
-from __future__ import annotations
 
 import sqlalchemy as sa
 from alembic import op
@@ -20,8 +14,6 @@ from sqlalchemy.dialects.postgresql import ARRAY
 
 revision = "0010_replay_rows"
 down_revision = "0009_rejudged"
-branch_labels = None
-depends_on = None
 
 COLUMNS = (
     "replay_id, position, query_key, ids, error, rbo, residual, jaccard, top1_changed, overlap3"
