@@ -7,8 +7,9 @@ stored); a 404 names at most :func:`retrieval_eval.safety.limits.quote`'s share 
 
 from __future__ import annotations
 
+from dataclasses import fields
 from datetime import datetime
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from fastapi import HTTPException
 from pydantic import BaseModel, Field
@@ -17,6 +18,8 @@ if TYPE_CHECKING:
     from retrieval_eval.store import Store
 
 PAGE_SIZE = 50
+
+_Model = TypeVar("_Model", bound=BaseModel)
 
 
 class ReplayRow(BaseModel):
@@ -69,21 +72,26 @@ class ReplayPage(BaseModel):
     queries: list[Moved]
 
 
+def from_stored(model: type[_Model], stored: Any, **given: Any) -> _Model:
+    """``model`` from ``given`` and, for each of its other fields, the field of the same name of
+    the dataclass ``stored`` (a stored replay, a changed query); a field neither names keeps
+    its default. The rows, pages and the overview's series read a replay this way."""
+    carried = {
+        f.name: getattr(stored, f.name)
+        for f in fields(stored)
+        if f.name in model.model_fields and f.name not in given
+    }
+    return model(**carried, **given)
+
+
 def _row(stored: Any, compared_version: str | None = None) -> ReplayRow:
-    return ReplayRow(
+    return from_stored(
+        ReplayRow,
+        stored,
         replay_id=stored.id,
-        run_date=stored.run_date,
-        state=stored.state,
-        index_version=stored.index_version,
         compared_index_version=compared_version,
-        compared_id=stored.compared_id,
-        against=stored.against,
         queries=stored.query_count,
         errors=stored.error_count,
-        mean_rbo=stored.mean_rbo,
-        top1_changed=stored.top1_changed,
-        weighted_mean_rbo=stored.weighted_mean_rbo,
-        weighted_top1_changed=stored.weighted_top1_changed,
     )
 
 
@@ -134,28 +142,23 @@ def replay_page(
             404, f"page {page} of replay {replay_id} does not exist ({pages} pages)"
         )
     compared = get_replay(opened, stored.compared_id) if stored.compared_id else None
-    return ReplayPage(
+    return from_stored(
+        ReplayPage,
+        stored,
         replay=_row(stored, compared.index_version if compared else None),
         sample=stored.sample_name,
-        retriever=stored.retriever,
-        k=stored.k,
-        p=stored.p,
-        figures=stored.figures,
         bucket=bucket,
         page=page,
         pages=pages,
         total=total,
         queries=[
-            Moved(
+            from_stored(
+                Moved,
+                c,
                 query=c.text,
-                count=c.count,
-                bucket=c.bucket,
-                rbo=c.rbo,
-                top1_changed=c.top1_changed,
                 before=list(c.before),
                 after=list(c.ids),
                 moves=_moves(list(c.before), list(c.ids)),
-                error=c.error,
             )
             for c in shown
         ],
