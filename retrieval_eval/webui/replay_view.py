@@ -7,19 +7,18 @@ stored); a 404 names at most :func:`retrieval_eval.safety.limits.quote`'s share 
 
 from __future__ import annotations
 
-from dataclasses import fields
 from datetime import datetime
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any
 
 from fastapi import HTTPException
 from pydantic import BaseModel, Field
+
+from retrieval_eval.carry import carried
 
 if TYPE_CHECKING:
     from retrieval_eval.store import Store
 
 PAGE_SIZE = 50
-
-_Model = TypeVar("_Model", bound=BaseModel)
 
 
 class ReplayRow(BaseModel):
@@ -72,20 +71,8 @@ class ReplayPage(BaseModel):
     queries: list[Moved]
 
 
-def from_stored(model: type[_Model], stored: Any, **given: Any) -> _Model:
-    """``model`` from ``given`` and, for each of its other fields, the field of the same name of
-    the dataclass ``stored`` (a stored replay, a changed query); a field neither names keeps
-    its default. The rows, pages and the overview's series read a replay this way."""
-    carried = {
-        f.name: getattr(stored, f.name)
-        for f in fields(stored)
-        if f.name in model.model_fields and f.name not in given
-    }
-    return model(**carried, **given)
-
-
 def _row(stored: Any, compared_version: str | None = None) -> ReplayRow:
-    return from_stored(
+    return carried(
         ReplayRow,
         stored,
         replay_id=stored.id,
@@ -142,7 +129,7 @@ def replay_page(
             404, f"page {page} of replay {replay_id} does not exist ({pages} pages)"
         )
     compared = get_replay(opened, stored.compared_id) if stored.compared_id else None
-    return from_stored(
+    return carried(
         ReplayPage,
         stored,
         replay=_row(stored, compared.index_version if compared else None),
@@ -152,7 +139,7 @@ def replay_page(
         pages=pages,
         total=total,
         queries=[
-            from_stored(
+            carried(
                 Moved,
                 c,
                 query=c.text,

@@ -171,14 +171,14 @@ def overview(store: Store | None, runs: int) -> Overview:
 
 
 def _replay_series(store: Store) -> list[ReplaySeries]:
+    from retrieval_eval.carry import carried
     from retrieval_eval.store.replays import replay_history, replay_pairs
-    from retrieval_eval.webui.replay_view import from_stored
 
     series = []
     for sample, retriever, count in replay_pairs(store):
         latest = replay_history(store, sample, retriever, 1)[0]
         series.append(
-            from_stored(
+            carried(
                 ReplaySeries,
                 latest,
                 sample=sample,
