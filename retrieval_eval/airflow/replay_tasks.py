@@ -12,8 +12,8 @@ from typing import Any
 from airflow.sdk import get_current_context, task
 from airflow.sdk.exceptions import AirflowFailException
 
-from retrieval_eval.airflow.tasks import bad_input_fails_at_once, store_url
-from retrieval_eval.reports.links import replay_page_url, run_key_for
+from retrieval_eval.airflow.tasks import bad_input_fails_at_once, dag_run_marks, store_url
+from retrieval_eval.reports.links import replay_page_url
 
 
 @task
@@ -56,10 +56,8 @@ def compare_and_save(
 ) -> dict[str, Any]:
     """Compare with the replay before (or the ``against`` retriever), judge, save, and log the
     verdict as one line; the index version comes from the triggering asset event's extra."""
-    from retrieval_eval.airflow import replay_steps, steps
+    from retrieval_eval.airflow import replay_steps
 
-    context = get_current_context()
-    dag_run = context["dag_run"]
     with bad_input_fails_at_once():
         saved = replay_steps.compare_and_save(
             job["config_path"],
@@ -69,9 +67,8 @@ def compare_and_save(
             sample_id=planned[0]["sample_id"],
             fingerprint=planned[0]["fingerprint"],
             store_url=store_url(job),
-            run_key=run_key_for(dag_run.dag_id, dag_run.run_id),
             against=job.get("against"),
-            index_version=steps.index_version(context.get("triggering_asset_events")),
+            **dag_run_marks(),
         )
     link = replay_page_url(job.get("ui_base_url"), saved["replay_id"])
     print(saved["headline"].replace("\n", "; ") + (f" — {link}" if link else ""))

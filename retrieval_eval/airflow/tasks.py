@@ -59,6 +59,21 @@ def manual_overrides() -> dict[str, dict[str, Any]]:
         return steps.manual_overrides(get_current_context()["params"])
 
 
+def dag_run_marks() -> dict[str, Any]:
+    """What a step records of the DAG run its task is in: the run key (the dashboard's link back
+    to the run) and the index build the triggering asset event's extra names (None: not started
+    by one). Labelled runs and replays read them the same way."""
+    from retrieval_eval.airflow import steps
+    from retrieval_eval.reports.links import run_key_for
+
+    context = get_current_context()
+    dag_run = context["dag_run"]
+    return {
+        "run_key": run_key_for(dag_run.dag_id, dag_run.run_id),
+        "index_version": steps.index_version(context.get("triggering_asset_events")),
+    }
+
+
 @task
 def load_golden_set(job: dict[str, Any]) -> list[dict[str, Any]]:
     """Validate the set (a bad set fails here, every problem listed) and every other option
@@ -123,22 +138,17 @@ def score(
     lint_outcome: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
     from retrieval_eval.airflow import steps
-    from retrieval_eval.reports.links import run_key_for
 
-    context = get_current_context()
-    dag_run = context["dag_run"]
     with bad_input_fails_at_once():
         result = steps.reduce_results(
             job["config_path"],
             job["set"],
             job["retriever"],
             list(batch_results),
-            run_key=run_key_for(dag_run.dag_id, dag_run.run_id),
-            started_at=getattr(dag_run, "start_date", None),
+            started_at=getattr(get_current_context()["dag_run"], "start_date", None),
             overrides=manual_overrides()["run"],
             lint=lint_outcome,
-            # an asset event's extra names the index build that started this run
-            index_version=steps.index_version(context.get("triggering_asset_events")),
+            **dag_run_marks(),
         )
     print(steps.score_line(result))
     return result

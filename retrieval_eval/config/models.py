@@ -167,17 +167,11 @@ class RunOptions(BaseModel):
         return checked_depths(value)
 
     def settings(self) -> "RunSettings":
+        """These options as the run's settings: each field carries over by its name (``top_k``,
+        which is not an option, keeps its default)."""
         from retrieval_eval.evaluation.results import RunSettings
 
-        return RunSettings(
-            cutoffs=self.cutoffs,
-            depths=self.depths,
-            overfetch_multiplier=self.overfetch_multiplier,
-            timeout_s=self.timeout_s,
-            max_error_rate=self.max_error_rate,
-            max_concurrency=self.max_concurrency,
-            relevance_level=self.relevance_level,
-        )
+        return RunSettings.model_validate(self, from_attributes=True)
 
 
 class LintOptions(BaseModel):

@@ -194,6 +194,24 @@ class AtDepths(BaseModel):
         return None if hits is None else wilson(hits, self.counted())
 
 
+class SeedIntervals(AtDepths):
+    """The seed's top-1 and top-3 95 % Wilson intervals (see
+    :mod:`retrieval_eval.evaluation.intervals`), of the hits its ``top1_hits`` and ``top3_hits``
+    fields hold, over :meth:`counted` questions: a run's and a slice's (None when empty)."""
+
+    if TYPE_CHECKING:  # the fields of each subclass, declared there (their order is the JSON's)
+        top1_hits: int
+        top3_hits: int
+
+    @property
+    def top1_hit_rate_ci(self) -> Interval | None:
+        return wilson(self.top1_hits, self.counted())
+
+    @property
+    def top3_hit_rate_ci(self) -> Interval | None:
+        return wilson(self.top3_hits, self.counted())
+
+
 def extra_depths(depths: Sequence[int]) -> list[int]:
     """The gated depths beyond the seed's top-1 and top-3: the ones the JSON contract, the CSV
     and the stored details add ``top{k}_...`` keys for (top-1 and top-3 always have theirs)."""
@@ -212,7 +230,7 @@ def depth_intervals(figures: AtDepths, depths: Sequence[int]) -> dict[str, list[
     return {f"top{d}_hit_rate_ci": as_pair(figures.hit_rate_ci(d)) for d in depths}
 
 
-class SliceRates(AtDepths):
+class SliceRates(SeedIntervals):
     questions: int
     top1_hits: int
     top3_hits: int
@@ -221,15 +239,6 @@ class SliceRates(AtDepths):
 
     def counted(self) -> int:
         return self.questions
-
-    @property
-    def top1_hit_rate_ci(self) -> Interval | None:
-        """95 % Wilson interval of the top-1 rate (None for an empty slice)."""
-        return wilson(self.top1_hits, self.questions)
-
-    @property
-    def top3_hit_rate_ci(self) -> Interval | None:
-        return wilson(self.top3_hits, self.questions)
 
     def intervals(self) -> dict[str, list[float] | None]:
         """The ``*_ci`` keys of the JSON report and the stored details: ``[low, high]`` or null."""
@@ -315,7 +324,7 @@ class Rejudged(BaseModel):
         return "; ".join(parts) or None
 
 
-class RunResult(AtDepths):
+class RunResult(SeedIntervals):
     """One evaluation of one retriever on one golden set; ``hits_at``: hits at each gated
     depth (``settings.depths``), as ``by_form`` and ``by_hard_class`` have them per slice."""
 
@@ -388,15 +397,6 @@ class RunResult(AtDepths):
     @property
     def error_rate(self) -> float:
         return self.error_count / self.question_count if self.question_count else 0.0
-
-    @property
-    def top1_hit_rate_ci(self) -> Interval | None:
-        """95 % Wilson interval of the top-1 rate (see :mod:`retrieval_eval.evaluation.intervals`)."""
-        return wilson(self.top1_hits, self.question_count)
-
-    @property
-    def top3_hit_rate_ci(self) -> Interval | None:
-        return wilson(self.top3_hits, self.question_count)
 
     @property
     def metrics_ci(self) -> dict[str, Interval | None]:

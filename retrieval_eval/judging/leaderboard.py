@@ -394,15 +394,8 @@ def _warnings(ranked: list[tuple[str, StoredRun]]) -> list[str]:
 
 
 def _outcome(q: QuestionResult | None) -> Outcome | None:
-    if q is None:
-        return None
-    return Outcome(
-        top1_hit=q.top1_hit,
-        top3_hit=q.top3_hit,
-        first_hit_rank=q.first_hit_rank,
-        retrieved=q.retrieved,
-        error=q.error,
-    )
+    """How ``q`` fared, in the fields of the same names; None when the run does not have it."""
+    return None if q is None else Outcome.model_validate(q, from_attributes=True)
 
 
 def _differences(ranked: list[tuple[str, StoredRun]]) -> list[Difference]:

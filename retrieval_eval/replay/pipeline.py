@@ -22,6 +22,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
+from retrieval_eval.carry import carried
 from retrieval_eval.errors import InvalidInputError, StoreUnavailableError
 from retrieval_eval.replay.compare import Comparison, DriftThresholds, Ranked, compare
 from retrieval_eval.replay.run import ReplaySettings, replay_sample
@@ -359,20 +360,13 @@ def save_outcome(store: Store, outcome: ReplayOutcome) -> ReplayOutcome:
         sample_id = save_sample(store, outcome.sample)
     replay_id = save_replay(
         store,
-        ReplayRecord(
-            run_key=outcome.run_key,
+        carried(
+            ReplayRecord,
+            outcome,
             sample_id=sample_id,
-            sample_name=outcome.sample_name,
-            retriever=outcome.retriever,
             k=outcome.comparison.k,
             p=outcome.comparison.p,
-            run_date=outcome.run_date,
-            rankings=outcome.rankings,
-            comparison=outcome.comparison,
             compared_id=outcome.compared.id if outcome.compared else None,
-            against=outcome.against,
-            index_version=outcome.index_version,
-            package_version=outcome.package_version,
         ),
     )
     return replace(outcome, sample_id=sample_id, replay_id=replay_id)
@@ -433,25 +427,22 @@ def spooled(outcome: ReplayOutcome, store_url: str) -> SpooledReplay:
         mode = "retriever"
     elif outcome.against_run is not None:
         mode = "replay"
-    return SpooledReplay(
-        run_key=outcome.run_key,
+    return carried(  # run_key, retriever, thresholds, index and package version as they are
+        SpooledReplay,
+        outcome,
         started_at=outcome.run_date,
         sample_name=sample.name,
         privacy=sample.privacy,
         log_queries=sample.log_queries,
         log_traffic=sample.log_traffic,
         queries=[(q.key, q.text, q.count, q.bucket, q.query_id) for q in sample.queries],
-        retriever=outcome.retriever,
         k=outcome.comparison.k,
         p=outcome.comparison.p,
-        thresholds=outcome.thresholds,
         rankings=_packed(outcome.rankings),
         compare_with=mode,
         compared_id=outcome.against_run,
         against=outcome.against if outcome.before is not None else None,
         before=_packed(outcome.before) if outcome.before is not None else None,
-        index_version=outcome.index_version,
-        package_version=outcome.package_version,
         store=mask_url(parse_store_url(store_url)),
         store_fingerprint=store_fingerprint(store_url),
     )

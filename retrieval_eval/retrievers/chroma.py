@@ -86,7 +86,7 @@ class ChromaRetriever(VectorStoreRetriever):
     def _open(self, client: Any) -> None:
         self.client = client
         name = self.options.collection
-        location = f"{self.where}.path" if self.options.path is not None else f"{self.where}.host"
+        location = f"{self.where}.{self.options.location_option}"
         try:
             names = [getattr(c, "name", c) for c in self.client.list_collections()]
         except Exception as exc:
@@ -97,19 +97,10 @@ class ChromaRetriever(VectorStoreRetriever):
         self.collection = self.client.get_collection(name, embedding_function=None)
 
     def _check_id_field(self) -> None:
-        field = self.options.id_field
-        if field is None:
-            return
-        sample = self.collection.get(limit=1, include=["metadatas"])
-        metadatas = sample.get("metadatas") or []
-        if metadatas and payload_field(metadatas[0], field) is None:
-            raise self._missing_field(
-                "id_field",
-                f"the records of {self.options.collection!r} have",
-                "metadata key",
-                field,
-                sorted(metadatas[0] or {}),
-            )
+        def sample() -> list[Any]:
+            return self.collection.get(limit=1, include=["metadatas"]).get("metadatas") or []
+
+        self._check_payload_id_field(sample, "records", "metadata key")
 
     def _dimension(self) -> int | None:
         sample = self.collection.get(limit=1, include=["embeddings"])

@@ -38,7 +38,12 @@ from pydantic import ValidationInfo, field_validator
 
 from retrieval_eval.errors import ConfigError
 from retrieval_eval.retrievers.options import resolve_path
-from retrieval_eval.retrievers.vector_store import Record, StoreOptions, VectorStoreRetriever
+from retrieval_eval.retrievers.vector_store import (
+    Record,
+    StoreOptions,
+    VectorStoreRetriever,
+    env_api_key,
+)
 
 REMOTE = re.compile(r"^[a-z][a-z0-9+.-]*://")
 BATCH = 500
@@ -74,10 +79,8 @@ class LanceDbRetriever(VectorStoreRetriever):
         kwargs: dict[str, Any] = {}
         if not opts.remote:
             cls._folder(Path(opts.uri), f"{where}.uri")
-        if opts.api_key_from_env:
-            from retrieval_eval.retrievers.secrets import env_key
-
-            kwargs["api_key"] = env_key(opts.api_key_from_env, f"{where}.api_key_from_env")
+        if (api_key := env_api_key(opts.api_key_from_env, where)) is not None:
+            kwargs["api_key"] = api_key
         try:
             db = lancedb.connect(opts.uri, **kwargs)
             names = _table_names(db)

@@ -43,6 +43,7 @@ from retrieval_eval.retrievers.vector_store import (
     FolderOrServerOptions,
     Record,
     VectorStoreRetriever,
+    env_api_key,
     payload_field,
 )
 
@@ -74,11 +75,7 @@ class QdrantRetriever(VectorStoreRetriever):
 
     @classmethod
     def _connect(cls, qdrant_client: ModuleType, opts: QdrantOptions, where: str) -> Any:
-        url, api_key = opts.url, None
-        if opts.api_key_from_env:
-            from retrieval_eval.retrievers.secrets import env_key
-
-            api_key = env_key(opts.api_key_from_env, f"{where}.api_key_from_env")
+        url, api_key = opts.url, env_api_key(opts.api_key_from_env, where)
         if opts.connection_id:
             from retrieval_eval.retrievers.secrets import airflow_connection
 
@@ -109,7 +106,7 @@ class QdrantRetriever(VectorStoreRetriever):
         self._filter = (
             None if opts.filter is None else self._models.Filter.model_validate(opts.filter)
         )
-        where_location = f"{self.where}.path" if opts.path is not None else f"{self.where}.url"
+        where_location = f"{self.where}.{opts.location_option}"
         try:
             exists = self.client.collection_exists(opts.collection)
         except Exception as exc:
@@ -119,17 +116,11 @@ class QdrantRetriever(VectorStoreRetriever):
             raise self._missing_collection(self.where, opts.collection, names)
 
     def _check_id_field(self) -> None:
-        opts = self.options
-        if opts.id_field is not None:
-            points, _ = self.client.scroll(opts.collection, limit=1, with_payload=True)
-            if points and payload_field(points[0].payload, opts.id_field) is None:
-                raise self._missing_field(
-                    "id_field",
-                    f"the points of {opts.collection!r} have",
-                    "payload field",
-                    opts.id_field,
-                    sorted(points[0].payload or {}),
-                )
+        def sample() -> list[Any]:
+            points, _ = self.client.scroll(self.options.collection, limit=1, with_payload=True)
+            return [point.payload for point in points]
+
+        self._check_payload_id_field(sample, "points", "payload field")
 
     def _dimension(self) -> int | None:
         vectors = self.client.get_collection(self.options.collection).config.params.vectors

@@ -21,7 +21,7 @@ collection once, since no store filters on a prefix of an id.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from types import ModuleType
 from typing import Any, ClassVar, Self
@@ -75,6 +75,12 @@ class FolderOrServerOptions(StoreOptions):
     def remote(self) -> bool:
         return self.path is None
 
+    @property
+    def location_option(self) -> str:
+        """The option that says where the store is (``path``, else the server option), which an
+        error reaching it names."""
+        return "path" if self.path is not None else self.server_option
+
     @model_validator(mode="after")
     def _one_location(self) -> Self:
         server = getattr(self, self.server_option)
@@ -100,6 +106,16 @@ class FactoryOptions(AdapterOptions):
 
 def query_embedder(embedding: EmbeddingOptions, context: BuildContext, where: str) -> QueryEmbedder:
     return build_embedder(embedding, base_dir=context.base_dir, where=f"{where}.embedding")
+
+
+def env_api_key(variable: str | None, where: str) -> str | None:
+    """The API key in the environment variable ``variable`` (the option ``api_key_from_env``;
+    masked in every error), or None when none is named."""
+    if not variable:
+        return None
+    from retrieval_eval.retrievers.secrets import env_key
+
+    return env_key(variable, f"{where}.api_key_from_env")
 
 
 def usable_id(value: Any) -> str | None:
@@ -334,6 +350,25 @@ class VectorStoreRetriever(StoreRetriever):
             f"{self.where}.{option}: {holder} no {noun} {field!r}; "
             f"{noun}s: {', '.join(present) or 'none'}"
         )
+
+    def _check_payload_id_field(
+        self, sample: Callable[[], list[Any]], records: str, noun: str
+    ) -> None:
+        """With ``id_field`` set: a ConfigError when the payload ``sample()`` returns (of one
+        record, or none in an empty collection) lacks it; ``records`` (``points``) and ``noun``
+        (``payload field``) are what the store calls them."""
+        field = self.options.id_field
+        if field is None:
+            return
+        payloads = sample()
+        if payloads and payload_field(payloads[0], field) is None:
+            raise self._missing_field(
+                "id_field",
+                f"the {records} of {self.options.collection!r} have",
+                noun,
+                field,
+                sorted(payloads[0] or {}),
+            )
 
     def _as_record(self, value: Any, text: Any) -> Record:
         """A stored id value as text (:func:`usable_id`), or a RetrieverError naming it; the

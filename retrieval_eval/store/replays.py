@@ -16,6 +16,7 @@ from typing import Any
 
 from sqlalchemy import Connection, delete, func, insert, select
 
+from retrieval_eval.carry import same_named
 from retrieval_eval.errors import UnknownNameError
 from retrieval_eval.replay.compare import Comparison, QueryChange, Ranked
 from retrieval_eval.replay.samples import QuerySample, SampledQuery
@@ -199,16 +200,12 @@ def save_replay(store: Store, record: ReplayRecord) -> int:
             conn,
             replay_run,
             dict(
-                # the columns that name the replay, from the fields of the same names
-                {f.name: getattr(record, f.name) for f in fields(_Replay)},
+                # the columns the record has a field of the same name for
+                same_named(record, replay_run.columns.keys()),
                 created_at=datetime.now(UTC),
-                index_version=record.index_version,
-                package_version=record.package_version,
                 query_count=len(record.rankings),
                 error_count=sum(1 for r in record.rankings if r.error is not None),
                 state=comparison.state,
-                compared_id=record.compared_id,
-                against=record.against,
                 mean_rbo=overall.mean_rbo,
                 top1_changed=overall.top1_changed_share,
                 weighted_mean_rbo=overall.weighted_mean_rbo,

@@ -39,10 +39,30 @@ JSONType = JSON().with_variant(JSONB(), "postgresql")
 
 metadata = MetaData()
 
+
+def _id() -> Column[int]:
+    """A table's own key."""
+    return Column("id", Integer, primary_key=True, autoincrement=True)
+
+
+def _owner(column: str, parent: str, name: str) -> Column[int]:
+    """``column``: the ``parent`` row this row belongs to, deleted with it (foreign key ``name``)."""
+    return Column(
+        column, Integer, ForeignKey(f"{parent}.id", ondelete="CASCADE", name=name), nullable=False
+    )
+
+
+def _reference(column: str, parent: str, name: str) -> Column[int]:
+    """``column``: a ``parent`` row this row points at, if any; NULL once that row is pruned."""
+    return Column(
+        column, Integer, ForeignKey(f"{parent}.id", ondelete="SET NULL", name=name), nullable=True
+    )
+
+
 eval_result = Table(
     "eval_result",
     metadata,
-    Column("id", Integer, primary_key=True, autoincrement=True),
+    _id(),
     Column("set_identifier", String, nullable=False),
     Column("model_id", String, nullable=False),
     Column("grader", String(64), nullable=False),
@@ -64,24 +84,14 @@ eval_result = Table(
     Column("verdict_state", String(32), nullable=True),
     Column("is_regression", Boolean, nullable=False, server_default=false()),
     Column("accepted_baseline", Boolean, nullable=False, server_default=false()),
-    Column(
-        "baseline_run_id",
-        Integer,
-        ForeignKey("eval_result.id", ondelete="SET NULL", name="fk_eval_result_baseline"),
-        nullable=True,
-    ),
+    _reference("baseline_run_id", "eval_result", "fk_eval_result_baseline"),
     # the index build measured (an asset event's extra, or --index-version) and the
     # retrieval-eval version that scored the run; NULL on runs stored before 0004
     Column("index_version", String, nullable=True),
     Column("package_version", String(64), nullable=True),
     # a re-judged run (sets rejudge): the run whose rankings it scored against newer labels;
     # and the set file's version its labels come from (sets promote); NULL before 0009_rejudged
-    Column(
-        "rejudged_from",
-        Integer,
-        ForeignKey("eval_result.id", ondelete="SET NULL", name="fk_eval_result_rejudged_from"),
-        nullable=True,
-    ),
+    _reference("rejudged_from", "eval_result", "fk_eval_result_rejudged_from"),
     Column("set_version", Integer, nullable=True),
     UniqueConstraint("run_key", name="uq_eval_result_run_key"),
     Index("ix_eval_result_key_date", "set_identifier", "model_id", "grader", "run_date"),
@@ -91,13 +101,8 @@ eval_result = Table(
 eval_result_question = Table(
     "eval_result_question",
     metadata,
-    Column("id", Integer, primary_key=True, autoincrement=True),
-    Column(
-        "run_id",
-        Integer,
-        ForeignKey("eval_result.id", ondelete="CASCADE", name="fk_eval_result_question_run"),
-        nullable=False,
-    ),
+    _id(),
+    _owner("run_id", "eval_result", "fk_eval_result_question_run"),
     Column("position", Integer, nullable=False),
     Column("question_id", String, nullable=False),
     Column("question", Text, nullable=False, server_default=""),
@@ -127,13 +132,8 @@ eval_result_question = Table(
 eval_result_slice = Table(
     "eval_result_slice",
     metadata,
-    Column("id", Integer, primary_key=True, autoincrement=True),
-    Column(
-        "run_id",
-        Integer,
-        ForeignKey("eval_result.id", ondelete="CASCADE", name="fk_eval_result_slice_run"),
-        nullable=False,
-    ),
+    _id(),
+    _owner("run_id", "eval_result", "fk_eval_result_slice_run"),
     Column("position", Integer, nullable=False),
     Column("dimension", String(16), nullable=False),  # "form" or "hard_class"
     Column("value", String, nullable=False),
@@ -150,13 +150,8 @@ eval_result_slice = Table(
 eval_result_depth = Table(
     "eval_result_depth",
     metadata,
-    Column("id", Integer, primary_key=True, autoincrement=True),
-    Column(
-        "run_id",
-        Integer,
-        ForeignKey("eval_result.id", ondelete="CASCADE", name="fk_eval_result_depth_run"),
-        nullable=False,
-    ),
+    _id(),
+    _owner("run_id", "eval_result", "fk_eval_result_depth_run"),
     Column("dimension", String(16), nullable=False),  # "overall", "form" or "hard_class"
     Column("value", String, nullable=False, server_default=""),
     Column("depth", Integer, nullable=False),
@@ -172,7 +167,7 @@ eval_result_depth = Table(
 eval_alert = Table(
     "eval_alert",
     metadata,
-    Column("id", Integer, primary_key=True, autoincrement=True),
+    _id(),
     Column("run_key", String(255), nullable=False),
     Column("channel", String(255), nullable=False),
     Column("kind", String(32), nullable=False),
@@ -186,7 +181,7 @@ eval_alert = Table(
 query_sample = Table(
     "query_sample",
     metadata,
-    Column("id", Integer, primary_key=True, autoincrement=True),
+    _id(),
     Column("name", String, nullable=False),
     Column("fingerprint", String(64), nullable=False),
     Column("privacy", String(16), nullable=False),
@@ -200,13 +195,8 @@ query_sample = Table(
 query_sample_item = Table(
     "query_sample_item",
     metadata,
-    Column("id", Integer, primary_key=True, autoincrement=True),
-    Column(
-        "sample_id",
-        Integer,
-        ForeignKey("query_sample.id", ondelete="CASCADE", name="fk_query_sample_item_sample"),
-        nullable=False,
-    ),
+    _id(),
+    _owner("sample_id", "query_sample", "fk_query_sample_item_sample"),
     Column("position", Integer, nullable=False),
     Column("query_key", String(64), nullable=False),
     Column("query_text", Text, nullable=False),
@@ -220,14 +210,9 @@ query_sample_item = Table(
 replay_run = Table(
     "replay_run",
     metadata,
-    Column("id", Integer, primary_key=True, autoincrement=True),
+    _id(),
     Column("run_key", String(255), nullable=False),
-    Column(
-        "sample_id",
-        Integer,
-        ForeignKey("query_sample.id", ondelete="CASCADE", name="fk_replay_run_sample"),
-        nullable=False,
-    ),
+    _owner("sample_id", "query_sample", "fk_replay_run_sample"),
     Column("sample_name", String, nullable=False),
     Column("retriever", String, nullable=False),
     Column("k", Integer, nullable=False),
@@ -239,12 +224,7 @@ replay_run = Table(
     Column("query_count", Integer, nullable=False),
     Column("error_count", Integer, nullable=False),
     Column("state", String(16), nullable=False),
-    Column(
-        "compared_id",
-        Integer,
-        ForeignKey("replay_run.id", ondelete="SET NULL", name="fk_replay_run_compared"),
-        nullable=True,
-    ),
+    _reference("compared_id", "replay_run", "fk_replay_run_compared"),
     Column("against", String, nullable=True),
     Column("mean_rbo", Float, nullable=True),
     Column("top1_changed", Float, nullable=True),
@@ -284,7 +264,7 @@ replay_ranking = Table(
 judgment = Table(
     "judgment",
     metadata,
-    Column("id", Integer, primary_key=True, autoincrement=True),
+    _id(),
     Column("set_identifier", String, nullable=False),
     Column("question_id", String, nullable=True),  # NULL: a new question, given by its text
     Column("question", Text, nullable=True),

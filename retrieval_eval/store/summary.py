@@ -26,6 +26,33 @@ if TYPE_CHECKING:
     from retrieval_eval.store.models import StoredRun
 
 _COMPARED = ("top1_baseline", "top1_current", "top3_baseline", "top3_current")
+# the figures a summary takes from its run's result, and from the stored run, by their names
+_FROM_RESULT = (
+    "retriever",
+    "question_count",
+    "top1_hits",
+    "top3_hits",
+    "top1_hit_rate",
+    "top3_hit_rate",
+    "top1_hit_rate_ci",
+    "top3_hit_rate_ci",
+    "depths",
+    "hits_at",
+    "error_count",
+    "labels_fingerprint",
+    "corpus_revision",
+    "index_version",
+    "package_version",
+    "set_version",
+)
+_FROM_STORED = (
+    "run_date",
+    "status",
+    "verdict_state",
+    "is_regression",
+    "accepted_baseline",
+    "baseline_run_id",
+)
 
 
 class SliceSummary(AtDepths):
@@ -114,13 +141,8 @@ class RunSummary(AtDepths):
             run.result,
             run.verdict,
             run_id=run.id,
-            run_date=run.run_date,
-            status=run.status,
-            verdict_state=run.verdict_state,
-            is_regression=run.is_regression,
-            accepted_baseline=run.accepted_baseline,
-            baseline_run_id=run.baseline_run_id,
             slices=slices,
+            **{name: getattr(run, name) for name in _FROM_STORED},
         )
 
     @classmethod
@@ -145,29 +167,14 @@ class RunSummary(AtDepths):
     ) -> RunSummary:
         return cls(
             set=r.set_identifier,
-            retriever=r.retriever,
-            question_count=r.question_count,
-            top1_hits=r.top1_hits,
-            top3_hits=r.top3_hits,
-            top1_hit_rate=r.top1_hit_rate,
-            top3_hit_rate=r.top3_hit_rate,
-            top1_hit_rate_ci=r.top1_hit_rate_ci,
-            top3_hit_rate_ci=r.top3_hit_rate_ci,
-            depths=r.depths,
-            hits_at=r.hits_at,
-            error_count=r.error_count,
             latency_p50_ms=r.latency_ms.p50,
             latency_p95_ms=r.latency_ms.p95,
-            labels_fingerprint=r.labels_fingerprint,
-            corpus_revision=r.corpus_revision,
-            index_version=r.index_version,
-            package_version=r.package_version,
             dead_label_count=len(r.dead_labels.dead_ids) if r.dead_labels else 0,
-            set_version=r.set_version,
             rejudged_from=r.rejudged.from_run_id if r.rejudged else None,
             original_labels=r.rejudged.from_labels_fingerprint if r.rejudged else None,
             by_form=slice_summaries(r.by_form) if slices else {},
             by_hard_class=slice_summaries(r.by_hard_class) if slices else {},
+            **{name: getattr(r, name) for name in _FROM_RESULT},
             **stored,
             **_verdict_figures(verdict),
         )
@@ -216,15 +223,7 @@ def _verdict_figures(verdict: Verdict | None) -> dict[str, Any]:
 def slice_summaries(slices: dict[str, SliceRates]) -> dict[str, SliceSummary]:
     """Each slice's size, rates and intervals, as the pages and JSON show them."""
     return {
-        value: SliceSummary(
-            questions=s.questions,
-            top1_hit_rate=s.top1_hit_rate,
-            top3_hit_rate=s.top3_hit_rate,
-            top1_hit_rate_ci=s.top1_hit_rate_ci,
-            top3_hit_rate_ci=s.top3_hit_rate_ci,
-            hits_at=s.hits_at,
-        )
-        for value, s in slices.items()
+        value: SliceSummary.model_validate(s, from_attributes=True) for value, s in slices.items()
     }
 
 

@@ -106,6 +106,12 @@ class LineChart:
     height: int = 270
     css_class: str = "chart"  # "chart-narrow" for the copy drawn for phones
 
+    def shown(self, marked: Sequence[int], first: int = 0) -> list[int]:
+        """The positions of ``marked`` (one of the mark lists) that fall on the chart; the
+        legend and the marks both draw these. ``first=1`` for label changes, which are drawn
+        between a run and the one before it."""
+        return [i for i in marked if first <= i < len(self.x_labels)]
+
 
 _PAD_LEFT, _PAD_RIGHT, _PAD_TOP, _PAD_BOTTOM = 52, 20, 40, 40
 _LEGEND_ROW = 20
@@ -135,18 +141,17 @@ def _legend_entries(chart: LineChart) -> list[LegendEntry]:
         LegendEntry("series", s.name, _colour(chart.series, i), _dash(s, i), MARKERS[i % 6])
         for i, s in enumerate(chart.series)
     ]
-    count = len(chart.x_labels)
     if any(s.band for s in chart.series):
         entries.append(LegendEntry("band", "95 % interval", PALETTE[0]))
-    if any(0 <= i < count for i in chart.marks):
+    if chart.shown(chart.marks):
         entries.append(LegendEntry("regression", chart.mark_label))
-    if any(0 <= i < count for i in chart.baselines):
+    if chart.shown(chart.baselines):
         entries.append(LegendEntry("baseline", "accepted baseline"))
-    if any(0 <= i < count for i in chart.invalid):
+    if chart.shown(chart.invalid):
         entries.append(LegendEntry("invalid", "invalid run (hollow points)"))
-    if any(0 <= i < count for i in chart.dead_labels):
+    if chart.shown(chart.dead_labels):
         entries.append(LegendEntry("labels", LABELS_TEXT))
-    if any(0 < i < count for i in chart.label_changes):
+    if chart.shown(chart.label_changes, first=1):
         entries.append(LegendEntry("label_change", LABEL_CHANGE_TEXT))
     return entries
 
@@ -219,7 +224,7 @@ def line_chart(chart: LineChart) -> Markup:
     for index, series in enumerate(chart.series):
         if series.band:
             parts.extend(_band(series.band, _colour(chart.series, index), x_at, y_at))
-    invalid = {i for i in chart.invalid if 0 <= i < count}
+    invalid = set(chart.shown(chart.invalid))
     for index, series in enumerate(chart.series):
         style = _Style(_colour(chart.series, index), _dash(series, index), MARKERS[index % 6])
         parts.extend(_series(series, style, x_at, y_at, offsets[index], labels, invalid, chart))
@@ -278,7 +283,6 @@ def _run_marks(chart: LineChart, labels: Sequence[str], x_at: Scale, plot_h: flo
     """Regressions, accepted baselines, invalid runs and runs whose labels need attention, above
     the plot and behind the lines."""
     out = []
-    count = len(labels)
     glyph_y = _PAD_TOP - 5
     kinds = (set(chart.marks), set(chart.baselines), set(chart.invalid), set(chart.dead_labels))
 
@@ -287,7 +291,7 @@ def _run_marks(chart: LineChart, labels: Sequence[str], x_at: Scale, plot_h: flo
         present = [k for k in range(len(kinds)) if i in kinds[k]]
         return x_at(i) + (present.index(kind) - (len(present) - 1) / 2) * 12
 
-    for i in (i for i in chart.marks if 0 <= i < count):
+    for i in chart.shown(chart.marks):
         x = x_at(i)
         out.append(
             f'<rect class="mark" x="{x - 5:.1f}" y="{_PAD_TOP}" width="10" height="{plot_h}" '
@@ -297,7 +301,7 @@ def _run_marks(chart: LineChart, labels: Sequence[str], x_at: Scale, plot_h: flo
             'text-anchor="middle" '
             f'fill="{REGRESSION_COLOUR}" font-weight="700">▼</text>'
         )
-    for i in (i for i in chart.baselines if 0 <= i < count):
+    for i in chart.shown(chart.baselines):
         x = x_at(i)
         out.append(
             f'<line class="mark-baseline" x1="{x:.1f}" x2="{x:.1f}" y1="{_PAD_TOP}" '
@@ -306,13 +310,13 @@ def _run_marks(chart: LineChart, labels: Sequence[str], x_at: Scale, plot_h: flo
             f'<path d="{marker_path("diamond", glyph_x(i, 1), glyph_y - 4, 5)}" '
             f'fill="{BASELINE_COLOUR}"/>'
         )
-    for i in (i for i in chart.invalid if 0 <= i < count):
+    for i in chart.shown(chart.invalid):
         out.append(
             f'<path class="mark-invalid" d="{marker_path("cross", glyph_x(i, 2), glyph_y - 4, 5)}" '
             f'stroke="{INVALID_COLOUR}" stroke-width="2" fill="none">'
             f"<title>invalid run: {escape(_plain(labels[i]))}</title></path>"
         )
-    for i in (i for i in chart.label_changes if 0 < i < count):
+    for i in chart.shown(chart.label_changes, first=1):
         x = (x_at(i - 1) + x_at(i)) / 2  # between the last run of the old labels and the first
         out.append(
             f'<line class="mark-label-change" x1="{x:.1f}" x2="{x:.1f}" y1="{_PAD_TOP}" '
@@ -320,7 +324,7 @@ def _run_marks(chart: LineChart, labels: Sequence[str], x_at: Scale, plot_h: flo
             f'stroke-dasharray="4 2"><title>{LABEL_CHANGE_TEXT}: before '
             f"{escape(_plain(labels[i]))}</title></line>"
         )
-    for i in (i for i in chart.dead_labels if 0 <= i < count):
+    for i in chart.shown(chart.dead_labels):
         out.append(
             f'<g class="mark-labels">{labels_glyph(glyph_x(i, 3), glyph_y - 4)}'
             f"<title>{LABELS_TEXT}: {escape(_plain(labels[i]))}</title></g>"

@@ -214,10 +214,7 @@ def list_questions(
             f"({matching} matching questions, {PER_PAGE} a page)"
         )
     listing = Listing(
-        show=query.show,
-        form=query.form,
-        hard_class=query.hard_class,
-        page=query.page,
+        **query.model_dump(exclude={"depth"}),  # the filters and page as asked
         depth=depth,
         depths=depths,
         pages=pages,

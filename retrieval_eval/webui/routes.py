@@ -136,27 +136,29 @@ def overview_page(request: Request) -> Any:
 # -- history ---------------------------------------------------------------------------------
 
 
-@api.get("/api/history", responses=errors(400, 404, api=True))
-def api_history(
-    request: Request,
+def history_query(
     set: str = Query(..., description="set identifier", pattern=NAME_PATTERN),
     retriever: str = Query(..., pattern=NAME_PATTERN),
     runs: int = Query(HISTORY_RUNS, ge=1, le=1000),
-) -> JSONResponse:
+) -> dict[str, Any]:
+    """The history page's parameters and its JSON twin's (see :func:`.views.history`)."""
+    return {"set_identifier": set, "retriever": retriever, "runs": runs}
+
+
+@api.get("/api/history", responses=errors(400, 404, api=True))
+def api_history(request: Request, query: dict[str, Any] = Depends(history_query)) -> JSONResponse:
     _, views = modules()
-    return _json(views.history(_store(request), set, retriever, runs))
+    return _json(views.history(_store(request), **query))
 
 
 @pages.get("/history", response_class=HTMLResponse, responses=errors(400, 404, api=False))
 def history_page(
     request: Request,
-    set: str = Query(..., pattern=NAME_PATTERN),
-    retriever: str = Query(..., pattern=NAME_PATTERN),
     dim: str = Query("overall", pattern="^(overall|form|hard_class)$"),
-    runs: int = Query(HISTORY_RUNS, ge=1, le=1000),
+    query: dict[str, Any] = Depends(history_query),
 ) -> Any:
     page_helpers, views = modules()
-    data = views.history(_store(request), set, retriever, runs)
+    data = views.history(_store(request), **query)
     charts = page_helpers.history_charts(data, dim)
     return render(request, "history.html", data=data, dim=dim, charts=charts)
 
@@ -220,53 +222,56 @@ REPLAYS = 60  # replays on a drift page
 BUCKET_PATTERN = "^(|head|torso|tail)$"
 
 
-@api.get("/api/drift", responses=errors(400, 404, api=True))
-def api_drift(
-    request: Request,
+def drift_query(
     sample: str = Query(..., pattern=NAME_PATTERN),
     retriever: str = Query(..., pattern=NAME_PATTERN),
-) -> JSONResponse:
+) -> dict[str, Any]:
+    """The drift page's parameters and its JSON twin's (see :func:`.replay_view.drift`)."""
+    return {"sample": sample, "retriever": retriever, "limit": REPLAYS}
+
+
+@api.get("/api/drift", responses=errors(400, 404, api=True))
+def api_drift(request: Request, query: dict[str, Any] = Depends(drift_query)) -> JSONResponse:
     from retrieval_eval.webui import replay_view
 
-    return _json(replay_view.drift(_store(request), sample, retriever, REPLAYS))
+    return _json(replay_view.drift(_store(request), **query))
 
 
 @pages.get("/drift", response_class=HTMLResponse, responses=errors(400, 404, api=False))
-def drift_page(
-    request: Request,
-    sample: str = Query(..., pattern=NAME_PATTERN),
-    retriever: str = Query(..., pattern=NAME_PATTERN),
-) -> Any:
+def drift_page(request: Request, query: dict[str, Any] = Depends(drift_query)) -> Any:
     from retrieval_eval.webui import replay_view
 
-    data = replay_view.drift(_store(request), sample, retriever, REPLAYS)
+    data = replay_view.drift(_store(request), **query)
     return render(request, "drift.html", data=data, charts=replay_view.drift_charts(data))
+
+
+def replay_listing(
+    bucket: str | None = Query(None, pattern=BUCKET_PATTERN),
+    page: int = Query(1, ge=1, le=MAX_RUN_ID),
+) -> dict[str, Any]:
+    """The replay page's list parameters and its JSON twin's (the form's "any" bucket is empty:
+    no filter)."""
+    return {"bucket": bucket or None, "page": page}
 
 
 @api.get("/api/replays/{replay_id}", responses=errors(400, 404, api=True))
 def api_replay(
-    request: Request,
-    replay_id: RunId,
-    bucket: str | None = Query(None, pattern=BUCKET_PATTERN),
-    page: int = Query(1, ge=1, le=MAX_RUN_ID),
+    request: Request, replay_id: RunId, listed: dict[str, Any] = Depends(replay_listing)
 ) -> JSONResponse:
     from retrieval_eval.webui import replay_view
 
-    return _json(replay_view.replay_page(_store(request), replay_id, bucket or None, page))
+    return _json(replay_view.replay_page(_store(request), replay_id, **listed))
 
 
 @pages.get(
     "/replays/{replay_id}", response_class=HTMLResponse, responses=errors(400, 404, api=False)
 )
 def replay_page(
-    request: Request,
-    replay_id: RunId,
-    bucket: str | None = Query(None, pattern=BUCKET_PATTERN),
-    page: int = Query(1, ge=1, le=MAX_RUN_ID),
+    request: Request, replay_id: RunId, listed: dict[str, Any] = Depends(replay_listing)
 ) -> Any:
     from retrieval_eval.webui import replay_view
 
-    data = replay_view.replay_page(_store(request), replay_id, bucket or None, page)
+    data = replay_view.replay_page(_store(request), replay_id, **listed)
     return render(request, "replay.html", data=data)
 
 
