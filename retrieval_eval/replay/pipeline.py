@@ -22,8 +22,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
-from retrieval_eval.carry import carried
 from retrieval_eval.errors import InvalidInputError, StoreUnavailableError
+from retrieval_eval.replay.carry import carried
 from retrieval_eval.replay.compare import Comparison, DriftThresholds, Ranked, compare
 from retrieval_eval.replay.run import ReplaySettings, replay_sample
 from retrieval_eval.replay.samples import (

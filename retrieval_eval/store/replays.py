@@ -16,8 +16,8 @@ from typing import Any
 
 from sqlalchemy import Connection, delete, func, insert, select
 
-from retrieval_eval.carry import same_named
 from retrieval_eval.errors import UnknownNameError
+from retrieval_eval.replay.carry import same_named
 from retrieval_eval.replay.compare import Comparison, QueryChange, Ranked
 from retrieval_eval.replay.samples import QuerySample, SampledQuery
 from retrieval_eval.store.schema import query_sample, query_sample_item, replay_ranking, replay_run

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 from fastapi import HTTPException
 from pydantic import BaseModel, Field
 
-from retrieval_eval.carry import carried
+from retrieval_eval.replay.carry import carried
 
 if TYPE_CHECKING:
     from retrieval_eval.store import Store

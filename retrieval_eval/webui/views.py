@@ -171,7 +171,7 @@ def overview(store: Store | None, runs: int) -> Overview:
 
 
 def _replay_series(store: Store) -> list[ReplaySeries]:
-    from retrieval_eval.carry import carried
+    from retrieval_eval.replay.carry import carried
     from retrieval_eval.store.replays import replay_history, replay_pairs
 
     series = []
