@@ -160,3 +160,19 @@ def test_console_script_target_exists() -> None:
     project = tomllib.loads((ROOT / "pyproject.toml").read_text())
     module, _, attribute = project["project"]["scripts"]["retrieval-eval"].partition(":")
     assert callable(getattr(importlib.import_module(module), attribute))
+
+
+def test_the_package_root_holds_the_public_verbs_and_errors_only() -> None:
+    """Every concept lives in a folder named for it (the README's "How it fits together")."""
+    modules = sorted(path.name for path in PACKAGE.glob("*.py"))
+    assert modules == ["__init__.py", "errors.py"]
+    assert (
+        len(
+            [
+                path
+                for path in PACKAGE.iterdir()
+                if path.is_dir() and (path / "__init__.py").exists()
+            ]
+        )
+        >= 10
+    )
