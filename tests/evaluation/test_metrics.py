@@ -352,13 +352,13 @@ def test_a_timed_out_call_is_abandoned_and_the_next_question_still_runs() -> Non
             GoldenQuestionSet(identifier="t.watchdog", questions=questions),
             FunctionRetriever(retrieve, identifier="sleepy"),
             # generous: the fast questions must not time out on a busy machine either
-            RunSettings(timeout_s=5, max_error_rate=1.0),
+            RunSettings(timeout_s=2, max_error_rate=1.0),
         )
     finally:
         release.set()
     errors = [question.error for question in result.questions]
     assert errors[0] is None and errors[2] is None and errors[3] is None
-    assert errors[1] == "retrieval timed out after 5 s"
+    assert errors[1] == "retrieval timed out after 2 s"
     assert set(callers) == {"retrieval-eval-call"}  # never on the scoring thread itself
     assert result.top1_hits == 3
 
