@@ -60,39 +60,86 @@ def run_dag(
     conf: dict[str, Any] | None = None,
     extra_env: dict[str, str] | None = None,
 ) -> dict[str, Any]:
-    """Run ``dag.test()`` in a subprocess; return its state and task states (and the log)."""
-    proc = subprocess.run(
-        [sys.executable, "-m", "retrieval_eval.airflow.testrun", dag_id, json.dumps(conf or {})],
-        env={**env, **(extra_env or {})},
-        capture_output=True,
-        text=True,
-        timeout=600,
-    )
-    lines = [line for line in proc.stdout.splitlines() if line.startswith("{")]
-    assert lines, (
-        f"no outcome from dag.test():\nSTDOUT:\n{proc.stdout[-4000:]}\nSTDERR:\n{proc.stderr[-4000:]}"
-    )
-    outcome = json.loads(lines[-1])
-    outcome["log"] = proc.stdout + proc.stderr
+    """One ``dag.test()`` run; return its state and task states (and the log)."""
+    import tempfile
+
+    with tempfile.TemporaryDirectory(prefix="dag_run_") as folder:
+        step = {"dag_id": dag_id, "conf": conf or {}}
+        (outcome,), log = run_plan({**env, **(extra_env or {})}, [step], Path(folder))
+    outcome["log"] = log
     return outcome
 
 
 def run_plan(
     env: dict[str, str], plan: list[dict[str, Any]], folder: Path
 ) -> tuple[list[dict[str, Any]], str]:
-    """Several ``dag.test()`` runs in ONE subprocess (Airflow's start-up paid once).
+    """Several ``dag.test()`` runs, in this test worker's long-lived plan process.
 
-    Each step: ``{"dag_id", "conf", "env"}``. Returns the outcomes and the whole log.
+    Each step: ``{"dag_id", "conf", "env"}`` (``testrun --plan``'s format); ``env`` is the whole
+    environment of the plan. Returns the outcomes and the plan's log (Airflow's output). A plan
+    under another ``AIRFLOW_HOME`` or ``PYTHONPATH`` gets a process of its own.
     """
-    plan_file = folder / "plan.json"
-    plan_file.write_text(json.dumps(plan), encoding="utf-8")
-    proc = subprocess.run(
-        [sys.executable, "-m", "retrieval_eval.airflow.testrun", "--plan", str(plan_file)],
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=900,
-    )
-    lines = [line for line in proc.stdout.splitlines() if line.startswith("[")]
-    assert lines, f"no outcomes:\nSTDOUT:\n{proc.stdout[-4000:]}\nSTDERR:\n{proc.stderr[-4000:]}"
-    return json.loads(lines[-1]), proc.stdout + proc.stderr
+    log = folder / "plan.log"
+    runner = _runner(env)
+    answer = runner.ask({"env": env, "plan": plan, "log": str(log)})
+    text = log.read_text(encoding="utf-8", errors="replace") if log.exists() else ""
+    assert "outcomes" in answer, f"no outcomes:\n{answer.get('error')}\nLOG:\n{text[-4000:]}"
+    return answer["outcomes"], text
+
+
+class PlanRunner:
+    """``plan_server.py`` in a subprocess: plans in, outcomes out, one JSON line each."""
+
+    def __init__(self, env: dict[str, str]) -> None:
+        import tempfile
+
+        self.stderr = tempfile.TemporaryFile()  # noqa: SIM115 (closed by stop())
+        self.process = subprocess.Popen(
+            [sys.executable, str(HERE / "plan_server.py")],
+            env=env,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=self.stderr,
+            text=True,
+        )
+
+    def ask(self, request: dict[str, Any], timeout: float = 900) -> dict[str, Any]:
+        import select
+
+        assert self.process.stdin is not None and self.process.stdout is not None
+        self.process.stdin.write(json.dumps(request) + "\n")
+        self.process.stdin.flush()
+        ready, _, _ = select.select([self.process.stdout], [], [], timeout)
+        line = self.process.stdout.readline() if ready else ""
+        if not line:
+            self.process.kill()
+            self.stderr.seek(0)
+            tail = self.stderr.read().decode(errors="replace")[-4000:]
+            return {"error": f"the plan process ended or hung (timeout {timeout} s):\n{tail}"}
+        return dict(json.loads(line))
+
+    def alive(self) -> bool:
+        return self.process.poll() is None
+
+    def stop(self) -> None:
+        self.process.kill()  # between plans it holds nothing that needs a clean exit
+        self.process.wait()
+        self.stderr.close()
+
+
+_RUNNERS: dict[tuple[str | None, str | None], PlanRunner] = {}
+
+
+def _runner(env: dict[str, str]) -> PlanRunner:
+    """The running plan process for ``env``'s Airflow home and import path (started if none)."""
+    key = env.get("AIRFLOW_HOME"), env.get("PYTHONPATH")
+    runner = _RUNNERS.get(key)
+    if runner is None or not runner.alive():
+        runner = _RUNNERS[key] = PlanRunner(env)
+    return runner
+
+
+def stop_plan_runners() -> None:
+    """End every plan process (the session's ``airflow_env`` fixture calls it at the end)."""
+    while _RUNNERS:
+        _RUNNERS.popitem()[1].stop()

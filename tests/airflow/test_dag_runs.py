@@ -1,7 +1,7 @@
 """Real DAG runs with ``dag.test()`` on a temporary AIRFLOW_HOME (SQLite metadata DB).
 
-The whole module's runs happen in ONE subprocess (``testrun --plan``: Airflow's imports and
-start-up paid once, about 8 s a run saved); each test then checks its part of the outcome. The
+The whole module's runs are one plan of the test worker's plan process (``dag_helpers.run_plan``:
+Airflow's imports and start-up paid once per worker); each test then checks its part of the outcome. The
 store is SQLite; Slack is a real HTTP server on 127.0.0.1 behind a ``slackwebhook`` connection.
 PostgreSQL for the metadata DB and the store (through an Airflow connection) is covered by the
 real deployment in ``test_deployment.py``.

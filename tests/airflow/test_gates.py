@@ -1,6 +1,6 @@
 """Gates set in the config fail scheduled runs after their alert, with no manual-run Param.
 
-One ``dag.test()`` subprocess (``testrun --plan``): a good run (the branch says ``baseline``), a
+One ``dag.test()`` plan (``dag_helpers.run_plan``): a good run (the branch says ``baseline``), a
 degraded run under ``fail_on_regression: true`` (the regression alert runs, then the DAG run
 fails), and, on another evaluation, a first run whose index lost two documents under
 ``fail_on_dead_labels: true`` (labels alert, the run fails, and it is not accepted as the

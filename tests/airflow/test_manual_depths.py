@@ -1,6 +1,6 @@
 """A manual run's Params override the gated depths and the per-depth thresholds, checked before
 any retrieval: ``steps.manual_overrides`` on its own, then real ``dag.test()`` runs of the demo
-DAG in one subprocess (a good override stored at its depths and threshold; bad ones failing
+DAG in one plan (a good override stored at its depths and threshold; bad ones failing
 the load task, no ``retrieve`` task run, the log naming the Param and the fix)."""
 
 from __future__ import annotations

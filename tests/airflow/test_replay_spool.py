@@ -10,13 +10,12 @@ Airflow's ``dag.test()``; the CLI."""
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 
 import pytest
 import yaml
 from cli.replay_configs import invoke
-from dag_helpers import EXAMPLES, HERE, run_plan
+from dag_helpers import EXAMPLES, run_plan
 from helpers import Database
 
 from retrieval_eval.store import open_store
@@ -61,8 +60,6 @@ def test_a_replay_whose_store_went_away_is_spooled_then_saved_by_db_replay(
             **airflow_env,
             "RETRIEVAL_EVAL_CONFIG": str(config),
             "RETRIEVAL_EVAL_HOME": str(home),
-            # helpers.Database, for the retriever that takes the store away
-            "PYTHONPATH": os.pathsep.join([str(HERE.parent), airflow_env["PYTHONPATH"]]),
         }
         away_env = {"RE_TAKE_AWAY": f"{pg_url} {database.name}"}
         plan = [{"dag_id": DAG_ID}, {"dag_id": DAG_ID, "env": away_env}]
