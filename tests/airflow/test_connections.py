@@ -33,9 +33,10 @@ def _airflow(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str
     )
 
 
-def _lookup(env: dict[str, str], conn_id: str) -> dict[str, str]:
-    shown = _airflow(env, "connections", "get", conn_id, "-o", "json")
-    uri = json.loads(shown.stdout)[0]["get_uri"]
+def _lookup(env: dict[str, str], conn_id: str) -> tuple[dict[str, str], dict[str, str]]:
+    """(the connection as ``airflow connections get`` shows it, what the store lookup made of it)"""
+    shown = json.loads(_airflow(env, "connections", "get", conn_id, "-o", "json").stdout)[0]
+    uri = shown["get_uri"]
     done = subprocess.run(
         [sys.executable, "-c", LOOKUP, conn_id],
         env={**env, f"AIRFLOW_CONN_{conn_id.upper()}": uri},
@@ -44,7 +45,7 @@ def _lookup(env: dict[str, str], conn_id: str) -> dict[str, str]:
         timeout=120,
     )
     assert done.returncode == 0, done.stderr[-2000:]
-    return json.loads(done.stdout.strip().splitlines()[-1])
+    return shown, json.loads(done.stdout.strip().splitlines()[-1])
 
 
 def test_a_postgres_connection_made_by_the_cli_is_the_store(airflow_env: dict[str, str]) -> None:
@@ -55,11 +56,9 @@ def test_a_postgres_connection_made_by_the_cli_is_the_store(airflow_env: dict[st
         "--conn-schema", "results", "--conn-login", "eval", "--conn-password", "pw-Secret-9",
     )  # fmt: skip
     assert added.returncode == 0, added.stderr[-2000:]
-    shown = _airflow(airflow_env, "connections", "get", "re_store_cli", "-o", "json")
-    assert json.loads(shown.stdout)[0]["conn_type"] == "postgres"
-    assert _lookup(airflow_env, "re_store_cli") == {
-        "url": "postgresql+psycopg://eval:pw-Secret-9@db.internal:5432/results"
-    }
+    shown, found = _lookup(airflow_env, "re_store_cli")
+    assert shown["conn_type"] == "postgres"
+    assert found == {"url": "postgresql+psycopg://eval:pw-Secret-9@db.internal:5432/results"}
 
 
 def test_a_connection_of_another_type_is_refused_by_name(airflow_env: dict[str, str]) -> None:
@@ -69,7 +68,7 @@ def test_a_connection_of_another_type_is_refused_by_name(airflow_env: dict[str, 
         "--conn-type", "generic", "--conn-host", "db.internal", "--conn-password", "pw-Secret-9",
     )  # fmt: skip
     assert added.returncode == 0, added.stderr[-2000:]
-    error = _lookup(airflow_env, "re_store_generic")["error"]
+    error = _lookup(airflow_env, "re_store_generic")[1]["error"]
     assert "Airflow connection 're_store_generic'" in error
     assert "has type 'generic'" in error and "'postgres' connection" in error
     assert "pw-Secret-9" not in error
