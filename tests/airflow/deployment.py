@@ -45,6 +45,7 @@ class Deployment:
         env: dict[str, str],
         executor: str = "LocalExecutor",
         workers: tuple[str, ...] = (),
+        triggerer: bool = True,
         parallelism: int = 4,
         idle_sleep: float = 0.2,
     ) -> None:
@@ -55,6 +56,7 @@ class Deployment:
         self.base = f"http://127.0.0.1:{self.port}"
         self.executor = executor
         self.workers = workers
+        self.triggerer = triggerer  # deferred tasks (the approval's HITL operator) need one
         self.redis_db = 1 + int(uuid.uuid4().hex[:4], 16) % 15
         self.processes: dict[str, subprocess.Popen[bytes]] = {}
         metadata = self._database_url()
@@ -112,7 +114,8 @@ class Deployment:
         )
         self._spawn("scheduler", "airflow", "scheduler")
         self._spawn("dag-processor", "airflow", "dag-processor")
-        self._spawn("triggerer", "airflow", "triggerer")
+        if self.triggerer:
+            self._spawn("triggerer", "airflow", "triggerer")
         for name in self.workers:
             self.add_worker(name)
         self._wait_for_api()
