@@ -141,7 +141,8 @@ class Deployment:
         for process in self.processes.values():
             with contextlib.suppress(ProcessLookupError):
                 os.killpg(process.pid, signal.SIGTERM)
-        deadline = time.monotonic() + 5  # then killed: the database is dropped anyway
+        # then killed: nothing of theirs is kept (the database is dropped), so no long grace
+        deadline = time.monotonic() + 1
         for process in self.processes.values():
             try:
                 process.wait(timeout=max(0.1, deadline - time.monotonic()))
