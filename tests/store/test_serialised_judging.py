@@ -2,8 +2,8 @@
 
 Choosing the baseline and saving are one transaction, serialised per (set, retriever, grader):
 exactly one run is the ``baseline`` and each later one (in commit, i.e. id, order) is judged
-against the newest earlier run that is valid and not a regression. Ten processes (spawned: no
-state inherited from pytest) wait at a barrier, then all call ``record_run`` on both backends.
+against the newest earlier run that is valid and not a regression. Ten processes (forked from a
+fresh forkserver that preloaded the recorder: no state inherited from pytest) wait at a barrier, then all call ``record_run`` on both backends.
 """
 
 from __future__ import annotations
@@ -33,7 +33,8 @@ def _record_one(store_url: str, index: int, barrier: Any) -> None:
 
 
 def test_concurrent_first_runs_form_one_chain(store: Store, store_url: str) -> None:
-    context = multiprocessing.get_context("spawn")
+    context = multiprocessing.get_context("forkserver")
+    context.set_forkserver_preload([__name__, "retrieval_eval.judging.recording"])
     barrier = context.Barrier(RACERS)
     racers = [
         context.Process(target=_record_one, args=(store_url, index, barrier))
