@@ -3,7 +3,8 @@
 Choosing the baseline and saving are one transaction, serialised per (set, retriever, grader):
 exactly one run is the ``baseline`` and each later one (in commit, i.e. id, order) is judged
 against the newest earlier run that is valid and not a regression. Ten processes (forked from a
-fresh forkserver that preloaded the recorder: no state inherited from pytest) wait at a barrier, then all call ``record_run`` on both backends.
+fresh forkserver that preloaded the recorder: no state inherited from pytest) wait at a
+barrier, then all call ``record_run`` on both backends.
 """
 
 from __future__ import annotations
