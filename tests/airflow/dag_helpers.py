@@ -107,9 +107,13 @@ class PlanRunner:
         import select
 
         assert self.process.stdin is not None and self.process.stdout is not None
-        self.process.stdin.write(json.dumps(request) + "\n")
-        self.process.stdin.flush()
-        ready, _, _ = select.select([self.process.stdout], [], [], timeout)
+        try:
+            self.process.stdin.write(json.dumps(request) + "\n")
+            self.process.stdin.flush()
+        except BrokenPipeError:  # it ended after its last plan: said below, with its stderr
+            ready = []
+        else:
+            ready, _, _ = select.select([self.process.stdout], [], [], timeout)
         line = self.process.stdout.readline() if ready else ""
         if not line:
             self.process.kill()
@@ -135,6 +139,8 @@ def _runner(env: dict[str, str]) -> PlanRunner:
     key = env.get("AIRFLOW_HOME"), env.get("PYTHONPATH")
     runner = _RUNNERS.get(key)
     if runner is None or not runner.alive():
+        if runner is not None:
+            runner.stop()
         runner = _RUNNERS[key] = PlanRunner(env)
     return runner
 
