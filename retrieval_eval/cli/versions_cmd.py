@@ -1,8 +1,10 @@
 """``retrieval-eval sets promote`` and ``sets rejudge``: the next version of a set from
 judgments, and past runs scored again against its labels.
 
-``promote`` exits 2 on bad input (an unreadable judgments file, named by line) and when lint
-finds errors in the new version (printed; nothing written) unless ``--force``. ``rejudge`` reads
+``promote`` exits 2 on bad input (an unreadable judgments file, named by line), when lint
+finds errors in the new version (printed; nothing written) unless ``--force``, when the set file
+changed since it was read (another promote: nothing written, run it again) and when the file
+cannot be written (a full disk: the old file is kept). ``rejudge`` reads
 and writes an existing store only (a missing one is exit 2, nothing created); an unknown set or
 run id is exit 2.
 """
