@@ -102,15 +102,12 @@ def pool(
     from retrieval_eval.cli.output_file import check_writable, output_errors
     from retrieval_eval.config.models import load_config
     from retrieval_eval.errors import NoStoreError
-    from retrieval_eval.golden.judgments import read_judgments, write_judgments
+    from retrieval_eval.golden.judgments import check_suffix, read_judgments, write_judgments
     from retrieval_eval.judging.gather import gather
     from retrieval_eval.judging.pipeline import resolve_set
 
     if output is not None:
-        if Path(output).suffix.lower() not in (".jsonl", ".csv"):
-            raise click.BadParameter(
-                "a judgments file ends in .jsonl or .csv", param_hint="--output"
-            )
+        check_suffix(Path(output), "--output")
         check_writable(output, "--output")
     config = load_config(config_path)
     golden = resolve_set(config, set_name)

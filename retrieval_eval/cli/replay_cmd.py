@@ -123,7 +123,7 @@ def samples_show(name: str, limit: int, db: str | None, config_path: str | None)
     "--export-draft",
     type=click.Path(dir_okay=False, path_type=Path),
     default=None,
-    help="Write the most-changed queries as candidates to judge (JSONL).",
+    help="Write the most-changed queries as candidates to judge (.jsonl or .csv, by the suffix).",
 )
 @format_option("text", "json", "markdown")
 @db_option
@@ -157,6 +157,12 @@ def replay(
 
     if against and against_run:
         raise click.UsageError("give --against RETRIEVER or --against-run ID, not both")
+    if export_draft is not None:
+        from retrieval_eval.cli.output_file import check_writable
+        from retrieval_eval.golden.judgments import check_suffix
+
+        check_suffix(export_draft, "--export-draft")
+        check_writable(str(export_draft), "--export-draft")
     config = load_config(config_path)
     config.sample_spec(sample)  # checked before any store or retriever is opened
     url = resolve_store_url(db, config)
@@ -185,9 +191,12 @@ def replay(
             store.close()
     click.echo(render_replay(outcome, fmt, most), nl=False)
     if export_draft is not None:
+        from retrieval_eval.cli.output_file import output_errors
         from retrieval_eval.replay.draft import write_draft
 
-        count = write_draft(outcome, export_draft, most or 50)
+        saved = f"; the replay is saved as replay {outcome.replay_id}" if outcome.replay_id else ""
+        with output_errors(str(export_draft), "--export-draft", saved):
+            count = write_draft(outcome, export_draft, most or 50)
         click.echo(f"{count} candidates to judge written to {export_draft}", err=True)
     state = outcome.comparison.state
     if state == "invalid":

@@ -37,9 +37,8 @@ def draft_rows(outcome: ReplayOutcome, most: int = 50) -> list[dict[str, object]
 
 
 def write_draft(outcome: ReplayOutcome, path: Path, most: int = 50) -> int:
-    """Write the candidates; returns how many rows."""
-    import orjson
+    """Write the candidates as a judgments file, JSONL or CSV by the path's suffix; returns how
+    many rows."""
+    from retrieval_eval.golden.judgments import write_records
 
-    rows = draft_rows(outcome, most)
-    path.write_bytes(b"".join(orjson.dumps(row) + b"\n" for row in rows))
-    return len(rows)
+    return write_records(draft_rows(outcome, most), path)

@@ -24,13 +24,12 @@ the question.
 
 from __future__ import annotations
 
-import io
 from collections.abc import Sequence
 from textwrap import wrap
 from typing import TYPE_CHECKING
 
 from retrieval_eval.judging.leaderboard import Entry, Leaderboard, Outcome
-from retrieval_eval.reports.csv import _number, _text_cell
+from retrieval_eval.reports.csv import _number, csv_text
 from retrieval_eval.reports.jsonio import dumps
 from retrieval_eval.reports.markdown_text import md_row, md_text
 from retrieval_eval.reports.numbers import (
@@ -227,21 +226,17 @@ def _markdown(board: Leaderboard) -> str:
 
 
 def _csv(board: Leaderboard) -> str:
-    import csv
-
-    buffer = io.StringIO()
-    writer = csv.writer(buffer)
     deeper = _deeper(board)  # after the older columns: readers by position keep working
     extra = [f"top{d}_{key}" for d in deeper for key in ("hit_rate", "ci_low", "ci_high")]
-    writer.writerow([*CSV_COLUMNS, *HOLES_COLUMNS, *extra])
+    rows = []
     for rank, e in enumerate(board.entries, 1):
         deep = []
         for d in deeper:
             interval = _pair(e.hit_rate_at_ci.get(d))
             deep += [_number(e.hit_rate_at.get(d)), *(_number(b) for b in interval or (None,) * 2)]
         holes = [e.holes_depth, e.holes_unjudged, e.holes_slots, _number(e.holes_share)]
-        writer.writerow([*_csv_row(rank, e), *("" if h is None else h for h in holes), *deep])
-    return buffer.getvalue()
+        rows.append([*_csv_row(rank, e), *holes, *deep])
+    return csv_text([*CSV_COLUMNS, *HOLES_COLUMNS, *extra], rows)
 
 
 def _csv_row(rank: int, e: Entry) -> list[object]:
@@ -250,8 +245,8 @@ def _csv_row(rank: int, e: Entry) -> list[object]:
     delta_ci = _pair(v.top1_delta_ci) if v else None
     return [
         rank,
-        _text_cell(e.retriever),
-        _text_cell(e.name),
+        e.retriever,
+        e.name,
         e.run_id,
         e.run_date.isoformat(),
         e.question_count,
