@@ -21,6 +21,7 @@ from retrieval_eval.cli.options import config_option, format_option, index_versi
 
 if TYPE_CHECKING:
     from retrieval_eval.config.models import Config
+    from retrieval_eval.replay.pipeline import ReplayOutcome
     from retrieval_eval.store import Store
 
 
@@ -125,6 +126,12 @@ def samples_show(name: str, limit: int, db: str | None, config_path: str | None)
     default=None,
     help="Write the most-changed queries as candidates to judge (JSONL).",
 )
+@click.option(
+    "--draft-captured-text",
+    is_flag=True,
+    help="Write the draft's queries as captured (read from the log again), not in their stored "
+    "form: the file then holds what users typed. A hashed sample's draft needs it.",
+)
 @format_option("text", "json", "markdown")
 @db_option
 @config_option
@@ -140,6 +147,7 @@ def replay(
     fail_on_drift: bool,
     most: int,
     export_draft: Path | None,
+    draft_captured_text: bool,
     fmt: str,
     db: str | None,
     config_path: str | None,
@@ -158,7 +166,13 @@ def replay(
     if against and against_run:
         raise click.UsageError("give --against RETRIEVER or --against-run ID, not both")
     config = load_config(config_path)
-    config.sample_spec(sample)  # checked before any store or retriever is opened
+    spec = config.sample_spec(sample)  # checked before any store or retriever is opened
+    if export_draft is not None and spec.privacy == "hashed" and not draft_captured_text:
+        raise click.UsageError(
+            f"sample {sample!r} is stored hashed: a draft would show '#…' for every query, which "
+            "nobody can grade; add --draft-captured-text to write the queries as captured (read "
+            "from the log again: the file then holds what users typed)"
+        )
     url = resolve_store_url(db, config)
     try:
         store: Store | None = open_store(url)
@@ -183,11 +197,24 @@ def replay(
     finally:
         if store is not None:
             store.close()
-    click.echo(render_replay(outcome, fmt, most), nl=False)
+    from retrieval_eval.cli.output_file import stdout_errors
+
+    text = render_replay(outcome, fmt, most)
+    if fmt in ("text", "markdown") and outcome.replay_id is not None:
+        gap = "\n" if fmt == "markdown" else ""  # Markdown: a paragraph after the last block
+        text += f"{gap}{_saved(outcome, url)}\n"
+    code = 3 if outcome.spool_path is not None else 2  # a spooled replay keeps its exit code
+    with stdout_errors(_kept(outcome, url, no_save), code):
+        click.echo(text, nl=False)
     if export_draft is not None:
         from retrieval_eval.replay.draft import write_draft
 
-        count = write_draft(outcome, export_draft, most or 50)
+        texts = None
+        if draft_captured_text:
+            from retrieval_eval.replay.samples import resolve_texts
+
+            texts = resolve_texts(outcome.sample, spec, config.base_dir)
+        count = write_draft(outcome, export_draft, most or 50, texts)
         click.echo(f"{count} candidates to judge written to {export_draft}", err=True)
     state = outcome.comparison.state
     if state == "invalid":
@@ -196,6 +223,25 @@ def replay(
         raise StoreUnavailableError(outcome.notes[-1])
     if state == "drift" and fail_on_drift:
         raise SystemExit(1)
+
+
+def _saved(outcome: ReplayOutcome, url: str) -> str:
+    from retrieval_eval.store import mask_url
+
+    rid = outcome.replay_id
+    return (
+        f"Saved as replay {rid} in {mask_url(url)}: `retrieval-eval sets pool SET --retrievers "
+        f"{outcome.retriever} --replay {rid}` pools its most-changed queries"
+    )
+
+
+def _kept(outcome: ReplayOutcome, url: str, no_save: bool) -> str:
+    """What a report that could not be written leaves: the saved (or spooled) replay."""
+    if outcome.replay_id is not None:
+        return f"; the replay was saved: {_saved(outcome, url)}"
+    if outcome.spool_path is not None:
+        return f"; the replay was not saved: {outcome.notes[-1]}"
+    return "; the replay was not to be saved (--no-save)" if no_save else ""
 
 
 @cli.command("drift")
