@@ -167,12 +167,10 @@ def replay(
         raise click.UsageError("give --against RETRIEVER or --against-run ID, not both")
     config = load_config(config_path)
     spec = config.sample_spec(sample)  # checked before any store or retriever is opened
-    if export_draft is not None and spec.privacy == "hashed" and not draft_captured_text:
-        raise click.UsageError(
-            f"sample {sample!r} is stored hashed: a draft would show '#…' for every query, which "
-            "nobody can grade; add --draft-captured-text to write the queries as captured (read "
-            "from the log again: the file then holds what users typed)"
-        )
+    if export_draft is not None and not draft_captured_text:
+        from retrieval_eval.replay.draft import refuse_hashed
+
+        refuse_hashed(spec.privacy, sample, "--draft-captured-text")
     url = resolve_store_url(db, config)
     try:
         store: Store | None = open_store(url)

@@ -13,6 +13,19 @@ if TYPE_CHECKING:
     from retrieval_eval.replay.pipeline import ReplayOutcome
 
 
+def refuse_hashed(privacy: str, sample: str, flag: str) -> None:
+    """A draft of a ``hashed`` sample in its stored form is refused: nobody can grade ``#…``;
+    ``flag`` writes the queries as captured instead."""
+    if privacy == "hashed":
+        from retrieval_eval.errors import InvalidInputError
+
+        raise InvalidInputError(
+            f"sample {sample!r} is stored hashed: a draft would show '#…' for every query, "
+            f"which nobody can grade; add {flag} to write the queries as captured (read from the "
+            "log again: the file then holds what users typed)"
+        )
+
+
 def draft_rows(
     outcome: ReplayOutcome, most: int = 50, texts: Mapping[str, str] | None = None
 ) -> list[dict[str, object]]:

@@ -152,6 +152,17 @@ def test_the_cli_asks_the_captured_text_and_no_sink_holds_it(
         assert outputs["samples show"].count("order <number> refund") == 2
     else:
         assert "#" in outputs["samples show"] and "refund" not in outputs["samples show"]
+    if privacy == "hashed":  # pooling its moved queries: refused, or as captured by choice
+        handbook = str(Path(__file__).resolve().parents[2] / "examples/golden/handbook.yaml")
+        pool = ["sets", "pool", handbook, "--retrievers", "recorder", "--fresh", "--no-lint"]
+        pool += ["--no-texts", "--replay", "2"]
+        refused = invoke(config, *pool)
+        assert refused.exit_code == 2 and "--captured-text" in refused.output
+        chosen = invoke(config, *pool, "--captured-text")
+        assert chosen.exit_code == 0, chosen.output
+        rows = [json.loads(line) for line in chosen.stdout.splitlines()]
+        drafted = {r["question"] for r in rows if r["question_id"] is None}
+        assert drafted and drafted <= set(ASKED) - {"customer 48213377 invoice missing"}
     # the failed query is explained, masked, in every form
     (reason,) = night2["error_reasons"]
     assert reason["reason"] == "this replay: RuntimeError" and reason["count"] == 1
