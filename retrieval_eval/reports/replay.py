@@ -68,7 +68,7 @@ def _text(outcome: ReplayOutcome, most: int) -> str:
     parts += [Text(line) for line in sides(outcome)]
     if c.errors:
         parts.append(Text(failed_line(outcome)))
-        parts += [Text(f"  - {line}") for line in reason_lines(c)]
+        parts += [Text(f"  - {line}") for line in reason_lines(c.error_reasons())]
     if c.state != "first" and c.overall.queries:
         table = new_table(plain=True)
         for name in FIGURE_COLUMNS:
@@ -125,9 +125,10 @@ def failed_line(outcome: ReplayOutcome) -> str:
     )
 
 
-def reason_lines(c: Comparison) -> list[str]:
-    """One line per reason the queries failed: how many, and one error as kept (masked)."""
-    return [f"{g['reason']}: {g['count']} (e.g. {g['example']})" for g in c.error_reasons()]
+def reason_lines(groups: list[dict[str, Any]]) -> list[str]:
+    """One line per reason queries failed (:meth:`Comparison.error_reasons`): how many, and one
+    error as kept (masked)."""
+    return [f"{g['reason']}: {g['count']} (e.g. {g['example']})" for g in groups]
 
 
 def sides(outcome: ReplayOutcome) -> list[str]:
@@ -162,7 +163,7 @@ def _markdown(outcome: ReplayOutcome, most: int) -> str:
     lines += [f"\n{md_text(line)}" for line in sides(outcome)]
     if c.errors:
         lines += ["", md_text(failed_line(outcome)), ""]
-        lines += [f"- {md_text(line)}" for line in reason_lines(c)]
+        lines += [f"- {md_text(line)}" for line in reason_lines(c.error_reasons())]
     if c.state != "first" and c.overall.queries:
         lines += [
             "",

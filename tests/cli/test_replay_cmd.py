@@ -168,3 +168,25 @@ def test_an_against_replay_keeps_both_rankings_for_its_page_and_the_pool(
     assert replayed and all(
         (r.source or "").startswith(f"replay {after_id} of top10 by bm25: ") for r in replayed
     )
+
+
+@pytest.mark.skipif(not Path("/dev/full").exists(), reason="needs /dev/full")
+def test_a_report_stdout_cannot_take_says_the_replay_was_saved(config: Path) -> None:
+    import subprocess
+    import sys
+
+    cli = str(Path(sys.executable).parent / "retrieval-eval")
+    with open("/dev/full", "w") as full:
+        done = subprocess.run(
+            [cli, "replay", "top10", "bm25", "--config", str(config)],
+            stdout=full,
+            stderr=subprocess.PIPE,
+            text=True,
+            timeout=120,
+        )  # fmt: skip
+    assert done.returncode == 2, done.stderr
+    assert "stdout: cannot write the report (No space left on device)" in done.stderr
+    assert "the replay was saved: Saved as replay 1 in sqlite:///" in done.stderr
+    assert "--replay 1` pools" in done.stderr
+    history = invoke(config, "drift", "top10", "bm25")
+    assert history.output.split()[0] == "1"  # it was indeed saved

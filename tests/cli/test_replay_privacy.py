@@ -205,6 +205,8 @@ def test_the_dag_steps_ask_the_captured_text_on_two_nights(
         )
         _holds_none("the saved summary", json.dumps(saved))
         states.append(saved["state"])
+        (why,) = saved["error_reasons"]  # for the alert and the failed task's message
+        assert why["count"] == 1 and why["reason"].endswith("RuntimeError")
         assert _asked(tmp_path) == Counter({t: night for t in ASKED})
     assert states == ["first", "no_drift"]
     _holds_none("the task output", capsys.readouterr().out)
