@@ -1,7 +1,8 @@
 """``samples``, ``replay`` and ``drift``: production queries without labels (retrieval_eval.replay).
 
 Exit codes: 0 done (drift is reported, not failed, unless ``--fail-on-drift``); 1 ranking drift
-with ``--fail-on-drift``; 2 bad input (an unknown sample or retriever, a bad log row); 3 an
+with ``--fail-on-drift``; 2 bad input (an unknown sample or retriever, a bad log row, a sample
+whose queries its log no longer holds, a report stdout cannot take); 3 an
 invalid replay (error rate past ``max_error_rate``) or an unreachable store (a replay is then
 spooled: ``db replay`` compares and saves it later).
 """
