@@ -383,8 +383,8 @@ def save_outcome(store: Store, outcome: ReplayOutcome) -> ReplayOutcome:
 
 def _save_before(store: Store, outcome: ReplayOutcome, sample_id: int) -> StoredReplay:
     """The ``--against`` retriever's rankings saved as its own replay of the sample (compared
-    with the one of its series before it, by this replay's p, k and limits; its run key this
-    replay's with ``:before``, so saving again is idempotent), read back."""
+    with the one of its series before it, by this replay's p, k and limits; its run key made
+    from this replay's, so saving again is idempotent), read back."""
     from retrieval_eval.store.replays import get_replay
 
     assert outcome.before is not None and outcome.before_retriever is not None
@@ -403,7 +403,8 @@ def _save_before(store: Store, outcome: ReplayOutcome, sample_id: int) -> Stored
         compared=compared,
         label=label,
         index_version=outcome.index_version,
-        run_key=f"{outcome.run_key}:before",
+        # a name of its own (a DAG run's key names the DAG run the dashboard links to)
+        run_key=uuid.uuid5(uuid.NAMESPACE_OID, f"before {outcome.run_key}").hex,
     )
     other = replace(other, run_date=outcome.run_date, package_version=outcome.package_version)
     saved = save_outcome(store, other).replay_id
