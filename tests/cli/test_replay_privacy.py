@@ -110,14 +110,15 @@ def test_the_cli_asks_the_captured_text_and_no_sink_holds_it(
     assert _asked(tmp_path) == ASKED  # night 1: every query as captured, each once
     outputs["night 1 (markdown)"] = first.output
     draft = tmp_path / "draft.jsonl"
-    second = invoke(
-        config, "replay", "log", "recorder", "--format", "json", "--export-draft", str(draft)
-    )
+    night2_args = ("replay", "log", "recorder", "--format", "json", "--export-draft", str(draft))
+    second = invoke(config, *night2_args)
     outputs["night 2 (json)"] = second.output
     if privacy == "hashed":  # '#…' cannot be graded: refused, before anything is asked
         assert second.exit_code == 2 and "--draft-captured-text" in second.output
-        second = invoke(config, "replay", "log", "recorder", "--format", "json")
+        second = invoke(config, *night2_args, "--draft-captured-text")  # the user's choice
         outputs["night 2 (json)"] = second.output
+        drafted = {json.loads(line)["question"] for line in draft.read_text().splitlines()}
+        assert drafted and drafted <= set(ASKED)  # as captured: gradable (not a sink checked)
     else:
         outputs["draft"] = draft.read_text()
         assert "<number>" in outputs["draft"]
