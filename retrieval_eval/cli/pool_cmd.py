@@ -74,6 +74,12 @@ def _names(ctx: click.Context, param: click.Parameter, value: str) -> list[str]:
     show_default=True,
     help="How many of the replay's most-changed queries.",
 )
+@click.option(
+    "--captured-text",
+    is_flag=True,
+    help="With --replay: its queries as captured (read from the log again), not in their stored "
+    "form: the file then holds what users typed. A hashed sample's replay needs it.",
+)
 @click.option("--no-texts", is_flag=True, help="Leave the documents' texts out.")
 @db_option
 @config_option
@@ -88,6 +94,7 @@ def pool(
     no_lint: bool,
     replay_id: int | None,
     most: int,
+    captured_text: bool,
     no_texts: bool,
     db: str | None,
     config_path: str | None,
@@ -133,6 +140,7 @@ def pool(
             replay_id=replay_id,
             most=most,
             texts=not no_texts,
+            captured_text=captured_text,
         )
     if output is None:
         import orjson

@@ -1,7 +1,8 @@
 """``samples``, ``replay`` and ``drift``: production queries without labels (retrieval_eval.replay).
 
 Exit codes: 0 done (drift is reported, not failed, unless ``--fail-on-drift``); 1 ranking drift
-with ``--fail-on-drift``; 2 bad input (an unknown sample or retriever, a bad log row); 3 an
+with ``--fail-on-drift``; 2 bad input (an unknown sample or retriever, a bad log row, a sample
+whose queries its log no longer holds, a report stdout cannot take); 3 an
 invalid replay (error rate past ``max_error_rate``) or an unreachable store (a replay is then
 spooled: ``db replay`` compares and saves it later).
 """
@@ -21,6 +22,7 @@ from retrieval_eval.cli.options import config_option, format_option, index_versi
 
 if TYPE_CHECKING:
     from retrieval_eval.config.models import Config
+    from retrieval_eval.replay.pipeline import ReplayOutcome
     from retrieval_eval.store import Store
 
 
@@ -125,6 +127,12 @@ def samples_show(name: str, limit: int, db: str | None, config_path: str | None)
     default=None,
     help="Write the most-changed queries as candidates to judge (.jsonl or .csv, by the suffix).",
 )
+@click.option(
+    "--draft-captured-text",
+    is_flag=True,
+    help="Write the draft's queries as captured (read from the log again), not in their stored "
+    "form: the file then holds what users typed. A hashed sample's draft needs it.",
+)
 @format_option("text", "json", "markdown")
 @db_option
 @config_option
@@ -140,6 +148,7 @@ def replay(
     fail_on_drift: bool,
     most: int,
     export_draft: Path | None,
+    draft_captured_text: bool,
     fmt: str,
     db: str | None,
     config_path: str | None,
@@ -164,7 +173,11 @@ def replay(
         check_suffix(export_draft, "--export-draft")
         check_writable(str(export_draft), "--export-draft")
     config = load_config(config_path)
-    config.sample_spec(sample)  # checked before any store or retriever is opened
+    spec = config.sample_spec(sample)  # checked before any store or retriever is opened
+    if export_draft is not None and not draft_captured_text:
+        from retrieval_eval.replay.draft import refuse_hashed
+
+        refuse_hashed(spec.privacy, sample, "--draft-captured-text")
     url = resolve_store_url(db, config)
     try:
         store: Store | None = open_store(url)
@@ -189,14 +202,27 @@ def replay(
     finally:
         if store is not None:
             store.close()
-    click.echo(render_replay(outcome, fmt, most), nl=False)
+    from retrieval_eval.cli.output_file import stdout_errors
+
+    text = render_replay(outcome, fmt, most)
+    if fmt in ("text", "markdown") and outcome.replay_id is not None:
+        gap = "\n" if fmt == "markdown" else ""  # Markdown: a paragraph after the last block
+        text += f"{gap}{_saved(outcome, url)}\n"
+    code = 3 if outcome.spool_path is not None else 2  # a spooled replay keeps its exit code
+    with stdout_errors(_kept(outcome, url, no_save), code):
+        click.echo(text, nl=False)
     if export_draft is not None:
         from retrieval_eval.cli.output_file import output_errors
         from retrieval_eval.replay.draft import write_draft
 
+        texts = None
+        if draft_captured_text:
+            from retrieval_eval.replay.samples import resolve_texts
+
+            texts = resolve_texts(outcome.sample, spec, config.base_dir)
         saved = f"; the replay is saved as replay {outcome.replay_id}" if outcome.replay_id else ""
         with output_errors(str(export_draft), "--export-draft", saved):
-            count = write_draft(outcome, export_draft, most or 50)
+            count = write_draft(outcome, export_draft, most or 50, texts)
         click.echo(f"{count} candidates to judge written to {export_draft}", err=True)
     state = outcome.comparison.state
     if state == "invalid":
@@ -205,6 +231,25 @@ def replay(
         raise StoreUnavailableError(outcome.notes[-1])
     if state == "drift" and fail_on_drift:
         raise SystemExit(1)
+
+
+def _saved(outcome: ReplayOutcome, url: str) -> str:
+    from retrieval_eval.store import mask_url
+
+    rid = outcome.replay_id
+    return (
+        f"Saved as replay {rid} in {mask_url(url)}: `retrieval-eval sets pool SET --retrievers "
+        f"{outcome.retriever} --replay {rid}` pools its most-changed queries"
+    )
+
+
+def _kept(outcome: ReplayOutcome, url: str, no_save: bool) -> str:
+    """What a report that could not be written leaves: the saved (or spooled) replay."""
+    if outcome.replay_id is not None:
+        return f"; the replay was saved: {_saved(outcome, url)}"
+    if outcome.spool_path is not None:
+        return f"; the replay was not saved: {outcome.notes[-1]}"
+    return "; the replay was not to be saved (--no-save)" if no_save else ""
 
 
 @cli.command("drift")
