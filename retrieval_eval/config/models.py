@@ -215,8 +215,7 @@ class Thresholds(BaseModel):
 
     def depths_named(self) -> list[int]:
         """The depths other than 1 and 3 that have their own ``max_topK_drop``."""
-        own = {d for s in self.slices.values() for d in s.max_drops}
-        return sorted({*self.max_drops, *own})
+        return sorted(self.max_drops)
 
 
 class RunOptions(BaseModel):
@@ -550,10 +549,13 @@ class Config(BaseModel):
 
 
 def _ungated(where: str, thresholds: Thresholds, depths: list[int], named: str) -> list[str]:
+    """The ``max_topK_drop`` keys (the section's and its slices') of depths not gated."""
+    keys = [(where, d) for d in thresholds.max_drops]
+    keys += [(f"{where}.slices.{n}", d) for n, s in thresholds.slices.items() for d in s.max_drops]
     return [
-        f"{where}.max_top{depth}_drop: depth {depth} is not gated ({named}: {depths}); add "
+        f"{key}.max_top{depth}_drop: depth {depth} is not gated ({named}: {depths}); add "
         f"{depth} to the depths or remove the key"
-        for depth in thresholds.depths_named()
+        for key, depth in keys
         if depth not in depths
     ]
 
