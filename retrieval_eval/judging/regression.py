@@ -62,7 +62,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from retrieval_eval.config.lookup import Severity
 from retrieval_eval.errors import RetrievalEvalError
 from retrieval_eval.evaluation.intervals import paired_difference
-from retrieval_eval.evaluation.results import RunResult, SliceRates
+from retrieval_eval.evaluation.results import QuestionResult, RunResult, SliceRates
 from retrieval_eval.reports.verdict import compared_summary, regression_reasons, warning_reasons
 
 if TYPE_CHECKING:
@@ -277,12 +277,19 @@ def _drops(delta: float | None, threshold: float) -> bool:
 
 
 def _flips(
-    current: RunResult, baseline: RunResult, depth: int, ids: Collection[str] | None = None
+    current: RunResult, baseline: RunResult, depth: int
 ) -> tuple[list[str], list[str], tuple[float, float] | None]:
-    """Ids that went hit→miss and miss→hit at ``depth`` (among ``ids`` when given), and the
-    paired 95 % interval of the change."""
-    before = {q.id: q.hit_at(depth) for q in baseline.questions if ids is None or q.id in ids}
-    now = [(q.id, q.hit_at(depth)) for q in current.questions if ids is None or q.id in ids]
+    """Ids that went hit→miss and miss→hit at ``depth``, and the paired 95 % interval of the
+    change."""
+    return _flips_among(current.questions, baseline.questions, depth)
+
+
+def _flips_among(
+    current: Sequence[QuestionResult], baseline: Sequence[QuestionResult], depth: int
+) -> tuple[list[str], list[str], tuple[float, float] | None]:
+    """:func:`_flips` over these questions of each run (a slice's, say)."""
+    before = {q.id: q.hit_at(depth) for q in baseline}
+    now = [(q.id, q.hit_at(depth)) for q in current]
     to_miss = [qid for qid, hit in now if before.get(qid) is True and not hit]
     to_hit = [qid for qid, hit in now if before.get(qid) is False and hit]
     paired = [hit for qid, hit in now if qid in before]
@@ -311,17 +318,19 @@ def _slice_tests(
         ("hard_class", current.by_hard_class, baseline.by_hard_class),
     ]
     for dimension, now, before in dimensions:
+        members = _members(current, dimension), _members(baseline, dimension)
         for value, cur in now.items():
             old = before.get(value)
             if old is None or min(cur.questions, old.questions) < thresholds.min_slice_questions:
                 continue
             scope = f"{dimension}={value}"
-            ids = {q.id for q in current.questions if _slice_of(q, dimension) == value}
             for depth in depths:
                 c_rate, b_rate = cur.hit_rate(depth), old.hit_rate(depth)
                 if c_rate is None or b_rate is None:
                     continue
-                to_miss, to_hit, _ = _flips(current, baseline, depth, ids)
+                to_miss, to_hit, _ = _flips_among(
+                    members[0].get(value, []), members[1].get(value, []), depth
+                )
                 limit = thresholds.max_drop(depth, scope)
                 change = SliceRegression(
                     dimension=dimension,
@@ -342,10 +351,15 @@ def _slice_tests(
     return tests
 
 
-def _slice_of(question: object, dimension: str) -> str | None:
-    """The question's value in ``dimension``: its form, or its hard class (None: none)."""
-    value = getattr(question, dimension)
-    return getattr(value, "value", value)
+def _members(result: RunResult, dimension: str) -> dict[str, list[QuestionResult]]:
+    """The run's questions by their value in ``dimension``: their form, or their hard class
+    (a question without one is in no hard-class slice)."""
+    groups: dict[str, list[QuestionResult]] = {}
+    for q in result.questions:
+        value = q.form.value if dimension == "form" else q.hard_class
+        if value is not None:
+            groups.setdefault(value, []).append(q)
+    return groups
 
 
 def _judge_slices(
