@@ -128,7 +128,9 @@ def _judged(
         "form": question.form,
         "hard_class": question.hard_class,
         "expected_document_ids": targets,
-        "grades": question.relevance if question.grades else None,
+        # above level 1 an ungraded question's targets (grade 1) are judged, not targets: nDCG's
+        # gains and what makes it count in recall, MRR and nDCG (trec_eval's -l2)
+        "grades": question.relevance if question.grades or level > 1 else None,
         "top1_hit": top1,
         "top3_hit": top3,
         "first_hit_rank": first_rank,
