@@ -422,7 +422,21 @@ def test_reports_show_the_metrics() -> None:
         settings=RunSettings(cutoffs=[1, 3]),
     )
     markdown = render(run, "markdown")
-    assert "<summary>Metrics</summary>" in markdown and "| mrr | 0.5000 |" in markdown
+    assert "<summary>Metrics</summary>" in markdown and "| mrr@12 | 0.5000 |" in markdown
+    # the name says MRR read the fetch (top-3 × 4 ids), in every report a person reads
+    deeper = run.model_copy(update={"settings": RunSettings(cutoffs=[1, 10])})
+    assert "| mrr@40 | 0.5000 |" in render(deeper, "markdown")
+    from datetime import UTC, datetime
+
+    from retrieval_eval.reports.html import render_html
+    from retrieval_eval.store.models import StoredRun
+
+    now = datetime(2026, 1, 2, tzinfo=UTC)
+    stored = StoredRun(
+        id=1, grader="g", status="valid", run_date=now, created_at=now, result=deeper
+    )
+    assert "mrr@40" in render(deeper, "text") and "<td>mrr@40</td>" in render_html(stored)
+    assert "mrr@40" not in render(deeper, "json")  # keys stay: metrics.mrr
     assert "| recall@1 | 0.0000 |" in markdown
     text = render(run, "text")
     assert "ndcg@3" in text and "0.6309" in text
