@@ -298,9 +298,10 @@ class GoldenQuestion(BaseModel):
     def targets(self, level: int = 1) -> tuple[str, ...]:
         """The documents that answer the question at relevance ``level``: grade >= level.
 
-        A question with none at that level is a no-result question at that level: it is
-        scored as an empty ``expected_document_ids`` is (trec_eval and ranx score a query with
-        no relevant document 0 whenever anything is returned)."""
+        A question with none at that level is a no-result question at that level in the hit
+        rates: it is scored as an empty ``expected_document_ids`` is (trec_eval and ranx score a
+        query with no relevant document 0 whenever anything is returned); being judged, it
+        counts 0 in recall and MRR, as in trec_eval."""
         if not self.grades:
             return self.expected_document_ids if level <= 1 else ()
         return tuple(doc_id for doc_id, grade in self.relevance.items() if grade >= level)

@@ -88,6 +88,10 @@ def test_the_fingerprint_covers_grades_and_keeps_ungraded_sets() -> None:
     assert _fingerprint(expected_document_ids=["a", "b"], grades={"c": 0}) == plain
     assert _fingerprint(expected_document_ids=["a", "b"], grades={"b": 0}) != plain
     assert _fingerprint(expected_document_ids=["a", "b"], grades={"b": 2, "c": 0}) == regraded
+    # judged without a target: it counts 0 in recall, MRR and nDCG, where an unjudged no-result
+    # question does not count, so the two differ; which documents were judged 0 does not matter
+    judged = _fingerprint(grades={"c": 0})
+    assert judged != _fingerprint() and judged == _fingerprint(grades={"c": 0, "d": 0})
 
 
 def _graded_set() -> GoldenQuestionSet:
