@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import math
+from pathlib import Path
 
 import pytest
 from helpers import shared_collection
@@ -145,3 +146,39 @@ def test_hit_rates_at_relevance_level_2(cranfield: tuple) -> None:
     ]
     assert not differences, differences[:5]
     assert (ours.loc[sorted(set(ours.index) - with_targets), "mrr"] == 0).all()
+
+
+def test_ranx_jarvelin_case_grades_5_to_2(tmp_path: Path) -> None:
+    """ranx's own nDCG test (tests/unit/ranx/metrics_test.py::test_ndcg_jarvelin): judged grades
+    5, 4, 3, 2, two rankings; imported from qrels, the codes are the gains, so nDCG@10 equals
+    its formula and pytrec_eval's (0.611 and 0.821; with codes capped at 3, 0.599 and 0.922)."""
+    import pytrec_eval
+
+    from retrieval_eval.golden.importers import import_trec
+
+    (tmp_path / "t.tsv").write_text("q\tthe question\n")
+    (tmp_path / "q.qrels").write_text("q 0 d2 5\nq 0 d4 4\nq 0 d5 3\nq 0 d10 2\n")
+    golden = import_trec(tmp_path / "t.tsv", tmp_path / "q.qrels", identifier="jarvelin")
+    assert golden.questions[0].relevance == {"d2": 5, "d4": 4, "d5": 3, "d10": 2}
+    log3 = math.log2(3)
+    ideal = 5 / math.log2(2) + 4 / log3 + 3 / math.log2(4) + 2 / math.log2(5)
+    rankings = {  # each ranking and its DCG, as ranx's test writes it
+        "first": (["d1", "d2", "d3", "d4", "d5"], 5 / log3 + 4 / math.log2(5) + 3 / math.log2(6)),
+        "second": (
+            ["d10", "d5", "d2", "d4", "d3"],
+            2 + 3 / log3 + 5 / math.log2(4) + 4 / math.log2(5),
+        ),
+    }
+    qrels = {"q": {"d2": 5, "d4": 4, "d5": 3, "d10": 2}}
+    figures = {}
+    for name, (ranking, dcg) in rankings.items():
+        path = tmp_path / f"{name}.run"
+        path.write_text("".join(f"q Q0 {d} {i} {10 - i} t\n" for i, d in enumerate(ranking, 1)))
+        result = evaluate(golden, RunFileRetriever.from_file(path), RunSettings(cutoffs=[10]))
+        ours = result.metrics["ndcg@10"]
+        assert ours == pytest.approx(dcg / ideal, rel=0, abs=TOLERANCE), name
+        run = {"q": {d: float(10 - i) for i, d in enumerate(ranking, 1)}}
+        theirs = pytrec_eval.RelevanceEvaluator(qrels, {"ndcg_cut.10"}).evaluate(run)
+        assert ours == pytest.approx(theirs["q"]["ndcg_cut_10"], rel=0, abs=TOLERANCE), name
+        figures[name] = round(ours, 3)
+    assert figures == {"first": 0.611, "second": 0.821}
