@@ -132,11 +132,13 @@ def render_per_query(result: RunResult) -> str:
     """Per-question metrics as ``trec_eval -q`` prints them: ``metric<TAB>qid<TAB>value`` lines
     (the metric name padded to 22 characters, values to 4 decimals), question by question, then
     the ``all`` lines: ``num_q`` and each metric's mean. A question that does not count in a
-    metric (recall, MRR, nDCG of a question without targets) has no line for it."""
+    metric (recall, MRR, nDCG of a question nobody judged) has no line for it. MRR is named
+    with the ids it saw (``mrr@12``): trec_eval's ``recip_rank`` reads up to 1,000 a query."""
     from retrieval_eval.evaluation.metrics import mean, values
 
     columns = values(result.questions, result.settings.cutoffs)
-    rows = {name: column.tolist() for name, column in columns.items()}
+    shown = result.settings.shown_metric
+    rows = {shown(name): column.tolist() for name, column in columns.items()}
     lines = []
     for i, q in enumerate(result.questions):
         for name, column in rows.items():
@@ -147,5 +149,5 @@ def render_per_query(result: RunResult) -> str:
     for name, column in columns.items():
         average = mean(column)
         if average is not None:
-            lines.append(f"{name:<22}\tall\t{average:.4f}")
+            lines.append(f"{shown(name):<22}\tall\t{average:.4f}")
     return "\n".join(lines) + "\n"

@@ -79,6 +79,12 @@ def render_leaderboard(board: Leaderboard, fmt: str) -> str:
     raise ValueError(f"unknown format {fmt!r}; choose from {', '.join(FORMATS)}")
 
 
+def _mrr_header(board: Leaderboard) -> str:
+    """``MRR@40`` when every entry's MRR read one fetch, else ``MRR`` (each cell says)."""
+    metrics = {e.mrr_metric for e in board.entries if e.mrr_metric}
+    return f"MRR@{metrics.pop().partition('@')[2]}" if len(metrics) == 1 else "MRR"
+
+
 def _ndcg_header(board: Leaderboard) -> str:
     metrics = {e.ndcg_metric for e in board.entries if e.ndcg_metric}
     return f"nDCG@{metrics.pop().partition('@')[2]}" if len(metrics) == 1 else "nDCG"
@@ -98,11 +104,15 @@ def _board_right(board: Leaderboard) -> set[int]:
 def _board_rows(board: Leaderboard) -> tuple[list[str], list[list[str]]]:
     deeper = _deeper(board)
     headers = [*BOARD_COLUMNS, "top-3 [95% CI]", *(f"top-{d} [95% CI]" for d in deeper)]
-    headers += ["MRR", _ndcg_header(board), "errors", "p50", "p95", _holes_header(board)]
+    headers += [_mrr_header(board), _ndcg_header(board), "errors", "p50", "p95"]
+    headers.append(_holes_header(board))
+    several_mrr = headers[7 + len(deeper)] == "MRR"
     several_ndcg = headers[8 + len(deeper)] == "nDCG"
     rows = []
     for rank, e in enumerate(board.entries, 1):
-        ndcg = decimal(e.ndcg, 3)
+        mrr, ndcg = decimal(e.mrr, 3), decimal(e.ndcg, 3)
+        if several_mrr and e.mrr_metric:
+            mrr += f" ({e.mrr_metric})"
         if several_ndcg and e.ndcg_metric:
             ndcg += f" ({e.ndcg_metric})"
         rows.append(
@@ -115,7 +125,7 @@ def _board_rows(board: Leaderboard) -> tuple[list[str], list[list[str]]]:
                 _rate(e.top1_hit_rate, e.top1_hit_rate_ci),
                 _rate(e.top3_hit_rate, e.top3_hit_rate_ci),
                 *(_rate(e.hit_rate_at.get(d), e.hit_rate_at_ci.get(d)) for d in deeper),
-                decimal(e.mrr, 3),
+                mrr,
                 ndcg,
                 str(e.error_count),
                 ms(e.latency_p50_ms),
