@@ -321,7 +321,10 @@ def _slice_tests(
         members = _members(current, dimension), _members(baseline, dimension)
         for value, cur in now.items():
             old = before.get(value)
-            if old is None or min(cur.questions, old.questions) < thresholds.min_slice_questions:
+            if old is None:
+                continue
+            size = min(cur.questions, old.questions)  # a slice is as small as its smaller run
+            if size < thresholds.min_slice_questions:
                 continue
             scope = f"{dimension}={value}"
             for depth in depths:
@@ -339,7 +342,7 @@ def _slice_tests(
                     baseline=b_rate,
                     current=c_rate,
                     delta=c_rate - b_rate,
-                    questions=min(cur.questions, old.questions),
+                    questions=size,
                     max_drop=limit,
                     p_value=mcnemar_exact(len(to_miss), len(to_hit)),
                     severity=thresholds.severity_of(scope),
