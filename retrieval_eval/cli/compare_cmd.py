@@ -15,7 +15,7 @@ import click
 from retrieval_eval.cli import cli
 from retrieval_eval.cli.db_cmd import db_option
 from retrieval_eval.cli.history_cmd import _open_to_read
-from retrieval_eval.cli.options import config_option, format_option
+from retrieval_eval.cli.options import FiniteFloatRange, config_option, format_option
 from retrieval_eval.judging.pooling import DEPTH as HOLES_DEPTH
 
 
@@ -48,7 +48,7 @@ def _run_ids(ctx: click.Context, param: click.Parameter, value: str | None) -> l
 )
 @click.option(
     "--alpha",
-    type=click.FloatRange(0, 1, min_open=True, max_open=True),
+    type=FiniteFloatRange(0, 1, min_open=True, max_open=True),
     default=0.05,
     show_default=True,
     help="Significance level of the Holm-corrected McNemar tests.",

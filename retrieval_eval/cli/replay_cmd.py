@@ -17,7 +17,12 @@ import click
 
 from retrieval_eval.cli import cli
 from retrieval_eval.cli.db_cmd import db_option
-from retrieval_eval.cli.options import config_option, format_option, index_version_option
+from retrieval_eval.cli.options import (
+    FiniteFloatRange,
+    config_option,
+    format_option,
+    index_version_option,
+)
 
 if TYPE_CHECKING:
     from retrieval_eval.config.models import Config
@@ -105,7 +110,7 @@ def samples_show(name: str, limit: int, db: str | None, config_path: str | None)
 @click.option(
     "--p",
     "p",
-    type=click.FloatRange(0, 1, min_open=True, max_open=True),
+    type=FiniteFloatRange(0, 1, min_open=True, max_open=True),
     default=None,
     help="RBO persistence (default 0.9).",
 )
