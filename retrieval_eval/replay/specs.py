@@ -28,6 +28,8 @@ class SampleSource(BaseModel):
     count_field: str | None = None
     id_field: str | None = None  # the log's own query id (a run file looks rankings up by it)
     timestamp_field: str | None = None
+    # an SQL query still running after this many seconds is ended (rows fetched included)
+    timeout_s: Annotated[float, Field(gt=0, allow_inf_nan=False)] = 300.0
 
     @model_validator(mode="after")
     def _one_source(self) -> "SampleSource":
