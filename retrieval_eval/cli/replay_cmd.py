@@ -188,17 +188,32 @@ def replay(
     finally:
         if store is not None:
             store.close()
-    click.echo(render_replay(outcome, fmt, most), nl=False)
+    from retrieval_eval.cli.output_file import output_errors, stdout_errors
+
+    # a report or draft that cannot be written still says what became of the replay, with the
+    # exit code of its own failure when it has one
+    kept = f"; the replay is saved as replay {outcome.replay_id}"
+    code = 3 if outcome.comparison.state == "invalid" else 2
+    if outcome.problem is not None:
+        kept, code = f"; the replay was not saved: {outcome.problem}", outcome.problem_exit_code
+    elif outcome.replay_id is None:
+        kept = "; the replay was not to be saved (--no-save)"
+    with stdout_errors(kept, code):
+        click.echo(render_replay(outcome, fmt, most), nl=False)
     if export_draft is not None:
         from retrieval_eval.replay.draft import write_draft
 
-        count = write_draft(outcome, export_draft, most or 50)
+        with output_errors(str(export_draft), "--export-draft", kept, code):
+            count = write_draft(outcome, export_draft, most or 50)
         click.echo(f"{count} candidates to judge written to {export_draft}", err=True)
     state = outcome.comparison.state
-    if state == "invalid":
-        raise InvalidRunError("; ".join(outcome.comparison.reasons))
-    if outcome.spool_path is not None:
-        raise StoreUnavailableError(outcome.notes[-1])
+    if state == "invalid":  # exit 3; where the replay went when the store did not take it
+        reasons = [*outcome.comparison.reasons, *([outcome.problem] if outcome.problem else [])]
+        raise InvalidRunError("; ".join(reasons))
+    if outcome.problem is not None:
+        from retrieval_eval.judging.recording import store_error
+
+        raise store_error(outcome.problem, outcome.problem_exit_code)
     if state == "drift" and fail_on_drift:
         raise SystemExit(1)
 
