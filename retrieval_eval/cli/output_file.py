@@ -103,11 +103,19 @@ _FROM_STDOUT = "retrieval_eval_stdout"  # the attribute that marks an OSError of
 
 class _WatchedBuffer(io.BufferedWriter):
     """stdout's buffer, marking the OSErrors that writing or flushing it raised: a full disk
-    while a spool file is written must not be reported as stdout's."""
+    while a spool file is written must not be reported as stdout's. ``unbuffered``: each write
+    is flushed at once, as a stdout without a buffer (``python -u``, PYTHONUNBUFFERED) was."""
+
+    def __init__(self, raw: io.RawIOBase, *, unbuffered: bool) -> None:
+        super().__init__(raw)
+        self.unbuffered = unbuffered
 
     def write(self, data: Any) -> int:
         try:
-            return super().write(data)
+            written = super().write(data)
+            if self.unbuffered:
+                super().flush()
+            return written
         except OSError as exc:
             setattr(exc, _FROM_STDOUT, True)
             raise
@@ -125,7 +133,10 @@ def watch_stdout() -> None:
     :func:`from_stdout` tells its failures from any other file's. A stdout of another kind
     (none, in-memory) is left as it is."""
     stream = sys.stdout
-    if type(stream) is not io.TextIOWrapper or type(stream.buffer) is not io.BufferedWriter:
+    if type(stream) is not io.TextIOWrapper:
+        return
+    unbuffered = type(stream.buffer) is io.FileIO
+    if not unbuffered and type(stream.buffer) is not io.BufferedWriter:
         return
     stream.flush()
     settings = dict(
@@ -134,8 +145,11 @@ def watch_stdout() -> None:
         line_buffering=stream.line_buffering,
         write_through=stream.write_through,
     )
-    raw = stream.detach().detach()  # detached, the old objects never close the descriptor
-    sys.stdout = io.TextIOWrapper(_WatchedBuffer(raw), **settings)  # type: ignore[arg-type]
+    raw = stream.detach()  # detached, the old objects never close the descriptor
+    if not unbuffered:
+        raw = raw.detach()  # type: ignore[attr-defined]
+    watched = _WatchedBuffer(raw, unbuffered=unbuffered)  # type: ignore[arg-type]
+    sys.stdout = io.TextIOWrapper(watched, **settings)  # type: ignore[arg-type]
 
 
 def from_stdout(exc: OSError) -> bool:
