@@ -24,13 +24,14 @@ from pathlib import Path
 import pytest
 from helpers import Database, fill, read_only, tmpfs
 
+from cli import test_spooled_replays
 from cli.replay_configs import LOG, invoke, write_config
+from cli.test_spooled_replays import DOWN, PASSWORD
 from retrieval_eval.store import open_store
 from retrieval_eval.store.replays import replay_history
 
-PASSWORD = "Secr3t-pw-7"  # trust auth ignores it; it must never be shown or spooled
-DOWN = f"postgresql://eval:{PASSWORD}@127.0.0.1:1/results"  # nothing listens on port 1
 EXE = Path(sys.executable).parent / "retrieval-eval"
+database = test_spooled_replays.database  # a PostgreSQL database of the test's own
 RETRIEVER = "renaming_retrievers:answer"
 RENAMING = '''
 import os
@@ -61,14 +62,6 @@ def config(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     monkeypatch.delitem(sys.modules, "renaming_retrievers", raising=False)
     monkeypatch.delenv("RE_RENAME", raising=False)
     return write_config(tmp_path, monkeypatch, {"samples": {"log": {"source": {"path": LOG}}}})
-
-
-@pytest.fixture
-def database(pg_url: str) -> Iterator[Database]:
-    made = Database(pg_url, PASSWORD)
-    made.create()
-    yield made
-    made.drop()
 
 
 def test_a_store_renamed_while_the_retriever_answers_spools_the_replay(
