@@ -28,7 +28,7 @@ from cli import test_spooled_replays
 from cli.replay_configs import LOG, invoke, write_config
 from cli.test_spooled_replays import DOWN, PASSWORD
 from retrieval_eval.store import open_store
-from retrieval_eval.store.replays import replay_history
+from retrieval_eval.store.replays import latest_sample, replay_history
 
 EXE = Path(sys.executable).parent / "retrieval-eval"
 database = test_spooled_replays.database  # a PostgreSQL database of the test's own
@@ -226,3 +226,50 @@ def test_stdout_that_cannot_take_the_output_is_still_named(tmp_path: Path) -> No
         "error: stdout: cannot write the output (No space left on device): "
         "write it to a file with room (> FILE)"
     )
+
+
+def _log(tmp_path: Path, rows: list[dict]) -> Path:
+    path = tmp_path / "bad.jsonl"
+    path.write_text("".join(json.dumps(row) + "\n" for row in rows), encoding="utf-8")
+    return path
+
+
+def test_a_nul_character_in_a_query_is_exit_2_before_postgresql_sees_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, database: Database
+) -> None:
+    log = _log(tmp_path, [{"query": "vpn"}, {"query": "reset\u0000password"}])
+    config = write_config(
+        tmp_path, monkeypatch, {"samples": {"bad": {"source": {"path": str(log)}}}}
+    )
+    done = invoke(config, "samples", "build", "bad", "--db", database.url)
+    assert done.exit_code == 2, done.output
+    assert f"{log}: line 2: text: holds a NUL character (\\x00)" in done.stderr
+    assert "remove it from the log" in done.stderr and "Traceback" not in done.output
+    with open_store(database.url) as store:
+        assert latest_sample(store, "bad") is None  # nothing stored
+
+
+@pytest.mark.parametrize("count", [2**63, 2**40])
+def test_a_count_the_store_cannot_keep_is_exit_2_naming_its_line(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, count: int
+) -> None:
+    log = _log(tmp_path, [{"query": "vpn", "count": 3}, {"query": "refund", "count": count}])
+    config = write_config(
+        tmp_path, monkeypatch, {"samples": {"bad": {"source": {"path": str(log)}}}}
+    )
+    done = invoke(config, "samples", "build", "bad")  # the default SQLite store
+    assert done.exit_code == 2, done.output
+    assert f"{log}: line 2: count: {count} is more than the result store keeps" in done.stderr
+    assert "Traceback" not in done.output
+
+
+def test_a_syntax_error_in_a_samples_sql_is_exit_2_naming_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    source = {"url": f"sqlite:///{tmp_path / 'logs.sqlite'}", "query": "selec text frm log"}
+    config = write_config(tmp_path, monkeypatch, {"samples": {"bad": {"source": source}}})
+    done = invoke(config, "samples", "build", "bad")
+    assert done.exit_code == 2, done.output
+    assert "samples.bad.query: the query log's database at sqlite:///" in done.stderr
+    assert 'near "selec": syntax error; fix the SQL' in done.stderr
+    assert "result store" not in done.stderr
