@@ -43,13 +43,14 @@ renamed = []
 
 def answer(question, limit):
     """Ids from the question's words; the first call renames the database RE_RENAME names
-    ("ADMIN_URL NAME") away, without ending anyone's session."""
+    ("ADMIN_URL NAME") away, without ending anyone's session (refused, that query's error,
+    while another session is connected to it)."""
     named = os.environ.get("RE_RENAME")
     if named and not renamed:
+        renamed.append(named)  # once: PostgreSQL waits 5 s for other sessions before refusing
         admin, name = named.split(" ", 1)
         with psycopg.connect(admin, autocommit=True) as connection:
             connection.execute(f'ALTER DATABASE "{name}" RENAME TO "{name}_away"')
-        renamed.append(name)
     return [f"doc-{len(word)}" for word in question.split()][:limit]
 '''
 
