@@ -191,6 +191,7 @@ def compare_and_save(
         "mean_rbo": comparison.overall.mean_rbo,
         "top1_changed": comparison.overall.top1_changed_share,
         "errors": comparison.errors,
+        "error_reasons": comparison.error_reasons(),
         "queries": len(after),
     }
 

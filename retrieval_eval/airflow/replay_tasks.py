@@ -84,6 +84,7 @@ def check_drift(saved: dict[str, Any]) -> str:
 
 def _alert(job: dict[str, Any], kind: str, saved: dict[str, Any]) -> str:
     from retrieval_eval.airflow.alerts import AlertMessage, send_alerts
+    from retrieval_eval.reports.replay import reason_lines
     from retrieval_eval.store import open_store
 
     link = replay_page_url(job.get("ui_base_url"), saved["replay_id"])
@@ -93,7 +94,8 @@ def _alert(job: dict[str, Any], kind: str, saved: dict[str, Any]) -> str:
         retriever=saved["retriever"],
         run_id=saved["replay_id"],
         summary=saved["headline"],
-        drift_reasons=saved["reasons"],
+        # why queries failed, masked, beside the verdict's reasons
+        drift_reasons=[*saved["reasons"], *reason_lines(saved.get("error_reasons", []))],
         link=link,
         question_count=saved["queries"],
         error_count=saved["errors"],
@@ -118,8 +120,12 @@ def alert_drift(job: dict[str, Any], saved: dict[str, Any]) -> str:
 @task
 def alert_invalid_replay(job: dict[str, Any], saved: dict[str, Any]) -> str:
     outcome = _alert(job, "invalid_replay", saved)
+    from retrieval_eval.reports.replay import reason_lines
+
+    why = "; ".join(reason_lines(saved.get("error_reasons", [])))
     raise AirflowFailException(
-        f"the replay is invalid: {saved['errors']} of {saved['queries']} queries failed ({outcome})"
+        f"the replay is invalid: {saved['errors']} of {saved['queries']} queries failed"
+        f"{f' ({why})' if why else ''} ({outcome})"
     )
 
 

@@ -346,10 +346,10 @@ def report(run_id: int, html_path: str, db: str | None, config_path: str | None)
     if html_path == "-":
         click.echo(page, nl=False)
         return
-    from pathlib import Path
+    from retrieval_eval.safety.files import write_file
 
     with output_errors(html_path, "--html"):
-        Path(html_path).write_text(page, encoding="utf-8")
+        write_file(html_path, page)
     click.echo(f"report for run {run_id} written to {html_path}", err=True)
 
 

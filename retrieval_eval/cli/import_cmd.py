@@ -28,7 +28,7 @@ EXISTING_FILE = click.Path(exists=True, dir_okay=False)
 def _grade_map(
     ctx: click.Context, param: click.Parameter, value: str | None
 ) -> dict[int, int] | None:
-    """``--grade-map 4=3,3=2``: relevance code -> grade 0-3."""
+    """``--grade-map 4=3,3=2``: relevance code -> grade (an integer >= 0)."""
     if value is None:
         return None
     mapping: dict[int, int] = {}
@@ -38,9 +38,9 @@ def _grade_map(
             pair = int(code), int(grade)
         except ValueError:
             pair = None
-        if not sep or pair is None or not 0 <= pair[1] <= 3:
+        if not sep or pair is None or pair[1] < 0:
             raise click.BadParameter(
-                f"expected CODE=GRADE with a grade 0-3, such as 4=3, got {part!r}"
+                f"expected CODE=GRADE with a grade >= 0, such as 4=3, got {part!r}"
             )
         mapping[pair[0]] = pair[1]
     return mapping
@@ -69,8 +69,8 @@ def _import_options(command: Any) -> Any:
                 callback=_grade_map,
                 default=None,
                 metavar="CODE=GRADE,...",
-                help="Map the qrels' relevance codes to grades 0-3 before they are kept, e.g. "
-                "4=3,3=2,2=1 for Cranfield's 1-4 codes (default: a code is its grade, at most 3).",
+                help="Map the qrels' relevance codes to grades (integers >= 0) before they are "
+                "kept, e.g. 4=3,3=2,2=1 (default: a code is its grade, nDCG's gain, as in trec_eval).",
             ),
             click.option(
                 "--forms",
@@ -117,7 +117,7 @@ def _import_and_write(build: Any, *args: Any, **options: Any) -> None:
     graded = sum(len(q.grades or ()) for q in golden_set.questions)
     click.echo(
         f"wrote {path}: set {golden_set.identifier!r}, {len(golden_set.questions)} questions, "
-        f"{targets} targets" + (f", {graded} judgment(s) graded 0, 2 or 3" if graded else "")
+        f"{targets} targets" + (f", {graded} judgment(s) graded other than 1" if graded else "")
     )
     click.echo(golden_set.description)
     click.echo(_how_to_use(golden_set.identifier, path, options_corpus))

@@ -26,22 +26,39 @@ from pathlib import Path
 from typing import Any
 
 from retrieval_eval.errors import InvalidInputError
-
-FIX = "give a path in an existing folder you can write to"
+from retrieval_eval.safety.files import FIX, FileWriteError, cannot_write
 
 
 class OutputFileError(InvalidInputError):
     """An output path that cannot be written: exit code 2."""
 
 
-def check_writable(path: str, option: str) -> None:
-    """Raise :class:`OutputFileError` when ``path`` visibly cannot be written (see above)."""
+def check_writable(path: str, option: str | None) -> None:
+    """Raise :class:`OutputFileError` when ``path`` visibly cannot be written (see above);
+    ``option`` as for :func:`output_errors`."""
+    target = Path(path)
+    if _read_only(target):  # what the write would fail with, said as a failed write says it
+        error = OSError(errno.EROFS, os.strerror(errno.EROFS))
+        raise OutputFileError(cannot_write(_where(path, option), error, target.exists()))
     try:
-        problem = _problem(Path(path))
+        problem = _problem(target)
     except OSError as exc:  # a name too long to even look up
         problem = exc.strerror or type(exc).__name__
     if problem:
-        raise OutputFileError(f"{option} {path}: cannot write it ({problem}): {FIX}")
+        raise OutputFileError(f"{_where(path, option)}: cannot write it ({problem}): {FIX}")
+
+
+def _where(path: str, option: str | None) -> str:
+    return f"{option} {path}" if option else path
+
+
+def _read_only(target: Path) -> bool:
+    """Whether ``target``'s folder is on a file system mounted read-only (which, unlike a
+    permission, stops root too)."""
+    try:
+        return bool(os.statvfs(target.parent).f_flag & os.ST_RDONLY)
+    except OSError:  # a missing folder: _problem says so
+        return False
 
 
 def _problem(target: Path) -> str | None:
@@ -62,15 +79,22 @@ def _problem(target: Path) -> str | None:
 
 
 @contextmanager
-def output_errors(path: str, option: str, after: str = "", exit_code: int = 2) -> Iterator[None]:
-    """Turn an OSError while writing ``path`` into :class:`OutputFileError`; ``after`` ends the
-    message (what was kept, how to get the output again); ``exit_code`` is another failure's
-    that ``after`` names (a store that did not take the run), when there is one."""
+def output_errors(
+    path: str, option: str | None, after: str = "", exit_code: int = 2
+) -> Iterator[None]:
+    """Turn a failed write of ``path`` (a :class:`FileWriteError`, or an OSError) into
+    :class:`OutputFileError`, naming ``option`` when the user gave the path with one (None: the
+    command chose it, as ``sets promote`` its set's own file); ``after`` ends the message (what
+    was kept, how to get the output again); ``exit_code`` is another failure's that ``after``
+    names (a store that did not take the run), when there is one."""
     try:
         yield
+    except FileWriteError as exc:
+        message = cannot_write(_where(path, option), exc.error, exc.unchanged)
+        raise _failed(message + after, exit_code) from None
     except OSError as exc:
-        message = f"{option} {path}: cannot write it ({_reason(exc)}): {FIX}{after}"
-        raise _failed(message, exit_code) from None
+        message = cannot_write(_where(path, option), exc)
+        raise _failed(message + after, exit_code) from None
 
 
 @contextmanager

@@ -74,6 +74,12 @@ def _names(ctx: click.Context, param: click.Parameter, value: str) -> list[str]:
     show_default=True,
     help="How many of the replay's most-changed queries.",
 )
+@click.option(
+    "--captured-text",
+    is_flag=True,
+    help="With --replay: its queries as captured (read from the log again), not in their stored "
+    "form: the file then holds what users typed. A hashed sample's replay needs it.",
+)
 @click.option("--no-texts", is_flag=True, help="Leave the documents' texts out.")
 @db_option
 @config_option
@@ -88,6 +94,7 @@ def pool(
     no_lint: bool,
     replay_id: int | None,
     most: int,
+    captured_text: bool,
     no_texts: bool,
     db: str | None,
     config_path: str | None,
@@ -102,15 +109,12 @@ def pool(
     from retrieval_eval.cli.output_file import check_writable, output_errors
     from retrieval_eval.config.models import load_config
     from retrieval_eval.errors import NoStoreError
-    from retrieval_eval.golden.judgments import read_judgments, write_judgments
+    from retrieval_eval.golden.judgments import check_suffix, read_judgments, write_judgments
     from retrieval_eval.judging.gather import gather
     from retrieval_eval.judging.pipeline import resolve_set
 
     if output is not None:
-        if Path(output).suffix.lower() not in (".jsonl", ".csv"):
-            raise click.BadParameter(
-                "a judgments file ends in .jsonl or .csv", param_hint="--output"
-            )
+        check_suffix(Path(output), "--output")
         check_writable(output, "--output")
     config = load_config(config_path)
     golden = resolve_set(config, set_name)
@@ -136,6 +140,7 @@ def pool(
             replay_id=replay_id,
             most=most,
             texts=not no_texts,
+            captured_text=captured_text,
         )
     if output is None:
         import orjson

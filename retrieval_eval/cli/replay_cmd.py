@@ -1,7 +1,8 @@
 """``samples``, ``replay`` and ``drift``: production queries without labels (retrieval_eval.replay).
 
 Exit codes: 0 done (drift is reported, not failed, unless ``--fail-on-drift``); 1 ranking drift
-with ``--fail-on-drift``; 2 bad input (an unknown sample or retriever, a bad log row); 3 an
+with ``--fail-on-drift``; 2 bad input (an unknown sample or retriever, a bad log row, a sample
+whose queries its log no longer holds, a report stdout cannot take); 3 an
 invalid replay (error rate past ``max_error_rate``) or an unreachable store (a replay is then
 spooled: ``db replay`` compares and saves it later).
 """
@@ -26,6 +27,7 @@ from retrieval_eval.cli.options import (
 
 if TYPE_CHECKING:
     from retrieval_eval.config.models import Config
+    from retrieval_eval.replay.pipeline import ReplayOutcome
     from retrieval_eval.store import Store
 
 
@@ -128,7 +130,13 @@ def samples_show(name: str, limit: int, db: str | None, config_path: str | None)
     "--export-draft",
     type=click.Path(dir_okay=False, path_type=Path),
     default=None,
-    help="Write the most-changed queries as candidates to judge (JSONL).",
+    help="Write the most-changed queries as candidates to judge (.jsonl or .csv, by the suffix).",
+)
+@click.option(
+    "--draft-captured-text",
+    is_flag=True,
+    help="Write the draft's queries as captured (read from the log again), not in their stored "
+    "form: the file then holds what users typed. A hashed sample's draft needs it.",
 )
 @format_option("text", "json", "markdown")
 @db_option
@@ -145,6 +153,7 @@ def replay(
     fail_on_drift: bool,
     most: int,
     export_draft: Path | None,
+    draft_captured_text: bool,
     fmt: str,
     db: str | None,
     config_path: str | None,
@@ -162,8 +171,18 @@ def replay(
 
     if against and against_run:
         raise click.UsageError("give --against RETRIEVER or --against-run ID, not both")
+    if export_draft is not None:
+        from retrieval_eval.cli.output_file import check_writable
+        from retrieval_eval.golden.judgments import check_suffix
+
+        check_suffix(export_draft, "--export-draft")
+        check_writable(str(export_draft), "--export-draft")
     config = load_config(config_path)
-    config.sample_spec(sample)  # checked before any store or retriever is opened
+    spec = config.sample_spec(sample)  # checked before any store or retriever is opened
+    if export_draft is not None and not draft_captured_text:
+        from retrieval_eval.replay.draft import refuse_hashed
+
+        refuse_hashed(spec.privacy, sample, "--draft-captured-text")
     url = resolve_store_url(db, config)
     try:
         store: Store | None = open_store(url)
@@ -192,19 +211,26 @@ def replay(
 
     # a report or draft that cannot be written still says what became of the replay, with the
     # exit code of its own failure when it has one
-    kept = f"; the replay is saved as replay {outcome.replay_id}"
+    kept = _kept(outcome, url, no_save)
     code = 3 if outcome.comparison.state == "invalid" else 2
     if outcome.problem is not None:
-        kept, code = f"; the replay was not saved: {outcome.problem}", outcome.problem_exit_code
-    elif outcome.replay_id is None:
-        kept = "; the replay was not to be saved (--no-save)"
+        code = outcome.problem_exit_code
+    text = render_replay(outcome, fmt, most)
+    if fmt in ("text", "markdown") and outcome.replay_id is not None:
+        gap = "\n" if fmt == "markdown" else ""  # Markdown: a paragraph after the last block
+        text += f"{gap}{_saved(outcome, url)}\n"
     with stdout_errors(kept, code):
-        click.echo(render_replay(outcome, fmt, most), nl=False)
+        click.echo(text, nl=False)
     if export_draft is not None:
         from retrieval_eval.replay.draft import write_draft
 
+        texts = None
+        if draft_captured_text:
+            from retrieval_eval.replay.samples import resolve_texts
+
+            texts = resolve_texts(outcome.sample, spec, config.base_dir)
         with output_errors(str(export_draft), "--export-draft", kept, code):
-            count = write_draft(outcome, export_draft, most or 50)
+            count = write_draft(outcome, export_draft, most or 50, texts)
         click.echo(f"{count} candidates to judge written to {export_draft}", err=True)
     state = outcome.comparison.state
     if state == "invalid":  # exit 3; where the replay went when the store did not take it
@@ -216,6 +242,25 @@ def replay(
         raise store_error(outcome.problem, outcome.problem_exit_code)
     if state == "drift" and fail_on_drift:
         raise SystemExit(1)
+
+
+def _saved(outcome: ReplayOutcome, url: str) -> str:
+    from retrieval_eval.store import mask_url
+
+    rid = outcome.replay_id
+    return (
+        f"Saved as replay {rid} in {mask_url(url)}: `retrieval-eval sets pool SET --retrievers "
+        f"{outcome.retriever} --replay {rid}` pools its most-changed queries"
+    )
+
+
+def _kept(outcome: ReplayOutcome, url: str, no_save: bool) -> str:
+    """What a report that could not be written leaves: the saved (or spooled) replay."""
+    if outcome.replay_id is not None:
+        return f"; the replay was saved: {_saved(outcome, url)}"
+    if outcome.problem is not None:
+        return f"; the replay was not saved: {outcome.problem}"
+    return "; the replay was not to be saved (--no-save)" if no_save else ""
 
 
 @cli.command("drift")

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import os
 import sys
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 import click
@@ -308,11 +307,12 @@ def _write_report(
     if output:
         from retrieval_eval.cli.output_file import output_errors
         from retrieval_eval.reports.headline import headline_line
+        from retrieval_eval.safety.files import write_file
 
         # the terminal still says how the run went; stdout stays empty (the report is the file)
         click.echo(headline_line(result, verdict, run_id), err=True)
         with output_errors(output, "--output", kept, code):
-            Path(output).write_text(text, encoding="utf-8")
+            write_file(output, text)
         click.echo(f"report written to {output}", err=True)
     else:
         from retrieval_eval.cli.output_file import stdout_errors

@@ -1,8 +1,10 @@
 """``retrieval-eval sets promote`` and ``sets rejudge``: the next version of a set from
 judgments, and past runs scored again against its labels.
 
-``promote`` exits 2 on bad input (an unreadable judgments file, named by line) and when lint
-finds errors in the new version (printed; nothing written) unless ``--force``. ``rejudge`` reads
+``promote`` exits 2 on bad input (an unreadable judgments file, named by line), when lint
+finds errors in the new version (printed; nothing written) unless ``--force``, when the set file
+changed since it was read (another promote: nothing written, run it again) and when the file
+cannot be written (a full disk: the old file is kept). ``rejudge`` reads
 and writes an existing store only (a missing one is exit 2, nothing created); an unknown set or
 run id is exit 2.
 """
@@ -167,7 +169,6 @@ def promote(
     from retrieval_eval.config.models import load_config
     from retrieval_eval.errors import InvalidInputError
     from retrieval_eval.golden.judgments import read_judgments
-    from retrieval_eval.golden.loaders import dump_golden_set
     from retrieval_eval.golden.promote import promote as promote_set
     from retrieval_eval.judging.pipeline import opened_retriever, resolve_set
     from retrieval_eval.lint import run_lint
@@ -175,7 +176,9 @@ def promote(
 
     config = load_config(config_path)
     golden = resolve_set(config, set_name)
-    target = Path(output) if output else _set_file(config, set_name)
+    source = _set_file(config, set_name, required=not output)
+    target = Path(output) if output else source
+    assert target is not None  # _set_file raised when there is neither
     if target.suffix.lower() not in (".yaml", ".yml", ".json"):
         raise InvalidInputError(
             f"{target}: a versioned set is written as YAML or JSON (JSONL and CSV hold no "
@@ -215,10 +218,12 @@ def promote(
             )
             raise SystemExit(2)
     from retrieval_eval.cli.output_file import check_writable, output_errors
+    from retrieval_eval.golden.promote import write_promotion
 
-    check_writable(str(target), "--output")
-    with output_errors(str(target), "--output"):
-        dump_golden_set(promotion.golden, target)
+    option = "--output" if output else None  # else the set's own file: no option to blame
+    check_writable(str(target), option)
+    with output_errors(str(target), option):
+        write_promotion(golden, promotion.golden, target, source)
     entry = promotion.entry
     click.echo(
         f"wrote {target}: set {golden.identifier!r} version {entry.version}: "
@@ -235,8 +240,9 @@ def promote(
     )
 
 
-def _set_file(config: Any, name: str) -> Path:
-    """The file a registered set (or a set file's path) came from."""
+def _set_file(config: Any, name: str, required: bool = True) -> Path | None:
+    """The file a registered set (or a set file's path) came from; None when it came from no
+    file (an installed package's) and ``required`` is off."""
     from retrieval_eval.errors import InvalidInputError
 
     path = Path(name)
@@ -244,6 +250,8 @@ def _set_file(config: Any, name: str) -> Path:
         return path
     source = Path(config.golden_sets.source(name)) if name in config.golden_sets else None
     if source is None or not source.is_file():
+        if not required:
+            return None
         raise InvalidInputError(
             f"set {name!r} does not come from a file this command can rewrite: give --output FILE"
         )

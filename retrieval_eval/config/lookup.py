@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import Literal
 
 CONFIG_ENV = "RETRIEVAL_EVAL_CONFIG"
 DEFAULT_CONFIG_NAME = "retrieval_eval.yaml"
@@ -24,6 +25,10 @@ MAX_DEPTH = 100  # the deepest depth a run may gate on
 POWER_ALPHA = 0.05
 POWER = 0.8
 POWER_CHURN = 0.05
+
+# a check's severity, as dbt's tests have: an ``error`` check that fires makes the run a
+# regression (and fails the gate); a ``warn`` check shows in the verdict and alert, no more
+Severity = Literal["error", "warn"]
 
 
 def find_config(explicit: str | Path | None = None) -> Path | None:

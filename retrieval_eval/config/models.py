@@ -45,10 +45,12 @@ from retrieval_eval.config.lookup import (
     POWER,
     POWER_ALPHA,
     POWER_CHURN,
+    Severity,
     find_config,
     lookup_note,
 )
 from retrieval_eval.errors import ConfigError, GoldenSetError
+from retrieval_eval.golden.forms import QuestionForm
 from retrieval_eval.replay.specs import DriftThresholds, SampleSpec
 from retrieval_eval.safety.limits import MAX_CONFIG_FILE_BYTES, refuse_too_large, shorten
 
@@ -81,12 +83,78 @@ class SetSource(BaseModel):
 
 _DEPTH_DROP = re.compile(r"max_top([0-9]+)_drop")
 
+_SLICE_DIMENSIONS = ("form", "hard_class")
+
+
+def _depth_keys_into_drops(value: Any) -> Any:
+    """``max_topK_drop`` keys of depths other than 1 and 3 into ``max_drops``, checked."""
+    if not isinstance(value, dict):
+        return value
+    kept: dict[str, Any] = {}
+    drops = dict(value.get("max_drops") or {})
+    for key, given in value.items():
+        found = _DEPTH_DROP.fullmatch(key) if isinstance(key, str) else None
+        if found is None or int(found[1]) in (1, 3):
+            kept[key] = given
+            continue
+        depth = int(found[1])
+        if not 1 <= depth <= MAX_DEPTH:
+            raise ValueError(f"{key}: depths run from 1 to {MAX_DEPTH}")
+        if isinstance(given, bool) or not isinstance(given, int | float) or not 0 <= given <= 1:
+            raise ValueError(
+                f"{key} must be an absolute rate drop between 0 and 1 (0.10 = ten points), "
+                f"got {given!r}"
+            )
+        drops[depth] = float(given)
+    if drops:
+        kept["max_drops"] = drops
+    return kept
+
+
+class PowerOptions(BaseModel):
+    """Power: McNemar at ``alpha`` (two-sided) with ``power``; ``churn`` = the share of questions
+    assumed to flip miss -> hit while a drop of d flips d + churn hit -> miss. Set under
+    ``lint:``; the verdict's slice rule uses the same (``Thresholds.power``)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    alpha: float = Field(default=POWER_ALPHA, gt=0, lt=1)
+    power: float = Field(default=POWER, gt=0, lt=1)
+    churn: float = Field(default=POWER_CHURN, ge=0, le=0.5)
+
+
+class SliceThresholds(BaseModel):
+    """One slice's own thresholds (``thresholds.slices["form=match"]``): any ``max_topK_drop``
+    and a ``severity``; what it does not give comes from the thresholds around it."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    max_top1_drop: float | None = Field(default=None, ge=0, le=1)
+    max_top3_drop: float | None = Field(default=None, ge=0, le=1)
+    max_drops: dict[int, float] = {}
+    severity: Severity | None = None
+
+    @model_validator(mode="before")
+    @classmethod
+    def _depth_keys(cls, value: Any) -> Any:
+        return _depth_keys_into_drops(value)
+
+    def max_drop(self, depth: int) -> float | None:
+        """This slice's own drop at ``depth``, None when it has none."""
+        if depth in (1, 3):
+            return getattr(self, f"max_top{depth}_drop")
+        return self.max_drops.get(depth)
+
 
 class Thresholds(BaseModel):
     """Regression thresholds: absolute rate drops; a drop strictly greater than one regresses.
 
     Each gated depth K has ``max_topK_drop`` (``max_top5_drop: 0.05``); one not given allows
     the default drop, ten points. Those of depths other than 1 and 3 are kept in ``max_drops``.
+    ``severity`` (``error`` or ``warn``) is that of every check; ``slices`` (keyed
+    ``form=match``, ``hard_class=near-duplicate``) gives a slice its own drops and severity.
+    ``power`` is not written here: the config copies its ``lint:`` alpha, power and churn into
+    it (:class:`Config`), so the verdict's slice rule and ``sets lint`` use one power figure.
     """
 
     model_config = ConfigDict(extra="forbid")
@@ -96,40 +164,54 @@ class Thresholds(BaseModel):
     max_drops: dict[int, float] = {}
     min_slice_questions: int = Field(default=5, ge=1)
     max_latency_p95_increase: float | None = Field(default=None, ge=0)
+    severity: Severity = "error"
+    slices: dict[str, SliceThresholds] = {}
+    power: PowerOptions | None = None  # None (defaults): from lint:, see the docstring
 
     @model_validator(mode="before")
     @classmethod
     def _depth_keys(cls, value: Any) -> Any:
-        """``max_topK_drop`` keys of depths other than 1 and 3 into ``max_drops``, checked."""
-        if not isinstance(value, dict):
-            return value
-        kept: dict[str, Any] = {}
-        drops = dict(value.get("max_drops") or {})
-        for key, given in value.items():
-            found = _DEPTH_DROP.fullmatch(key) if isinstance(key, str) else None
-            if found is None or int(found[1]) in (1, 3):
-                kept[key] = given
-                continue
-            depth = int(found[1])
-            if not 1 <= depth <= MAX_DEPTH:
-                raise ValueError(f"{key}: depths run from 1 to {MAX_DEPTH}")
-            if isinstance(given, bool) or not isinstance(given, int | float) or not 0 <= given <= 1:
-                raise ValueError(
-                    f"{key} must be an absolute rate drop between 0 and 1 (0.10 = ten points), "
-                    f"got {given!r}"
-                )
-            drops[depth] = float(given)
-        if drops:
-            kept["max_drops"] = drops
-        return kept
+        return _depth_keys_into_drops(value)
 
-    def max_drop(self, depth: int) -> float:
-        """The largest allowed drop at ``depth``: its ``max_topK_drop``, else ten points."""
+    @field_validator("slices")
+    @classmethod
+    def _slice_names(cls, value: dict[str, SliceThresholds]) -> dict[str, SliceThresholds]:
+        """A slice is named as lint names it: ``form=<form>`` or ``hard_class=<class>``."""
+        forms = [f.value for f in QuestionForm]
+        for name in value:
+            dimension, _, slice_value = name.partition("=")
+            if dimension not in _SLICE_DIMENSIONS or not slice_value:
+                raise ValueError(
+                    f"{shorten(name)!r} is not a slice; name one as "
+                    "'form=match' or 'hard_class=near-duplicate'"
+                )
+            if dimension == "form" and slice_value not in forms:
+                raise ValueError(
+                    f"{shorten(name)!r}: no such form; the forms are {', '.join(forms)}"
+                )
+        return value
+
+    def max_drop(self, depth: int, scope: str = "overall") -> float:
+        """The largest allowed drop at ``depth`` in ``scope`` (``overall``, or a slice such as
+        ``form=match``): the slice's own ``max_topK_drop``, else the depth's, else ten points."""
+        own = self.slices.get(scope)
+        if own is not None and own.max_drop(depth) is not None:
+            return float(own.max_drop(depth))  # type: ignore[arg-type]
         if depth == 1:
             return self.max_top1_drop
         if depth == 3:
             return self.max_top3_drop
         return self.max_drops.get(depth, MAX_DROP)
+
+    def severity_of(self, scope: str = "overall") -> Severity:
+        """What a check in ``scope`` does when it fires: the slice's own severity, else
+        ``severity``."""
+        own = self.slices.get(scope)
+        return own.severity if own is not None and own.severity else self.severity
+
+    def power_options(self) -> PowerOptions:
+        """The power settings the slice rule uses: the config's ``lint:`` ones, else defaults."""
+        return self.power or PowerOptions()
 
     def depths_named(self) -> list[int]:
         """The depths other than 1 and 3 that have their own ``max_topK_drop``."""
@@ -174,7 +256,7 @@ class RunOptions(BaseModel):
         return RunSettings.model_validate(self, from_attributes=True)
 
 
-class LintOptions(BaseModel):
+class LintOptions(PowerOptions):
     """``sets lint`` and the DAG's optional lint task (:mod:`retrieval_eval.lint`).
 
     ``lint: warn`` is shorthand for ``lint: {mode: warn}``. ``mode``: ``off`` skips the DAG task,
@@ -191,11 +273,7 @@ class LintOptions(BaseModel):
     # near duplicates: Jaccard of character 3-grams (questions), of word 3-shingles (documents)
     question_similarity: float = Field(default=0.8, gt=0, le=1)
     document_similarity: float = Field(default=0.8, gt=0, le=1)
-    # power: McNemar at alpha (two-sided) with this power; churn = share of questions assumed to
-    # flip miss -> hit while a drop of d flips d + churn hit -> miss
-    alpha: float = Field(default=POWER_ALPHA, gt=0, lt=1)
-    power: float = Field(default=POWER, gt=0, lt=1)
-    churn: float = Field(default=POWER_CHURN, ge=0, le=0.5)
+    # power: alpha, power and churn (PowerOptions)
 
     @model_validator(mode="before")
     @classmethod
@@ -365,6 +443,28 @@ class Config(BaseModel):
             raise ValueError("; ".join(problems))
         return self
 
+    @model_validator(mode="after")
+    def _power_into_thresholds(self) -> "Config":
+        """Every ``thresholds`` section gets the ``lint:`` power settings (alpha, power, churn),
+        so the verdict's slice rule and ``sets lint`` compute one power figure; they are set
+        under ``lint:`` only, so one written under ``thresholds`` is an error saying so."""
+        sections = [("thresholds", self.thresholds)] + [
+            (f"evaluations.{i}.thresholds", spec.thresholds)
+            for i, spec in enumerate(self.evaluations)
+            if spec.thresholds is not None
+        ]
+        lint = self.lint
+        power = PowerOptions(alpha=lint.alpha, power=lint.power, churn=lint.churn)
+        given = [where for where, t in sections if t.power is not None and t.power != power]
+        if given:
+            raise ValueError(
+                f"{given[0]}.power: the power settings are lint's; set lint.alpha, lint.power "
+                "and lint.churn instead"
+            )
+        for _, section in sections:
+            section.power = power
+        return self
+
     @property
     def base_dir(self) -> Path:
         return self.path.parent if self.path else Path.cwd()
@@ -449,10 +549,13 @@ class Config(BaseModel):
 
 
 def _ungated(where: str, thresholds: Thresholds, depths: list[int], named: str) -> list[str]:
+    """The ``max_topK_drop`` keys (the section's and its slices') of depths not gated."""
+    keys = [(where, d) for d in thresholds.max_drops]
+    keys += [(f"{where}.slices.{n}", d) for n, s in thresholds.slices.items() for d in s.max_drops]
     return [
-        f"{where}.max_top{depth}_drop: depth {depth} is not gated ({named}: {depths}); add "
+        f"{key}.max_top{depth}_drop: depth {depth} is not gated ({named}: {depths}); add "
         f"{depth} to the depths or remove the key"
-        for depth in thresholds.depths_named()
+        for key, depth in keys
         if depth not in depths
     ]
 

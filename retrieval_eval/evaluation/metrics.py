@@ -8,7 +8,10 @@ question (:class:`~retrieval_eval.evaluation.results.QuestionResult`): ``retriev
 ``first_hit_rank``, ``expected_document_ids`` and ``error``.
 
 - Distinct documents: an id counts once, at its FIRST occurrence (trec_eval and ranx: its last).
-- Empty target set: ``hit_rate@k`` is a hit only when nothing came back; recall, MRR, nDCG: NaN.
+- Empty target set: ``hit_rate@k`` is a hit only when nothing came back. recall, MRR and nDCG
+  count a question that has judgments (a document graded, even 0) as trec_eval does (its
+  ``num_q``): recall and MRR 0, nDCG its DCG over its ideal DCG (0 when that is 0, as at
+  ``relevance_level`` 2 a question judged 1 keeps its nDCG); a question nobody judged: NaN.
 - Missing ranking (the call failed): 0 in every metric, also for an empty target set.
 - MRR: 1 / rank of the first target in the fetch (``depth × overfetch_multiplier`` ids), else 0.
 - Targets are the documents graded at least the run's ``relevance_level`` (1 by default; an
@@ -41,11 +44,14 @@ class Judgements:
     """The per-question facts every metric reads, as arrays (built once by :func:`judgements`).
 
     ``gains[i, j]`` is True when the (j+1)-th distinct document of question i is a target;
-    ``first_rank`` is 0 where no target was found. ``graded`` is None when no question gives
-    grades, else ``(grade of each kept document, judged grades best first)``: nDCG's gains.
+    ``first_rank`` is 0 where no target was found. ``judged`` is True where the question has a
+    judged document (a target, or a grade even 0): recall, MRR and nDCG count it. ``graded`` is
+    None when no question gives grades, else ``(grade of each kept document, judged grades best
+    first)``: nDCG's gains.
     """
 
     has_targets: np.ndarray
+    judged: np.ndarray
     target_count: np.ndarray
     failed: np.ndarray
     empty: np.ndarray
@@ -86,6 +92,7 @@ def judgements(questions: Sequence[QuestionResult]) -> Judgements:
     target_count = np.fromiter(map(len, expected), dtype=np.int64, count=n)
     return Judgements(
         has_targets=target_count > 0,
+        judged=(target_count > 0) | np.fromiter(map(bool, grades), dtype=bool, count=n),
         target_count=target_count,
         failed=np.fromiter((e is not None for e in errors), dtype=bool, count=n),
         empty=np.fromiter(map(len, retrieved), dtype=np.int64, count=n) == 0,
@@ -127,23 +134,24 @@ def hit_rate(j: Judgements, k: int) -> np.ndarray:
 
 
 def recall(j: Judgements, k: int) -> np.ndarray:
-    """Share of the question's targets among its first ``k`` distinct documents (NaN: no targets)."""
+    """Share of the question's targets among its first ``k`` distinct documents; 0 for a judged
+    question without targets (NaN: nothing judged)."""
     found = j.gains[:, :k].sum(axis=1)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        values = found / j.target_count
-    return np.where(j.has_targets, values, np.nan)
+    values = found / np.maximum(j.target_count, 1)
+    return np.where(j.judged, values, np.nan)
 
 
 def reciprocal_rank(j: Judgements) -> np.ndarray:
-    """1 / rank of the first target among the distinct fetched documents; 0 when none (NaN: no targets)."""
-    with np.errstate(divide="ignore"):
-        values = np.where(j.first_rank > 0, 1.0 / np.maximum(j.first_rank, 1), 0.0)
-    return np.where(j.has_targets, values, np.nan)
+    """1 / rank of the first target among the distinct fetched documents; 0 when none, also for a
+    judged question without targets (NaN: nothing judged)."""
+    values = 1.0 / np.where(j.first_rank > 0, j.first_rank, np.inf)
+    return np.where(j.judged, values, np.nan)
 
 
 def ndcg(j: Judgements, k: int) -> np.ndarray:
-    """nDCG@k: DCG of the first ``k`` distinct documents over the ideal DCG; the grades are the
-    gains when the set gives grades, else every target's gain is 1 (NaN: no target)."""
+    """nDCG@k: DCG of the first ``k`` distinct documents over the ideal DCG, 0 when that is 0;
+    the grades are the gains when the set gives grades, else every target's gain is 1 (NaN:
+    nothing judged)."""
     discounts = 1.0 / np.log2(np.arange(2, k + 2))
     if j.graded is not None:
         gains, best = j.graded
@@ -154,9 +162,8 @@ def ndcg(j: Judgements, k: int) -> np.ndarray:
         width = min(k, j.gains.shape[1])
         dcg = j.gains[:, :width] @ discounts[:width]
         ideal = np.concatenate(([0.0], np.cumsum(discounts)))[np.minimum(j.target_count, k)]
-    with np.errstate(invalid="ignore", divide="ignore"):
-        values = dcg / ideal
-    return np.where(j.has_targets, values, np.nan)
+    values = np.divide(dcg, ideal, out=np.zeros_like(dcg), where=ideal > 0)
+    return np.where(j.judged, values, np.nan)
 
 
 def metric_names(cutoffs: Iterable[int]) -> list[str]:

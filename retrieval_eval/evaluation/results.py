@@ -287,6 +287,12 @@ class RunSettings(BaseModel):
         """What the retriever is asked for: the deepest depth times the overfetch multiplier."""
         return self.depth * self.overfetch_multiplier
 
+    def shown_metric(self, name: str) -> str:
+        """A metric's name where a person reads it: MRR names the ids it saw, ``mrr@12`` (the
+        fetch), so nobody takes it for a whole-run reciprocal rank (trec_eval's ``recip_rank``
+        reads up to 1,000 lines a query). Keys (JSON, CSV, the store) stay ``mrr``."""
+        return f"mrr@{self.fetch_limit}" if name == "mrr" else name
+
 
 class Rejudged(BaseModel):
     """What a re-judged run (``sets rejudge``) is: a stored run's rankings scored again against

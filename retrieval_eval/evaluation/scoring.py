@@ -9,7 +9,8 @@ default top-3). Duplicate ids collapse to their first occurrence and empty ids a
   returns nothing.
 - Graded labels: the targets are the documents graded at least ``RunSettings.relevance_level``
   (:meth:`GoldenQuestion.targets`); a question with none at that level is scored as one with
-  no expected documents.
+  no expected documents, in the hit rates (being judged, it counts 0 in recall and MRR:
+  :mod:`~retrieval_eval.evaluation.metrics`).
 - A retriever that raises, times out or returns something other than a sequence of strings
   (or an id that is no Unicode text: a lone surrogate, ``retrieval_eval.safety.surrogates``)
   records the error and counts as a MISS at both depths, no-result questions included: an
@@ -128,7 +129,9 @@ def _judged(
         "form": question.form,
         "hard_class": question.hard_class,
         "expected_document_ids": targets,
-        "grades": question.relevance if question.grades else None,
+        # above level 1 an ungraded question's targets (grade 1) are judged, not targets: nDCG's
+        # gains and what makes it count in recall, MRR and nDCG (trec_eval's -l2)
+        "grades": question.relevance if question.grades or level > 1 else None,
         "top1_hit": top1,
         "top3_hit": top3,
         "first_hit_rank": first_rank,

@@ -61,12 +61,12 @@ def run_lines(result: RunResult, tag: str | None = None) -> list[str]:
 
 
 def write_lines(lines: Iterable[str], path: str | Path) -> Path:
-    """Write lines with a final newline, creating the folder; returns the path."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
+    """Write lines with a final newline, creating the folder, whole or not at all
+    (:func:`retrieval_eval.safety.files.write_file`); returns the path."""
+    from retrieval_eval.safety.files import write_file
+
     text = "\n".join(lines)
-    path.write_text(text + "\n" if text else "", encoding="utf-8")
-    return path
+    return write_file(path, text + "\n" if text else "", make_folder=True)
 
 
 def _check_token(question_id: str, what: str, value: str) -> None:

@@ -16,7 +16,9 @@ def labels_fingerprint(golden_set: GoldenQuestionSet) -> str:
     Covers each question's id, text, form, hard class and sorted targets, and the targets'
     grades when one is not 1: a regrade changes it, a set without grades (or whose targets are
     all grade 1) keeps the fingerprint it had before grades existed. A grade-0 judgment changes
-    no figure (its gain is an unjudged document's), so it is left out too. Question order and
+    no figure (its gain is an unjudged document's), so it is left out too; but a question judged
+    without any target counts 0 in recall, MRR and nDCG where an unjudged one does not count, so
+    that it is judged is in (not which documents). Question order and
     the answer gist are left out on purpose: reordering a file or documenting an answer does not
     make old runs incomparable, while editing a label does.
     """
@@ -34,9 +36,11 @@ def labels_fingerprint(golden_set: GoldenQuestionSet) -> str:
 
 def _graded_row(q: GoldenQuestion) -> tuple[object, ...]:
     """A graded question's row: the ungraded row when every target is grade 1, else with the
-    targets' grades appended."""
+    targets' grades appended; a question judged (grade 0 only) without a target is marked."""
     targets = q.targets()
     row = (q.id, q.question, q.form._value_, q.hard_class, sorted(targets))
+    if not targets:
+        return (*row, "judged")
     grades = q.relevance
     if all(grades[doc_id] == 1 for doc_id in targets):
         return row

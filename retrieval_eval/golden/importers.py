@@ -8,15 +8,14 @@ Rules, the same for both:
 
 - A judgment is a target only when its relevance is at least ``min_relevance`` (default 1):
   real collections carry 0 ("judged not relevant") and negative codes (Cranfield's -1).
-- Grades are kept: a target's grade is its relevance, at least 1 and at most 3 (``grade_map`` maps codes
-  first, e.g. ``{4: 3, 3: 2, 2: 1}`` for Cranfield's 1-4 scale; a code above 3 it does not map is
-  grade 3, and the description says how many), a judgment below ``min_relevance`` is grade 0
-  (judged, not a target). ``expected_document_ids`` lists the targets as before; ``grades`` is
-  written only for the judgments whose grade is not 1, so a binary collection imports as it
-  always has.
-- Only queries with at least one target become questions. A query judged but with no target is
-  skipped, not turned into a no-result question: "nothing judged relevant" does not mean
-  "nothing in the corpus answers it". The set's description records how many were skipped.
+- Grades are kept: a target's grade is its relevance code, at least 1 and as high as the
+  collection goes (nDCG's gain, as in trec_eval; ``grade_map`` maps codes first, e.g.
+  ``{4: 3, 3: 2, 2: 1}``), a judgment below ``min_relevance`` is grade 0 (judged, not a target).
+  ``expected_document_ids`` lists the targets as before; ``grades`` is written only for the
+  judgments whose grade is not 1, so a binary collection imports as it always has.
+- Every judged query becomes a question, as trec_eval counts it (its ``num_q``). A query judged
+  but with no target keeps its grade-0 judgments and no target: recall, MRR and nDCG count it
+  0; the hit rates score it as a no-result question. The set's description says how many.
 - Questions keep the order of the queries/topics file; targets the order of the qrels file.
 - Forms: ``match`` unless a forms file (:func:`read_forms`) says otherwise.
 - ``hard_class_from``: a query field (top level, else inside ``metadata``) whose scalar value
@@ -141,16 +140,13 @@ def build_set(
     forms = forms or {}
     codes = _checked_map(grade_map)
     questions: list[dict[str, Any]] = []
-    skipped = capped = 0
+    untargeted = 0
     for qid, query in queries.items():
         if qid not in qrels:
             continue
-        grades, over = _grades(qrels[qid], min_relevance, codes)
-        capped += over
+        grades = _grades(qrels[qid], min_relevance, codes)
         targets = [doc for doc, grade in grades.items() if grade >= 1]
-        if not targets:
-            skipped += 1
-            continue
+        untargeted += not targets
         question: dict[str, Any] = {
             "id": qid,
             "question": query.get("text", ""),
@@ -165,7 +161,7 @@ def build_set(
             if hard_class:
                 question["hard_class"] = hard_class
         questions.append(question)
-    if not questions:
+    if untargeted == len(questions):
         raise InvalidInputError(
             f"{qrels_source}: no query has a judgment with relevance >= {min_relevance}; "
             "lower --min-relevance or check the qrels file"
@@ -173,11 +169,11 @@ def build_set(
     description = (
         f"Imported from {origin}; targets are judgments with relevance >= {min_relevance}"
         + (
-            f"; {skipped} judged quer{'y' if skipped == 1 else 'ies'} without a target skipped"
-            if skipped
+            f"; {untargeted} judged quer{'y' if untargeted == 1 else 'ies'} without a target "
+            "(0 in recall, MRR and nDCG)"
+            if untargeted
             else ""
         )
-        + (f"; {capped} relevance code(s) above 3 kept as grade 3" if capped else "")
         + "."
     )
     # both are documentation, and may come from a folder's name with a byte that is not UTF-8:
@@ -188,28 +184,26 @@ def build_set(
 
 def _grades(
     judged: Mapping[str, int], min_relevance: int, grade_map: Mapping[int, int]
-) -> tuple[dict[str, int], int]:
-    """A query's judgments as grades 0-3 (the rules above), in the qrels file's order, and how
-    many codes above 3 became grade 3."""
+) -> dict[str, int]:
+    """A query's judgments as grades (the rules above), in the qrels file's order."""
     grades: dict[str, int] = {}
-    capped = 0
     for doc, rel in judged.items():
         if rel < min_relevance:
             grades[doc] = 0
-            continue
-        grade = grade_map.get(rel, rel)
-        if grade > 3:
-            grade, capped = 3, capped + 1
-        grades[doc] = grade if rel in grade_map else max(grade, 1)
-    return grades, capped
+        elif rel in grade_map:
+            grades[doc] = grade_map[rel]
+        else:
+            grades[doc] = max(rel, 1)
+    return grades
 
 
 def _checked_map(grade_map: Mapping[int, int] | None) -> Mapping[int, int]:
-    """The grade map, each grade 0-3, or InvalidInputError naming the first that is not."""
+    """The grade map, each grade a non-negative integer, or InvalidInputError naming the first
+    that is not."""
     for code, grade in (grade_map or {}).items():
-        if isinstance(grade, bool) or not isinstance(grade, int) or not 0 <= grade <= 3:
+        if isinstance(grade, bool) or not isinstance(grade, int) or grade < 0:
             raise InvalidInputError(
-                f"grade map: code {code} maps to {quote(grade)}; a grade is an integer 0-3"
+                f"grade map: code {code} maps to {quote(grade)}; a grade is an integer >= 0"
             )
     return grade_map or {}
 
@@ -217,15 +211,16 @@ def _checked_map(grade_map: Mapping[int, int] | None) -> Mapping[int, int]:
 def read_qrels(path: str | Path) -> Qrels:
     """``qid -> {docid: relevance}`` from BEIR TSV (3 columns) or TREC qrels (4 columns).
 
-    A BEIR header line (``query-id corpus-id score``) is skipped. A document judged twice for a
-    query keeps its last judgment, as trec_eval does.
+    A BEIR header line (``query-id corpus-id score``) is skipped, and so is a line starting
+    with ``#`` (a comment, as trec_eval reads it). A document judged twice for a query keeps its
+    last judgment, as trec_eval does.
     """
     path = Path(path)
     text = _read_text(path, "qrels")
     qrels: Qrels = {}
     for number, line in enumerate(text.splitlines(), start=1):
         parts = line.split()
-        if not parts:
+        if not parts or line.startswith("#"):
             continue
         if number == 1 and parts[0].lower() in ("query-id", "query_id", "qid"):
             continue

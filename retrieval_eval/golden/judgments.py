@@ -16,8 +16,6 @@ sides of the relevance level), and merges each pair by :func:`retrieval_eval.jud
 
 from __future__ import annotations
 
-import csv
-import io
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -91,6 +89,10 @@ def read_judgment_lines(path: Path) -> list[tuple[int, Judgment]]:
     from retrieval_eval.safety.records import read_records, row_errors
 
     raw, lines = read_records(path, "judgments file", GoldenSetError)
+    if path.suffix.lower() == ".csv":  # a cell written as text by our CSV writer, given back
+        from retrieval_eval.reports.csv import read_cell
+
+        raw = [{k: read_cell(v) for k, v in row.items()} for row in raw]
     try:
         return list(zip(lines, _ROWS.validate_python(raw), strict=True))
     except ValidationError as exc:
@@ -103,19 +105,43 @@ def read_judgment_lines(path: Path) -> list[tuple[int, Judgment]]:
         raise GoldenSetError(problems) from None
 
 
+SUFFIXES = (".jsonl", ".csv")
+
+
+def check_suffix(path: Path, option: str) -> None:
+    """A judgments file ends in ``.jsonl`` or ``.csv`` (what ``sets judge import`` reads): any
+    other suffix is exit 2 naming it, before anything is computed."""
+    from retrieval_eval.errors import InvalidInputError
+    from retrieval_eval.safety.limits import quote
+
+    if path.suffix.lower() not in SUFFIXES:
+        raise InvalidInputError(
+            f"{option} {path}: a judgments file ends in .jsonl or .csv, not "
+            f"{quote(path.suffix) if path.suffix else 'no suffix'}: name it e.g. "
+            f"{path.with_suffix('.csv').name}"
+        )
+
+
 def write_judgments(rows: Iterable[Judgment], path: Path) -> int:
     """Write rows as JSONL or CSV by the file's suffix; returns how many."""
-    records = [row.model_dump(mode="json") for row in rows]
+    return write_records([row.model_dump(mode="json") for row in rows], path)
+
+
+def write_records(records: Sequence[dict[str, Any]], path: Path) -> int:
+    """Judgments rows as plain mappings (fields of :data:`FIELDS`), written whole
+    (:func:`retrieval_eval.safety.files.write_file`): CSV for a ``.csv`` path (the project's
+    CSV writer: a text that would start a formula is escaped, and read back as it was), else
+    JSONL; returns how many."""
+    from retrieval_eval.safety.files import write_file
+
     if path.suffix.lower() == ".csv":
-        out = io.StringIO()
-        writer = csv.DictWriter(out, fieldnames=FIELDS, lineterminator="\n")
-        writer.writeheader()
-        writer.writerows({k: ("" if v is None else v) for k, v in r.items()} for r in records)
-        path.write_text(out.getvalue(), encoding="utf-8")
+        from retrieval_eval.reports.csv import csv_text
+
+        write_file(path, csv_text(FIELDS, ([r.get(k) for k in FIELDS] for r in records)))
     else:
         import orjson
 
-        path.write_bytes(b"".join(orjson.dumps(r) + b"\n" for r in records))
+        write_file(path, b"".join(orjson.dumps(r) + b"\n" for r in records))
     return len(records)
 
 

@@ -427,20 +427,21 @@ def _csv_problem(path: Path, line: int, exc: csv.Error) -> str:
 
 
 def dump_golden_set(golden_set: GoldenQuestionSet, path: str | Path) -> Path:
-    """Write a set as YAML (or JSON for a ``.json`` path); the inverse of :func:`load_golden_set`."""
+    """Write a set as YAML (or JSON for a ``.json`` path); the inverse of :func:`load_golden_set`.
+    Written whole or not at all (:func:`retrieval_eval.safety.files.write_file`): a file that
+    cannot be written is a ``FileWriteError`` naming it, and an old file there is unchanged."""
+    from retrieval_eval.safety.files import write_file
+
     path = Path(path)
     data = golden_set.model_dump(mode="json", exclude_none=True)
     for question in data["questions"]:
         question["expected_document_ids"] = list(question["expected_document_ids"])
-    path.parent.mkdir(parents=True, exist_ok=True)
     if path.suffix.lower() == ".json":
         from retrieval_eval.reports.jsonio import dumps
 
-        path.write_text(dumps(data) + "\n", encoding="utf-8")
+        text = dumps(data) + "\n"
     else:
         import yaml
 
-        path.write_text(
-            yaml.safe_dump(data, sort_keys=False, allow_unicode=True, width=100), encoding="utf-8"
-        )
-    return path
+        text = yaml.safe_dump(data, sort_keys=False, allow_unicode=True, width=100)
+    return write_file(path, text, make_folder=True)

@@ -121,8 +121,10 @@ def _document_ids(value: Any, handler: ValidatorFunctionWrapHandler) -> tuple[st
 # one problem per list, not one per item (a list of a million numbers is one mistake)
 DocumentIds = Annotated[tuple[PlainId, ...], FailFast(), WrapValidator(_document_ids)]
 
-GRADES = range(4)  # 0 judged not relevant, 1 relevant, 2 highly, 3 perfectly (the judgments' scale)
-Grade = Annotated[int, Field(strict=True, ge=GRADES.start, le=GRADES.stop - 1)]
+# a label's grade is nDCG's gain: any non-negative integer, so an imported collection keeps its
+# relevance codes (Cranfield's 1-4, a 0-5 scale) as trec_eval reads them; judgments files and
+# the review queue grade on 0-3 (0 judged not relevant, 1 relevant, 2 highly, 3 perfectly)
+Grade = Annotated[int, Field(strict=True, ge=0)]
 
 
 def _grades(value: Any, handler: ValidatorFunctionWrapHandler) -> dict[str, int] | None:
@@ -181,8 +183,8 @@ def _document_ids_problem(value: Any, kind: str) -> str | None:
 
 def _grades_problem(value: Any, kind: str) -> str | None:
     """The first problem of a grades mapping: not a mapping, then a bad document id (empty,
-    twice, a control character), then a grade that is not an integer from 0 to 3."""
-    scale = "an integer 0-3 (0 not relevant, 1 relevant, 2 highly, 3 perfectly)"
+    twice, a control character), then a grade that is not a non-negative integer."""
+    scale = "an integer >= 0 (0 not relevant, 1 relevant, 2 highly, 3 perfectly, or higher)"
     if not isinstance(value, Mapping):
         return (
             f"must be a mapping of document id to grade, e.g. {{doc-1: 2}}, not "
@@ -197,7 +199,7 @@ def _grades_problem(value: Any, kind: str) -> str | None:
             " twice", " twice (ids are stripped)"
         )
     for doc_id, grade in value.items():
-        if type(grade) is not int or grade not in GRADES:
+        if type(grade) is not int or grade < 0:
             return f"the grade of document {quote(str(doc_id).strip())} must be {scale}, not {quote(grade)}"
     return None
 
@@ -250,7 +252,7 @@ class GoldenQuestion(BaseModel):
 
     ``expected_document_ids`` lists ALL documents that answer the question: any of them counts
     as a hit. An empty list means nothing indexed answers it, and the question is a hit only when
-    the retriever returns nothing. ``grades`` (``{doc-id: 0..3}``) grades documents beside or
+    the retriever returns nothing. ``grades`` (``{doc-id: grade >= 0}``) grades documents beside or
     instead of that list, which means grade 1 for each id it lists; an id in both takes its grade
     from ``grades``, and grade 0 is judged not relevant (a judged document, never a target).
     ``answer_gist`` is documentation and never scored. Ids are stripped: " a " is the document
@@ -296,9 +298,10 @@ class GoldenQuestion(BaseModel):
     def targets(self, level: int = 1) -> tuple[str, ...]:
         """The documents that answer the question at relevance ``level``: grade >= level.
 
-        A question with none at that level is a no-result question at that level: it is
-        scored as an empty ``expected_document_ids`` is (trec_eval and ranx score a query with
-        no relevant document 0 whenever anything is returned)."""
+        A question with none at that level is a no-result question at that level in the hit
+        rates: it is scored as an empty ``expected_document_ids`` is (trec_eval and ranx score a
+        query with no relevant document 0 whenever anything is returned); being judged, it
+        counts 0 in recall and MRR, as in trec_eval."""
         if not self.grades:
             return self.expected_document_ids if level <= 1 else ()
         return tuple(doc_id for doc_id, grade in self.relevance.items() if grade >= level)

@@ -30,8 +30,9 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import date
+from pathlib import Path
 
-from retrieval_eval.errors import GoldenSetError
+from retrieval_eval.errors import GoldenSetError, InvalidInputError
 from retrieval_eval.golden.forms import QuestionForm
 from retrieval_eval.golden.judgments import Judgment, Summary, summarise
 from retrieval_eval.golden.models import ChangelogEntry, GoldenQuestion, GoldenQuestionSet
@@ -176,3 +177,36 @@ def promote(
     # validated again (ids, duplicates): what is written must load
     checked = GoldenQuestionSet.model_validate(promoted.model_dump())
     return Promotion(checked, entry, summary, problems, not_added)
+
+
+class SetChangedError(InvalidInputError):
+    """The set file changed between a promote's read and its write (another promote, an edit):
+    exit 2, nothing written, so neither writer's judgments are lost."""
+
+
+def write_promotion(
+    read: GoldenQuestionSet, promoted: GoldenQuestionSet, target: Path, source: Path | None
+) -> Path:
+    """Write ``promoted`` (the next version of ``read``, which came from the file ``source``;
+    None: not from a file) to ``target``. Over ``source`` itself only while it still holds
+    ``read``, else :class:`SetChangedError`.
+
+    Two promotes of one set at once both read version N: the check and the write are one step
+    under the folder's lock (:func:`retrieval_eval.safety.files.folder_lock`), so the second one
+    finds version N+1 on disk and is refused instead of writing its N+1 over the first's.
+    """
+    import os
+
+    from retrieval_eval.golden.loaders import dump_golden_set, load_golden_set
+    from retrieval_eval.safety.files import folder_lock
+
+    with folder_lock(target):
+        if source is not None and target.exists() and os.path.samefile(source, target):
+            on_disk = load_golden_set(target, identifier=read.identifier)
+            if on_disk.model_dump() != read.model_dump():
+                raise SetChangedError(
+                    f"{target}: set {read.identifier!r} changed since this promote read it (now "
+                    f"version {on_disk.version or 1}, written by another promote or an edit): "
+                    "nothing was written: run the command again to promote onto it"
+                )
+        return dump_golden_set(promoted, target)

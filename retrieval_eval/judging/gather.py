@@ -111,9 +111,11 @@ def gather(
     replay_id: int | None = None,
     most: int = 50,
     texts: bool = True,
+    captured_text: bool = False,
 ) -> Gathered:
     """Pool ``retrievers`` on ``golden`` (see the module docstring); ``store`` may be None only
-    with ``fresh`` and no ``replay_id``."""
+    with ``fresh`` and no ``replay_id``, whose queries are in their stored form or, with
+    ``captured_text``, as captured (read from the sample's log again)."""
     from retrieval_eval.judging.pipeline import opened_retriever
 
     notes: list[str] = []
@@ -134,12 +136,19 @@ def gather(
         if lint:
             extra.extend(_lint_candidates(config, golden, corpus, opened, notes))
         if replay_id is not None:
-            from retrieval_eval.replay.draft import draft_rows
+            from retrieval_eval.replay.draft import draft_rows, refuse_hashed
             from retrieval_eval.replay.pipeline import stored_outcome
+            from retrieval_eval.replay.samples import resolve_texts
 
             assert store is not None
             outcome = stored_outcome(store, replay_id)
-            extra.extend(replay_candidates(draft_rows(outcome, most), golden))
+            asked = None
+            if captured_text:
+                spec = config.sample_spec(outcome.sample_name)
+                asked = resolve_texts(outcome.sample, spec, config.base_dir)
+            else:
+                refuse_hashed(outcome.sample.privacy, outcome.sample_name, "--captured-text")
+            extra.extend(replay_candidates(draft_rows(outcome, most, asked), golden))
         kept = {p.name: p.result.settings.depth for p in pooled}
         for p in pooled:
             if kept[p.name] < depth:

@@ -99,6 +99,7 @@ class Entry(BaseModel):
     top1_hit_rate_ci: list[float] | None
     top3_hit_rate_ci: list[float] | None
     mrr: float | None
+    mrr_metric: str | None = None  # which MRR: "mrr@12", over the ids the run fetched
     ndcg: float | None
     ndcg_metric: str | None  # which nDCG: "ndcg@3" (the run's deepest cutoff)
     error_count: int
@@ -349,6 +350,7 @@ def _entry(
         name=name,
         **summary.model_dump(include=_FROM_SUMMARY),
         mrr=metrics.get("mrr"),
+        mrr_metric=run.result.settings.shown_metric("mrr") if "mrr" in metrics else None,
         ndcg=metrics.get(deepest) if deepest else None,
         ndcg_metric=deepest,
         valid=summary.status == "valid",

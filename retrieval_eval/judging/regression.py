@@ -9,9 +9,18 @@ Rules, written down once:
   baseline's hits are counted at the current run's depths from its questions (its first hit rank
   covers everything it fetched), so changing the depths keeps the baseline; a depth deeper than
   the baseline fetched is not compared.
-- The same thresholds apply to every form and hard-class slice with at least
-  ``min_slice_questions`` questions in BOTH runs, so a class that collapses while another improves
-  is caught even when the overall rate does not move.
+- The same thresholds (or a slice's own, ``thresholds.slices``) apply to every form and
+  hard-class slice with at least ``min_slice_questions`` questions in BOTH runs, so a class that
+  collapses while another improves is caught even when the overall rate does not move. A small
+  slice moves a lot by chance (one question of six is 17 points), so a slice's drop beyond its
+  threshold regresses only when it is also significant (McNemar's exact test on the slice's
+  flips, Holm-adjusted across every slice and depth compared, at most ``lint.alpha``) or the slice
+  is large enough to detect its threshold (the power figure ``sets lint`` computes,
+  :func:`retrieval_eval.lint.power.figure`, at the baseline's slice rate). A drop that is neither
+  is listed as too small to judge (``slices_too_small``), never a regression.
+- Severity (as dbt's tests): a check whose ``severity`` is ``warn`` (``thresholds.severity`` for
+  the overall drops and latency, a slice's own else that) is listed in ``warnings`` (and a slice
+  in ``slice_warnings``) and does not make the run a regression; ``error`` (the default) does.
 - Flips compare questions by id (questions present in only one run are ignored), at each gated
   depth. Each depth's p-value is McNemar's exact test on its flips (two-sided binomial over the
   discordant pairs), with ``p_holm`` Holm-adjusted across the depths; ``p_value`` is top-1's.
@@ -44,15 +53,17 @@ Rules, written down once:
 from __future__ import annotations
 
 from collections.abc import Collection, Sequence
+from dataclasses import dataclass
 from fractions import Fraction
 from typing import TYPE_CHECKING, Literal, Protocol
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from retrieval_eval.config.lookup import Severity
 from retrieval_eval.errors import RetrievalEvalError
 from retrieval_eval.evaluation.intervals import paired_difference
-from retrieval_eval.evaluation.results import RunResult, SliceRates
-from retrieval_eval.reports.verdict import compared_summary, regression_reasons
+from retrieval_eval.evaluation.results import QuestionResult, RunResult, SliceRates
+from retrieval_eval.reports.verdict import compared_summary, regression_reasons, warning_reasons
 
 if TYPE_CHECKING:
     # annotations only: reading stored verdicts (history, show) needs no config models or YAML
@@ -86,6 +97,11 @@ class RegressionDetected(RetrievalEvalError):
 
 
 class SliceRegression(BaseModel):
+    """A slice's drop beyond its threshold at one gated depth, with the figures that judged it
+    (None in verdicts stored before slices were tested): its McNemar p on the slice's flips,
+    Holm-adjusted across every slice and depth compared, and the smallest drop its size
+    detects (None: none up to its rate)."""
+
     model_config = ConfigDict(defer_build=True)  # schema built at first use, not at import
 
     dimension: Literal["form", "hard_class"]
@@ -94,6 +110,17 @@ class SliceRegression(BaseModel):
     baseline: float
     current: float
     delta: float
+    questions: int | None = None  # the slice's size (the smaller of the two runs')
+    max_drop: float | None = None
+    p_value: float | None = None
+    p_holm: float | None = None
+    detectable_drop: float | None = None
+    severity: Severity = "error"
+
+    @property
+    def scope(self) -> str:
+        """The slice as the config and lint name it: ``form=match``."""
+        return f"{self.dimension}={self.value}"
 
 
 class DepthChange(BaseModel):
@@ -113,6 +140,7 @@ class DepthChange(BaseModel):
     delta_ci: tuple[float, float] | None = None  # Newcombe's paired 95 % interval
     max_drop: float
     dropped: bool = False  # the overall drop is beyond max_drop
+    severity: Severity = "error"  # warn: a drop shows in ``warnings``, not as a regression
     flipped_to_miss: list[str] = Field(default_factory=list)
     flipped_to_hit: list[str] = Field(default_factory=list)
     p_value: float | None = None
@@ -134,6 +162,10 @@ class Verdict(BaseModel):
     top3_current: float | None = None
     is_regression: bool = False
     slice_regressions: list[SliceRegression] = Field(default_factory=list)
+    # slice drops beyond their threshold that only warn (severity warn), and those too small
+    # to judge: neither significant nor from a slice large enough to detect its threshold
+    slice_warnings: list[SliceRegression] = Field(default_factory=list)
+    slices_too_small: list[SliceRegression] = Field(default_factory=list)
     flipped_to_miss: list[str] = Field(default_factory=list)
     flipped_to_hit: list[str] = Field(default_factory=list)
     top3_flipped_to_miss: list[str] = Field(default_factory=list)
@@ -167,6 +199,7 @@ class Verdict(BaseModel):
     index_version: str | None = None
     baseline_index_version: str | None = None
     reasons: list[str] = Field(default_factory=list)  # what regressed, one phrase each
+    warnings: list[str] = Field(default_factory=list)  # warn checks that fired, one phrase each
     summary: str = ""
 
     def contract(self) -> dict[str, object]:
@@ -248,8 +281,15 @@ def _flips(
 ) -> tuple[list[str], list[str], tuple[float, float] | None]:
     """Ids that went hit→miss and miss→hit at ``depth``, and the paired 95 % interval of the
     change."""
-    before = {q.id: q.hit_at(depth) for q in baseline.questions}
-    now = [(q.id, q.hit_at(depth)) for q in current.questions]
+    return _flips_among(current.questions, baseline.questions, depth)
+
+
+def _flips_among(
+    current: Sequence[QuestionResult], baseline: Sequence[QuestionResult], depth: int
+) -> tuple[list[str], list[str], tuple[float, float] | None]:
+    """:func:`_flips` over these questions of each run (a slice's, say)."""
+    before = {q.id: q.hit_at(depth) for q in baseline}
+    now = [(q.id, q.hit_at(depth)) for q in current]
     to_miss = [qid for qid, hit in now if before.get(qid) is True and not hit]
     to_hit = [qid for qid, hit in now if before.get(qid) is False and hit]
     paired = [hit for qid, hit in now if qid in before]
@@ -258,39 +298,102 @@ def _flips(
     return to_miss, to_hit, paired_difference(both, len(to_hit), len(to_miss), neither)
 
 
-def _slice_regressions(
+@dataclass
+class _SliceTest:
+    """One slice at one depth, tested: its figures and whether its drop is beyond its threshold."""
+
+    change: SliceRegression
+    depth: int
+    dropped: bool
+
+
+def _slice_tests(
     current: RunResult, baseline: RunResult, thresholds: Thresholds, depths: Sequence[int]
-) -> list[SliceRegression]:
-    """Each slice's drop beyond its depth's threshold, at every compared gated depth."""
-    found: list[SliceRegression] = []
+) -> list[_SliceTest]:
+    """Every slice compared (at least ``min_slice_questions`` in both runs) at every compared
+    gated depth: rates, its threshold, McNemar on the slice's flips, Holm-adjusted across all."""
+    tests: list[_SliceTest] = []
     dimensions: list[tuple[Literal["form", "hard_class"], dict[str, SliceRates], dict]] = [
         ("form", current.by_form, baseline.by_form),
         ("hard_class", current.by_hard_class, baseline.by_hard_class),
     ]
     for dimension, now, before in dimensions:
+        members = _members(current, dimension), _members(baseline, dimension)
         for value, cur in now.items():
             old = before.get(value)
             if old is None or min(cur.questions, old.questions) < thresholds.min_slice_questions:
                 continue
+            scope = f"{dimension}={value}"
             for depth in depths:
                 c_rate, b_rate = cur.hit_rate(depth), old.hit_rate(depth)
-                delta = _delta(c_rate, b_rate)
-                if (
-                    c_rate is not None
-                    and b_rate is not None
-                    and _drops(delta, thresholds.max_drop(depth))
-                ):
-                    found.append(
-                        SliceRegression(
-                            dimension=dimension,
-                            value=value,
-                            metric=f"top{depth}",
-                            baseline=b_rate,
-                            current=c_rate,
-                            delta=c_rate - b_rate,
-                        )
-                    )
-    return found
+                if c_rate is None or b_rate is None:
+                    continue
+                to_miss, to_hit, _ = _flips_among(
+                    members[0].get(value, []), members[1].get(value, []), depth
+                )
+                limit = thresholds.max_drop(depth, scope)
+                change = SliceRegression(
+                    dimension=dimension,
+                    value=value,
+                    metric=f"top{depth}",
+                    baseline=b_rate,
+                    current=c_rate,
+                    delta=c_rate - b_rate,
+                    questions=min(cur.questions, old.questions),
+                    max_drop=limit,
+                    p_value=mcnemar_exact(len(to_miss), len(to_hit)),
+                    severity=thresholds.severity_of(scope),
+                )
+                tests.append(_SliceTest(change, depth, _drops(c_rate - b_rate, limit)))
+    adjusted = holm([t.change.p_value or 1.0 for t in tests])
+    for test, p_holm in zip(tests, adjusted, strict=True):
+        test.change.p_holm = p_holm
+    return tests
+
+
+def _members(result: RunResult, dimension: str) -> dict[str, list[QuestionResult]]:
+    """The run's questions by their value in ``dimension``: their form, or their hard class
+    (a question without one is in no hard-class slice)."""
+    groups: dict[str, list[QuestionResult]] = {}
+    for q in result.questions:
+        value = q.form.value if dimension == "form" else q.hard_class
+        if value is not None:
+            groups.setdefault(value, []).append(q)
+    return groups
+
+
+def _judge_slices(
+    current: RunResult, baseline: RunResult, thresholds: Thresholds, depths: Sequence[int]
+) -> tuple[list[SliceRegression], list[SliceRegression], list[SliceRegression]]:
+    """The slice drops beyond their threshold, judged (see the module docstring): those that
+    regress, those that only warn (severity ``warn``), and those too small to judge."""
+    from retrieval_eval.lint.power import figure
+
+    options = thresholds.power_options()
+    regressed: list[SliceRegression] = []
+    warned: list[SliceRegression] = []
+    too_small: list[SliceRegression] = []
+    for test in _slice_tests(current, baseline, thresholds, depths):
+        if not test.dropped:
+            continue
+        change = test.change
+        power = figure(
+            change.scope,
+            test.depth,
+            change.questions or 0,
+            change.baseline,
+            change.max_drop or 0.0,
+            options,
+        )
+        change.detectable_drop = power.detectable_drop
+        significant = change.p_holm is not None and change.p_holm <= options.alpha
+        if not significant and power.threshold_too_small:
+            too_small.append(change)
+        elif change.severity == "warn":
+            warned.append(change)
+        else:
+            regressed.append(change)
+    return regressed, warned, too_small
 
 
 def _seed_flips(
@@ -443,7 +546,10 @@ def _by_depth(
         limit = thresholds.max_drop(depth)
         if depth > reach:
             changes[depth] = DepthChange(
-                compared=False, current=current.hit_rate(depth), max_drop=limit
+                compared=False,
+                current=current.hit_rate(depth),
+                max_drop=limit,
+                severity=thresholds.severity,
             )
             continue
         to_miss, to_hit, interval = _flips(current, old, depth)
@@ -455,6 +561,7 @@ def _by_depth(
             delta_ci=interval,
             max_drop=limit,
             dropped=_drops(delta, limit),
+            severity=thresholds.severity,
             flipped_to_miss=to_miss,
             flipped_to_hit=to_hit,
             p_value=mcnemar_exact(len(to_miss), len(to_hit)),
@@ -480,14 +587,16 @@ def _compare(current: RunResult, baseline: Baseline, thresholds: Thresholds) -> 
     top3 = _delta(current.top3_hit_rate, old.top3_hit_rate)
     depths = _by_depth(current, old, thresholds, reach)
     compared = [d for d, change in depths.items() if change.compared]
-    slices = _slice_regressions(current, old, thresholds, compared)
+    slices, slice_warnings, too_small = _judge_slices(current, old, thresholds, compared)
     # the seed's fields: top-1 and top-3 whether gated or not (the same lists when gated)
     to_miss, to_hit, top1_ci = _seed_flips(depths, current, old, 1)
     t3_miss, t3_hit, top3_ci = _seed_flips(depths, current, old, 3)
     ratio = _latency_ratio(current, old)
     limit = thresholds.max_latency_p95_increase
     slow = limit is not None and ratio is not None and ratio - limit > _EPS
-    regressed = any(change.dropped for change in depths.values()) or bool(slices) or slow
+    errors = thresholds.severity == "error"
+    dropped = any(change.dropped for change in depths.values())
+    regressed = bool(slices) or (errors and (dropped or slow))
     verdict = Verdict(
         state="regression" if regressed else "no_regression",
         baseline_run_id=baseline.id,
@@ -499,6 +608,8 @@ def _compare(current: RunResult, baseline: Baseline, thresholds: Thresholds) -> 
         top3_current=current.top3_hit_rate,
         is_regression=regressed,
         slice_regressions=slices,
+        slice_warnings=slice_warnings,
+        slices_too_small=too_small,
         flipped_to_miss=to_miss,
         flipped_to_hit=to_hit,
         top3_flipped_to_miss=t3_miss,
@@ -517,6 +628,6 @@ def _compare(current: RunResult, baseline: Baseline, thresholds: Thresholds) -> 
         baseline_index_version=baseline.result.index_version,
     )
     reasons = regression_reasons(verdict, thresholds)
-    return verdict.model_copy(
-        update={"reasons": reasons, "summary": compared_summary(verdict, reasons)}
-    )
+    warnings = warning_reasons(verdict, thresholds)
+    verdict = verdict.model_copy(update={"reasons": reasons, "warnings": warnings})
+    return verdict.model_copy(update={"summary": compared_summary(verdict, reasons)})

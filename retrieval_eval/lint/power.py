@@ -40,7 +40,7 @@ import math
 from collections.abc import Mapping, Sequence
 from itertools import pairwise
 from statistics import NormalDist, fmean
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 from retrieval_eval.config.lookup import MAX_DROP
 from retrieval_eval.lint.models import PowerFigure, PowerReport
@@ -114,37 +114,76 @@ def _needed_real(
     return root**2 / drop**2
 
 
+class PowerSettings(Protocol):
+    """What a power figure is computed at: the two-sided level, the power, the assumed churn
+    (the config's ``lint:`` options, which the verdict's slice rule uses too)."""
+
+    @property
+    def alpha(self) -> float: ...
+
+    @property
+    def power(self) -> float: ...
+
+    @property
+    def churn(self) -> float: ...
+
+
+def figure(
+    scope: str,
+    depth: int,
+    n: int,
+    rate: float | None,
+    threshold: float,
+    options: PowerSettings,
+    churn: float | None = None,
+) -> PowerFigure:
+    """The power figure of one scope (``overall``, ``form=gap``, ...) of ``n`` questions at
+    ``depth``: the drop it detects at ``rate`` and the questions needed to see ``threshold``
+    (``churn`` None: ``options.churn``). Lint's figures and the verdict's slice rule (is a slice
+    large enough to detect its threshold?) both come from here."""
+    kwargs = {
+        "alpha": options.alpha,
+        "power": options.power,
+        "churn": options.churn if churn is None else churn,
+    }
+    drop = detectable_drop(n, rate=rate, **kwargs)
+    needed = questions_needed(threshold, rate=rate, **kwargs) if threshold > 0 else None
+    return PowerFigure(
+        metric=f"top{depth}",
+        scope=scope,
+        questions=n,
+        rate=rate,
+        threshold=threshold,
+        detectable_drop=drop,
+        questions_needed=needed,
+    )
+
+
 def figures(
     sizes: dict[str, int],
     rates: dict[tuple[str, str], float | None],
     thresholds: Thresholds,
-    options: LintOptions,
+    options: PowerSettings,
     depths: Sequence[int] = (1, 3),
     churn_at: Mapping[int, float] | None = None,
 ) -> list[PowerFigure]:
     """The figures at each of ``depths`` (top-1 and top-3 by default) for each scope
     (``overall``, ``form=gap``, ...) of ``sizes``; a depth in ``churn_at`` uses that measured
-    churn, the others ``options.churn``."""
-    out = []
-    for scope, n in sizes.items():
-        for depth, threshold in ((d, max_drop(thresholds, d)) for d in depths):
-            metric = f"top{depth}"
-            rate = rates.get((scope, metric))
-            churn = (churn_at or {}).get(depth, options.churn)
-            kwargs = {"alpha": options.alpha, "power": options.power, "churn": churn}
-            drop = detectable_drop(n, rate=rate, **kwargs)
-            needed = questions_needed(threshold, rate=rate, **kwargs) if threshold > 0 else None
-            figure = {
-                "metric": metric,
-                "scope": scope,
-                "questions": n,
-                "rate": rate,
-                "threshold": threshold,
-                "detectable_drop": drop,
-                "questions_needed": needed,
-            }
-            out.append(PowerFigure.model_validate(figure))
-    return out
+    churn, the others ``options.churn``. A slice's threshold is its own when the thresholds
+    give it one (``thresholds.slices``)."""
+    return [
+        figure(
+            scope,
+            depth,
+            n,
+            rates.get((scope, f"top{depth}")),
+            max_drop(thresholds, depth, scope),
+            options,
+            (churn_at or {}).get(depth),
+        )
+        for scope, n in sizes.items()
+        for depth in depths
+    ]
 
 
 def measured_churn(
@@ -173,12 +212,13 @@ def measured_churn(
     return out
 
 
-def max_drop(thresholds: Thresholds, depth: int) -> float:
-    """A depth's threshold: ``Thresholds.max_drop``, or for the defaults ``show`` passes
-    (``max_top1_drop`` and ``max_top3_drop`` only) the key's value, else the default drop."""
+def max_drop(thresholds: Thresholds, depth: int, scope: str = "overall") -> float:
+    """A depth's threshold in ``scope``: ``Thresholds.max_drop``, or for the defaults ``show``
+    passes (``max_top1_drop`` and ``max_top3_drop`` only) the key's value, else the default
+    drop."""
     own = getattr(thresholds, "max_drop", None)
     if callable(own):
-        return float(own(depth))
+        return float(own(depth, scope))
     return float(getattr(thresholds, f"max_top{depth}_drop", MAX_DROP))
 
 

@@ -259,7 +259,8 @@ def _power_findings(report: PowerReport, thresholds: Thresholds) -> list[Finding
                 check=POWER,
                 severity="info",
                 message=f"{len(names)} slice(s) too small to detect their threshold: "
-                + ", ".join(names),
+                + ", ".join(names)
+                + " (the verdict counts their drops only when significant)",
                 details={"slices": [f.model_dump() for f in weak_slices]},
             )
         )

@@ -10,7 +10,8 @@ A replay whose error rate passes ``max_error_rate`` is ``invalid``, never ``drif
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import re
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, NamedTuple
 
@@ -18,6 +19,7 @@ from retrieval_eval.evaluation.intervals import Interval, wilson
 from retrieval_eval.evaluation.results import paused_gc
 from retrieval_eval.replay.rbo import rbo, top1_changed
 from retrieval_eval.replay.specs import DriftThresholds
+from retrieval_eval.safety.limits import shorten
 
 DriftState = Literal["first", "no_drift", "drift", "invalid"]
 QUANTILES = (0.1, 0.25, 0.5, 0.75, 0.9)
@@ -97,11 +99,38 @@ class Comparison:
     state: DriftState
     reasons: tuple[str, ...]
 
+    def error_reasons(self) -> list[dict[str, Any]]:
+        """The failed queries grouped by reason (:func:`error_reasons`)."""
+        return error_reasons(c.error for c in self.changes)
+
     def most_changed(self, limit: int = 50, bucket: str | None = None) -> list[QueryChange]:
         """Compared queries, those that moved most first: lowest RBO weighted by count."""
         rows = [c for c in self.changes if c.rbo is not None and (bucket in (None, c.bucket))]
         rows.sort(key=lambda c: (-(1.0 - (c.rbo or 0.0)) * c.count, c.rbo, c.key))
         return rows[:limit]
+
+
+SIDES = ("this replay", "the replay compared with")
+_KIND = re.compile(r"[A-Za-z_][\w.]*")  # an exception's type, as a failed call's error starts
+
+
+def error_reasons(errors: Iterable[str | None]) -> list[dict[str, Any]]:
+    """Errors grouped by reason, most first: ``{"reason", "count", "example"}``. The reason is
+    the side that failed and the exception's type ("this replay: RuntimeError"), or the whole
+    message when it names no type (a timeout); the example is the first error of the group as
+    kept (masked like the query it was asked for)."""
+    groups: dict[str, dict[str, Any]] = {}
+    for error in errors:
+        if error is None:
+            continue
+        side, sep, rest = error.partition(": ")
+        prefix = f"{side}: " if sep and side in SIDES else ""
+        body = rest if prefix else error
+        kind, sep, _ = body.partition(": ")
+        reason = prefix + (kind if sep and _KIND.fullmatch(kind) else body)
+        group = groups.setdefault(reason, {"reason": reason, "count": 0, "example": shorten(error)})
+        group["count"] += 1
+    return sorted(groups.values(), key=lambda g: (-g["count"], g["reason"]))
 
 
 def compare_query(before: Ranked, after: Ranked, p: float, k: int) -> QueryChange:

@@ -1,9 +1,11 @@
 """The queries a replay moved most, as candidates to judge: a judgments file (JSONL) with one row
 per (query, document of either ranking), grades empty, that ``sets judge import`` reads once
-people have filled the grades in. Queries appear in their stored form."""
+people have filled the grades in. Queries appear in their stored form, or as captured (read from
+the log again) when the user asks for it: a hashed sample's ``#…`` cannot be graded."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -11,7 +13,24 @@ if TYPE_CHECKING:
     from retrieval_eval.replay.pipeline import ReplayOutcome
 
 
-def draft_rows(outcome: ReplayOutcome, most: int = 50) -> list[dict[str, object]]:
+def refuse_hashed(privacy: str, sample: str, flag: str) -> None:
+    """A draft of a ``hashed`` sample in its stored form is refused: nobody can grade ``#…``;
+    ``flag`` writes the queries as captured instead."""
+    if privacy == "hashed":
+        from retrieval_eval.errors import InvalidInputError
+
+        raise InvalidInputError(
+            f"sample {sample!r} is stored hashed: a draft would show '#…' for every query, "
+            f"which nobody can grade; add {flag} to write the queries as captured (read from the "
+            "log again: the file then holds what users typed)"
+        )
+
+
+def draft_rows(
+    outcome: ReplayOutcome, most: int = 50, texts: Mapping[str, str] | None = None
+) -> list[dict[str, object]]:
+    """A row per (moved query, document); the question is ``texts[key]`` when given (the
+    captured texts), else the stored form."""
     where = f"replay {outcome.replay_id}" if outcome.replay_id else f"replay {outcome.run_key[:8]}"
     rows: list[dict[str, object]] = []
     for change in outcome.comparison.most_changed(most):
@@ -23,7 +42,7 @@ def draft_rows(outcome: ReplayOutcome, most: int = 50) -> list[dict[str, object]
             rows.append(
                 {
                     "question_id": None,
-                    "question": change.text,
+                    "question": texts[change.key] if texts is not None else change.text,
                     "document_id": doc,
                     "grade": None,
                     "rater": None,
@@ -36,10 +55,11 @@ def draft_rows(outcome: ReplayOutcome, most: int = 50) -> list[dict[str, object]
     return rows
 
 
-def write_draft(outcome: ReplayOutcome, path: Path, most: int = 50) -> int:
-    """Write the candidates; returns how many rows."""
-    import orjson
+def write_draft(
+    outcome: ReplayOutcome, path: Path, most: int = 50, texts: Mapping[str, str] | None = None
+) -> int:
+    """Write the candidates as a judgments file, JSONL or CSV by the path's suffix; returns how
+    many rows."""
+    from retrieval_eval.golden.judgments import write_records
 
-    rows = draft_rows(outcome, most)
-    path.write_bytes(b"".join(orjson.dumps(row) + b"\n" for row in rows))
-    return len(rows)
+    return write_records(draft_rows(outcome, most, texts), path)

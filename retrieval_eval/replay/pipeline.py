@@ -2,10 +2,12 @@
 rankings compared with, the comparison and its verdict, saved in one transaction. The CLI's
 ``replay`` and the DAG's replay tasks both call these steps.
 
-Compared with, in order: ``against`` (another retriever, replayed now), ``against_run`` (a stored
+Compared with, in order: ``against`` (another retriever, replayed now: the "before" side), ``against_run`` (a stored
 replay of the same sample), else the previous valid replay of this sample and retriever (so a
 nightly replay shows what last night's rebuild moved). Replays of different samples are never
-compared: ``against_run`` of another sample is an error.
+compared: ``against_run`` of another sample is an error. The ``against`` retriever's rankings are
+saved as its own replay of the sample (compared with the one of its series before it), which the
+replay's ``compared_id`` names: its page and ``sets pool --replay`` read both rankings there.
 
 Saving is :func:`record_replay`: one transaction, or, when the store cannot be reached, a spool
 file (:class:`~retrieval_eval.store.spool.SpooledReplay`) that ``db replay`` compares and saves
@@ -60,6 +62,7 @@ class ReplayOutcome:
     thresholds: DriftThresholds = field(default_factory=DriftThresholds)
     # the other retriever's rankings when compared with one (``against``), replayed now
     before: Sequence[Ranked] | None = None
+    before_retriever: str | None = None  # that retriever's name
     against_run: int | None = None  # compared with this stored replay, by request
     run_date: datetime = field(default_factory=lambda: datetime.now(UTC))
     package_version: str | None = None
@@ -310,7 +313,7 @@ def judged_against(
         sample_id,
         retriever,
         others=others,
-        label=None if against is None else f"retriever {against}",
+        label=None if against is None else f"{AGAINST}{against}",
         against_run=against_run,
     )
     outcome = outcome_of(
@@ -328,23 +331,27 @@ def judged_against(
         index_version=index_version,
         run_key=run_key,
     )
-    return replace(outcome, before=others, against_run=against_run)
+    return replace(outcome, before=others, before_retriever=against, against_run=against_run)
+
+
+AGAINST = "retriever "  # how a replay names the other retriever it was compared with
 
 
 def stored_outcome(store: Store, replay_id: int) -> ReplayOutcome:
     """A stored replay compared again with the replay it was compared with when it ran (its
-    ``compared_id``), as the outcome a replay draft is made from (``sets pool --replay``); a
-    replay compared with nothing (the first of its series, or with another retriever replayed
-    then, whose rankings are not kept) is an error saying so."""
+    ``compared_id``: the replay before it, or the ``--against`` retriever's), as the outcome a
+    replay draft is made from (``sets pool --replay``); a replay compared with nothing (the
+    first of its series) is an error saying so."""
     from retrieval_eval.store.replays import get_replay, get_sample, rankings
 
     stored = get_replay(store, replay_id)
     if stored.compared_id is None:
         raise InvalidInputError(
             f"replay {replay_id} ({stored.sample_name} by {stored.retriever}) was compared with no "
-            "stored replay (the first of its series, or compared with another retriever): no "
-            "rankings moved to pool; give a later replay of the series (`retrieval-eval drift "
-            f"{stored.sample_name} {stored.retriever}` lists them)"
+            "stored replay (the first of its series, or compared with another retriever before "
+            "retrieval-eval kept that retriever's rankings): no rankings moved to pool; give a "
+            f"later replay of the series (`retrieval-eval drift {stored.sample_name} "
+            f"{stored.retriever}` lists them), or replay with --against RETRIEVER again"
         )
     outcome = outcome_of(
         stored.sample_name,
@@ -382,6 +389,8 @@ def save_outcome(store: Store, outcome: ReplayOutcome) -> ReplayOutcome:
     sample_id = outcome.sample_id
     if sample_id is None:  # drawn while the store was unreachable
         sample_id = save_sample(store, outcome.sample)
+    if outcome.before is not None and outcome.before_retriever and outcome.compared is None:
+        outcome = replace(outcome, compared=_save_before(store, outcome, sample_id))
     replay_id = save_replay(
         store,
         carried(
@@ -394,6 +403,37 @@ def save_outcome(store: Store, outcome: ReplayOutcome) -> ReplayOutcome:
         ),
     )
     return replace(outcome, sample_id=sample_id, replay_id=replay_id)
+
+
+def _save_before(store: Store, outcome: ReplayOutcome, sample_id: int) -> StoredReplay:
+    """The ``--against`` retriever's rankings saved as its own replay of the sample (compared
+    with the one of its series before it, by this replay's p, k and limits; its run key made
+    from this replay's, so saving again is idempotent), read back."""
+    from retrieval_eval.store.replays import get_replay
+
+    assert outcome.before is not None and outcome.before_retriever is not None
+    name = outcome.before_retriever
+    previous, compared, label = compared_with(store, sample_id, name, before=outcome.run_date)
+    other = outcome_of(
+        outcome.sample_name,
+        name,
+        sample_id,
+        outcome.sample,
+        outcome.before,
+        previous,
+        p=outcome.comparison.p,
+        k=outcome.comparison.k,
+        thresholds=outcome.thresholds,
+        compared=compared,
+        label=label,
+        index_version=outcome.index_version,
+        # a name of its own (a DAG run's key names the DAG run the dashboard links to)
+        run_key=uuid.uuid5(uuid.NAMESPACE_OID, f"before {outcome.run_key}").hex,
+    )
+    other = replace(other, run_date=outcome.run_date, package_version=outcome.package_version)
+    saved = save_outcome(store, other).replay_id
+    assert saved is not None
+    return get_replay(store, saved)
 
 
 def record_replay(
@@ -515,7 +555,13 @@ def save_spooled(store: Store, entry: SpooledReplay) -> int:
         index_version=entry.index_version,
         run_key=entry.run_key,
     )
-    outcome = replace(outcome, run_date=entry.started_at, package_version=entry.package_version)
+    outcome = replace(
+        outcome,
+        run_date=entry.started_at,
+        package_version=entry.package_version,
+        before=others,
+        before_retriever=(entry.against or "").removeprefix(AGAINST) or None,
+    )
     replay_id = save_outcome(store, outcome).replay_id
     assert replay_id is not None
     return replay_id

@@ -2,8 +2,8 @@
 
 The same overfetch (``k`` × the multiplier), collapse to distinct documents, per-call timeouts,
 bounded concurrency and error recording as :func:`retrieval_eval.evaluation.scoring.evaluate`;
-each query keeps its top-``k`` distinct ids. A query whose text cannot be had (a ``hashed``
-sample's key gone from the log) is an error, like a failed call.
+each query keeps its top-``k`` distinct ids. Every query is asked its text as captured
+(:func:`~retrieval_eval.replay.samples.resolve_texts`); results keep only its stored form.
 """
 
 from __future__ import annotations
@@ -21,7 +21,6 @@ from retrieval_eval.replay.samples import QuerySample, SampledQuery
 from retrieval_eval.retrievers.base import EvaluatableRetriever
 
 DEFAULT_K = 10
-GONE = "the query is no longer in the log (a hashed sample reads its texts there)"
 
 
 @dataclass(frozen=True, slots=True)
@@ -65,7 +64,7 @@ def replay_sample(
     """
     settings = settings or ReplaySettings()
     privacy = sample.privacy
-    asked = [q for q in sample.queries if q.key in texts]
+    asked = sample.queries  # resolve_texts stops a replay missing any of their texts
     # the log's own id where it has one: a run file looks rankings up by it
     questions: Sequence[Asked]
     if hasattr(retriever, "retrieve_for"):
@@ -97,14 +96,7 @@ def replay_sample(
         return Ranked(q.key, q.text, q.count, q.bucket, ids)
 
     with young_collections_only():  # the kept rankings would set off full sweeps
-        out = ask(questions, retriever, settings.run_settings(), kept)
-    if len(asked) == len(sample.queries):
-        return out
-    results = iter(out)  # ``asked`` is the sample's order without the gone ones
-    return [
-        next(results) if q.key in texts else Ranked(q.key, q.text, q.count, q.bucket, (), GONE)
-        for q in sample.queries
-    ]
+        return ask(questions, retriever, settings.run_settings(), kept)
 
 
 def private(error: str, asked: str, stored: str, privacy: str) -> str:

@@ -9,9 +9,12 @@ without replacement: Efraimidis & Spirakis 2006). Buckets come from the whole lo
 the most frequent queries up to half of all traffic, ``torso`` up to 80 %, ``tail`` the rest.
 
 Privacy: the stored text is ``redacted`` by default (emails, phone numbers, digit runs of 6 or
-more and every secret the redaction policy masks), ``hashed`` (only a keyed HMAC-SHA256: the
-replay reads the log again for the texts of the sampled keys) or ``plain`` by explicit choice.
-Nothing downstream (report, log, alert, dashboard, spool) ever sees more than the stored text.
+more and every secret the redaction policy masks), ``hashed`` (only a keyed HMAC-SHA256) or
+``plain`` by explicit choice. Nothing downstream (report, log, alert, dashboard, spool) ever sees
+more than the stored text, but the retriever is asked the query as it was captured: each query's
+key is a hash of its normalised original (keyed by the hash key when one is set), and a replay of
+a ``redacted`` or ``hashed`` sample reads the log again for the originals of its keys
+(:func:`resolve_texts`); one no longer there stops the replay, never asking a masked text.
 """
 
 from __future__ import annotations
@@ -37,7 +40,7 @@ from pydantic import (
 from pydantic_core import PydanticCustomError
 
 from retrieval_eval.errors import SampleError, SourceUnavailableError
-from retrieval_eval.replay.specs import Privacy, SampleSource, SampleSpec
+from retrieval_eval.replay.specs import Privacy, SampleSource, SampleSpec, utc
 from retrieval_eval.safety.redaction import redact_personal
 from retrieval_eval.safety.surrogates import lone_surrogate
 from retrieval_eval.store.names import MAX_COUNT
@@ -141,21 +144,34 @@ def build_sample(name: str, spec: SampleSpec, base_dir: Path | None = None) -> Q
 def resolve_texts(
     sample: QuerySample, spec: SampleSpec, base_dir: Path | None = None
 ) -> dict[str, str]:
-    """The text each query of ``sample`` is asked with: its stored text, or for a ``hashed``
-    sample the log's text whose keyed hash is its key (a key gone from the log is absent)."""
-    if sample.privacy != "hashed":
+    """The text each query of ``sample`` is asked with: the query as captured. A ``plain``
+    sample stores it; a ``redacted`` or ``hashed`` one reads it from the log again, by key.
+
+    A key the log no longer holds (rotated, rewritten, another hash key) is a
+    :class:`SampleError` naming the sample and the fix, before any query is asked: the stored
+    (masked) text is never asked instead."""
+    if sample.privacy == "plain":
         return {q.key: q.text for q in sample.queries}
     key = _hash_key(spec, sample.name)
-    assert key is not None
     wanted = {q.key for q in sample.queries}
     found: dict[str, str] = {}
     for text, _count, _id in read_log(spec.source, base_dir, where=f"samples.{sample.name}"):
         normal = _normal(text, spec.casefold)
-        if not normal:
-            continue
-        k = _keyed(key, normal)
-        if k in wanted:
+        if normal and (k := _key_of(normal, key)) in wanted:
             found.setdefault(k, normal)
+    if len(found) < len(wanted):
+        where = spec.source.path if spec.source.path is not None else f"samples.{sample.name}.query"
+        raise SampleError(
+            [
+                f"sample {sample.name!r} ({sample.privacy}, fingerprint {sample.fingerprint}): "
+                f"{len(wanted) - len(found)} of {len(wanted)} queries are no longer in its log "
+                f"{where} (rotated or rewritten, another hash key, or a sample drawn before "
+                "retrieval-eval asked the captured text): a replay asks the retriever the text "
+                "as captured and reads it there, so nothing was replayed. Draw a new sample from "
+                f"the log as it is: `retrieval-eval samples build {sample.name} --refresh` (its "
+                "replays start a new series), or point 'source' at the log it was drawn from"
+            ]
+        )
     return found
 
 
@@ -188,9 +204,25 @@ def read_log(
         for i, row in enumerate(rows)
         if lone_surrogate(row.text)
     ]
+    if source.since is not None or source.until is not None:
+        problems += [
+            f"{label}: line {lines[i]}: no time in {source.timestamp_field!r}, which the "
+            "sample's 'since'/'until' window needs; give every row one, or drop the window"
+            for i, row in enumerate(rows)
+            if row.timestamp is None
+        ]
     if problems:
         raise SampleError(problems[:MAX_PROBLEMS])
-    return [(row.text, row.count, row.id) for row in rows]
+    return [(row.text, row.count, row.id) for row in rows if _in_window(row.timestamp, source)]
+
+
+def _in_window(moment: datetime | None, source: SampleSource) -> bool:
+    if moment is None:
+        return True  # no window (a row without a time in a window is a problem above)
+    moment = utc(moment)
+    return (source.since is None or moment >= utc(source.since)) and (
+        source.until is None or moment < utc(source.until)
+    )
 
 
 def _read_file(path: Path, source: SampleSource) -> tuple[list[dict[str, Any]], list[int]]:
@@ -305,7 +337,9 @@ def _connection_url(source: SampleSource, where: str) -> str:
 
 
 def _hash_key(spec: SampleSpec, name: str) -> bytes | None:
-    if spec.privacy != "hashed":
+    """The key the sample's query keys are HMACs under (required by ``hashed``, optional for
+    ``redacted``); None: a plain SHA-256."""
+    if spec.hash_key_from_env is None and spec.hash_key_connection_id is None:
         return None
     from retrieval_eval.retrievers.secrets import airflow_connection, env_secret
 
@@ -333,6 +367,14 @@ def _keyed(key: bytes, text: str) -> str:
     return hmac.new(key, text.encode(), hashlib.sha256).hexdigest()[:32]
 
 
+def _key_of(normal: str, key: bytes | None) -> str:
+    """A query's key: a hash of its normalised original text, keyed when there is a key. Two
+    queries that mask alike ("order <number>") stay two queries."""
+    return (
+        _keyed(key, normal) if key is not None else hashlib.sha256(normal.encode()).hexdigest()[:32]
+    )
+
+
 def stored_text(text: str, privacy: Privacy, key: bytes | None = None) -> str:
     """What a query's text becomes in the store (and so in every report)."""
     if privacy == "plain":
@@ -353,11 +395,7 @@ def _merged(
         if not normal:
             continue
         shown = stored_text(normal, spec.privacy, key)
-        k = (
-            _keyed(key, normal)
-            if key is not None
-            else hashlib.sha256(shown.encode()).hexdigest()[:32]
-        )
+        k = _key_of(normal, key)
         previous = merged.get(k)
         if previous is None:
             merged[k] = (shown, count, query_id)

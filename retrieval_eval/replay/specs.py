@@ -4,6 +4,7 @@ Apart from :mod:`~retrieval_eval.replay.samples` and :mod:`~retrieval_eval.repla
 reading a config (every DAG-file parse) builds these models without importing the replay machinery.
 """
 
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Annotated, Literal
 
@@ -16,7 +17,14 @@ Method = Literal["all", "random", "top", "pps"]
 
 
 class SampleSource(BaseModel):
-    """Where the queries come from: ``path`` (JSONL/CSV), or ``query`` on ``url``/``connection_id``."""
+    """Where the queries come from: ``path`` (JSONL/CSV), or ``query`` on ``url``/``connection_id``.
+
+    The fields name the log's columns: ``text_field`` the query (default ``text``, ``query`` or
+    ``q``), ``count_field`` how often it was asked (default ``count``, ``frequency`` or ``freq``;
+    none: once), ``id_field`` the log's own query id (a run file looks rankings up by it), and
+    ``timestamp_field`` when it was asked, which ``since``/``until`` (a time window, ``until``
+    excluded; a time without a zone is UTC) need: rows outside the window are left out.
+    """
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
@@ -26,10 +34,12 @@ class SampleSource(BaseModel):
     connection_id: str | None = None
     text_field: str | None = None
     count_field: str | None = None
-    id_field: str | None = None  # the log's own query id (a run file looks rankings up by it)
+    id_field: str | None = None
     timestamp_field: str | None = None
     # an SQL query still running after this many seconds is ended (rows fetched included)
     timeout_s: Annotated[float, Field(gt=0, allow_inf_nan=False)] = 300.0
+    since: datetime | None = None
+    until: datetime | None = None
 
     @model_validator(mode="after")
     def _one_source(self) -> "SampleSource":
@@ -37,7 +47,19 @@ class SampleSource(BaseModel):
             raise ValueError("give either 'path' (a JSONL or CSV log) or 'query' (SQL)")
         if self.query is not None and (self.url is None) == (self.connection_id is None):
             raise ValueError("an SQL 'query' needs exactly one of 'url' or 'connection_id'")
+        if (self.since or self.until) and self.timestamp_field is None:
+            raise ValueError(
+                "'since'/'until' need 'timestamp_field': the log's column of when each query "
+                "was asked"
+            )
+        if self.since and self.until and utc(self.since) >= utc(self.until):
+            raise ValueError("'since' must be before 'until'")
         return self
+
+
+def utc(moment: datetime) -> datetime:
+    """``moment`` with a zone: one without is UTC."""
+    return moment if moment.tzinfo is not None else moment.replace(tzinfo=UTC)
 
 
 class SampleSpec(BaseModel):
@@ -63,6 +85,10 @@ class SampleSpec(BaseModel):
             raise ValueError(
                 "privacy 'hashed' needs the hash key from exactly one of 'hash_key_from_env' "
                 "or 'hash_key_connection_id'"
+            )
+        if keyed > 1:
+            raise ValueError(
+                "give the hash key from 'hash_key_from_env' or 'hash_key_connection_id', not both"
             )
         return self
 

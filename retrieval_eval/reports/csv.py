@@ -1,10 +1,11 @@
-"""One row per question as CSV, and per-question metrics as ``trec_eval -q`` prints them."""
+"""Every CSV the project emits (:func:`csv_text`), one row per question as CSV, and per-question
+metrics as ``trec_eval -q`` prints them."""
 
 from __future__ import annotations
 
 import io
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 
 from retrieval_eval.evaluation.results import RunResult, extra_depths
 
@@ -12,26 +13,49 @@ from retrieval_eval.evaluation.results import RunResult, extra_depths
 FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
 
 
-def _text_cell(text: str | None) -> str:
-    """A text cell a spreadsheet shows as text: prefixed with ``'`` when it would start a formula."""
-    if not text:
-        return ""
-    return "'" + text if text.startswith(FORMULA_STARTS) else text
+def csv_text(header: Sequence[str], rows: Iterable[Sequence[object]]) -> str:
+    """The one CSV writer (RFC 4180, by :mod:`csv`): a report, a leaderboard, a judgments file.
+
+    A text cell (``str``) that would start a formula is written as text (:func:`text_cell`);
+    numbers are passed as numbers (never escaped: ``-0.1`` stays a number), None is an empty
+    cell. Files read back (judgments) undo the escape with :func:`read_cell`.
+    """
+    import csv
+
+    buffer = io.StringIO()
+    writer = csv.writer(buffer)
+    writer.writerow(header)
+    writer.writerows([text_cell(c) if isinstance(c, str) else c for c in row] for row in rows)
+    return buffer.getvalue()
 
 
-def _number(value: float | None) -> str:
-    return "" if value is None or value != value else float.__repr__(float(value))
+def text_cell(text: str) -> str:
+    """A text cell a spreadsheet shows as text: prefixed with ``'`` when it would start a
+    formula, once past any ``'`` it already starts with (so :func:`read_cell` gives it back)."""
+    return "'" + text if text.lstrip("'").startswith(FORMULA_STARTS) else text
+
+
+def read_cell(cell: str) -> str:
+    """The text :func:`text_cell` was given: its ``'`` dropped when one escaped a formula (a
+    spreadsheet that saved the text without it gives it back unchanged)."""
+    escaped = cell.startswith("'") and cell.lstrip("'").startswith(FORMULA_STARTS)
+    return cell[1:] if escaped else cell
+
+
+def _number(value: float | None) -> float | None:
+    """A figure as a number cell; NaN (no value) as an empty one."""
+    return None if value is None or value != value else float(value)
 
 
 def _ids_cell(ids: Sequence[str]) -> str:
     """A list of ids as one CSV cell: a JSON array spaced for a reader, ``["a", "b"]``
     (``json.loads`` reads it back)."""
-    return _text_cell(json.dumps(list(ids), ensure_ascii=False))
+    return json.dumps(list(ids), ensure_ascii=False)
 
 
 def _grades_cell(grades: Mapping[str, int] | None) -> str:
     """A question's grades as one CSV cell, a JSON object; empty when it gives none."""
-    return "" if grades is None else _text_cell(json.dumps(dict(grades), ensure_ascii=False))
+    return "" if grades is None else json.dumps(dict(grades), ensure_ascii=False)
 
 
 def render_csv(result: RunResult) -> str:
@@ -54,71 +78,67 @@ def render_csv(result: RunResult) -> str:
     (``{"a.md": 2}``), empty for an ungraded question; ``expected_document_ids`` are the targets
     at the run's relevance level.
     """
-    import csv
-
     from retrieval_eval.evaluation.metrics import values
 
     columns = values(result.questions, result.settings.cutoffs)
     metric_values = [column.tolist() for column in columns.values()]
     extra = extra_depths(result.depths)
     graded = any(q.grades for q in result.questions)
-    buffer = io.StringIO()
-    writer = csv.writer(buffer)
-    writer.writerow(
-        [
-            "id",
-            "question",
-            "form",
-            "hard_class",
-            "expected_document_ids",
-            "retrieved",
-            "top1_hit",
-            "top3_hit",
-            "first_hit_rank",
-            *columns,
-            "latency_ms",
-            "error",
-            "stale_label",
-            "dead_ids",
-            *(f"top{depth}_hit" for depth in extra),
-            *(["grades"] if graded else []),
-        ]
-    )
+    header = [
+        "id",
+        "question",
+        "form",
+        "hard_class",
+        "expected_document_ids",
+        "retrieved",
+        "top1_hit",
+        "top3_hit",
+        "first_hit_rank",
+        *columns,
+        "latency_ms",
+        "error",
+        "stale_label",
+        "dead_ids",
+        *(f"top{depth}_hit" for depth in extra),
+        *(["grades"] if graded else []),
+    ]
     checked = result.dead_labels is not None and result.dead_labels.checked
     stale = result.stale_targets()
-    for i, q in enumerate(result.questions):
-        writer.writerow(
-            [
-                _text_cell(q.id),
-                _text_cell(q.question),
-                q.form.value,
-                _text_cell(q.hard_class),
-                _ids_cell(q.expected_document_ids),
-                _ids_cell(q.retrieved),
-                int(q.top1_hit),
-                int(q.top3_hit),
-                "" if q.first_hit_rank is None else q.first_hit_rank,
-                *(_number(column[i]) for column in metric_values),
-                _number(q.latency_ms),
-                _text_cell(q.error),
-                int(q.id in stale) if checked else "",
-                _ids_cell(stale.get(q.id, [])) if checked else "",
-                *(int(q.hit_at(depth)) for depth in extra),
-                *([_grades_cell(q.grades)] if graded else []),
-            ]
-        )
-    return buffer.getvalue()
+    rows = (
+        [
+            q.id,
+            q.question,
+            q.form.value,
+            q.hard_class,
+            _ids_cell(q.expected_document_ids),
+            _ids_cell(q.retrieved),
+            int(q.top1_hit),
+            int(q.top3_hit),
+            "" if q.first_hit_rank is None else q.first_hit_rank,
+            *(_number(column[i]) for column in metric_values),
+            _number(q.latency_ms),
+            q.error,
+            int(q.id in stale) if checked else "",
+            _ids_cell(stale.get(q.id, [])) if checked else "",
+            *(int(q.hit_at(depth)) for depth in extra),
+            *([_grades_cell(q.grades)] if graded else []),
+        ]
+        for i, q in enumerate(result.questions)
+    )
+    return csv_text(header, rows)
 
 
 def render_per_query(result: RunResult) -> str:
     """Per-question metrics as ``trec_eval -q`` prints them: ``metric<TAB>qid<TAB>value`` lines
     (the metric name padded to 22 characters, values to 4 decimals), question by question, then
     the ``all`` lines: ``num_q`` and each metric's mean. A question that does not count in a
-    metric (recall, MRR, nDCG of a question without targets) has no line for it."""
+    metric (recall, MRR, nDCG of a question nobody judged) has no line for it. MRR is named
+    with the ids it saw (``mrr@12``): trec_eval's ``recip_rank`` reads up to 1,000 a query."""
     from retrieval_eval.evaluation.metrics import mean, values
 
     columns = values(result.questions, result.settings.cutoffs)
-    rows = {name: column.tolist() for name, column in columns.items()}
+    shown = result.settings.shown_metric
+    rows = {shown(name): column.tolist() for name, column in columns.items()}
     lines = []
     for i, q in enumerate(result.questions):
         for name, column in rows.items():
@@ -129,5 +149,5 @@ def render_per_query(result: RunResult) -> str:
     for name, column in columns.items():
         average = mean(column)
         if average is not None:
-            lines.append(f"{name:<22}\tall\t{average:.4f}")
+            lines.append(f"{shown(name):<22}\tall\t{average:.4f}")
     return "\n".join(lines) + "\n"

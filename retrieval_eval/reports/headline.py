@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 from retrieval_eval.evaluation.results import TOP_K, RunResult, as_pair, extra_depths
 from retrieval_eval.reports.markdown_text import md_text
 from retrieval_eval.reports.numbers import MISSING, ci, ms, p_value, pct, pts, pts_interval
-from retrieval_eval.reports.verdict import depth_label
+from retrieval_eval.reports.verdict import depth_label, too_small_to_judge
 
 if TYPE_CHECKING:
     from retrieval_eval.judging.regression import DepthChange, Verdict
@@ -152,6 +152,11 @@ def outcome_lines(result: RunResult, verdict: Verdict | None) -> list[str]:
         lines.append(f"Flipped questions: {_flips(verdict)}")
         if verdict.reasons:
             lines.append(f"Regressed: {'; '.join(verdict.reasons)}")
+        if verdict.warnings:
+            lines.append(f"Warned (not a regression): {'; '.join(verdict.warnings)}")
+        small = too_small_to_judge(verdict)
+        if small:
+            lines.append(small)
     elif verdict is not None:
         lines.append(verdict.summary)
     status = "valid" if result.valid else "INVALID"
@@ -262,6 +267,7 @@ def headline_document(
         "flips": None,
         "p_value": None,
         "reasons": [] if verdict is None else list(verdict.reasons),
+        "warnings": [] if verdict is None else list(verdict.warnings),
         "summary": "" if verdict is None else verdict.summary,
         # the deltas are over these questions and rates (fewer than all when labels went stale)
         "compared_questions": None,

@@ -239,9 +239,9 @@ def render_html(
             header = [column, "questions", *depth_headers(depths)]
             sections.append(_folded(name, _table(header, rows, set(range(1, len(header))))))
     if result.metrics:
-        intervals = result.metrics_ci
+        intervals, shown = result.metrics_ci, result.settings.shown_metric
         rows = [
-            [name, decimal(value), metric_ci(name, intervals)]
+            [shown(name), decimal(value), metric_ci(name, intervals)]
             for name, value in result.metrics.items()
         ]
         body = _table(["metric", "value", "95% CI"], rows, {1, 2})

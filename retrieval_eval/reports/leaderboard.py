@@ -24,13 +24,12 @@ the question.
 
 from __future__ import annotations
 
-import io
 from collections.abc import Sequence
 from textwrap import wrap
 from typing import TYPE_CHECKING
 
 from retrieval_eval.judging.leaderboard import Entry, Leaderboard, Outcome
-from retrieval_eval.reports.csv import _number, _text_cell
+from retrieval_eval.reports.csv import _number, csv_text
 from retrieval_eval.reports.jsonio import dumps
 from retrieval_eval.reports.markdown_text import md_row, md_text
 from retrieval_eval.reports.numbers import (
@@ -80,6 +79,12 @@ def render_leaderboard(board: Leaderboard, fmt: str) -> str:
     raise ValueError(f"unknown format {fmt!r}; choose from {', '.join(FORMATS)}")
 
 
+def _mrr_header(board: Leaderboard) -> str:
+    """``MRR@40`` when every entry's MRR read one fetch, else ``MRR`` (each cell says)."""
+    metrics = {e.mrr_metric for e in board.entries if e.mrr_metric}
+    return f"MRR@{metrics.pop().partition('@')[2]}" if len(metrics) == 1 else "MRR"
+
+
 def _ndcg_header(board: Leaderboard) -> str:
     metrics = {e.ndcg_metric for e in board.entries if e.ndcg_metric}
     return f"nDCG@{metrics.pop().partition('@')[2]}" if len(metrics) == 1 else "nDCG"
@@ -99,11 +104,15 @@ def _board_right(board: Leaderboard) -> set[int]:
 def _board_rows(board: Leaderboard) -> tuple[list[str], list[list[str]]]:
     deeper = _deeper(board)
     headers = [*BOARD_COLUMNS, "top-3 [95% CI]", *(f"top-{d} [95% CI]" for d in deeper)]
-    headers += ["MRR", _ndcg_header(board), "errors", "p50", "p95", _holes_header(board)]
+    headers += [_mrr_header(board), _ndcg_header(board), "errors", "p50", "p95"]
+    headers.append(_holes_header(board))
+    several_mrr = headers[7 + len(deeper)] == "MRR"
     several_ndcg = headers[8 + len(deeper)] == "nDCG"
     rows = []
     for rank, e in enumerate(board.entries, 1):
-        ndcg = decimal(e.ndcg, 3)
+        mrr, ndcg = decimal(e.mrr, 3), decimal(e.ndcg, 3)
+        if several_mrr and e.mrr_metric:
+            mrr += f" ({e.mrr_metric})"
         if several_ndcg and e.ndcg_metric:
             ndcg += f" ({e.ndcg_metric})"
         rows.append(
@@ -116,7 +125,7 @@ def _board_rows(board: Leaderboard) -> tuple[list[str], list[list[str]]]:
                 _rate(e.top1_hit_rate, e.top1_hit_rate_ci),
                 _rate(e.top3_hit_rate, e.top3_hit_rate_ci),
                 *(_rate(e.hit_rate_at.get(d), e.hit_rate_at_ci.get(d)) for d in deeper),
-                decimal(e.mrr, 3),
+                mrr,
                 ndcg,
                 str(e.error_count),
                 ms(e.latency_p50_ms),
@@ -227,21 +236,17 @@ def _markdown(board: Leaderboard) -> str:
 
 
 def _csv(board: Leaderboard) -> str:
-    import csv
-
-    buffer = io.StringIO()
-    writer = csv.writer(buffer)
     deeper = _deeper(board)  # after the older columns: readers by position keep working
     extra = [f"top{d}_{key}" for d in deeper for key in ("hit_rate", "ci_low", "ci_high")]
-    writer.writerow([*CSV_COLUMNS, *HOLES_COLUMNS, *extra])
+    rows = []
     for rank, e in enumerate(board.entries, 1):
         deep = []
         for d in deeper:
             interval = _pair(e.hit_rate_at_ci.get(d))
             deep += [_number(e.hit_rate_at.get(d)), *(_number(b) for b in interval or (None,) * 2)]
         holes = [e.holes_depth, e.holes_unjudged, e.holes_slots, _number(e.holes_share)]
-        writer.writerow([*_csv_row(rank, e), *("" if h is None else h for h in holes), *deep])
-    return buffer.getvalue()
+        rows.append([*_csv_row(rank, e), *holes, *deep])
+    return csv_text([*CSV_COLUMNS, *HOLES_COLUMNS, *extra], rows)
 
 
 def _csv_row(rank: int, e: Entry) -> list[object]:
@@ -250,8 +255,8 @@ def _csv_row(rank: int, e: Entry) -> list[object]:
     delta_ci = _pair(v.top1_delta_ci) if v else None
     return [
         rank,
-        _text_cell(e.retriever),
-        _text_cell(e.name),
+        e.retriever,
+        e.name,
         e.run_id,
         e.run_date.isoformat(),
         e.question_count,

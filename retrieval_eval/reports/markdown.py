@@ -59,10 +59,10 @@ def render_markdown(
         table += [md_row(slice_cells(v, s, depths)) for v, s in slices.items()]
         lines += _folded(title, table)
     if result.metrics:
-        intervals = result.metrics_ci
+        intervals, shown = result.metrics_ci, result.settings.shown_metric
         table = ["| metric | value | 95% CI |", "|---|---:|---:|"]
         table += [
-            f"| {name} | {decimal(value)} | {metric_ci(name, intervals)} |"
+            f"| {shown(name)} | {decimal(value)} | {metric_ci(name, intervals)} |"
             for name, value in result.metrics.items()
         ]
         lines += _folded("Metrics", [*table, "", CI_NOTE])

@@ -65,13 +65,10 @@ def _text(outcome: ReplayOutcome, most: int) -> str:
     c = outcome.comparison
     parts: list[RenderableType] = [Text(headline(outcome))]
     parts += [Text(f"  - {reason}") for reason in c.reasons]
+    parts += [Text(line) for line in sides(outcome)]
     if c.errors:
-        parts.append(
-            Text(
-                f"{c.errors} of {len(outcome.rankings)} queries failed ({pct(c.error_rate)}): "
-                "never counted as unchanged"
-            )
-        )
+        parts.append(Text(failed_line(outcome)))
+        parts += [Text(f"  - {line}") for line in reason_lines(c.error_reasons())]
     if c.state != "first" and c.overall.queries:
         table = new_table(plain=True)
         for name in FIGURE_COLUMNS:
@@ -120,6 +117,28 @@ def _text(outcome: ReplayOutcome, most: int) -> str:
     return print_tables(parts, width=120, tty=False)
 
 
+def failed_line(outcome: ReplayOutcome) -> str:
+    c = outcome.comparison
+    return (
+        f"{c.errors} of {len(outcome.rankings)} queries failed ({pct(c.error_rate)}): never "
+        "counted as unchanged; by reason:"
+    )
+
+
+def reason_lines(groups: list[dict[str, Any]]) -> list[str]:
+    """One line per reason queries failed (:meth:`Comparison.error_reasons`): how many, and one
+    error as kept (masked)."""
+    return [f"{g['reason']}: {g['count']} (e.g. {g['example']})" for g in groups]
+
+
+def sides(outcome: ReplayOutcome) -> list[str]:
+    """Which rankings are "before" and which "after": with ``--against`` the other retriever
+    is before, the one replayed after."""
+    if outcome.against is None:
+        return []
+    return [f"before: {outcome.against}; after: retriever {outcome.retriever} (this replay)"]
+
+
 FIGURE_COLUMNS = (
     "bucket",
     "queries",
@@ -141,6 +160,10 @@ def _markdown(outcome: ReplayOutcome, most: int) -> str:
     if len(headline(outcome).splitlines()) > 1:
         lines += [md_text(headline(outcome).splitlines()[1]), ""]
     lines += [f"- {md_text(r)}" for r in c.reasons]
+    lines += [f"\n{md_text(line)}" for line in sides(outcome)]
+    if c.errors:
+        lines += ["", md_text(failed_line(outcome)), ""]
+        lines += [f"- {md_text(line)}" for line in reason_lines(c.error_reasons())]
     if c.state != "first" and c.overall.queries:
         lines += [
             "",
@@ -214,6 +237,7 @@ def replay_document(outcome: ReplayOutcome, most: int = 10) -> dict[str, Any]:
         "queries": len(outcome.rankings),
         "errors": c.errors,
         "error_rate": c.error_rate,
+        "error_reasons": c.error_reasons(),
         "overall": _figures_doc(c.overall),
         "buckets": {name: _figures_doc(f) for name, f in c.buckets.items()},
         "most_changed": [_change_doc(m) for m in c.most_changed(most)],

@@ -132,11 +132,11 @@ def _metrics_table(result: RunResult) -> Table:
     table.add_column("metric")
     table.add_column("value", justify="right")
     table.add_column("95% CI", justify="right", no_wrap=True)
-    intervals = result.metrics_ci
+    intervals, shown = result.metrics_ci, result.settings.shown_metric
     add_rows(
         table,
         [
-            [name, decimal(value), metric_ci(name, intervals)]
+            [shown(name), decimal(value), metric_ci(name, intervals)]
             for name, value in result.metrics.items()
         ],
     )

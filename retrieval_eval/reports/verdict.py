@@ -12,7 +12,7 @@ from retrieval_eval.reports.numbers import change, p_value, pct, points, pts, pt
 
 if TYPE_CHECKING:
     from retrieval_eval.config.models import Thresholds
-    from retrieval_eval.judging.regression import DepthChange, Verdict
+    from retrieval_eval.judging.regression import DepthChange, SliceRegression, Verdict
 
 _SHOWN_IDS = 12  # flipped ids listed in the text block; JSON lists them all
 _SHOWN_SLICES = 3  # slice regressions named in the summary; the verdict lists them all
@@ -25,24 +25,59 @@ def depth_label(depth: int) -> str:
 
 def regression_reasons(verdict: Verdict, thresholds: Thresholds) -> list[str]:
     """What regressed, one phrase each: each gated depth whose overall drop exceeded its
-    threshold, the slice regressions, a latency regression."""
+    threshold, the slice regressions, a latency regression (the overall checks when their
+    severity is ``error``)."""
+    return _fired(verdict, thresholds, "error", verdict.slice_regressions, "regression")
+
+
+def warning_reasons(verdict: Verdict, thresholds: Thresholds) -> list[str]:
+    """The ``warn`` checks that fired, one phrase each, as :func:`regression_reasons` words
+    them: they show in the verdict and alert but do not make the run a regression."""
+    return _fired(verdict, thresholds, "warn", verdict.slice_warnings, "drop")
+
+
+def _fired(
+    verdict: Verdict,
+    thresholds: Thresholds,
+    severity: str,
+    slices: list[SliceRegression],
+    noun: str,
+) -> list[str]:
+    overall = thresholds.severity == severity
     reasons = [
         f"{depth_label(depth)} {pts(change.delta)} (max drop {points(change.max_drop)})"
         for depth, change in verdict.by_depth.items()
-        if change.dropped
+        if change.dropped and overall
     ]
-    slices = verdict.slice_regressions
     if slices:
-        named = [f"{s.dimension}={s.value} {s.metric} {pts(s.delta)}" for s in slices]
+        named = [f"{s.scope} {s.metric} {pts(s.delta)}" for s in slices]
         more = f", +{len(named) - _SHOWN_SLICES} more" if len(named) > _SHOWN_SLICES else ""
         reasons.append(
-            f"{len(named)} slice regression{'s' if len(named) != 1 else ''} "
+            f"{len(named)} slice {noun}{'s' if len(named) != 1 else ''} "
             f"({', '.join(named[:_SHOWN_SLICES])}{more})"
         )
     limit = thresholds.max_latency_p95_increase
-    if verdict.latency_regression and limit is not None:
+    if verdict.latency_regression and limit is not None and overall:
         reasons.append(f"latency p95 {change(verdict.latency_p95_ratio)} (max {change(limit)})")
     return reasons
+
+
+def too_small_to_judge(verdict: Verdict) -> str:
+    """The sentence naming the slices whose drop passed their threshold but that are too small
+    to judge it (not significant, and too few questions to detect the threshold); "" for none."""
+    slices = verdict.slices_too_small
+    if not slices:
+        return ""
+    named = [
+        f"{s.scope} {s.metric} {pts(s.delta)} ({s.questions} questions, Holm-adjusted "
+        f"p = {p_value(s.p_holm)})"
+        for s in slices
+    ]
+    more = f", +{len(named) - _SHOWN_SLICES} more" if len(named) > _SHOWN_SLICES else ""
+    return (
+        f"Too small to judge: {', '.join(named[:_SHOWN_SLICES])}{more}: not significant, and "
+        f"too few questions to detect the threshold (not a regression)."
+    )
 
 
 def index_versus(now: str | None, before: str | None) -> str:
@@ -94,6 +129,11 @@ def compared_summary(verdict: Verdict, reasons: list[str]) -> str:
             for d, c in verdict.by_depth.items()
         )
         summary = f"No regression {against}: {rates}; {flips}."
+    if verdict.warnings:
+        summary += f" Warnings only (severity warn): {'; '.join(verdict.warnings)}."
+    small = too_small_to_judge(verdict)
+    if small:
+        summary += f" {small}"
     stale = len(verdict.stale_questions)
     if stale:
         summary += (
@@ -125,9 +165,14 @@ def render_verdict(verdict: Verdict, *, markdown: bool = False) -> str:
             for d, c in changes.items()
         ]
         lines += [
-            f"  Slice regression: {s.dimension}={s.value} {s.metric} "
-            f"{pct(s.baseline)} → {pct(s.current)} ({pts(s.delta)})"
-            for s in verdict.slice_regressions
+            f"  {label}: {s.scope} {s.metric} {pct(s.baseline)} → {pct(s.current)} "
+            f"({pts(s.delta)}){_slice_figures(s)}"
+            for label, slices in (
+                ("Slice regression", verdict.slice_regressions),
+                ("Slice warning", verdict.slice_warnings),
+                ("Too small to judge", verdict.slices_too_small),
+            )
+            for s in slices
         ]
         several = sum(c.compared for c in changes.values()) > 1
         lines += [
@@ -142,6 +187,10 @@ def render_verdict(verdict: Verdict, *, markdown: bool = False) -> str:
             lines.append(f"  Latency p95: {change(verdict.latency_p95_ratio)} (latency regression)")
         if verdict.reasons:
             lines.append(f"  Regressed: {'; '.join(verdict.reasons)}")
+        if verdict.warnings:
+            lines.append(
+                f"  Warned (severity warn, not a regression): {'; '.join(verdict.warnings)}"
+            )
     else:
         lines.append(f"  {verdict.summary}")
     if verdict.dead_ids or verdict.stale_questions:
@@ -154,6 +203,19 @@ def render_verdict(verdict: Verdict, *, markdown: bool = False) -> str:
     if markdown:
         return "## Verdict\n\n```\n" + "\n".join(lines) + "\n```\n"
     return "\n".join(lines) + "\n"
+
+
+def _slice_figures(s: SliceRegression) -> str:
+    """What judged a slice: its size, Holm-adjusted McNemar p and detectable drop ("" for a
+    verdict stored before slices were tested)."""
+    if s.questions is None:
+        return ""
+    seen = (
+        "no drop up to its rate"
+        if s.detectable_drop is None
+        else f"drops ≥ {points(s.detectable_drop)}"
+    )
+    return f"; {s.questions} questions, Holm-adjusted p = {p_value(s.p_holm)}, detects {seen}"
 
 
 def _shown(ids: list[str]) -> str:

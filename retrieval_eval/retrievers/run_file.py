@@ -4,7 +4,8 @@ Evaluate rankings produced anywhere (another team's pipeline, a notebook, trec_e
 tools) without running the retriever here. Options:
 
 - ``path``: the run file (relative to the config).
-- ``format``: ``trec`` (``qid Q0 docid rank score tag``, whitespace separated), ``jsonl`` (one
+- ``format``: ``trec`` (``qid Q0 docid rank score tag``, whitespace separated; as trec_eval
+  reads it, fields after the tag are ignored and a line starting with ``#`` is a comment), ``jsonl`` (one
   ``{"question_id": ..., "ranking": [ids best first]}`` per line) or ``auto`` (the default:
   ``.jsonl`` files are JSONL, anything else TREC).
 - ``order`` (TREC only): ``score`` (the default) sorts each question's lines by score
@@ -177,9 +178,9 @@ def _read_trec(path: Path, text: str, order: str) -> dict[str, list[str]]:
     rows: dict[str, list[tuple[float, int, str, int]]] = {}
     for number, line in enumerate(text.splitlines(), start=1):
         parts = line.split()
-        if not parts:
+        if not parts or line.startswith("#"):
             continue
-        if len(parts) != 6:
+        if len(parts) < 6:
             raise ConfigError(
                 f"{path}: line {number}: expected 6 columns 'qid Q0 docid rank score tag', "
                 f"got {len(parts)}"

@@ -1,1 +1,2 @@
-"""Input safety: size limits, YAML parsed within them, lone surrogates, and the redaction of secrets."""
+"""Input safety: size limits, YAML parsed within them, lone surrogates, the redaction of secrets;
+and the files a user keeps, written whole or not at all."""

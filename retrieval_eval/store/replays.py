@@ -265,6 +265,7 @@ def _figures(comparison: Comparison) -> dict[str, Any]:
         "overall": comparison.overall.as_json("top1_interval"),
         "buckets": {name: f.as_json("top1_interval") for name, f in comparison.buckets.items()},
         "errors": comparison.errors,
+        "error_reasons": comparison.error_reasons(),
         "error_rate": comparison.error_rate,
         "reasons": list(comparison.reasons),
     }

@@ -60,6 +60,7 @@ class ReplaySeries(BaseModel):
     mean_rbo: float | None
     top1_changed: float | None
     index_version: str | None
+    against: str | None = None  # what the newest replay was compared with: its "before"
 
 
 class Overview(BaseModel):

@@ -66,6 +66,6 @@ def pytrec_per_query(qrels: Qrels, run: Run, cutoffs: Iterable[int]) -> dict[str
 
 
 def graded(golden: GoldenQuestionSet) -> dict[str, dict[str, int]]:
-    """The set's judged grades as qrels (what the importer kept: every judgment, grade 0-3), the
-    gains this tool's nDCG uses."""
+    """The set's judged grades as qrels (what the importer kept: every judgment, its code as its
+    grade, 0 below the relevance floor), the gains this tool's nDCG uses."""
     return {q.id: dict(q.relevance) for q in golden.questions}

@@ -87,7 +87,7 @@ def compute(cases: list[Case]) -> dict[str, Any]:
         add(case_id(case), {q.id: judged[q.id] for q in golden.questions}, run_text, graded(golden))
 
     # binary measures on the raw qrels (ranx counts relevance >= 1 as relevant); nDCG on the
-    # grades the importer kept (Cranfield's code 4 is grade 3), the gains this tool uses
+    # grades the importer kept (Cranfield's codes 1-4), the gains this tool uses
     names = metric_names(CUTOFFS)
     per_query: dict[str, dict[str, float]] = {}
     with warnings.catch_warnings(), tempfile.TemporaryDirectory() as folder:

@@ -55,6 +55,32 @@ def test_regression_message_has_before_after_slices_flips_and_link() -> None:
     assert "Run 12 (baseline run 9): https://airflow.example/re/runs/12" in text
 
 
+def test_a_regression_whose_overall_rate_rose_says_first_what_regressed() -> None:
+    """The deployment's alert read ``Top-1: 46.4% → 50.0%`` on a "regression": a slice fell.
+    The first line after the title now names the figure that regressed."""
+    from store.builders import as_stored
+
+    from retrieval_eval.config.models import Thresholds
+    from retrieval_eval.judging.regression import detect_regression
+
+    before = [question(f"m{i:02d}", True, form="match") for i in range(20)]
+    before += [question(f"g{i:02d}", False, form="gap") for i in range(24)]
+    after = [question(f"m{i:02d}", i < 8, form="match") for i in range(20)]  # -60 pts
+    after += [question(f"g{i:02d}", i < 14, form="gap") for i in range(24)]  # top-1 rises
+    verdict = detect_regression(make_run(after, day=1), as_stored(make_run(before)), Thresholds())
+    assert verdict.state == "regression" and verdict.top1_delta is not None
+    assert verdict.top1_delta > 0
+    recorded = Recorded(run_id=5, saved=True, verdict=verdict)
+    message = build_message("regression", make_run(after, day=1), recorded)
+    lines = message.text().splitlines()
+    assert lines[1] == (
+        "Regressed: 2 slice regressions (form=match top1 -60.0 pts, form=match top3 -60.0 pts)"
+    )
+    assert lines[2] == "Top-1: 45.5% → 50.0%"
+    assert "Slice form=match top1: 100.0% → 40.0% (-60.0 pts)" in lines
+    assert message.model_dump(mode="json")["reasons"] == verdict.reasons
+
+
 def test_invalid_run_message_does_not_call_it_a_regression() -> None:
     result = make_run([question(f"q{i}", False, error="boom") for i in range(40)])
     recorded = Recorded(run_id=3, saved=True, verdict=Verdict(state="invalid_run"))

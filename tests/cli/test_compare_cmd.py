@@ -31,7 +31,7 @@ LEADERBOARD_KEYS = {
 ENTRY_KEYS = {
     "name", "retriever", "run_id", "run_date", "labels_fingerprint", "question_count",
     "top1_hits", "top3_hits", "top1_hit_rate", "top3_hit_rate", "top1_hit_rate_ci",
-    "top3_hit_rate_ci", "mrr", "ndcg", "ndcg_metric", "error_count", "latency_p50_ms",
+    "top3_hit_rate_ci", "mrr", "mrr_metric", "ndcg", "ndcg_metric", "error_count", "latency_p50_ms",
     "latency_p95_ms", "is_reference", "versus", "valid", "holes_depth", "holes_unjudged",
     "holes_slots", "holes_share",
 }  # fmt: skip

@@ -119,3 +119,74 @@ def test_sets_pool_adds_a_stored_replays_queries_as_new_questions(config: Path) 
     assert replayed and len({r.question for r in replayed}) <= 3
     assert all(r.question and r.question in sample for r in replayed)
     assert all((r.source or "").startswith("replay 2 of top10 by bm25: before #") for r in replayed)
+
+
+def test_an_against_replay_keeps_both_rankings_for_its_page_and_the_pool(
+    config: Path, tmp_path: Path
+) -> None:
+    from fastapi.testclient import TestClient
+
+    from retrieval_eval.golden.judgments import Judgment
+    from retrieval_eval.webui.app import create_app
+
+    done = invoke(config, "replay", "top10", "bm25", "--against", "bm25_flat", "--format", "json")
+    assert done.exit_code == 0, done.output
+    doc = json.loads(done.stdout)
+    text = invoke(config, "replay", "top10", "bm25", "--against", "bm25_flat", "--no-save")
+    assert "before: retriever bm25_flat; after: retriever bm25" in text.output
+    # the other retriever's rankings are a replay of its own series, the "before" of this one
+    before_id, after_id = doc["compared_replay_id"], doc["replay_id"]
+    assert before_id is not None and before_id != after_id
+    (line,) = invoke(config, "drift", "top10", "bm25_flat").output.splitlines()
+    assert line.split()[0] == str(before_id)
+    printed = {m["key"]: m for m in doc["most_changed"]}
+    app = create_app(f"sqlite:///{tmp_path / 'store.sqlite'}", require_auth=False)
+    with TestClient(app) as client:
+        page = client.get(f"/api/replays/{after_id}").json()
+        overview = client.get("/api/overview").json()
+        html = client.get("/replays/" + str(after_id)).text
+    app.state.store_source.close()
+    assert page["replay"]["against"] == "retriever bm25_flat"
+    assert "retriever bm25_flat (before" in html
+    shown = [q for q in page["queries"] if q["rbo"] is not None]
+    assert shown and all(q["before"] for q in page["queries"])
+    assert any(v is not None for q in shown for v in q["moves"].values())  # not all "new"
+    by_text = {q["query"]: q for q in shown}
+    for m in printed.values():  # the CLI's rankings and the page's are the same
+        assert by_text[m["query"]]["before"] == m["before"]
+        assert by_text[m["query"]]["after"] == m["after"]
+    series = {(s["sample"], s["retriever"]): s for s in overview["replays"]}
+    assert series[("top10", "bm25")]["against"] == "retriever bm25_flat"
+    handbook = str(Path(__file__).resolve().parents[2] / "examples" / "golden" / "handbook.yaml")
+    pooled = invoke(
+        config, "sets", "pool", handbook, "--retrievers", "bm25", "--fresh", "--no-lint",
+        "--replay", str(after_id), "--most", "3", "--no-texts",
+    )  # fmt: skip
+    assert pooled.exit_code == 0, pooled.output
+    rows = [Judgment.model_validate_json(line) for line in pooled.stdout.splitlines()]
+    replayed = [r for r in rows if r.question_id is None]
+    assert replayed and all(
+        (r.source or "").startswith(f"replay {after_id} of top10 by bm25: ") for r in replayed
+    )
+
+
+@pytest.mark.skipif(not Path("/dev/full").exists(), reason="needs /dev/full")
+def test_a_report_stdout_cannot_take_says_the_replay_was_saved(config: Path) -> None:
+    import subprocess
+    import sys
+
+    cli = str(Path(sys.executable).parent / "retrieval-eval")
+    with open("/dev/full", "w") as full:
+        done = subprocess.run(
+            [cli, "replay", "top10", "bm25", "--config", str(config)],
+            stdout=full,
+            stderr=subprocess.PIPE,
+            text=True,
+            timeout=120,
+        )  # fmt: skip
+    assert done.returncode == 2, done.stderr
+    assert "stdout: cannot write the report (No space left on device)" in done.stderr
+    assert "the replay was saved: Saved as replay 1 in sqlite:///" in done.stderr
+    assert "--replay 1` pools" in done.stderr
+    history = invoke(config, "drift", "top10", "bm25")
+    assert history.output.split()[0] == "1"  # it was indeed saved

@@ -104,6 +104,11 @@ def test_a_replay_against_another_retriever_keeps_its_comparison(
     assert stored.against == "retriever bm25_flat" and stored.state == doc["state"]
     assert stored.mean_rbo == pytest.approx(doc["overall"]["mean_rbo"], abs=1e-12)
     assert stored.top1_changed == pytest.approx(doc["overall"]["top1_changed_share"])
+    with open_store(database.url) as store:  # the other retriever's rankings are its "before"
+        (before,) = replay_history(store, "log", "bm25_flat")
+        _, page = changed_page(store, stored.id, limit=1000)
+    assert stored.compared_id == before.id and before.run_date == stored.run_date
+    assert page and all(q.before for q in page if q.ids), [q for q in page if not q.before]
 
 
 def test_against_run_with_the_store_down_replays_nothing(config: Path, tmp_path: Path) -> None:

@@ -121,6 +121,39 @@ def test_no_result_question_counts_in_hit_rate_only() -> None:
     assert means["recall@3"] == means["mrr"] == means["ndcg@3"] == 1.0  # over 1 question, not 3
 
 
+def test_a_judged_question_without_a_target_counts_0_in_recall_mrr_and_ndcg() -> None:
+    """trec_eval's num_q: a query judged (here grade 0 only) but with no relevant document is
+    in the means as 0; at relevance level 2 one judged 1 keeps its nDCG (trec_eval -l2)."""
+    judged = GoldenQuestion(id="j", question="j?", form="match", grades={"a": 0, "b": 1})
+    plain = q("p", ["b"])
+    golden = GoldenQuestionSet(identifier="t.judged", questions=[judged, plain])
+    rankings = {"j?": ["a", "b"], "text of p": ["b"]}
+    retriever = FunctionRetriever(lambda text, limit: rankings[text][:limit], identifier="r")
+    at = {
+        level: metrics.per_question(
+            evaluate(golden, retriever, RunSettings(cutoffs=[3], relevance_level=level)).questions,
+            [3],
+        )
+        for level in (1, 2)
+    }
+    assert at[1].loc["j", "mrr"] == 0.5 and at[1].loc["j", "recall@3"] == 1.0
+    # level 2: no target at all, yet judged: 0 in recall and MRR, nDCG over its ideal (b, grade 1)
+    assert at[2].loc["j", "mrr"] == at[2].loc["j", "recall@3"] == 0.0
+    assert at[2].loc["j", "ndcg@3"] == at[1].loc["j", "ndcg@3"] == pytest.approx(1 / L3)
+    assert at[2].loc["p", "mrr"] == 0.0 and at[2].loc["p", "ndcg@3"] == 1.0  # an ungraded target
+    assert at[2].loc["j", "hit_rate@3"] == 0.0  # hit rates: a no-result question that got ids
+    only_zero = GoldenQuestion(id="z", question="j?", form="match", grades={"a": 0})
+    zero = metrics.per_question(
+        evaluate(
+            GoldenQuestionSet(identifier="t.zero", questions=[only_zero]),
+            retriever,
+            RunSettings(cutoffs=[3]),
+        ).questions,
+        [3],
+    )
+    assert zero.loc["z"].tolist() == [0.0, 0.0, 0.0, 0.0]  # ideal DCG 0: nDCG 0, not NaN
+
+
 def test_errors_score_zero_everywhere_no_result_questions_included() -> None:
     boom = RuntimeError("search is down")
     results = scored([(["a"], boom), ([], boom), (["a"], ["a"])], [1, 3])
@@ -389,7 +422,21 @@ def test_reports_show_the_metrics() -> None:
         settings=RunSettings(cutoffs=[1, 3]),
     )
     markdown = render(run, "markdown")
-    assert "<summary>Metrics</summary>" in markdown and "| mrr | 0.5000 |" in markdown
+    assert "<summary>Metrics</summary>" in markdown and "| mrr@12 | 0.5000 |" in markdown
+    # the name says MRR read the fetch (top-3 × 4 ids), in every report a person reads
+    deeper = run.model_copy(update={"settings": RunSettings(cutoffs=[1, 10])})
+    assert "| mrr@40 | 0.5000 |" in render(deeper, "markdown")
+    from datetime import UTC, datetime
+
+    from retrieval_eval.reports.html import render_html
+    from retrieval_eval.store.models import StoredRun
+
+    now = datetime(2026, 1, 2, tzinfo=UTC)
+    stored = StoredRun(
+        id=1, grader="g", status="valid", run_date=now, created_at=now, result=deeper
+    )
+    assert "mrr@40" in render(deeper, "text") and "<td>mrr@40</td>" in render_html(stored)
+    assert "mrr@40" not in render(deeper, "json")  # keys stay: metrics.mrr
     assert "| recall@1 | 0.0000 |" in markdown
     text = render(run, "text")
     assert "ndcg@3" in text and "0.6309" in text

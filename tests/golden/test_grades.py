@@ -44,8 +44,7 @@ def test_a_question_judged_only_not_relevant_has_no_target() -> None:
 @pytest.mark.parametrize(
     "grades,message",
     [
-        ({"a": 4}, "field 'grades': the grade of document 'a' must be an integer 0-3"),
-        ({"a": -1}, "the grade of document 'a' must be an integer 0-3"),
+        ({"a": -1}, "field 'grades': the grade of document 'a' must be an integer >= 0"),
         ({"a": True}, "not True"),
         ({"a": "2"}, "not '2'"),
         ({"a": 2.0}, "not 2.0"),
@@ -89,6 +88,10 @@ def test_the_fingerprint_covers_grades_and_keeps_ungraded_sets() -> None:
     assert _fingerprint(expected_document_ids=["a", "b"], grades={"c": 0}) == plain
     assert _fingerprint(expected_document_ids=["a", "b"], grades={"b": 0}) != plain
     assert _fingerprint(expected_document_ids=["a", "b"], grades={"b": 2, "c": 0}) == regraded
+    # judged without a target: it counts 0 in recall, MRR and nDCG, where an unjudged no-result
+    # question does not count, so the two differ; which documents were judged 0 does not matter
+    judged = _fingerprint(grades={"c": 0})
+    assert judged != _fingerprint() and judged == _fingerprint(grades={"c": 0, "d": 0})
 
 
 def _graded_set() -> GoldenQuestionSet:
@@ -162,22 +165,25 @@ def test_export_writes_every_judged_grade_and_import_reads_it_back(tmp_path: Any
     assert qrels_lines(plain) == ["a 0 d1 1", "a 0 d2 1"]
 
 
-def test_import_grade_map_and_codes_above_three(tmp_path: Any) -> None:
+def test_import_keeps_codes_above_three_and_maps_codes_first(tmp_path: Any) -> None:
     from retrieval_eval.golden.importers import import_trec
 
     topics = tmp_path / "t.tsv"
     topics.write_text("1\tfirst\n2\tsecond\n")
     qrels = tmp_path / "q.qrels"
-    qrels.write_text("1 0 a 4\n1 0 b 1\n1 0 c -1\n2 0 d 2\n")
-    capped = import_trec(topics, qrels, identifier="t")
-    assert [q.relevance for q in capped.questions] == [{"a": 3, "b": 1, "c": 0}, {"d": 2}]
-    assert capped.questions[0].expected_document_ids == ("a", "b")  # the targets, as before
-    assert "1 relevance code(s) above 3 kept as grade 3" in capped.description
-    mapped = import_trec(topics, qrels, identifier="t", grade_map={4: 3, 2: 1, 1: 0})
+    qrels.write_text("1 0 a 5\n1 0 b 1\n1 0 c -1\n2 0 d 2\n")
+    kept = import_trec(topics, qrels, identifier="t")
+    # the code is the grade (nDCG's gain, as trec_eval reads it), however high
+    assert [q.relevance for q in kept.questions] == [{"a": 5, "b": 1, "c": 0}, {"d": 2}]
+    assert kept.questions[0].expected_document_ids == ("a", "b")  # the targets, as before
+    mapped = import_trec(topics, qrels, identifier="t", grade_map={5: 3, 2: 1, 1: 0})
     assert [q.relevance for q in mapped.questions] == [{"a": 3, "b": 0, "c": 0}, {"d": 1}]
-    assert "above 3" not in mapped.description
-    with pytest.raises(Exception, match="code 4 maps to 7; a grade is an integer 0-3"):
-        import_trec(topics, qrels, identifier="t", grade_map={4: 7})
+    assert (
+        import_trec(topics, qrels, identifier="t", grade_map={5: 7}).questions[0].relevance["a"]
+        == 7
+    )
+    with pytest.raises(Exception, match="code 5 maps to -1; a grade is an integer >= 0"):
+        import_trec(topics, qrels, identifier="t", grade_map={5: -1})
 
 
 def test_csv_sets_take_a_grades_column(tmp_path: Any) -> None:
@@ -195,7 +201,7 @@ def test_csv_sets_take_a_grades_column(tmp_path: Any) -> None:
         {"d.md": 1},
     ]
     assert golden.questions[1].grades is None
-    path.write_text("id,question,form,grades\nq1,x,match,b.md\nq2,y,gap,b.md=9\n")
+    path.write_text("id,question,form,grades\nq1,x,match,b.md\nq2,y,gap,b.md=-9\n")
     with pytest.raises(GoldenSetError) as caught:
         load_golden_set(path)
     first, second = caught.value.problems
@@ -204,7 +210,7 @@ def test_csv_sets_take_a_grades_column(tmp_path: Any) -> None:
     )
     assert (
         "question 'q2'" in second
-        and "the grade of document 'b.md' must be an integer 0-3" in second
+        and "the grade of document 'b.md' must be an integer >= 0" in second
     )
 
 

@@ -73,7 +73,7 @@ def test_cranfield_negative_codes_never_become_targets() -> None:
     assert targets(import_beir(folder, split="test_all_codes", min_relevance=3)) == 734 + 363
 
 
-def test_min_relevance_skipped_queries_forms_and_hard_class(tmp_path: Path) -> None:
+def test_min_relevance_untargeted_queries_forms_and_hard_class(tmp_path: Path) -> None:
     folder = beir_folder(tmp_path, QRELS)
     forms = tmp_path / "forms.yaml"
     forms.write_text("'1': GAP\n'99': gap\n")
@@ -81,11 +81,13 @@ def test_min_relevance_skipped_queries_forms_and_hard_class(tmp_path: Path) -> N
         folder, identifier="mini", forms=read_forms(forms), hard_class_from="topic"
     )
     by_id = {q.id: q for q in golden.questions}
-    assert list(by_id) == ["1", "2", "5"]  # 3 has no target; 4 is not in the split
+    assert list(by_id) == ["1", "2", "3", "5"]  # 4 is not in the split
+    # 3 has judgments and no target: kept with them (trec_eval counts it), a no-result question
+    assert by_id["3"].relevance == {"x": 0, "y": 0} and by_id["3"].targets() == ()
     assert by_id["1"].expected_document_ids == ("r1", "r2")
     assert by_id["1"].form is QuestionForm.GAP and by_id["2"].form is QuestionForm.MATCH
     assert by_id["1"].hard_class == "billing" and by_id["2"].hard_class is None
-    assert "1 judged query without a target skipped" in golden.description
+    assert "1 judged query without a target (0 in recall, MRR and nDCG)" in golden.description
     loose = import_beir(folder, identifier="mini", min_relevance=0)
     assert {q.id: len(q.expected_document_ids) for q in loose.questions} == {
         "1": 3,
@@ -94,7 +96,7 @@ def test_min_relevance_skipped_queries_forms_and_hard_class(tmp_path: Path) -> N
         "5": 1,
     }
     top_level = import_beir(folder, identifier="mini", hard_class_from="category")
-    assert [q.hard_class for q in top_level.questions] == [None, None, "top-level"]
+    assert [q.hard_class for q in top_level.questions] == [None, None, None, "top-level"]
 
 
 def test_identifier_defaults_to_folder_and_split(tmp_path: Path) -> None:
@@ -205,6 +207,23 @@ def test_trec_sgml_topics_and_four_column_qrels(tmp_path: Path) -> None:
     assert read_topics(topics)["401"]["narr"].startswith("Narrative: A relevant document")
     with pytest.raises(InvalidInputError, match=r"topic #2: needs <num> and a non-empty <narr>"):
         read_topics(topics, field="narr")
+
+
+def test_qrels_comment_lines_are_skipped_as_trec_eval_skips_them(tmp_path: Path) -> None:
+    """trec_eval's test/qrels.test.with-comments: a line starting with '#' is a comment; a '#'
+    inside a document id is part of the id. Without the comments, the same qrels."""
+    plain = tmp_path / "plain.qrels"
+    plain.write_text("301 0 CR93E-10279 0\n301 0 CR#93E-1860 1\n")
+    commented = tmp_path / "commented.qrels"
+    commented.write_text(
+        "# comment here\n301 0 CR93E-10279 0\n# comment in docno\n301 0 CR#93E-1860 1\n"
+    )
+    assert (
+        read_qrels(commented) == read_qrels(plain) == {"301": {"CR93E-10279": 0, "CR#93E-1860": 1}}
+    )
+    (tmp_path / "only.qrels").write_text("# nothing but a comment\n")
+    with pytest.raises(InvalidInputError, match=r"only.qrels: the qrels file holds no judgments"):
+        read_qrels(tmp_path / "only.qrels")
 
 
 def test_tsv_topics_errors(tmp_path: Path) -> None:

@@ -78,6 +78,12 @@ def test_three_retrievers_ranked_and_compared_with_the_best(store: Store) -> Non
     assert middle.top1_hit_rate_ci == list(wilson(7, 12))  # type: ignore[arg-type]
     assert middle.top3_hit_rate_ci == list(wilson(9, 12))  # type: ignore[arg-type]
     assert middle.mrr is not None and middle.ndcg_metric == "ndcg@3" and middle.ndcg is not None
+    # MRR says the ids it read (top-3 × 4): the board's header and every format say it
+    fetched = runs[0].result.settings.fetch_limit
+    assert {e.mrr_metric for e in board.entries} == {f"mrr@{fetched}"}
+    from retrieval_eval.reports.leaderboard import render_leaderboard
+
+    assert f"MRR@{fetched}" in render_leaderboard(board, "text")
     assert middle.latency_p50_ms == 5.0 and middle.error_count == 0
     from retrieval_eval.judging.regression import mcnemar_exact
 
@@ -246,7 +252,7 @@ def test_runs_without_metrics_or_successes_have_none(store: Store) -> None:
     stripped = store.get_run(1).model_copy(deep=True)
     stripped.result.metrics = {}
     entry = compare_runs([stripped, store.get_run(2)]).entries[1]
-    assert (entry.mrr, entry.ndcg, entry.ndcg_metric) == (None, None, None)
+    assert (entry.mrr, entry.mrr_metric, entry.ndcg, entry.ndcg_metric) == (None,) * 4
 
 
 def test_the_verb_is_exported_from_the_package_root() -> None:

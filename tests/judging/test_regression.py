@@ -123,13 +123,14 @@ def test_negative_thresholds_are_rejected(field: str) -> None:
 # -- slices ----------------------------------------------------------------------------------
 
 
-def _class_swap() -> tuple[list, list]:  # type: ignore[type-arg]
-    """Class A collapses while class B recovers: the overall rate does not move."""
-    before = [question(f"a{i}", True, hard_class="A") for i in range(5)] + [
-        question(f"b{i}", False, hard_class="B") for i in range(5)
+def _class_swap(n: int = 20) -> tuple[list, list]:  # type: ignore[type-arg]
+    """Class A collapses while class B recovers (``n`` questions each): the overall rate does
+    not move."""
+    before = [question(f"a{i}", True, hard_class="A") for i in range(n)] + [
+        question(f"b{i}", False, hard_class="B") for i in range(n)
     ]
-    after = [question(f"a{i}", False, hard_class="A") for i in range(5)] + [
-        question(f"b{i}", True, hard_class="B") for i in range(5)
+    after = [question(f"a{i}", False, hard_class="A") for i in range(n)] + [
+        question(f"b{i}", True, hard_class="B") for i in range(n)
     ]
     return before, after
 
@@ -145,22 +146,27 @@ def test_a_slice_regression_that_cancels_out_overall_is_caught() -> None:
     ]
     first = verdict.slice_regressions[0]
     assert (first.baseline, first.current, first.delta) == (1.0, 0.0, -1.0)
+    # 20 of 20 flipped: significant after Holm across the 6 slice tests (form=match, A, B at
+    # top-1 and top-3), though 20 questions cannot see a 10-point drop
+    assert first.p_value == mcnemar_exact(20, 0)
+    assert first.p_holm == pytest.approx(6 * mcnemar_exact(20, 0))
+    assert first.detectable_drop is not None and first.detectable_drop > 0.10
     assert "hard_class=A" in verdict.summary
 
 
 def test_slices_smaller_than_min_slice_questions_are_not_judged() -> None:
     before, after = _class_swap()
     verdict = detect_regression(
-        make_run(after, day=1), as_stored(make_run(before)), Thresholds(min_slice_questions=6)
+        make_run(after, day=1), as_stored(make_run(before)), Thresholds(min_slice_questions=21)
     )
     assert verdict.state == "no_regression"
-    assert verdict.slice_regressions == []
+    assert verdict.slice_regressions == [] and verdict.slices_too_small == []
 
 
 def test_a_slice_too_small_in_either_run_is_not_judged() -> None:
     """The smaller of the two runs' slice sizes decides: 5 questions of class A in the baseline,
     3 now (two relabelled), with min_slice_questions=5, is not judged however it moved."""
-    before, after = _class_swap()
+    before, after = _class_swap(5)
     after = [
         question(q.id, False, hard_class="A" if q.id in ("a0", "a1", "a2") else "B")
         if q.id.startswith("a")
@@ -168,12 +174,13 @@ def test_a_slice_too_small_in_either_run_is_not_judged() -> None:
         for q in after
     ]
     verdict = detect_regression(make_run(after, day=1), as_stored(make_run(before)), DEFAULT)
-    assert ("hard_class", "A") not in {(s.dimension, s.value) for s in verdict.slice_regressions}
+    judged = [*verdict.slice_regressions, *verdict.slices_too_small]
+    assert ("hard_class", "A") not in {(s.dimension, s.value) for s in judged}
 
 
 def test_form_slices_are_judged_too() -> None:
-    before = hits(5, 5, prefix="m", form="match") + hits(0, 5, prefix="g", form="gap")
-    after = hits(0, 5, prefix="m", form="match") + hits(5, 5, prefix="g", form="gap")
+    before = hits(20, 20, prefix="m", form="match") + hits(0, 20, prefix="g", form="gap")
+    after = hits(0, 20, prefix="m", form="match") + hits(20, 20, prefix="g", form="gap")
     verdict = detect_regression(make_run(after, day=1), as_stored(make_run(before)), DEFAULT)
     assert {(s.dimension, s.value) for s in verdict.slice_regressions} == {("form", "match")}
 
@@ -314,8 +321,11 @@ def test_render_verdict_names_baseline_deltas_slices_and_flips() -> None:
     text = render_verdict(verdict)
     assert text.startswith("Verdict: REGRESSION (baseline run 12)\n")
     assert "Top-1: 50.0% → 50.0% (+0.0 pts)" in text
-    assert "Slice regression: hard_class=A top1 100.0% → 0.0% (-100.0 pts)" in text
-    assert "Top-1 flips: 5 hit→miss (a0, a1, a2, a3, a4), 5 miss→hit (b0, b1, b2, b3, b4)" in text
+    assert "Slice regression: hard_class=A top1 100.0% → 0.0% (-100.0 pts); 20 questions" in text
+    assert (
+        "Top-1 flips: 20 hit→miss (a0, a1, a2, a3, a4, a5, a6, a7, a8, a9, a10, a11, +8 more)"
+        in text
+    )
     assert "McNemar exact p = 1" in text
     markdown = render_verdict(verdict, markdown=True)
     assert markdown.startswith("## Verdict\n\n```\nVerdict: REGRESSION")

@@ -14,8 +14,9 @@ from functools import cache
 import numpy as np
 import pytest
 
+from retrieval_eval.config.models import LintOptions, Thresholds
 from retrieval_eval.judging.regression import mcnemar_exact
-from retrieval_eval.lint.power import detectable_drop, questions_needed
+from retrieval_eval.lint.power import detectable_drop, figures, questions_needed
 
 DRAWS = 4000
 TOLERANCE = 0.05
@@ -114,3 +115,13 @@ def test_the_power_line_says_what_it_means() -> None:
         "at 46 questions no drop is seen, not even one to 0%; 155 questions to see 10 points"
     )
     assert what_is_seen(figure(None, None, threshold=0.025)).endswith("; no set size sees 2.5 pts")
+
+
+def test_a_slice_with_its_own_threshold_is_sized_at_it() -> None:
+    """``thresholds.slices`` gives ``form=gap`` 50 points: lint sizes the slice at that, the
+    rest at the section's ten points (the verdict judges the slice at the same figure)."""
+    thresholds = Thresholds.model_validate({"slices": {"form=gap": {"max_top1_drop": 0.5}}})
+    overall, gap = figures({"overall": 46, "form=gap": 20}, {}, thresholds, LintOptions(), [1])
+    assert (overall.threshold, gap.threshold) == (0.10, 0.5)
+    assert gap.questions_needed == questions_needed(0.5)
+    assert overall.threshold_too_small and not gap.threshold_too_small

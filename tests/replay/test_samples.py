@@ -308,3 +308,30 @@ def test_an_unreachable_sql_source_is_exit_3_naming_it() -> None:
     message = str(raised.value)
     assert message.startswith("samples.s: cannot reach the query log's database at ")
     assert "u:***@127.0.0.1:1/logs" in message and "Pw-s3cret" not in message
+
+
+def test_a_time_window_keeps_the_rows_asked_in_it(tmp_path: Path) -> None:
+    log = write_jsonl(
+        tmp_path / "log.jsonl",
+        [
+            {"query": "before the window", "at": "2026-11-30T23:59:59Z"},
+            {"query": "first moment", "at": "2026-12-01T00:00:00"},  # no zone: UTC
+            {"query": "inside", "at": "2026-12-01T13:00:00+02:00", "count": 3},
+            {"query": "the end is excluded", "at": "2026-12-02T00:00:00Z"},
+        ],
+    )
+    window = SampleSource(
+        path=log, timestamp_field="at", since="2026-12-01T00:00:00Z", until="2026-12-02"
+    )
+    sample = build_sample("s", SampleSpec(source=window, privacy="plain"))
+    assert [(q.text, q.count) for q in sample.queries] == [("inside", 3), ("first moment", 1)]
+    assert sample.log_queries == 2 and sample.log_traffic == 4
+    with pytest.raises(ValidationError, match="need 'timestamp_field'"):
+        SampleSource(path=log, since="2026-12-01")
+    with pytest.raises(ValidationError, match="'since' must be before 'until'"):
+        SampleSource(path=log, timestamp_field="at", since="2026-12-02", until="2026-12-01")
+    write_jsonl(log, [{"query": "a"}, {"query": "no time", "at": None}])
+    with pytest.raises(SampleError) as raised:
+        read_log(window)
+    assert f"{log}: line 1: no time in 'at'" in str(raised.value)
+    assert f"{log}: line 2: no time in 'at'" in str(raised.value)

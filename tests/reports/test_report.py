@@ -62,7 +62,8 @@ def test_text_tables(result: RunResult) -> None:
     assert "match" in rows and "gap" in rows  # by-form rows
     assert "100.0% (1)" in rows["match"] and "[20.7%, 100.0%]" in rows["match"]
     assert "[0.0615, 0.7923]" in rows["hit_rate@1"]  # a proportion: its interval
-    assert rows["mrr"].rstrip("│ ").endswith("0.6667")  # a mean: none
+    # a mean: no interval; MRR named with the ids it read (top-3 × 4)
+    assert rows["mrr@12"].rstrip("│ ").endswith("0.6667")
     assert "Wilson score interval; for hit_rate@k only" in text
     assert "hit" in rows["hit"] and "miss" not in rows["hit"]
 
@@ -104,7 +105,7 @@ def test_markdown(result: RunResult) -> None:
     for title in ("By form", "By hard class", "Metrics", "Per question (3)"):
         assert f"<details><summary>{title}</summary>\n\n|" in text
     assert "| match | 1 | 100.0% (1) | [20.7%, 100.0%] | 100.0% (1) | [20.7%, 100.0%] |" in text
-    assert "| hit_rate@1 | 0.3333 | [0.0615, 0.7923] |" in text and "| mrr | 0.6667 |  |" in text
+    assert "| hit_rate@1 | 0.3333 | [0.0615, 0.7923] |" in text and "| mrr@12 | 0.6667 |  |" in text
     assert text.count("<details>") == text.count("</details>") == 4
     # pipes inside cells are escaped so the table keeps its columns
     row = next(line for line in text.splitlines() if line.startswith("| pipe"))

@@ -266,8 +266,9 @@ def test_per_query_lines_are_trec_eval_q_lines() -> None:
     )
     values = per_question(run.questions, run.settings.cutoffs)
     per_id = [(name.strip(), qid, value) for name, qid, value in parsed if qid != "all"]
+    shown = run.settings.shown_metric  # mrr@12: the ids MRR read
     expected = [
-        (name, str(qid), f"{value:.4f}")
+        (shown(name), str(qid), f"{value:.4f}")
         for qid, row in values.iterrows()
         for name, value in row.items()
         if not math.isnan(value)
@@ -279,8 +280,9 @@ def test_per_query_lines_are_trec_eval_q_lines() -> None:
     summary = {name.strip(): value for name, qid, value in parsed if qid == "all"}
     assert summary.pop("num_q") == "3"
     assert summary == {
-        name: f"{value:.4f}" for name, value in run.metrics.items() if value is not None
+        shown(name): f"{value:.4f}" for name, value in run.metrics.items() if value is not None
     }
+    assert "mrr@12" in summary
     assert lines.index(next(line for line in lines if "\tall\t" in line)) == len(per_id)
 
 

@@ -86,6 +86,17 @@ def test_built_from_config_with_relative_path(tmp_path: Path) -> None:
     assert evaluate(_set(("q1", ["a"])), retriever).top1_hits == 1
 
 
+def test_trec_run_reads_what_trec_eval_reads(tmp_path: Path) -> None:
+    """Fields after the run tag are ignored and a line starting with '#' is a comment, as in
+    trec_eval's own test/results.trunc; a '#' inside a document id is part of the id."""
+    run = tmp_path / "r.run"
+    run.write_text(
+        "# a comment\nq1 Q0 a 1 2.0 t more junk at\n#q1 Q0 c 1 9.0 t\nq1 Q0 b#2 2 1.0 t\n",
+        encoding="utf-8",
+    )
+    assert read_run(run) == {"q1": ["a", "b#2"]}
+
+
 def test_plain_retrieve_explains_it_needs_the_question_id(tmp_path: Path) -> None:
     run = tmp_path / "r.run"
     run.write_text("q1 Q0 a 1 3 t\n", encoding="utf-8")

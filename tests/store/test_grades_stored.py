@@ -38,7 +38,8 @@ def test_grades_and_the_level_are_stored_and_read_back(store: Store) -> None:
     run_id = store.save(result, Verdict(state="baseline"))
     again = store.get_run(run_id).result
     assert again.settings.relevance_level == 2
-    assert [q.grades for q in again.questions] == [{"a": 3, "b": 1, "c": 0}, None]
+    # above level 1 an ungraded question's target is a judged grade 1: it counts in MRR and nDCG
+    assert [q.grades for q in again.questions] == [{"a": 3, "b": 1, "c": 0}, {"x": 1}]
     assert [q.expected_document_ids for q in again.questions] == [("a",), ()]
     # the stored questions give the figures the run had: graded nDCG included
     assert metrics.compute(again.questions, [1, 3]) == result.metrics

@@ -18,6 +18,11 @@ webhook's JSON carries the same as ``top1_before``/``top1_after``, ``compared_qu
 ``depths``, ``before_at``, ``after_at``, ``overall_at``), and each one beyond the shallowest that
 regressed names the questions now missed there. The figures are the run's
 :class:`~retrieval_eval.store.summary.RunSummary`, the one history and the dashboard read.
+
+A regression's first line says what regressed (the verdict's ``reasons``: ``Regressed: 1 slice
+regression (form=match top1 -20.8 pts)``), so an alert whose overall rates rose does not read as
+a rise; the ``warn`` checks that fired follow as ``Warned (not a regression): ...`` (webhook:
+``reasons``, ``warnings``, ``slice_warnings``, ``slices_too_small``).
 """
 
 from __future__ import annotations
@@ -28,7 +33,7 @@ from pydantic import BaseModel, Field
 
 from retrieval_eval.evaluation.labels import source_text
 from retrieval_eval.reports.links import run_page_url
-from retrieval_eval.reports.numbers import pct
+from retrieval_eval.reports.numbers import pct, pts
 from retrieval_eval.safety.redaction import redact, register_header, register_url, register_webhook
 from retrieval_eval.store.summary import RunSummary
 
@@ -65,6 +70,12 @@ class AlertMessage(BaseModel):
     error_count: int = 0
     question_count: int = 0
     slice_regressions: list[dict[str, Any]] = Field(default_factory=list)
+    # what regressed and the warn checks that fired, one phrase each (the verdict's); the
+    # slices that only warned and those too small to judge
+    reasons: list[str] = Field(default_factory=list)
+    warnings: list[str] = Field(default_factory=list)
+    slice_warnings: list[dict[str, Any]] = Field(default_factory=list)
+    slices_too_small: list[dict[str, Any]] = Field(default_factory=list)
     flipped_to_miss: list[str] = Field(default_factory=list)
     # the questions now missed at each other gated depth whose drop regressed
     flipped_to_miss_at: dict[int, list[str]] = Field(default_factory=dict)
@@ -125,7 +136,10 @@ class AlertMessage(BaseModel):
                 "the run is invalid and was not compared with its baseline.",
             ]
         else:
-            lines = [
+            lines = [f"Regressed: {'; '.join(self.reasons)}"] if self.reasons else []
+            if self.warnings:
+                lines.append(f"Warned (not a regression): {'; '.join(self.warnings)}")
+            lines += [
                 self._rate_line(
                     f"Top-{d}", *self._before_after(d), self.overall_at.get(d, self._seed(d))
                 )
@@ -134,7 +148,7 @@ class AlertMessage(BaseModel):
             for s in self.slice_regressions:
                 lines.append(
                     f"Slice {s.get('dimension')}={s.get('value')} {s.get('metric')}: "
-                    f"{pct(s.get('baseline'))} → {pct(s.get('current'))}"
+                    f"{pct(s.get('baseline'))} → {pct(s.get('current'))} ({pts(s.get('delta'))})"
                 )
             missed = {1: self.flipped_to_miss, **self.flipped_to_miss_at}
             for depth, ids in missed.items():
@@ -213,6 +227,10 @@ def build_message(
         error_count=summary.error_count,
         question_count=summary.question_count,
         slice_regressions=[s.model_dump(mode="json") for s in verdict.slice_regressions],
+        reasons=[redact(r) for r in verdict.reasons],
+        warnings=[redact(w) for w in verdict.warnings],
+        slice_warnings=[s.model_dump(mode="json") for s in verdict.slice_warnings],
+        slices_too_small=[s.model_dump(mode="json") for s in verdict.slices_too_small],
         flipped_to_miss=list(verdict.flipped_to_miss),
         flipped_to_miss_at={
             d: list(c.flipped_to_miss)
