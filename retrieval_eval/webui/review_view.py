@@ -202,13 +202,14 @@ def open_pool(
     source: ReviewSource, store: Store | None, set_identifier: str, depth: int, rater: str | None
 ) -> tuple[_Ingredients, Pool, dict[tuple[str, str], int]]:
     """The set's open candidates for ``rater`` and the merged grades stored so far."""
+    from retrieval_eval.golden.judged import judged_pairs
     from retrieval_eval.golden.judgments import summarise
-    from retrieval_eval.judging.pooling import judged_pairs, pool
+    from retrieval_eval.judging.pooling import pool
     from retrieval_eval.store.judgments import read_stored_judgments
 
     parts = source.ingredients(store, set_identifier, depth)
     rows = read_stored_judgments(store, set_identifier, skips=True) if store is not None else []
-    judged = judged_pairs(rows)
+    judged = judged_pairs(rows=rows)
     skipped = {
         (r.question_key, r.document_id) for r in rows if r.grade is None and r.rater == rater
     }
