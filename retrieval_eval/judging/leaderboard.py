@@ -114,7 +114,7 @@ class Entry(BaseModel):
     # questions; None where it did not fetch that deep. Absent from the JSON when there is none
     hit_rate_at: dict[int, float | None] = Field(default_factory=dict)
     hit_rate_at_ci: dict[int, list[float] | None] = Field(default_factory=dict)
-    # the share of its top ``holes_depth`` that its labels do not name (TREC pooling's
+    # the share of its top ``holes_depth`` that is not judged (TREC pooling's
     # unjudged documents, counted as not relevant): the board's depth (default 10), or the
     # shallower depth the run kept its rankings to (``judging.pooling.run_holes``)
     holes_depth: int | None = None
@@ -353,8 +353,7 @@ def _entry(
     deepest = max(ndcg, key=lambda k: int(k.partition("@")[2])) if ndcg else None
     return Entry(
         name=name,
-        **summary.model_dump(include=_FROM_SUMMARY),
-        mrr=metrics.get("mrr"),
+        **summary.model_dump(include=_FROM_SUMMARY),  # mrr among them
         ndcg=metrics.get(deepest) if deepest else None,
         ndcg_metric=deepest,
         valid=summary.status == "valid",
