@@ -146,13 +146,17 @@ class ConfigSource:
         self._path = path
         self._config: Config | None = None
         self._files: list[Path] = []
-        self._stamp: Stamp = ()
+        self._stamp: tuple[Path | None, Stamp] = (None, ())
         self._lock = threading.Lock()
 
     def config(self) -> Config:
-        """The current config, its ``golden_sets`` already loaded."""
+        """The current config, its ``golden_sets`` already loaded; a file that does not load
+        raises (ConfigError, GoldenSetError naming it) and is read again on the next call."""
+        from retrieval_eval.config.lookup import find_config
+
         with self._lock:
-            if self._config is not None and _stamp(self._files) == self._stamp:
+            found = find_config(self._path)  # $RETRIEVAL_EVAL_CONFIG may name another file
+            if self._config is not None and (found, _stamp(self._files)) == self._stamp:
                 return self._config
             from retrieval_eval.config.models import load_config
 
@@ -160,5 +164,5 @@ class ConfigSource:
             files = _watched(config)
             stamp = _stamp(files)  # before reading the sets: a write after it is seen next time
             config.golden_sets  # noqa: B018 (loaded here, under the stamp taken before)
-            self._config, self._files, self._stamp = config, files, stamp
+            self._config, self._files, self._stamp = config, files, (found, stamp)
             return config

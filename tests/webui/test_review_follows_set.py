@@ -16,6 +16,7 @@ from click.testing import CliRunner
 from helpers import served_page
 
 from retrieval_eval.cli import cli
+from retrieval_eval.errors import GoldenSetError
 from retrieval_eval.golden.judgments import Judgment, write_judgments
 from webui.browsing import free_port
 from webui.test_serve import CLI, _env
@@ -125,3 +126,25 @@ def test_the_config_source_reads_a_set_folder_again_when_a_file_changes(tmp_path
     assert source.config().golden_sets.names() == [SET, "other.demo"]  # a file added
     (folder / "other.yaml").write_text(yaml.safe_dump({**other, "identifier": "other.v2"}))
     assert source.config().golden_sets.names() == [SET, "other.v2"]  # a file rewritten
+    whole = (folder / "other.yaml").read_text()
+    (folder / "other.yaml").write_text(whole[: len(whole) // 2] + "\n  - [")  # half written
+    with pytest.raises(GoldenSetError, match=r"other\.yaml"):
+        source.config()
+    (folder / "other.yaml").write_text(whole)  # whole again: read on the next call
+    assert source.config().golden_sets.names() == [SET, "other.v2"]
+
+
+def test_the_config_source_follows_the_config_the_environment_names(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from retrieval_eval.webui.source import ConfigSource
+
+    _config(tmp_path)
+    other = tmp_path / "other"
+    other.mkdir()
+    (other / "retrieval_eval.yaml").write_text(yaml.safe_dump({"sets": []}))
+    monkeypatch.setenv("RETRIEVAL_EVAL_CONFIG", str(tmp_path / "retrieval_eval.yaml"))
+    source = ConfigSource()  # as the plugin builds it: the config found as everywhere
+    assert SET in source.config().golden_sets
+    monkeypatch.setenv("RETRIEVAL_EVAL_CONFIG", str(other / "retrieval_eval.yaml"))
+    assert SET not in source.config().golden_sets
