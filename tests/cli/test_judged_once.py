@@ -126,3 +126,22 @@ def _ranked_pairs(result: Result) -> set[tuple[str, str]]:
     """The pairs the pool has from bm25's rankings (not only from lint)."""
     rows = [json.loads(line) for line in result.stdout.splitlines()]
     return {(r["question_id"], r["document_id"]) for r in rows if "bm25 #" in r["source"]}
+
+
+@pytest.mark.postgres
+def test_fresh_pooling_refuses_when_the_store_of_judgments_cannot_be_read(
+    demo: tuple[Path, Path], pg_url: str
+) -> None:
+    # a store that is configured but gone (its database dropped or renamed): its judgments
+    # cannot be left out, so nothing is written rather than a pool offering them again
+    from sqlalchemy.engine import make_url
+
+    gone = make_url(pg_url).set(database="retrieval_eval_judged_gone").render_as_string(False)
+    config, _ = demo
+    result = CliRunner().invoke(
+        cli, ["sets", "pool", SET, "--retrievers", "bm25", "--fresh", "--no-texts",
+              "--config", str(config), "--db", gone],
+    )  # fmt: skip
+    assert result.exit_code == 3, result.output
+    assert "cannot reach the result store" in result.stderr and result.stdout == ""
+    assert "retrieval_eval_judged_gone" in result.stderr
