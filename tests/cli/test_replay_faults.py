@@ -175,7 +175,10 @@ def test_an_export_draft_on_a_full_disk_names_it_and_keeps_the_replay(
         done = invoke(config, "replay", "log", RETRIEVER, "--db", db, "--export-draft", str(target))
     assert done.exit_code == 2, done.output
     assert f"--export-draft {target}: cannot write it (No space left on device)" in done.stderr
-    assert "the replay was saved: Saved as replay 2 in " in done.stderr and "stdout:" not in done.stderr
+    assert (
+        "the replay was saved: Saved as replay 2 in " in done.stderr
+        and "stdout:" not in done.stderr
+    )
     with open_store(db) as store:
         assert [r.id for r in replay_history(store, "log", RETRIEVER)] == [2, 1]
 
