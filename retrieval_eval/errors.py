@@ -74,6 +74,13 @@ class StoreUnavailableError(RetrievalEvalError):
     exit_code = 3
 
 
+class SourceUnavailableError(RetrievalEvalError):
+    """A query log's database (a sample's SQL source) cannot be reached or did not answer
+    within its timeout: exit code 3, as for the result store. Messages never carry passwords."""
+
+    exit_code = 3
+
+
 class StoreSchemaError(StoreUnavailableError):
     """The database holds a schema revision this version cannot use (exit 3; runs are spooled)."""
 

@@ -164,8 +164,13 @@ def compare_and_save(
             run_key=run_key,
         )
         outcome = record_replay(store, outcome, store_url=store_url)
-    if outcome.spool_path is not None:
+    if outcome.problem is not None:
         print(outcome.notes[-1])  # where it went, and the command that saves it, as the CLI says
+        if outcome.spool_path is None:  # the spool and the temporary folder both failed
+            raise StoreUnavailableError(
+                "result store unreachable, and the replay could not be spooled: its rankings "
+                "stay in this DAG run, and the task retries"
+            )
         raise StoreUnavailableError(
             f"result store unreachable; replay spooled to {outcome.spool_path} "
             "(`retrieval-eval db replay` saves it later)"

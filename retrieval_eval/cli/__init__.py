@@ -28,6 +28,12 @@ class _Group(click.Group):
             return super().invoke(ctx)
         except RetrievalEvalError as exc:
             self._fail(ctx, str(exc), exc.exit_code)
+        except OSError as exc:
+            from retrieval_eval.cli.output_file import STDOUT_ERRNOS, from_stdout
+
+            if exc.errno not in STDOUT_ERRNOS or from_stdout(exc):
+                raise  # stdout's: the message and exit code of :func:`_command`
+            self._fail(ctx, _unwritable(exc), 3)
         except KeyboardInterrupt as exc:  # where no command said what it had saved
             interrupted = Interrupted.by(exc, "before the command finished")
             self._fail(ctx, str(interrupted), interrupted.exit_code)
@@ -55,6 +61,16 @@ class _Group(click.Group):
             click.echo(redact(traceback.format_exc()).rstrip("\n"), err=True)
         click.echo(f"error: {redact(message)}", err=True)
         ctx.exit(exit_code)
+
+
+def _unwritable(exc: OSError) -> str:
+    """A write no command handled (a full disk, an I/O error) that was not stdout's: exit 3,
+    naming the file when the error does (``--debug`` shows where it came from)."""
+    where = f"cannot write {exc.filename}" if exc.filename else "a write to a file failed"
+    return (
+        f"{where} ({exc.strerror or type(exc).__name__}; not stdout): free some space or fix "
+        "the device, then run the command again (--debug shows where it failed)"
+    )
 
 
 @click.group(cls=_Group, context_settings={"help_option_names": ["-h", "--help"]})
@@ -119,8 +135,10 @@ def printable_streams() -> None:
 
 
 def main(argv: list[str] | None = None) -> None:
+    from retrieval_eval.cli.output_file import watch_stdout
     from retrieval_eval.cli.process import run_process
 
+    watch_stdout()  # before printable_streams, which sets the watched stream's error handler
     printable_streams()
     run_process(lambda: _command(argv))
 
@@ -128,7 +146,7 @@ def main(argv: list[str] | None = None) -> None:
 def _command(argv: list[str] | None) -> None:
     """The command; output stdout cannot take (a full disk, ``> /dev/full``) ends any command
     with a one-line error and exit 2, not a traceback (``run`` names its saved run itself)."""
-    from retrieval_eval.cli.output_file import STDOUT_ERRNOS, stdout_failure
+    from retrieval_eval.cli.output_file import from_stdout, stdout_failure
 
     ended: SystemExit | None = None
     try:
@@ -138,7 +156,7 @@ def _command(argv: list[str] | None) -> None:
             ended = exc
         sys.stdout.flush()
     except OSError as exc:
-        if exc.errno not in STDOUT_ERRNOS:
+        if not from_stdout(exc):
             raise
         error = stdout_failure(exc, "the output", "> FILE")
         click.echo(f"error: {error}", err=True)

@@ -15,7 +15,7 @@ import click
 from retrieval_eval.cli import cli
 from retrieval_eval.cli.db_cmd import db_option
 from retrieval_eval.cli.history_cmd import _open_to_read
-from retrieval_eval.cli.options import config_option, format_option
+from retrieval_eval.cli.options import FiniteFloatRange, config_option, format_option
 from retrieval_eval.judging.pooling import DEPTH as HOLES_DEPTH
 
 
@@ -48,7 +48,7 @@ def _run_ids(ctx: click.Context, param: click.Parameter, value: str | None) -> l
 )
 @click.option(
     "--alpha",
-    type=click.FloatRange(0, 1, min_open=True, max_open=True),
+    type=FiniteFloatRange(0, 1, min_open=True, max_open=True),
     default=0.05,
     show_default=True,
     help="Significance level of the Holm-corrected McNemar tests.",
@@ -75,7 +75,7 @@ def compare(
     config_path: str | None,
 ) -> None:
     """A leaderboard of retrievers on SET: top-1 and top-3 with 95% intervals, MRR, nDCG,
-    errors, latency, holes (the share of the top --holes-depth no label names), and each
+    errors, latency, holes (the share of the top --holes-depth nobody judged), and each
     against the reference (McNemar exact on top-1, Holm-corrected;
     * marks a significant difference), then the questions where they disagree.
 
@@ -89,6 +89,7 @@ def compare(
         )
     from retrieval_eval.judging.leaderboard import compare_runs, latest_runs, runs_by_id
     from retrieval_eval.reports.leaderboard import render_leaderboard
+    from retrieval_eval.store.judgments import read_stored_judgments
 
     with _open_to_read(db, config_path) as store:
         if run_ids is not None:
@@ -96,7 +97,10 @@ def compare(
         else:
             assert set_identifier is not None
             runs = latest_runs(store, set_identifier, retrievers)
-    board = compare_runs(runs, reference=reference, alpha=alpha, holes_depth=holes_depth)
+        judged = read_stored_judgments(store, runs[0].result.set_identifier) if runs else []
+    board = compare_runs(
+        runs, reference=reference, alpha=alpha, holes_depth=holes_depth, judgments=judged
+    )
     for warning in board.warnings:
         click.echo(f"warning: {warning}", err=True)
     click.echo(render_leaderboard(board, fmt), nl=False)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import click
@@ -92,6 +93,20 @@ def non_negative(ctx: click.Context, param: click.Parameter, value: float | None
     if value is not None and value < 0:
         raise click.BadParameter(f"must be zero or more, got {value:g}")
     return value
+
+
+class FiniteFloatRange(click.FloatRange):
+    """click's FloatRange that also refuses NaN and infinity (exit 2, naming the option): NaN
+    compares false with both bounds, so the plain range check lets ``--p nan`` through. Every
+    float option of the CLI is one of these."""
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        number = super().convert(value, param, ctx)
+        if not math.isfinite(number):
+            self.fail(
+                f"{value!r} is not a number in the range {self._describe_range()}", param, ctx
+            )
+        return number
 
 
 class RunIdType(click.ParamType):

@@ -17,11 +17,13 @@ from __future__ import annotations
 
 import contextlib
 import errno
+import io
 import os
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 from retrieval_eval.errors import InvalidInputError
 from retrieval_eval.safety.files import FIX, FileWriteError, cannot_write
@@ -120,6 +122,75 @@ def stdout_failure(
 
 # what writing a stream fails with: a full disk or quota, an I/O error, a closed pipe
 STDOUT_ERRNOS = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EIO, errno.EPIPE})
+_FROM_STDOUT = "retrieval_eval_stdout"  # the attribute that marks an OSError of stdout's
+
+
+class _WatchedBuffer(io.BufferedWriter):
+    """stdout's buffer, marking the OSErrors that writing or flushing it raised: a full disk
+    while a spool file is written must not be reported as stdout's. ``unbuffered``: each write
+    is flushed at once, as a stdout without a buffer (``python -u``, PYTHONUNBUFFERED) was."""
+
+    def __init__(self, raw: io.RawIOBase, *, unbuffered: bool) -> None:
+        super().__init__(raw)
+        self.unbuffered = unbuffered
+
+    def write(self, data: Any) -> int:
+        try:
+            written = super().write(data)
+            if self.unbuffered:
+                super().flush()
+            return written
+        except OSError as exc:
+            setattr(exc, _FROM_STDOUT, True)
+            raise
+
+    def flush(self) -> None:
+        try:
+            super().flush()
+        except OSError as exc:
+            setattr(exc, _FROM_STDOUT, True)
+            raise
+
+
+def watch_stdout() -> None:
+    """Put stdout on a :class:`_WatchedBuffer` (same descriptor, encoding and buffering), so
+    :func:`from_stdout` tells its failures from any other file's. A stdout of another kind
+    (none, in-memory) is left as it is."""
+    stream = sys.stdout
+    if type(stream) is not io.TextIOWrapper:
+        return
+    unbuffered = type(stream.buffer) is io.FileIO
+    if not unbuffered and type(stream.buffer) is not io.BufferedWriter:
+        return
+    stream.flush()
+    settings = dict(
+        encoding=stream.encoding,
+        errors=stream.errors,
+        line_buffering=stream.line_buffering,
+        write_through=stream.write_through,
+    )
+    raw = stream.detach()  # detached, the old objects never close the descriptor
+    if not unbuffered:
+        raw = raw.detach()  # type: ignore[attr-defined]
+    watched = _WatchedBuffer(raw, unbuffered=unbuffered)  # type: ignore[arg-type]
+    sys.stdout = io.TextIOWrapper(watched, **settings)  # type: ignore[arg-type]
+
+
+def from_stdout(exc: OSError) -> bool:
+    """Whether ``exc`` came from writing stdout: marked by :func:`watch_stdout`'s buffer; when
+    stdout is not watched, any error of :data:`STDOUT_ERRNOS` if it has a descriptor (its
+    failures cannot be told apart), none if it is in memory (it cannot fail)."""
+    if getattr(exc, _FROM_STDOUT, False):
+        return True
+    if exc.errno not in STDOUT_ERRNOS or isinstance(
+        getattr(sys.stdout, "buffer", None), _WatchedBuffer
+    ):
+        return False
+    try:
+        sys.stdout.fileno()
+    except (AttributeError, OSError, ValueError):
+        return False
+    return True
 
 
 def silence_stdout() -> None:

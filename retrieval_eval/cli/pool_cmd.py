@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
+from typing import Any
 
 import click
 
@@ -49,7 +50,7 @@ def _names(ctx: click.Context, param: click.Parameter, value: str) -> list[str]:
     "judgments_files",
     multiple=True,
     type=click.Path(exists=True, dir_okay=False, path_type=Path),
-    help="A judgments file whose graded pairs are left out (repeatable).",
+    help="A judgments file whose graded pairs are left out, as the store's are (repeatable).",
 )
 @click.option(
     "--corpus",
@@ -103,7 +104,7 @@ def pool(
     retriever's top DEPTH, lint's completeness candidates and, with --replay, a replay's moved
     queries; each row says where it came from. Per retriever its holes (the share of its top
     DEPTH that is unjudged) are printed beside its hit rates."""
-    from contextlib import nullcontext
+    from contextlib import AbstractContextManager, nullcontext
 
     from retrieval_eval.cli.history_cmd import open_to_read
     from retrieval_eval.cli.output_file import check_writable, output_errors
@@ -119,13 +120,15 @@ def pool(
     config = load_config(config_path)
     golden = resolve_set(config, set_name)
     judged = [row for file in judgments_files for row in read_judgments(file)]
-    needs_store = not fresh or replay_id is not None
-    try:
-        opened = open_to_read(db, config) if needs_store else nullcontext()
+    opened: AbstractContextManager[Any]
+    try:  # the store's judgments are left out of the pool, --fresh too
+        opened = open_to_read(db, config)
     except NoStoreError as exc:
         if replay_id is not None:
             raise
-        raise NoStoreError(f"{exc}; or pool runs made now with --fresh (not saved)") from None
+        if not fresh:
+            raise NoStoreError(f"{exc}; or pool runs made now with --fresh (not saved)") from None
+        opened = nullcontext()  # no store yet: no stored judgment to leave out
     with opened as store:
         gathered = gather(
             config,

@@ -18,7 +18,12 @@ import click
 
 from retrieval_eval.cli import cli
 from retrieval_eval.cli.db_cmd import db_option
-from retrieval_eval.cli.options import config_option, format_option, index_version_option
+from retrieval_eval.cli.options import (
+    FiniteFloatRange,
+    config_option,
+    format_option,
+    index_version_option,
+)
 
 if TYPE_CHECKING:
     from retrieval_eval.config.models import Config
@@ -107,7 +112,7 @@ def samples_show(name: str, limit: int, db: str | None, config_path: str | None)
 @click.option(
     "--p",
     "p",
-    type=click.FloatRange(0, 1, min_open=True, max_open=True),
+    type=FiniteFloatRange(0, 1, min_open=True, max_open=True),
     default=None,
     help="RBO persistence (default 0.9).",
 )
@@ -202,17 +207,21 @@ def replay(
     finally:
         if store is not None:
             store.close()
-    from retrieval_eval.cli.output_file import stdout_errors
+    from retrieval_eval.cli.output_file import output_errors, stdout_errors
 
+    # a report or draft that cannot be written still says what became of the replay, with the
+    # exit code of its own failure when it has one
+    kept = _kept(outcome, url, no_save)
+    code = 3 if outcome.comparison.state == "invalid" else 2
+    if outcome.problem is not None:
+        code = outcome.problem_exit_code
     text = render_replay(outcome, fmt, most)
     if fmt in ("text", "markdown") and outcome.replay_id is not None:
         gap = "\n" if fmt == "markdown" else ""  # Markdown: a paragraph after the last block
         text += f"{gap}{_saved(outcome, url)}\n"
-    code = 3 if outcome.spool_path is not None else 2  # a spooled replay keeps its exit code
-    with stdout_errors(_kept(outcome, url, no_save), code):
+    with stdout_errors(kept, code):
         click.echo(text, nl=False)
     if export_draft is not None:
-        from retrieval_eval.cli.output_file import output_errors
         from retrieval_eval.replay.draft import write_draft
 
         texts = None
@@ -220,15 +229,17 @@ def replay(
             from retrieval_eval.replay.samples import resolve_texts
 
             texts = resolve_texts(outcome.sample, spec, config.base_dir)
-        saved = f"; the replay is saved as replay {outcome.replay_id}" if outcome.replay_id else ""
-        with output_errors(str(export_draft), "--export-draft", saved):
+        with output_errors(str(export_draft), "--export-draft", kept, code):
             count = write_draft(outcome, export_draft, most or 50, texts)
         click.echo(f"{count} candidates to judge written to {export_draft}", err=True)
     state = outcome.comparison.state
-    if state == "invalid":
-        raise InvalidRunError("; ".join(outcome.comparison.reasons))
-    if outcome.spool_path is not None:
-        raise StoreUnavailableError(outcome.notes[-1])
+    if state == "invalid":  # exit 3; where the replay went when the store did not take it
+        reasons = [*outcome.comparison.reasons, *([outcome.problem] if outcome.problem else [])]
+        raise InvalidRunError("; ".join(reasons))
+    if outcome.problem is not None:
+        from retrieval_eval.judging.recording import store_error
+
+        raise store_error(outcome.problem, outcome.problem_exit_code)
     if state == "drift" and fail_on_drift:
         raise SystemExit(1)
 
@@ -247,8 +258,8 @@ def _kept(outcome: ReplayOutcome, url: str, no_save: bool) -> str:
     """What a report that could not be written leaves: the saved (or spooled) replay."""
     if outcome.replay_id is not None:
         return f"; the replay was saved: {_saved(outcome, url)}"
-    if outcome.spool_path is not None:
-        return f"; the replay was not saved: {outcome.notes[-1]}"
+    if outcome.problem is not None:
+        return f"; the replay was not saved: {outcome.problem}"
     return "; the replay was not to be saved (--no-save)" if no_save else ""
 
 

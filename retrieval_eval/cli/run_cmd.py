@@ -12,6 +12,7 @@ from retrieval_eval.cli import cli
 from retrieval_eval.cli.db_cmd import absent_store_file, db_option, plain_sqlite_file
 from retrieval_eval.cli.options import (
     RUN_ID,
+    FiniteFloatRange,
     check_summary,
     config_option,
     index_version_option,
@@ -51,13 +52,6 @@ def _depths(ctx: click.Context, param: click.Parameter, value: str | None) -> li
         if "invalid literal" in str(exc):
             exc = ValueError(f"expected comma-separated integers such as 1,5, got {value!r}")
         raise click.BadParameter(str(exc)) from None
-
-
-def rate_drop(ctx: click.Context, param: click.Parameter, value: float | None) -> float | None:
-    """A threshold is an absolute rate drop: between 0 and 1; negative is an error, not 0."""
-    if value is not None and not 0 <= value <= 1:
-        raise click.BadParameter(f"must be between 0 and 1 (an absolute rate drop), got {value:g}")
-    return value
 
 
 def _max_drops(
@@ -123,13 +117,13 @@ def _max_drops(
     "--timeout",
     "timeout_s",
     # zero would time out every question: as in the config, the timeout must be positive
-    type=click.FloatRange(min=0, min_open=True),
+    type=FiniteFloatRange(min=0, min_open=True),
     default=None,
     help="Per-question retrieval timeout in seconds (more than 0).",
 )
 @click.option(
     "--max-error-rate",
-    type=click.FloatRange(0, 1),
+    type=FiniteFloatRange(0, 1),
     default=None,
     help="Share of questions that may error before the run is invalid (default 0).",
 )
@@ -157,15 +151,13 @@ def _max_drops(
 )
 @click.option(
     "--max-top1-drop",
-    type=float,
-    callback=rate_drop,
+    type=FiniteFloatRange(0, 1),  # an absolute rate drop; negative is an error, not 0
     default=None,
     help="Largest allowed absolute top-1 drop, 0-1 (default: config, else 0.10).",
 )
 @click.option(
     "--max-top3-drop",
-    type=float,
-    callback=rate_drop,
+    type=FiniteFloatRange(0, 1),  # an absolute rate drop; negative is an error, not 0
     default=None,
     help="Largest allowed absolute top-3 drop, 0-1 (default: config, else 0.10).",
 )

@@ -228,7 +228,8 @@ def promote(
     click.echo(
         f"wrote {target}: set {golden.identifier!r} version {entry.version}: "
         f"{len(entry.added)} target(s) added, {len(entry.removed)} removed, "
-        f"{len(entry.regraded)} regraded, {len(entry.questions_added)} question(s) added; "
+        f"{len(entry.regraded)} regraded, {len(entry.not_relevant)} judged not relevant, "
+        f"{len(entry.questions_added)} question(s) added; "
         f"raters: {', '.join(entry.raters) or 'none'}"
         + (" (written despite lint errors: --force)" if blocked else "")
     )

@@ -327,9 +327,9 @@ def _identifier_problem(value: Any, kind: str) -> str | None:
 
 
 class ChangelogEntry(BaseModel):
-    """One version's changes, as ``sets promote`` writes them: what was added, removed and
-    regraded (each ``question id: document id``), by whom, when. Documentation: never scored,
-    not in the labels fingerprint."""
+    """One version's changes, as ``sets promote`` writes them: what was added, removed, regraded
+    and judged not relevant (each ``question id: document id``), by whom, when. Documentation:
+    never scored, not in the labels fingerprint."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
@@ -339,6 +339,7 @@ class ChangelogEntry(BaseModel):
     added: tuple[Text, ...] = ()
     removed: tuple[Text, ...] = ()
     regraded: tuple[Text, ...] = ()
+    not_relevant: tuple[Text, ...] = ()  # unlabelled documents judged not relevant (grade 0)
     questions_added: tuple[Text, ...] = ()
     note: Text | None = None
 

@@ -6,10 +6,12 @@ each (question, document) pair's grades by the documented rule
 count) and applies the merged grades:
 
 - grade >= 1 on a document the question does not label: a new target (``added``);
-- grade 0 on a target: the target is removed (``removed``);
+- grade 0 on a target: the target is removed (``removed``) and stays in ``grades:`` as 0;
 - another grade on a target: ``regraded`` (written to ``grades:``; the target stays);
-- grade 0 on a document the question does not label: nothing changes in the set (the
-  judgments file keeps it, and pooling skips judged pairs);
+- grade 0 on a document the question does not grade: written to ``grades:`` as 0
+  (``not_relevant``). A grade-0 pair stays judged in the set
+  (:mod:`retrieval_eval.golden.judged`): no pool or lint offers it again once the judgments are
+  gone, and it changes no figure nor the labels fingerprint;
 - a row naming a new question by its text (no ``question_id``) adds that question when one of its
   documents is graded >= 1, with an id made from its text (lower case, words joined by ``-``,
   ``-2``, ``-3`` ... when taken) and form ``gap`` (a reviewer's or a user's wording, not the
@@ -56,7 +58,7 @@ class Promotion:
     @property
     def changed(self) -> bool:
         e = self.entry
-        return bool(e.added or e.removed or e.regraded or e.questions_added)
+        return bool(e.added or e.removed or e.regraded or e.not_relevant or e.questions_added)
 
 
 def new_question_id(text: str, taken: set[str]) -> str:
@@ -106,6 +108,7 @@ def promote(
     added: list[str] = []
     removed: list[str] = []
     regraded: list[str] = []
+    not_relevant: list[str] = []
     new: dict[str, dict[str, int]] = {}  # new question text -> merged grades
     for (key, doc), grade in summary.merged.items():
         if key.startswith("text:") and key not in by_id:
@@ -120,8 +123,11 @@ def promote(
             if grade >= 1:
                 grades[doc] = grade
                 added.append(f"{key}: {doc} (grade {grade})")
+            elif before is None:
+                grades[doc] = 0
+                not_relevant.append(f"{key}: {doc}")
         elif grade == 0:
-            del grades[doc]
+            grades[doc] = 0
             removed.append(f"{key}: {doc} (judged not relevant)")
         elif grade != before:
             grades[doc] = grade
@@ -142,11 +148,11 @@ def promote(
             continue
         qid = new_question_id(text, taken)
         taken.add(qid)
-        kept = {doc: g for doc, g in grades.items() if g >= 1}
         question = GoldenQuestion(id=qid, question=text, form=NEW_FORM)
-        questions.append(_written(question, kept))
+        questions.append(_written(question, grades))
         questions_added.append(f"{qid}: {text}")
-        added += [f"{qid}: {doc} (grade {g})" for doc, g in kept.items()]
+        added += [f"{qid}: {doc} (grade {g})" for doc, g in grades.items() if g >= 1]
+        not_relevant += [f"{qid}: {doc}" for doc, g in grades.items() if g == 0]
     version = (golden.version or 1) + 1
     notes = []
     if summary.kappa is not None:
@@ -164,6 +170,7 @@ def promote(
         added=tuple(added),
         removed=tuple(removed),
         regraded=tuple(regraded),
+        not_relevant=tuple(not_relevant),
         questions_added=tuple(questions_added),
         note="; ".join(notes) or None,
     )

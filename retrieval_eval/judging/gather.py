@@ -23,12 +23,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from retrieval_eval.errors import UnknownNameError
+from retrieval_eval.golden.judged import judged_pairs
 from retrieval_eval.golden.models import GoldenQuestionSet
 from retrieval_eval.judging.pooling import (
     DEPTH,
     Holes,
     Pool,
-    judged_pairs,
     lint_candidates,
     pool,
     replay_candidates,
@@ -115,8 +115,13 @@ def gather(
 ) -> Gathered:
     """Pool ``retrievers`` on ``golden`` (see the module docstring); ``store`` may be None only
     with ``fresh`` and no ``replay_id``, whose queries are in their stored form or, with
-    ``captured_text``, as captured (read from the sample's log again)."""
+    ``captured_text``, as captured (read from the sample's log again). The pairs ``judgments``
+    and the store's judgments grade are judged: neither candidates nor holes."""
     from retrieval_eval.judging.pipeline import opened_retriever
+    from retrieval_eval.store.judgments import read_stored_judgments
+
+    if store is not None:
+        judgments = [*judgments, *read_stored_judgments(store, golden.identifier)]
 
     notes: list[str] = []
     with ExitStack() as stack:
@@ -134,7 +139,7 @@ def gather(
             pooled = [stored_pooled(store, golden.identifier, n) for n in retrievers]
         extra: list[tuple[str, str, str]] = []
         if lint:
-            extra.extend(_lint_candidates(config, golden, corpus, opened, notes))
+            extra.extend(_lint_candidates(config, golden, corpus, opened, notes, judgments))
         if replay_id is not None:
             from retrieval_eval.replay.draft import draft_rows, refuse_hashed
             from retrieval_eval.replay.pipeline import stored_outcome
@@ -161,7 +166,7 @@ def gather(
             golden,
             {p.name: p.rankings for p in pooled},
             depth,
-            judged_pairs(judgments),
+            judged_pairs(rows=judgments),
             extra,
             kept,
         )
@@ -183,9 +188,10 @@ def _lint_candidates(
     corpus: Path | None,
     opened: dict[str, Any],
     notes: list[str],
+    judgments: Sequence[Judgment],
 ) -> list[tuple[str, str, str]]:
     """Lint's completeness candidates over ``corpus`` (a mismatch is an error), else over the
-    first opened retriever's corpus (a mismatch is a note)."""
+    first opened retriever's corpus (a mismatch is a note); ``judgments``' pairs are judged."""
     from retrieval_eval.lint.completeness import CHECK, check_completeness
     from retrieval_eval.lint.run import (
         CorpusMismatchError,
@@ -209,7 +215,8 @@ def _lint_candidates(
     if mismatch:
         notes.append(f"{CHECK}: skipped: {mismatch}")
         return []
-    return lint_candidates(check_completeness(golden, documents, config.lint, path))
+    found = check_completeness(golden, documents, config.lint, path, judgments)
+    return lint_candidates(found)
 
 
 def _texts(opened: dict[str, Any], ids: list[str], notes: list[str]) -> dict[str, str]:

@@ -16,8 +16,9 @@ at most α (default 0.05): the family-wise error rate of all N − 1 verdicts to
 The reference is the best-ranked entry unless one is named.
 
 Each entry also carries its *holes* (:mod:`retrieval_eval.judging.pooling`): the share of its
-top ``holes_depth`` (default 10, as ``sets pool``; a run kept to top 3 is counted at 3) that its
-labels do not name, so a retriever that finds what the labellers never saw is seen to be judged
+top ``holes_depth`` (default 10, as ``sets pool``; a run kept to top 3 is counted at 3) that is
+not judged (:mod:`retrieval_eval.golden.judged`: neither its labels, grade 0 included, nor the
+``judgments`` given, the store's, grade it), so a retriever that finds what the labellers never saw is seen to be judged
 on fewer labels.
 
 ``differences`` lists the questions where the retrievers disagree on top-1 (at least one run
@@ -64,6 +65,7 @@ from retrieval_eval.judging.regression import mcnemar_exact
 from retrieval_eval.store.summary import RunSummary
 
 if TYPE_CHECKING:
+    from retrieval_eval.golden.judgments import Judgment
     from retrieval_eval.store import Store
     from retrieval_eval.store.models import StoredRun
 
@@ -113,7 +115,7 @@ class Entry(BaseModel):
     # questions; None where it did not fetch that deep. Absent from the JSON when there is none
     hit_rate_at: dict[int, float | None] = Field(default_factory=dict)
     hit_rate_at_ci: dict[int, list[float] | None] = Field(default_factory=dict)
-    # the share of its top ``holes_depth`` that its labels do not name (TREC pooling's
+    # the share of its top ``holes_depth`` that is not judged (TREC pooling's
     # unjudged documents, counted as not relevant): the board's depth (default 10), or the
     # shallower depth the run kept its rankings to (``judging.pooling.run_holes``)
     holes_depth: int | None = None
@@ -228,9 +230,11 @@ def compare_runs(
     reference: str | None = None,
     alpha: float = ALPHA,
     holes_depth: int = HOLES_DEPTH,
+    judgments: Sequence[Judgment] = (),
 ) -> Leaderboard:
     """The leaderboard of these runs (of one set), compared with ``reference`` (an entry name:
-    the retriever) or else with the best-ranked run; each entry's holes at ``holes_depth``."""
+    the retriever) or else with the best-ranked run; each entry's holes at ``holes_depth``,
+    ``judgments`` (the set's stored ones) counting as judged besides each run's labels."""
     _check_count(len(runs), "runs")
     if not 0 < alpha < 1:
         raise InvalidInputError(f"alpha must be between 0 and 1 (exclusive), got {alpha}")
@@ -264,6 +268,7 @@ def compare_runs(
             else _versus(tables[name], p_values[name], adjusted[name], alpha),
             depths,
             holes_depth,
+            judgments,
         )
         for name, run in ranked
     ]
@@ -338,9 +343,10 @@ def _entry(
     versus: Versus | None,
     depths: Sequence[int],
     holes_depth: int = HOLES_DEPTH,
+    judgments: Sequence[Judgment] = (),
 ) -> Entry:
     summary = RunSummary.of(run, slices=False)
-    holes = run_holes(run.result, holes_depth)
+    holes = run_holes(run.result, holes_depth, judgments)
     n = run.result.question_count
     at = {depth: _hits(run, depth) for depth in depths}
     metrics = run.result.metrics
@@ -348,8 +354,7 @@ def _entry(
     deepest = max(ndcg, key=lambda k: int(k.partition("@")[2])) if ndcg else None
     return Entry(
         name=name,
-        **summary.model_dump(include=_FROM_SUMMARY),
-        mrr=metrics.get("mrr"),
+        **summary.model_dump(include=_FROM_SUMMARY),  # mrr among them
         mrr_metric=run.result.settings.shown_metric("mrr") if "mrr" in metrics else None,
         ndcg=metrics.get(deepest) if deepest else None,
         ndcg_metric=deepest,

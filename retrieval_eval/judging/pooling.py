@@ -1,7 +1,8 @@
 """Pooling (TREC): the documents to judge are the union of several retrievers' top-k.
 
-For each question, every document in a retriever's top-``depth`` that its labels do not name
-(and no judgment has graded yet) is a candidate, saying where it came from (``bm25 #2``); lint's
+For each question, every document in a retriever's top-``depth`` that is not judged
+(:mod:`retrieval_eval.golden.judged`: the set grades it, 0 included, or a judgment does) is a
+candidate, saying where it came from (``bm25 #2``); lint's
 completeness candidates join with their check's name, and a replay's most-changed queries (new
 questions, keyed by their text) with the documents of both rankings. Unjudged documents count as
 not relevant in every hit rate, which biases against a retriever that finds what the labellers
@@ -16,6 +17,8 @@ from __future__ import annotations
 from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
+
+from retrieval_eval.golden.judged import Pair, judged_pairs
 
 if TYPE_CHECKING:
     from retrieval_eval.evaluation.results import RunResult
@@ -45,32 +48,31 @@ class Holes:
 def count_holes(
     retriever: str,
     depth: int,
-    ranked: Iterable[tuple[str, Sequence[str], Collection[str]]],
-    judged: Collection[tuple[str, str]] = (),
+    ranked: Iterable[tuple[str, Sequence[str]]],
+    judged: Collection[Pair],
 ) -> tuple[Holes, list[tuple[str, str, int]]]:
-    """The holes of ``ranked`` (question id, distinct ids best first, its labels) in the top
-    ``depth``, and the unjudged (question id, document id, rank) themselves."""
+    """The holes of ``ranked`` (question id, distinct ids best first) in the top ``depth``: the
+    places whose pair is not ``judged``, and those (question id, document id, rank) themselves."""
     slots = 0
     found: list[tuple[str, str, int]] = []
-    for question_id, ranking, labels in ranked:
+    for question_id, ranking in ranked:
         top = list(ranking)[:depth]
         slots += len(top)
         found.extend(
             (question_id, doc, rank)
             for rank, doc in enumerate(top, start=1)
-            if doc not in labels and (question_id, doc) not in judged
+            if (question_id, doc) not in judged
         )
     return Holes(retriever, depth, slots, len(found)), found
 
 
-def run_holes(result: RunResult, depth: int = DEPTH) -> Holes:
-    """A run's holes against its own labels, at ``depth`` or the shallower depth it kept."""
+def run_holes(result: RunResult, depth: int = DEPTH, judgments: Iterable[Judgment] = ()) -> Holes:
+    """A run's holes at ``depth`` or the shallower depth it kept: judged are the labels it was
+    scored against (grade 0 too) and the graded ``judgments`` (the store's)."""
     kept = min(depth, result.settings.depth)
-    # judged: the targets and, in a graded set, every graded document (grade 0 too)
-    ranked = (
-        (q.id, q.retrieved, {*q.expected_document_ids, *(q.grades or ())}) for q in result.questions
-    )
-    return count_holes(result.retriever, kept, ranked)[0]
+    judged = judged_pairs(questions=result.questions, rows=judgments)
+    ranked = ((q.id, q.retrieved) for q in result.questions)
+    return count_holes(result.retriever, kept, ranked, judged)[0]
 
 
 @dataclass
@@ -125,38 +127,34 @@ def excerpt(text: str, limit: int = TEXT_CHARS) -> str:
     return head + " …"
 
 
-def judged_pairs(judgments: Iterable[Judgment]) -> set[tuple[str, str]]:
-    """(question key, document id) of every graded row."""
-    return {(j.question_key, j.document_id) for j in judgments if j.grade is not None}
-
-
 def pool(
     golden: GoldenQuestionSet,
     rankings: Mapping[str, Mapping[str, Sequence[str]]],
     depth: int = DEPTH,
-    judged: set[tuple[str, str]] | None = None,
+    judged: Collection[Pair] = (),
     extra: Iterable[tuple[str, str, str]] = (),
     kept: Mapping[str, int] | None = None,
 ) -> Pool:
     """Pool ``rankings`` (retriever -> question id -> distinct ids, best first) to ``depth``.
 
-    ``judged`` pairs (graded in a judgments file) are neither candidates nor holes; ``extra``
+    Judged pairs (:func:`~retrieval_eval.golden.judged.judged_pairs`: the set's grades and the
+    ``judged`` pairs of judgments files and the store) are neither candidates nor holes; ``extra``
     adds (question key, document id, source) candidates such as lint's and a replay's (a key
     not in the set is a new question's, ``text:`` and its text); ``kept`` names retrievers
     whose rankings stop at a shallower depth (a stored run's), counted at that depth.
     """
-    judged = judged or set()
-    labelled = {q.id: set(q.judged_ids) for q in golden.questions}
+    every = judged_pairs(questions=golden.questions) | set(judged)
+    asked = {q.id for q in golden.questions}
     result = Pool()
     for name, by_question in rankings.items():
         at = min(depth, (kept or {}).get(name, depth))
-        ranked = ((q.id, by_question.get(q.id, ()), labelled[q.id]) for q in golden.questions)
-        result.holes[name], found = count_holes(name, at, ranked, judged)
+        ranked = ((q.id, by_question.get(q.id, ())) for q in golden.questions)
+        result.holes[name], found = count_holes(name, at, ranked, every)
         for qid, doc, rank in found:
             result.add(qid, doc, f"{name} #{rank}")
     for key, doc, source in extra:
-        known = key in labelled or key.startswith(NEW_QUESTION)
-        if known and doc not in labelled.get(key, ()) and (key, doc) not in judged:
+        known = key in asked or key.startswith(NEW_QUESTION)
+        if known and (key, doc) not in every:
             result.add(key, doc, source)
     return result
 

@@ -145,12 +145,12 @@ def record_run(
     (``approve_labels_change``: see :func:`judge_and_save`).
 
     Never raises StoreUnavailableError: a store that fails gives a spooled run (when ``save``;
-    see :func:`~retrieval_eval.store.spool.keep_run` for a spool that fails too), a verdict
+    see :func:`~retrieval_eval.store.spool.keep_spooled` for a spool that fails too), a verdict
     saying so and :attr:`Recorded.problem`. An unknown pinned baseline raises UnknownNameError
     (exit 2).
     """
     from retrieval_eval.store import mask_url, open_store
-    from retrieval_eval.store.spool import SpooledRun, keep_run
+    from retrieval_eval.store.spool import SpooledRun, keep_spooled
     from retrieval_eval.store.url import parse_store_url, store_fingerprint
 
     result = errors_redacted(result)
@@ -176,9 +176,9 @@ def record_run(
                 store=shown,
                 store_fingerprint=store_fingerprint(store_url),
             )
-            kept = keep_run(entry, spool_dir)
+            kept = keep_spooled(entry, spool_dir)
         too_new = isinstance(exc, StoreTooNewError)
-        problem = _not_saved(exc, kept, shown)
+        problem = not_saved(exc, kept, "run", f"replays it into {shown}")
         head = "Result store not used" if too_new else "Result store unreachable"
         note = f"{head}: {problem}."
         verdict = detect_regression(result, None, thresholds, comparable=False, note=note)
@@ -193,18 +193,18 @@ def record_run(
         )
 
 
-def _not_saved(exc: StoreUnavailableError, kept: Kept | None, store: str) -> str:
-    """What a run the store did not take says: the store's failure, where the run went (the
-    spool, else a temporary folder, else nowhere) and the command that saves it later."""
+def not_saved(exc: StoreUnavailableError, kept: Kept | None, what: str, saves: str) -> str:
+    """What a run or replay (``what``) the store did not take says: the store's failure, where
+    it went (the spool, else a temporary folder, else nowhere) and the command that saves it
+    later, which ``saves`` (a clause: "replays it into STORE")."""
     if kept is None:  # not to be saved
         return str(exc)
     if kept.path is None:
-        return f"{exc}; {kept.problem}: the run was written nowhere, its report is all there is"
-    when = later(exc.exit_code)
+        return f"{exc}; {kept.problem}: the {what} was written nowhere, its report is all there is"
     command = replay_command(kept.path.parent)
-    replay = f"save it {when} with `{command}`, which replays it into {store}"
+    replay = f"save it {later(exc.exit_code)} with `{command}`, which {saves}"
     if kept.problem is None:
-        return f"{exc}; the run was spooled to {kept.path}: {replay}"
+        return f"{exc}; the {what} was spooled to {kept.path}: {replay}"
     return f"{exc}; {kept.problem}: {replay}"
 
 

@@ -20,13 +20,18 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from retrieval_eval.config.models import LintOptions
+from retrieval_eval.golden.judged import judged_pairs
 from retrieval_eval.golden.models import GoldenQuestionSet
 from retrieval_eval.lint.minhash import LshIndex, ShingleSets, jaccard
 from retrieval_eval.lint.models import Finding
 from retrieval_eval.lint.signature_cache import SHINGLE_WORDS, corpus_signatures
 from retrieval_eval.retrievers.corpus import Document
+
+if TYPE_CHECKING:
+    from retrieval_eval.golden.judgments import Judgment
 
 CHECK = "label_completeness"
 
@@ -65,16 +70,19 @@ def check_completeness(
     documents: Sequence[Document],
     options: LintOptions,
     corpus: Path | None = None,
+    judgments: Sequence[Judgment] = (),
 ) -> list[Finding]:
+    """A warning per question with candidate labels: near-duplicates of its targets that are
+    not judged (:mod:`retrieval_eval.golden.judged`: the set or ``judgments`` grade them)."""
     targets = {d for q in golden_set.questions for d in q.targets()}
     similar = near_duplicates(documents, targets, options.document_similarity, corpus)
+    judged = judged_pairs(questions=golden_set.questions, rows=judgments)
     findings = []
     for question in golden_set.questions:
-        labelled = set(question.judged_ids)  # graded 0 too: judged, no candidate
         candidates: dict[str, dict[str, object]] = {}
         for target in question.targets():
             for doc_id, similarity in similar.get(target, {}).items():
-                if doc_id in labelled:
+                if (question.id, doc_id) in judged:
                     continue
                 best = candidates.get(doc_id)
                 if best is None or float(best["jaccard"]) < similarity:  # type: ignore[arg-type]

@@ -7,8 +7,8 @@ Inputs and what they enable:
 - ``corpus`` (a path, as the lexical adapter reads it, or documents): form honesty, label
   completeness. A folder holding a ``corpus.jsonl`` is a BEIR collection: its ``corpus.jsonl``
   is read (not the folder's ``.md`` files, such as a ``SOURCE.md``);
-- ``store`` (read-only: anything with ``retrievers_for`` and ``history``): never found, and the
-  rates for the power figures (the newest run of ``retriever`` when it has one, else the newest
+- ``store`` (a read-only :class:`~retrieval_eval.store.Store`): never found, its judgments of
+  the set (judged pairs are no completeness candidate), and the rates for the power figures (the newest run of ``retriever`` when it has one, else the newest
   of any retriever; ``result``, a run just made, wins over both);
 - always: duplicate questions, identical targets, power (without rates when nothing is stored).
 
@@ -146,7 +146,10 @@ def run_lint(
     else:
         texts = {doc.id: doc.content for doc in documents}
         ran(forms.CHECK, forms.check_forms(golden_set, texts, options))
-        found = completeness.check_completeness(golden_set, documents, options, path)
+        from retrieval_eval.store.judgments import read_stored_judgments
+
+        judged = read_stored_judgments(store, golden_set.identifier) if store is not None else []
+        found = completeness.check_completeness(golden_set, documents, options, path, judged)
         ran(completeness.CHECK, found)
 
     ran(duplicates.CHECK, duplicates.check_duplicates(golden_set, options))

@@ -67,6 +67,10 @@ class ReplayOutcome:
     run_date: datetime = field(default_factory=lambda: datetime.now(UTC))
     package_version: str | None = None
     spool_path: Path | None = None
+    # the store's failure and where the replay went (None when saved), and its exit code: 3,
+    # or 2 for a store a newer retrieval-eval migrated
+    problem: str | None = None
+    problem_exit_code: int = 3
 
 
 def stored_sample(
@@ -171,9 +175,12 @@ def run_replay(
 ) -> ReplayOutcome:
     """Replay ``sample_name`` with ``retriever``, compare, judge and (with ``save``) store it.
 
-    With ``store_url``, saving is :func:`record_replay` (spooled when the store is unreachable);
-    with ``store`` None as well (it could not be opened), the sample is drawn from the log and
-    the replay compared with ``against`` only, the rest when ``db replay`` saves it.
+    What the store holds for it (the sample, the rankings compared with) is read first, then
+    the store's connections are released while the retrievers answer, and the replay is saved
+    last. With ``store_url``, saving is :func:`record_replay` (spooled when the store is
+    unreachable, also when it went away after it was read); with ``store`` None as well (it
+    could not be opened, or failed while it was read), the sample is drawn from the log and the
+    replay compared with ``against`` only, the rest when ``db replay`` saves it.
     """
     if against is not None and against_run is not None:
         raise InvalidInputError("give --against RETRIEVER or --against-run ID, not both")
@@ -182,7 +189,21 @@ def run_replay(
             f"--against-run {against_run} reads a stored replay, and the result store is "
             "unreachable: nothing was replayed"
         )
-    sample_id, sample, spec = stored_sample(config, store, sample_name)
+    drawn: tuple[int | None, QuerySample, SampleSpec] | None = None
+    found = None
+    try:
+        drawn = stored_sample(config, store, sample_name)
+        if against is None:  # another retriever's rankings are the ones replayed below
+            found = compared_with(store, drawn[0], retriever, against_run=against_run)
+    except StoreUnavailableError:
+        if store is None or store_url is None or not save or against_run is not None:
+            raise
+        store = None  # as if it had been down from the start: spooled, compared when saved
+    if drawn is None:
+        drawn = stored_sample(config, None, sample_name)
+    if store is not None:
+        store.release()  # no connection is held open while the retrievers answer
+    sample_id, sample, spec = drawn
     settings = replay_settings(config, sample_name, retriever, k=k)
     after = rankings_of(config, sample, spec, retriever, settings)
     others = None if against is None else rankings_of(config, sample, spec, against, settings)
@@ -191,7 +212,7 @@ def run_replay(
         store,
         sample_name,
         retriever,
-        sample_id,
+        sample_id if store is not None else None,
         sample,
         after,
         others=others,
@@ -201,6 +222,7 @@ def run_replay(
         run_key=run_key,
         k=settings.k,
         p=p,
+        found=found,
     )
     if save and store_url is not None:
         return record_replay(store, outcome, store_url=store_url, spool_dir=spool_dir)
@@ -280,11 +302,13 @@ def judged_against(
     run_key: str | None = None,
     k: int | None = None,
     p: float | None = None,
+    found: tuple[Sequence[Ranked] | None, StoredReplay | None, str | None] | None = None,
 ) -> ReplayOutcome:
-    """``after`` compared with what :func:`compared_with` finds, by the series' persistence,
-    depth and drift limits; the outcome keeps what it was compared with, for the spool. The
-    CLI's replay and the DAG's compare task both end here."""
-    before, compared, label = compared_with(
+    """``after`` compared with what :func:`compared_with` finds (or ``found``: what it found
+    before the retrieval), by the series' persistence, depth and drift limits; the outcome
+    keeps what it was compared with, for the spool. The CLI's replay and the DAG's compare task
+    both end here."""
+    before, compared, label = found or compared_with(
         store,
         sample_id,
         retriever,
@@ -420,12 +444,13 @@ def record_replay(
     spool_dir: Path | None = None,
 ) -> ReplayOutcome:
     """Save the replay in one transaction into ``store`` (opened from ``store_url`` when None);
-    when the store cannot be reached, write it to the spool instead and say so in the outcome's
-    ``notes`` and ``spool_path`` (``db replay`` compares and saves it later). Never raises
-    StoreUnavailableError."""
-    from retrieval_eval.judging.recording import replay_command
+    when the store cannot be reached, keep it as a run is kept
+    (:func:`~retrieval_eval.store.spool.keep_spooled`: the spool, else a new folder of the
+    temporary folder) and say so in the outcome's ``notes``, ``problem`` and ``spool_path``
+    (``db replay`` compares and saves it later). Never raises StoreUnavailableError."""
+    from retrieval_eval.judging.recording import not_saved
     from retrieval_eval.store import mask_url, open_store
-    from retrieval_eval.store.spool import write_spool
+    from retrieval_eval.store.spool import keep_spooled
 
     try:
         if store is not None:
@@ -433,13 +458,18 @@ def record_replay(
         with open_store(store_url) as opened:
             return save_outcome(opened, outcome)
     except StoreUnavailableError as exc:
-        path = write_spool(spooled(outcome, store_url), spool_dir)
-        note = (
-            f"Result store unreachable: {exc}. The replay was spooled to {path}; save it later "
-            f"with `{replay_command(path.parent)}`, which compares it with "
-            f"{_compared_later(outcome)} and stores it in {mask_url(store_url)}."
+        kept = keep_spooled(spooled(outcome, store_url), spool_dir)
+        saves = (
+            f"compares it with {_compared_later(outcome)} and stores it in {mask_url(store_url)}"
         )
-        return replace(outcome, spool_path=path, notes=(*outcome.notes, note))
+        problem = not_saved(exc, kept, "replay", saves)
+        return replace(
+            outcome,
+            spool_path=kept.path,
+            notes=(*outcome.notes, f"Result store unreachable: {problem}."),
+            problem=problem,
+            problem_exit_code=exc.exit_code,
+        )
 
 
 def _compared_later(outcome: ReplayOutcome) -> str:

@@ -22,18 +22,31 @@ from __future__ import annotations
 import hashlib
 import hmac
 import random
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    ConfigDict,
+    Field,
+    TypeAdapter,
+    ValidationError,
+)
+from pydantic_core import PydanticCustomError
 
-from retrieval_eval.errors import SampleError
+from retrieval_eval.errors import SampleError, SourceUnavailableError
 from retrieval_eval.replay.specs import Privacy, SampleSource, SampleSpec, utc
 from retrieval_eval.safety.redaction import redact_personal
 from retrieval_eval.safety.surrogates import lone_surrogate
+from retrieval_eval.store.names import MAX_COUNT
+
+if TYPE_CHECKING:
+    from sqlalchemy.engine import URL
 
 MAX_QUERY_CHARS = 4_000
 MAX_PROBLEMS = 20
@@ -44,12 +57,32 @@ HEAD_SHARE, TORSO_SHARE = 0.5, 0.8
 Bucket = Literal["head", "torso", "tail"]
 
 
+def _no_nul(text: str) -> str:
+    if "\x00" in text:
+        raise PydanticCustomError(
+            "nul_character",
+            "holds a NUL character (\\x00), which the result store cannot keep (PostgreSQL "
+            "text never holds one): remove it from the log",
+        )
+    return text
+
+
+def _storable_count(count: int) -> int:
+    if count > MAX_COUNT:
+        raise PydanticCustomError(
+            "count_too_large",
+            f"{count} is more than the result store keeps ({MAX_COUNT}): a count is how many "
+            "times the query was asked",
+        )
+    return count
+
+
 class _Row(BaseModel):
     model_config = ConfigDict(extra="ignore")
 
-    text: Annotated[str, Field(max_length=MAX_QUERY_CHARS)]
-    id: Annotated[str, Field(min_length=1, max_length=255)] | None = None
-    count: Annotated[int, Field(ge=1)] = 1
+    text: Annotated[str, Field(max_length=MAX_QUERY_CHARS), AfterValidator(_no_nul)]
+    id: Annotated[str, Field(min_length=1, max_length=255), AfterValidator(_no_nul)] | None = None
+    count: Annotated[int, Field(ge=1), AfterValidator(_storable_count)] = 1
     timestamp: datetime | None = None
 
 
@@ -98,6 +131,13 @@ def build_sample(name: str, spec: SampleSpec, base_dir: Path | None = None) -> Q
         SampledQuery(k, merged[k][0], merged[k][1], buckets[k], merged[k][2]) for k in drawn
     )
     traffic = sum(count for _, count, _ in merged.values())
+    if traffic > MAX_COUNT:  # a merged query's count is at most this too
+        raise SampleError(
+            [
+                f"samples.{name}: the counts of its log add up to {traffic}, more than the result "
+                f"store keeps ({MAX_COUNT}); draw it from a shorter span of the log"
+            ]
+        )
     return QuerySample(name, spec.privacy, queries, len(merged), traffic)
 
 
@@ -227,14 +267,16 @@ def _mapped(
 def _read_sql(source: SampleSource, where: str) -> tuple[list[dict[str, Any]], list[int]]:
     from sqlalchemy import text as sql_text
 
-    from retrieval_eval.store.engine import make_engine, unavailable_as_error
+    from retrieval_eval.store.engine import make_engine
     from retrieval_eval.store.url import parse_store_url
 
     url_text = source.url if source.url is not None else _connection_url(source, where)
     url = parse_store_url(url_text, source=f"{where}.url")
-    engine = make_engine(url)
+    engine = make_engine(url, statement_timeout_s=source.timeout_s)
     try:
-        with unavailable_as_error(url), engine.connect() as connection:
+        with _sql_errors(url, source, where, connecting=True):
+            connection = engine.connect()
+        with connection, _sql_errors(url, source, where, connecting=False):
             result = connection.execute(sql_text(source.query or ""))
             columns = list(result.keys())
             records = [dict(zip(columns, row, strict=True)) for row in result]
@@ -247,6 +289,33 @@ def _read_sql(source: SampleSource, where: str) -> tuple[list[dict[str, Any]], l
         records = [{"text": r[first], **({"count": r[second]} if second else {})} for r in records]
     lines = list(range(1, len(records) + 1))
     return _mapped(f"{where}.query row", records, lines, source), lines
+
+
+@contextmanager
+def _sql_errors(url: URL, source: SampleSource, where: str, *, connecting: bool) -> Iterator[None]:
+    """A sample's SQL source failing: unreachable, disconnected or past ``timeout_s`` is
+    :class:`SourceUnavailableError` (exit 3); a query the database refuses (a syntax error, an
+    unknown table) is :class:`SampleError` (exit 2) naming ``{where}.query`` and the database's
+    reason. The driver's exception is not chained: it could carry the password."""
+    from sqlalchemy.exc import DBAPIError
+
+    from retrieval_eval.store.engine import reason, statement_timed_out
+    from retrieval_eval.store.url import mask_url
+
+    try:
+        yield
+    except DBAPIError as exc:
+        why = reason(exc, url)
+        database = f"the query log's database at {mask_url(url)}"
+        if connecting or exc.connection_invalidated:
+            lost = "cannot reach" if connecting else "lost the connection to"
+            raise SourceUnavailableError(f"{where}: {lost} {database}: {why}") from None
+        if statement_timed_out(exc):
+            raise SourceUnavailableError(
+                f"{where}.query: still running on {database} after {source.timeout_s:g} s, so it "
+                f"was ended ({why}); make the query faster, or raise {where}.source.timeout_s"
+            ) from None
+        raise SampleError([f"{where}.query: {database} refused it: {why}; fix the SQL"]) from None
 
 
 def _connection_url(source: SampleSource, where: str) -> str:

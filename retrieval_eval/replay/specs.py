@@ -36,6 +36,8 @@ class SampleSource(BaseModel):
     count_field: str | None = None
     id_field: str | None = None
     timestamp_field: str | None = None
+    # an SQL query still running after this many seconds is ended (rows fetched included)
+    timeout_s: Annotated[float, Field(gt=0, allow_inf_nan=False)] = 300.0
     since: datetime | None = None
     until: datetime | None = None
 

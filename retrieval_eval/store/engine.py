@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import sqlite3
 import sys
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager, suppress
 from pathlib import Path
@@ -36,15 +37,48 @@ class StoreFailedError(StoreUnavailableError):
     database, a rejected row): exit 3, and the run is spooled, as for an unreachable store."""
 
 
-def make_engine(url: URL, *, read_only: bool = False) -> Engine:
+def make_engine(
+    url: URL, *, read_only: bool = False, statement_timeout_s: float | None = None
+) -> Engine:
     """An engine for a parsed, normalised store URL (see ``parse_store_url``); ``read_only``
-    opens a SQLite file read-only with deferred transactions (PostgreSQL is not affected)."""
+    opens a SQLite file read-only with deferred transactions (PostgreSQL is not affected).
+    ``statement_timeout_s`` ends a statement that runs longer (with its rows fetched), as
+    :func:`statement_timed_out` tells: PostgreSQL's ``statement_timeout``, on SQLite a progress
+    handler."""
     if url.get_backend_name() == "sqlite":
-        return _sqlite_engine(url, read_only=read_only)
+        engine = _sqlite_engine(url, read_only=read_only)
+        if statement_timeout_s is not None:
+            _sqlite_deadline(engine, statement_timeout_s)
+        return engine
     connect_args: dict[str, Any] = {}
     if "connect_timeout" not in url.query:
         connect_args["connect_timeout"] = PG_CONNECT_TIMEOUT_S
+    if statement_timeout_s is not None:  # after any options the URL gives
+        given = url.query.get("options")
+        given = given if isinstance(given, str) else " ".join(given or ())
+        timeout = f"-c statement_timeout={max(1, round(statement_timeout_s * 1000))}"
+        connect_args["options"] = f"{given} {timeout}".strip()
     return create_engine(url, connect_args=connect_args, pool_pre_ping=True)
+
+
+def _sqlite_deadline(engine: Engine, timeout_s: float) -> None:
+    """Interrupt a SQLite statement still running ``timeout_s`` after it started (its rows
+    fetched included): the error is sqlite3's "interrupted"."""
+
+    @event.listens_for(engine, "before_cursor_execute")
+    def _deadline(connection: Any, *_args: Any) -> None:
+        deadline = time.monotonic() + timeout_s
+        dbapi = connection.connection.dbapi_connection
+        dbapi.set_progress_handler(lambda: time.monotonic() > deadline, 1000)
+
+
+def statement_timed_out(exc: BaseException) -> bool:
+    """Whether a database error is a statement ended by ``statement_timeout_s``."""
+    orig = getattr(exc, "orig", None) or exc
+    if isinstance(orig, sqlite3.OperationalError):
+        return str(orig) == "interrupted"
+    psycopg = sys.modules.get("psycopg")
+    return psycopg is not None and isinstance(orig, psycopg.errors.QueryCanceled)
 
 
 def _sqlite_engine(url: URL, *, read_only: bool) -> Engine:

@@ -23,6 +23,8 @@ KNOWN_REVISIONS = (
     HEAD,
 )
 MAX_RUN_ID = 2**31 - 1  # eval_result.id is a 32-bit INTEGER; PostgreSQL rejects larger values
+# a sampled query's count and a log's summed counts are 32-bit INTEGER columns too
+MAX_COUNT = 2**31 - 1
 
 # what a read-only command says when there is no store yet (it never creates one)
 CREATE_HINT = (

@@ -146,22 +146,24 @@ def write_spool(entry: SpooledRun | SpooledReplay, spool_dir: Path | None = None
 
 @dataclass(frozen=True)
 class Kept:
-    """Where :func:`keep_run` wrote a run (None: nowhere) and, when the spool folder could not
-    take it, why and where it went instead (``problem``: a clause for a message)."""
+    """Where :func:`keep_spooled` wrote a run or replay (None: nowhere) and, when the spool
+    folder could not take it, why and where it went instead (``problem``: a clause for a
+    message)."""
 
     path: Path | None
     problem: str | None = None
 
 
-def keep_run(entry: SpooledRun, spool_dir: Path | None = None) -> Kept:
-    """Write ``entry`` to the spool; when the folder cannot take it (OSError: full, read-only),
-    to a new folder of the system's temporary folder, readable by this user only (the run holds
-    the questions), which ``db replay --spool-dir`` replays like any spool folder."""
+def keep_spooled(entry: SpooledRun | SpooledReplay, spool_dir: Path | None = None) -> Kept:
+    """Write ``entry`` (a run or a replay) to the spool; when the folder cannot take it
+    (OSError: full, read-only), to a new folder of the system's temporary folder, readable by
+    this user only (it holds the questions or queries), which ``db replay --spool-dir``
+    replays like any spool folder."""
     folder = spool_dir or default_spool_dir()
     try:
         return Kept(write_spool(entry, folder))
     except OSError as exc:
-        problem = f"the spool folder {folder} could not take the run ({_why(exc)})"
+        problem = f"the spool folder {folder} could not take the {entry.kind} ({_why(exc)})"
     fallback: Path | None = None
     try:
         fallback = Path(tempfile.mkdtemp(prefix="retrieval-eval-spool-"))

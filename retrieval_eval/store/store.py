@@ -107,6 +107,11 @@ class Store:
         self.close()
 
     def close(self) -> None:
+        self.release()
+
+    def release(self) -> None:
+        """Close the connections the pool holds (the next call opens one): a caller that works
+        a long while without the store (a replay's retrievers) holds none open meanwhile."""
         self.engine.dispose()
 
     def _guard(self) -> Any:

@@ -55,6 +55,14 @@ _FROM_STORED = (
 )
 
 
+def _ranking_metrics(r: RunResult) -> dict[str, Any]:
+    """The run's MRR (with the depth it was computed over) and nDCG@k, where it computed them."""
+    ndcg = {int(name[5:]): v for name, v in r.metrics.items() if name.startswith("ndcg@")}
+    mrr = r.metrics.get("mrr")
+    depth = r.settings.fetch_limit if mrr is not None else None
+    return {"mrr": mrr, "mrr_depth": depth, "ndcg_at": dict(sorted(ndcg.items()))}
+
+
 class SliceSummary(AtDepths):
     """One slice's figures; ``hits_at`` (and so ``hit_rate(k)``, ``hit_rate_ci(k)``) at every
     gated depth of its run."""
@@ -127,6 +135,12 @@ class RunSummary(AtDepths):
     set_version: int | None = None
     rejudged_from: int | None = None
     original_labels: str | None = None
+    # the ranking metrics the run computed (None / empty: not computed, or a re-judged run's MRR
+    # not recomputed): MRR over the distinct documents fetched, to ``mrr_depth`` results (the
+    # run's fetch limit, shown "MRR@40"), and nDCG at each cutoff
+    mrr: float | None = None
+    mrr_depth: int | None = None
+    ndcg_at: dict[int, float | None] = Field(default_factory=dict)
 
     @property
     def run_labels(self) -> str | None:
@@ -174,6 +188,7 @@ class RunSummary(AtDepths):
             original_labels=r.rejudged.from_labels_fingerprint if r.rejudged else None,
             by_form=slice_summaries(r.by_form) if slices else {},
             by_hard_class=slice_summaries(r.by_hard_class) if slices else {},
+            **_ranking_metrics(r),
             **{name: getattr(r, name) for name in _FROM_RESULT},
             **stored,
             **_verdict_figures(verdict),

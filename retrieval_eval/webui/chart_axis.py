@@ -1,9 +1,13 @@
-"""The x axis of the line charts: tick labels that never repeat and never overlap.
+"""The axes of the line charts: tick labels that never repeat and never overlap.
 
-A label may hold two lines separated by ``\\n`` (the run id over its date). Labels that repeat
-get `` ·2``, `` ·3``... (:func:`unique_labels`), so two runs in the same minute still read apart
-even without their ids. When not every label fits the plot's width, every n-th is shown
+x axis: a label may hold two lines separated by ``\\n`` (the run id over its date). Labels that
+repeat get `` ·2``, `` ·3``... (:func:`unique_labels`), so two runs in the same minute still read
+apart even without their ids. When not every label fits the plot's width, every n-th is shown
 (:func:`tick_positions`), always the first and the newest, each position at most once.
+
+y axis: evenly spaced ticks from 0 to the top, each written with as many decimals as the tick
+step needs (:func:`y_ticks`), so a latency axis of hundredths of a millisecond reads
+``0, 0.005, 0.01, 0.015, 0.02`` rather than ``0, 0.01, 0.01, 0.01, 0.02``.
 """
 
 from __future__ import annotations
@@ -13,8 +17,34 @@ from collections.abc import Callable, Sequence
 
 from markupsafe import escape
 
+from retrieval_eval.reports.numbers import pct
+
 CHAR_W = 6.6  # average glyph width of the 12 px system font, for the layout
 Scale = Callable[[int], float]  # x position of run i
+
+
+MOST_DECIMALS = 9  # a tick step finer than 1e-9 is written rounded
+
+
+def step_decimals(step: float) -> int:
+    """The fewest decimals that write ``step`` (and so each multiple of it) exactly:
+    0.25 -> 2, 0.005 -> 3, 6.25 -> 2, 20 -> 0."""
+    for decimals in range(MOST_DECIMALS + 1):
+        if math.isclose(round(step, decimals), step, rel_tol=1e-9, abs_tol=0.0):
+            return decimals
+    return MOST_DECIMALS
+
+
+def y_ticks(top: float, percent: bool, intervals: int = 4) -> list[tuple[float, str]]:
+    """(value, label) of the ticks at 0, 1/``intervals``... of ``top``, the labels distinct: a
+    rate in whole per cents, any other value with the decimals its step needs, zeros trimmed."""
+    step = top / intervals
+    values = [step * i for i in range(intervals + 1)]
+    if percent:
+        return [(v, pct(v, digits=0)) for v in values]
+    decimals = step_decimals(step)
+    return [(v, f"{v:,.{decimals}f}".rstrip("0").rstrip(".") if decimals else f"{v:,.0f}")
+            for v in values]  # fmt: skip
 
 
 def unique_labels(labels: Sequence[str]) -> list[str]:

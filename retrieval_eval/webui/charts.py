@@ -45,7 +45,7 @@ from dataclasses import dataclass, field
 from markupsafe import Markup, escape
 
 from retrieval_eval.reports.numbers import pct
-from retrieval_eval.webui.chart_axis import unique_labels, x_labels
+from retrieval_eval.webui.chart_axis import unique_labels, x_labels, y_ticks
 from retrieval_eval.webui.chart_marks import (
     BASELINE_COLOUR,
     DASHES,
@@ -197,16 +197,15 @@ def line_chart(chart: LineChart) -> Markup:
         f"<title>{title}</title>",
         f'<text x="{_PAD_LEFT}" y="18" font-size="14" font-weight="600">{title}</text>',
     ]
-    for tick in range(5):  # horizontal grid lines and y labels at 0, 25, 50, 75, 100 % of top
-        value = top * tick / 4
+    for value, label in y_ticks(top, chart.percent):  # grid lines at 0, 25, ... 100 % of top
         y = y_at(value)
         parts.append(
             f'<line x1="{_PAD_LEFT}" x2="{w - _PAD_RIGHT}" y1="{y:.1f}" y2="{y:.1f}" '
             'stroke="#ddd" stroke-width="1"/>'
         )
         parts.append(
-            f'<text x="{_PAD_LEFT - 6}" y="{y + 4:.1f}" text-anchor="end" fill="#555">'
-            f"{_tick(value, chart.percent)}</text>"
+            f'<text class="y-tick" x="{_PAD_LEFT - 6}" y="{y + 4:.1f}" text-anchor="end" '
+            f'fill="#555">{label}</text>'
         )
     if chart.unit and not chart.percent:
         parts.append(
@@ -251,12 +250,6 @@ def _colour(series: list[Series], index: int) -> str:
 def _dash(series: Series, index: int) -> str:
     dash = DASHES[index % len(DASHES)]
     return dash or ("7 4" if series.dashed else "")
-
-
-def _tick(value: float, percent: bool) -> str:
-    if percent:
-        return pct(value, digits=0)
-    return f"{value:,.2f}".rstrip("0").rstrip(".")
 
 
 def _spread(series: list[Series], y_at: FloatScale) -> list[list[float]]:

@@ -50,6 +50,9 @@ def compare(
     if not stored:
         raise UnknownNameError(f"no stored runs for set {set_identifier!r}")
     assert store is not None  # retrievers were found in it
+    from retrieval_eval.store.judgments import read_stored_judgments
+
     runs = latest_runs(store, set_identifier, chosen(named, stored))
-    board = compare_runs(runs, reference=reference, alpha=alpha)
+    judged = read_stored_judgments(store, set_identifier)
+    board = compare_runs(runs, reference=reference, alpha=alpha, judgments=judged)
     return Comparison(set=set_identifier, retrievers=stored, leaderboard=board)

@@ -9,8 +9,10 @@ candidate shows its text where the retriever offers ``document_texts(ids)`` (els
 read), cut to :data:`TEXT_CHARS`.
 
 What does not change between requests (the set's lint candidates and the candidates' texts) is
-built once per set, labels fingerprint and runs (:class:`ReviewSource`); the store's judgments
-are read on every request, so a grade leaves the queue at once.
+built once per version of the set and runs (:class:`ReviewSource`; the config and its sets are
+read again when their files change, :class:`~retrieval_eval.webui.source.ConfigSource`, so a
+promoted set shows at once); the store's judgments are read on every request, so a grade leaves
+the queue at once.
 """
 
 from __future__ import annotations
@@ -59,6 +61,8 @@ class ReviewQueue(BaseModel):
     """The queue of one set, as the page shows it to the signed-in user."""
 
     set_identifier: str
+    set_version: int  # the set file's version as read now (1: never promoted)
+    set_questions: int  # questions in the set as read now
     depth: int
     retrievers: list[str]  # whose latest stored runs were pooled
     lint: str  # "label_completeness candidates from R's corpus", or why there are none
@@ -89,25 +93,27 @@ class ReviewSource:
     """The config (sets, retrievers) and a cache of each set's ingredients; thread-safe."""
 
     def __init__(self, config_path: str | Path | None = None) -> None:
-        self._config_path = config_path
-        self._config: Config | None = None
-        self._cache: dict[tuple[str, str, tuple[int, ...], int], _Ingredients] = {}
+        from retrieval_eval.webui.source import ConfigSource
+
+        self._configs = ConfigSource(config_path)
+        self._cache: dict[tuple[str, int, tuple[int, ...], int], _Ingredients] = {}
         self._lock = threading.Lock()
 
     def config(self) -> Config:
-        if self._config is None:
-            from retrieval_eval.config.models import load_config
-
-            self._config = load_config(self._config_path)
-        return self._config
+        """The config as its files are now (a promoted set is read again)."""
+        return self._configs.config()
 
     def ingredients(self, store: Store | None, set_identifier: str, depth: int) -> _Ingredients:
         golden = self.config().golden_sets.get(set_identifier)  # unknown: UnknownNameError, 404
         runs = _latest_runs(store, golden) if store is not None else {}
-        key = (set_identifier, golden.fingerprint, tuple(sorted(runs.values())), depth)
+        # the set as loaded now (an entry holds it, so its id is not reused while cached): a
+        # promotion that changes no fingerprint (grade-0 judgments) is a new set all the same
+        key = (set_identifier, id(golden), tuple(sorted(runs.values())), depth)
         with self._lock:
             found = self._cache.get(key)
             if found is None:
+                for stale in [k for k in self._cache if k[0] == set_identifier and k[3] == depth]:
+                    del self._cache[stale]
                 found = self._cache[key] = self._build(store, golden, runs, depth)
             return found
 
@@ -202,13 +208,14 @@ def open_pool(
     source: ReviewSource, store: Store | None, set_identifier: str, depth: int, rater: str | None
 ) -> tuple[_Ingredients, Pool, dict[tuple[str, str], int]]:
     """The set's open candidates for ``rater`` and the merged grades stored so far."""
+    from retrieval_eval.golden.judged import judged_pairs
     from retrieval_eval.golden.judgments import summarise
-    from retrieval_eval.judging.pooling import judged_pairs, pool
+    from retrieval_eval.judging.pooling import pool
     from retrieval_eval.store.judgments import read_stored_judgments
 
     parts = source.ingredients(store, set_identifier, depth)
     rows = read_stored_judgments(store, set_identifier, skips=True) if store is not None else []
-    judged = judged_pairs(rows)
+    judged = judged_pairs(rows=rows)
     skipped = {
         (r.question_key, r.document_id) for r in rows if r.grade is None and r.rater == rater
     }
@@ -264,6 +271,8 @@ def review_queue(
         graded.setdefault(qkey, {})[doc] = grade
     return ReviewQueue(
         set_identifier=set_identifier,
+        set_version=parts.golden.version or 1,
+        set_questions=len(parts.golden.questions),
         depth=DEPTH,
         retrievers=sorted(parts.rankings),
         lint=parts.lint,

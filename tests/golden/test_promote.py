@@ -45,8 +45,9 @@ def test_the_merged_grades_add_remove_and_regrade_and_the_changelog_says_so() ->
     ]  # fmt: skip
     done = promote(_set(), rows, today=date(2026, 12, 1))
     q1, q2, new = done.golden.questions
-    assert (q1.expected_document_ids, q1.grades) == (("a", "x"), {"x": 2})
-    assert (q2.expected_document_ids, q2.grades) == (("c",), {"c": 3})
+    # grade 0 stays in the set as judged not relevant, a removed target and an unlabelled one
+    assert (q1.expected_document_ids, q1.grades) == (("a", "x"), {"b": 0, "x": 2})
+    assert (q2.expected_document_ids, q2.grades) == (("c",), {"c": 3, "z": 0})
     assert (new.id, new.form.value, new.expected_document_ids) == (
         "can-i-pay-by-invoice",
         "gap",
@@ -60,6 +61,7 @@ def test_the_merged_grades_add_remove_and_regrade_and_the_changelog_says_so() ->
         "added": ("q1: x (grade 2)", "can-i-pay-by-invoice: d (grade 2)"),
         "removed": ("q1: b (judged not relevant)",),
         "regraded": ("q2: c 1 -> 3",),
+        "not_relevant": ("q2: z",),
         "questions_added": ("can-i-pay-by-invoice: Can I pay by invoice?",),
         "note": done.entry.note,
     }

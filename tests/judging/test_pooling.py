@@ -7,9 +7,10 @@ from helpers import shared_collection
 
 from retrieval_eval.evaluation.scoring import collapse
 from retrieval_eval.golden.importers import import_beir
+from retrieval_eval.golden.judged import judged_pairs
 from retrieval_eval.golden.judgments import Judgment
 from retrieval_eval.golden.models import GoldenQuestion, GoldenQuestionSet
-from retrieval_eval.judging.pooling import judged_pairs, pool
+from retrieval_eval.judging.pooling import pool
 from retrieval_eval.retrievers.run_file import read_run
 
 
@@ -28,7 +29,7 @@ def test_candidates_are_unlabelled_and_unjudged_and_say_where_they_came_from() -
         "bm25": {"q1": ["a", "x", "y"], "q2": ["z", "b"]},
         "dense": {"q1": ["x", "a"], "q2": ["b", "w"]},
     }
-    judged = judged_pairs([Judgment(question_id="q2", document_id="w", grade=0, rater="ann")])
+    judged = judged_pairs(rows=[Judgment(question_id="q2", document_id="w", grade=0, rater="ann")])
     result = pool(
         tiny(), rankings, depth=2, judged=judged, extra=[("q1", "c", "lint completeness")]
     )

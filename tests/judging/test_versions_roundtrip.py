@@ -93,7 +93,10 @@ def _round_trip(tmp_path: Path, store_url: str) -> None:
     (entry,) = v2.changelog
     assert entry.raters == ("ann",) and len(entry.added) == 3 and not entry.removed
     q0 = next(q for q in v2.questions if q.id == "q0")
-    assert q0.expected_document_ids == ("doc-q0", "alt-q0") and q0.grades == {"alt-q0": 2}
+    assert q0.expected_document_ids == ("doc-q0", "alt-q0")
+    # the pages graded 0 stay judged in the set: no pool offers them again
+    assert q0.grades == {"alt-q0": 2, "noise-1": 0, "noise-2": 0}
+    assert not pool(v2, rankings, depth=3).rows(v2)
 
     rejudged = _invoke(config, "sets", "rejudge", "tiny", "--format", "json")
     assert rejudged.exit_code == 0, rejudged.output

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from pydantic import ValidationError
 
-from retrieval_eval.errors import SampleError
+from retrieval_eval.errors import SampleError, SourceUnavailableError
 from retrieval_eval.replay.samples import (
     SampleSource,
     SampleSpec,
@@ -210,6 +210,104 @@ def test_an_sql_source_on_postgresql(pg_url: str) -> None:
     )
     sample = build_sample("s", SampleSpec(source=source, privacy="plain"))
     assert [(q.text, q.count) for q in sample.queries] == [("refund", 4), ("vpn", 1)]
+
+
+def test_counts_the_store_cannot_keep_are_bad_input_naming_the_line(tmp_path: Path) -> None:
+    log = write_jsonl(
+        tmp_path / "log.jsonl",
+        [{"query": "ok", "count": 2**31 - 1}, {"query": "huge", "count": 2**63}],
+    )
+    with pytest.raises(SampleError) as raised:
+        read_log(SampleSource(path=log))
+    (problem,) = raised.value.problems
+    assert problem.startswith(f"{log}: line 2: count:"), problem
+    assert f"{2**63} is more than the result store keeps ({2**31 - 1})" in problem
+    # each count fits, their sum does not: the log's traffic and a merged query's count
+    write_jsonl(log, [{"query": "a", "count": 2**31 - 1}, {"query": "A", "count": 1}])
+    assert read_log(SampleSource(path=log))  # the rows themselves are fine
+    with pytest.raises(SampleError) as raised:
+        build_sample("s", spec(log, casefold=True))
+    (problem,) = raised.value.problems
+    assert problem.startswith(f"samples.s: the counts of its log add up to {2**31}"), problem
+    assert "draw it from a shorter span of the log" in problem
+
+
+def test_a_nul_character_in_a_query_or_id_is_bad_input_naming_the_line(tmp_path: Path) -> None:
+    log = write_jsonl(
+        tmp_path / "log.jsonl",
+        [{"query": "fine", "id": "q1"}, {"query": "a\u0000b"}, {"query": "ok", "id": "q\u00003"}],
+    )
+    with pytest.raises(SampleError) as raised:
+        read_log(SampleSource(path=log, id_field="id"))
+    text, query_id = raised.value.problems
+    assert text.startswith(f"{log}: line 2: text:") and "NUL character" in text, text
+    assert query_id.startswith(f"{log}: line 3: id:") and "remove it from the log" in query_id
+
+
+def _sqlite_log(tmp_path: Path) -> str:
+    import sqlite3
+
+    db = tmp_path / "logs.sqlite"
+    with sqlite3.connect(db) as connection:
+        connection.execute("create table search_log (q text)")
+        connection.execute("insert into search_log values ('refund')")
+    return f"sqlite:///{db}"
+
+
+def test_sql_the_source_refuses_is_bad_input_naming_the_query(tmp_path: Path) -> None:
+    url = _sqlite_log(tmp_path)
+    source = SampleSource(url=url, query="selec q from search_log")
+    with pytest.raises(SampleError) as raised:
+        read_log(source, where="samples.s")
+    (problem,) = raised.value.problems
+    assert problem.startswith("samples.s.query: the query log's database at sqlite:///"), problem
+    assert 'near "selec": syntax error; fix the SQL' in problem
+    assert "result store" not in problem
+    missing = SampleSource(url=url, query="select q from no_such_table")
+    with pytest.raises(SampleError, match="no such table: no_such_table; fix the SQL"):
+        read_log(missing, where="samples.s")
+
+
+def test_a_sqlite_query_past_its_timeout_is_ended(tmp_path: Path) -> None:
+    endless = (
+        "with recursive c(x) as (select 1 union all select x + 1 from c) "
+        "select count(*) as query from c"
+    )
+    source = SampleSource(url=_sqlite_log(tmp_path), query=endless, timeout_s=0.2)
+    with pytest.raises(SourceUnavailableError) as raised:
+        read_log(source, where="samples.s")
+    assert raised.value.exit_code == 3
+    assert "samples.s.query: still running on the query log's database" in str(raised.value)
+    assert "after 0.2 s" in str(raised.value) and "samples.s.source.timeout_s" in str(raised.value)
+
+
+@pytest.mark.postgres
+def test_a_postgresql_query_past_its_timeout_is_ended(pg_url: str) -> None:
+    source = SampleSource(url=pg_url, query="select pg_sleep(600)::text as query", timeout_s=0.5)
+    with pytest.raises(SourceUnavailableError) as raised:
+        read_log(source, where="samples.s")
+    message = str(raised.value)
+    assert "samples.s.query: still running on the query log's database" in message
+    assert "canceling statement due to statement timeout" in message
+
+
+@pytest.mark.postgres
+def test_a_postgresql_syntax_error_is_bad_input(pg_url: str) -> None:
+    source = SampleSource(url=pg_url, query="select text from")
+    with pytest.raises(SampleError) as raised:
+        read_log(source, where="samples.s")
+    (problem,) = raised.value.problems
+    assert problem.startswith("samples.s.query: the query log's database at postgresql")
+    assert "syntax error at end of input; fix the SQL" in problem
+
+
+def test_an_unreachable_sql_source_is_exit_3_naming_it() -> None:
+    source = SampleSource(url="postgresql://u:Pw-s3cret@127.0.0.1:1/logs", query="select 1")
+    with pytest.raises(SourceUnavailableError) as raised:
+        read_log(source, where="samples.s")
+    message = str(raised.value)
+    assert message.startswith("samples.s: cannot reach the query log's database at ")
+    assert "u:***@127.0.0.1:1/logs" in message and "Pw-s3cret" not in message
 
 
 def test_a_time_window_keeps_the_rows_asked_in_it(tmp_path: Path) -> None:

@@ -87,6 +87,22 @@ def test_latency_axis_scales_to_a_round_maximum() -> None:
     assert "50" in labels and "25" in labels  # ceiling of 37 is 50, ticks every 12.5
 
 
+@pytest.mark.parametrize("largest", [0.0123, 0.02, 0.3, 0.9, 2.4, 7.0, 37.0, 240.0, 12_345.0])
+def test_latency_ticks_read_apart_and_say_their_value(largest: float) -> None:
+    # hundredths of a millisecond wrote 0, 0.01, 0.01, 0.01, 0.02 with two decimals for every step
+    chart = LineChart(
+        title="Latency", x_labels=["a", "b"], series=[Series("p95", [largest / 3, largest])],
+        percent=False, unit="ms",
+    )  # fmt: skip
+    ticks = [t.text or "" for t in _parse(line_chart(chart)).iter(f"{SVG}text")
+             if t.get("class") == "y-tick"]  # fmt: skip
+    assert len(ticks) == 5 and len(set(ticks)) == 5, ticks
+    values = [float(t.replace(",", "")) for t in ticks]
+    step = values[1]
+    assert values[0] == 0 and values[-1] >= largest
+    assert all(v == pytest.approx(step * i, rel=1e-9) for i, v in enumerate(values))
+
+
 def test_every_text_is_escaped() -> None:
     evil = '<script>alert("x")</script>'
     chart = LineChart(title=evil, x_labels=[evil, "b"], series=[Series(evil, [0.1, 0.2])])

@@ -1,0 +1,41 @@
+"""When a (question, document) pair is judged: the one rule pools, holes, lint and promote follow.
+
+A pair is judged when the set holds a grade for it (a target, or a grade-0 "judged not relevant"
+entry in ``grades:``) or a judgment (a judgments file, the store) grades it, 0 included; a row
+without a grade (a skip, a candidate not graded yet) judges nothing. A judged pair is never
+offered again (pools and lint's completeness candidates leave it out), counts as judged in the
+holes figure, and ``sets promote`` keeps a grade-0 pair in the set so it stays judged once the
+judgments are gone.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from typing import TYPE_CHECKING, Protocol
+
+if TYPE_CHECKING:
+    from retrieval_eval.golden.judgments import Judgment
+
+
+class Labelled(Protocol):
+    """A question with its labels: a set's question or a run's question result."""
+
+    @property
+    def id(self) -> str: ...
+    @property
+    def expected_document_ids(self) -> tuple[str, ...]: ...
+    @property
+    def grades(self) -> Mapping[str, int] | None: ...
+
+
+Pair = tuple[str, str]  # (question key, document id); a new question's key is "text:" + its text
+
+
+def judged_pairs(*, questions: Iterable[Labelled] = (), rows: Iterable[Judgment] = ()) -> set[Pair]:
+    """Every judged pair: each question's labelled and graded documents (grade 0 too), and the
+    pair of every graded judgment row (any rater, any channel)."""
+    found = {
+        (q.id, doc) for q in questions for doc in (*q.expected_document_ids, *(q.grades or ()))
+    }
+    found.update((r.question_key, r.document_id) for r in rows if r.grade is not None)
+    return found
