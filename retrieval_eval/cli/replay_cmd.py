@@ -25,10 +25,13 @@ if TYPE_CHECKING:
 
 
 @contextlib.contextmanager
-def _store(db: str | None, config: Config) -> Iterator[Store]:
-    from retrieval_eval.store import open_store, resolve_store_url
+def _store(db: str | None, config: Config, *, read_only: bool = False) -> Iterator[Store]:
+    """The store, created if missing; ``read_only`` (commands that only read) opens an existing
+    one read-only and creates nothing (a store in a read-only folder reads)."""
+    from retrieval_eval.store import open_store, open_store_to_read, resolve_store_url
 
-    with open_store(resolve_store_url(db, config)) as store:
+    url = resolve_store_url(db, config)
+    with open_store_to_read(url) if read_only else open_store(url) as store:
         yield store
 
 
@@ -75,7 +78,7 @@ def samples_show(name: str, limit: int, db: str | None, config_path: str | None)
     from retrieval_eval.store.replays import latest_sample
 
     config = load_config(config_path)
-    with _store(db, config) as store:
+    with _store(db, config, read_only=True) as store:
         found = latest_sample(store, name)
     if found is None:
         raise UnknownNameError(
@@ -211,7 +214,7 @@ def drift(sample: str, retriever: str, limit: int, db: str | None, config_path: 
     from retrieval_eval.store.replays import replay_history
 
     config = load_config(config_path)
-    with _store(db, config) as store:
+    with _store(db, config, read_only=True) as store:
         rows = replay_history(store, sample, retriever, limit)
     if not rows:
         click.echo(f"no replays of sample {sample} by {retriever} yet")
