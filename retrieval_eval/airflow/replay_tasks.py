@@ -118,6 +118,8 @@ def alert_drift(job: dict[str, Any], saved: dict[str, Any]) -> str:
 @task
 def alert_invalid_replay(job: dict[str, Any], saved: dict[str, Any]) -> str:
     outcome = _alert(job, "invalid_replay", saved)
+    if saved["state"] == "empty":
+        raise AirflowFailException(f"{'; '.join(saved['reasons'])} ({outcome})")
     raise AirflowFailException(
         f"the replay is invalid: {saved['errors']} of {saved['queries']} queries failed ({outcome})"
     )

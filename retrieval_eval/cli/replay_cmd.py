@@ -153,7 +153,7 @@ def replay(
     retriever: a nightly replay shows what last night's index rebuild moved.
     """
     from retrieval_eval.config.models import load_config
-    from retrieval_eval.errors import InvalidRunError, StoreUnavailableError
+    from retrieval_eval.errors import InvalidInputError, InvalidRunError, StoreUnavailableError
     from retrieval_eval.replay.pipeline import run_replay
     from retrieval_eval.reports.replay import render_replay
     from retrieval_eval.store import open_store, resolve_store_url
@@ -195,6 +195,13 @@ def replay(
     state = outcome.comparison.state
     if state == "invalid":
         raise InvalidRunError("; ".join(outcome.comparison.reasons))
+    if state == "empty":
+        source = config.sample_spec(sample).source
+        raise InvalidInputError(
+            f"sample {sample} ({source.path or 'its SQL query'}): "
+            f"{'; '.join(outcome.comparison.reasons)}; once the log holds queries, "
+            f"`retrieval-eval samples build {sample} --refresh` draws the sample again"
+        )
     if outcome.spool_path is not None:
         raise StoreUnavailableError(outcome.notes[-1])
     if state == "drift" and fail_on_drift:
