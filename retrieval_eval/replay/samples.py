@@ -264,14 +264,17 @@ def _keyed(key: bytes, text: str) -> str:
     return hmac.new(key, text.encode(), hashlib.sha256).hexdigest()[:32]
 
 
-def stored_text(text: str, privacy: Privacy, key: bytes | None = None) -> str:
-    """What a query's text becomes in the store (and so in every report)."""
-    if privacy == "plain":
-        return text
+def stored_text(
+    text: str, privacy: Privacy, key: bytes | None = None, *, casefold: bool = False
+) -> str:
+    """What a query's text becomes in the store (and so in every report). ``redacted`` masks it
+    before it is case-folded: an AWS key id or an IBAN is known by its capitals."""
+    if privacy == "hashed":
+        assert key is not None
+        return "#" + _keyed(key, text.casefold() if casefold else text)[:12]
     if privacy == "redacted":
-        return redact_personal(text)
-    assert key is not None
-    return "#" + _keyed(key, text)[:12]
+        text = redact_personal(text)
+    return text.casefold() if casefold else text
 
 
 def _merged(
@@ -283,7 +286,7 @@ def _merged(
         normal = _normal(text, spec.casefold)
         if not normal:
             continue
-        shown = stored_text(normal, spec.privacy, key)
+        shown = stored_text(_normal(text, False), spec.privacy, key, casefold=spec.casefold)
         k = (
             _keyed(key, normal)
             if key is not None
