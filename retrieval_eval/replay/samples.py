@@ -29,7 +29,7 @@ from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
 
 from retrieval_eval.errors import SampleError
 from retrieval_eval.replay.specs import Privacy, SampleSource, SampleSpec
-from retrieval_eval.safety.redaction import redact_personal
+from retrieval_eval.safety.redaction import redact, redact_personal
 from retrieval_eval.safety.surrogates import lone_surrogate
 
 MAX_QUERY_CHARS = 4_000
@@ -267,13 +267,14 @@ def _keyed(key: bytes, text: str) -> str:
 def stored_text(
     text: str, privacy: Privacy, key: bytes | None = None, *, casefold: bool = False
 ) -> str:
-    """What a query's text becomes in the store (and so in every report). ``redacted`` masks it
-    before it is case-folded: an AWS key id or an IBAN is known by its capitals."""
+    """What a query's text becomes in the store (and so in every report). ``redacted`` masks
+    secrets and personal data, ``plain`` secrets only (a key pasted into a search box is never
+    wanted), both before the text is case-folded: an AWS key id or an IBAN is known by its
+    capitals."""
     if privacy == "hashed":
         assert key is not None
         return "#" + _keyed(key, text.casefold() if casefold else text)[:12]
-    if privacy == "redacted":
-        text = redact_personal(text)
+    text = redact_personal(text) if privacy == "redacted" else redact(text)
     return text.casefold() if casefold else text
 
 

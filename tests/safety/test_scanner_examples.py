@@ -54,3 +54,11 @@ def test_every_token_family_has_a_published_example() -> None:
     untested = set(TOKEN_SHAPES) - tested - {"gitlab", "openai", "google-api-key", "npm", "pypi",
                                               "sendgrid", "private-key"}  # fmt: skip
     assert not untested, untested
+
+
+def test_a_plain_sample_keeps_personal_data_but_never_a_secret() -> None:
+    from retrieval_eval.replay.samples import stored_text
+
+    query = "mail ada@example.org the key AKIALALEMEL33243OLIB from 133.133.133.133"
+    assert stored_text(query, "plain") == "mail ada@example.org the key *** from 133.133.133.133"
+    assert stored_text(query, "redacted", casefold=True) == "mail <email> the key *** from <ip>"
