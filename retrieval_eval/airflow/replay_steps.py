@@ -198,7 +198,7 @@ def compare_and_save(
 
 def choose_branch(saved: Mapping[str, Any]) -> str:
     state = saved["state"]
-    if state == "invalid":
+    if state in ("invalid", "empty"):  # nothing compared is never "no drift"
         return BRANCH_INVALID
     if state == "drift":
         return BRANCH_DRIFT

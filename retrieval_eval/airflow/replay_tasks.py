@@ -120,6 +120,8 @@ def alert_drift(job: dict[str, Any], saved: dict[str, Any]) -> str:
 @task
 def alert_invalid_replay(job: dict[str, Any], saved: dict[str, Any]) -> str:
     outcome = _alert(job, "invalid_replay", saved)
+    if saved["state"] == "empty":
+        raise AirflowFailException(f"{'; '.join(saved['reasons'])} ({outcome})")
     from retrieval_eval.reports.replay import reason_lines
 
     why = "; ".join(reason_lines(saved.get("error_reasons", [])))

@@ -32,10 +32,13 @@ if TYPE_CHECKING:
 
 
 @contextlib.contextmanager
-def _store(db: str | None, config: Config) -> Iterator[Store]:
-    from retrieval_eval.store import open_store, resolve_store_url
+def _store(db: str | None, config: Config, *, read_only: bool = False) -> Iterator[Store]:
+    """The store, created if missing; ``read_only`` (commands that only read) opens an existing
+    one read-only and creates nothing (a store in a read-only folder reads)."""
+    from retrieval_eval.store import open_store, open_store_to_read, resolve_store_url
 
-    with open_store(resolve_store_url(db, config)) as store:
+    url = resolve_store_url(db, config)
+    with open_store_to_read(url) if read_only else open_store(url) as store:
         yield store
 
 
@@ -82,7 +85,7 @@ def samples_show(name: str, limit: int, db: str | None, config_path: str | None)
     from retrieval_eval.store.replays import latest_sample
 
     config = load_config(config_path)
-    with _store(db, config) as store:
+    with _store(db, config, read_only=True) as store:
         found = latest_sample(store, name)
     if found is None:
         raise UnknownNameError(
@@ -164,7 +167,7 @@ def replay(
     retriever: a nightly replay shows what last night's index rebuild moved.
     """
     from retrieval_eval.config.models import load_config
-    from retrieval_eval.errors import InvalidRunError, StoreUnavailableError
+    from retrieval_eval.errors import InvalidInputError, InvalidRunError, StoreUnavailableError
     from retrieval_eval.replay.pipeline import run_replay
     from retrieval_eval.reports.replay import render_replay
     from retrieval_eval.store import open_store, resolve_store_url
@@ -240,6 +243,12 @@ def replay(
         from retrieval_eval.judging.recording import store_error
 
         raise store_error(outcome.problem, outcome.problem_exit_code)
+    if state == "empty":
+        raise InvalidInputError(
+            f"sample {sample} ({spec.source.path or 'its SQL query'}): "
+            f"{'; '.join(outcome.comparison.reasons)}; once the log holds queries, "
+            f"`retrieval-eval samples build {sample} --refresh` draws the sample again"
+        )
     if state == "drift" and fail_on_drift:
         raise SystemExit(1)
 
@@ -276,7 +285,7 @@ def drift(sample: str, retriever: str, limit: int, db: str | None, config_path: 
     from retrieval_eval.store.replays import replay_history
 
     config = load_config(config_path)
-    with _store(db, config) as store:
+    with _store(db, config, read_only=True) as store:
         rows = replay_history(store, sample, retriever, limit)
     if not rows:
         click.echo(f"no replays of sample {sample} by {retriever} yet")

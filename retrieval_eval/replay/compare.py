@@ -5,7 +5,9 @@ and how many of the top-3 both share. A query that failed on either side is an e
 "unchanged", left out of every figure, counted in the error rate. Per replay: the mean and
 quantiles of RBO, the share of queries whose top-1 changed (with its Wilson interval), both
 again weighted by each query's count in the log, and per bucket (head / torso / tail).
-A replay whose error rate passes ``max_error_rate`` is ``invalid``, never ``drift``.
+A replay whose error rate passes ``max_error_rate`` is ``invalid``, never ``drift``; one with no
+query to compare (an empty query log, or no query ranked by both replays) is ``empty``, never
+``no_drift``.
 """
 
 from __future__ import annotations
@@ -21,7 +23,7 @@ from retrieval_eval.replay.rbo import rbo, top1_changed
 from retrieval_eval.replay.specs import DriftThresholds
 from retrieval_eval.safety.limits import shorten
 
-DriftState = Literal["first", "no_drift", "drift", "invalid"]
+DriftState = Literal["first", "no_drift", "drift", "invalid", "empty"]
 QUANTILES = (0.1, 0.25, 0.5, 0.75, 0.9)
 
 
@@ -221,12 +223,12 @@ def compare(
         for name in ("head", "torso", "tail")
         if any(c.bucket == name for c in changes)
     }
-    state, reasons = _verdict(before is None, overall, error_rate, thresholds)
+    state, reasons = _verdict(before is None, len(after), overall, error_rate, thresholds)
     return Comparison(p, k, changes, overall, buckets, errors, error_rate, state, reasons)
 
 
 def _verdict(
-    first: bool, overall: Figures, error_rate: float, limits: DriftThresholds
+    first: bool, queries: int, overall: Figures, error_rate: float, limits: DriftThresholds
 ) -> tuple[DriftState, tuple[str, ...]]:
     from retrieval_eval.reports.numbers import decimal, pct
 
@@ -234,6 +236,12 @@ def _verdict(
         return "invalid", (
             f"error rate {pct(error_rate)} is above max_error_rate {pct(limits.max_error_rate)}",
         )
+    if not queries:
+        return "empty", (
+            "the sample holds no queries (is the query log empty?): nothing to compare",
+        )
+    if not first and not overall.queries:
+        return "empty", ("no query was ranked by both replays: nothing to compare",)
     if first:
         return "first", ("the first replay of this sample and retriever: nothing to compare",)
     reasons: list[str] = []

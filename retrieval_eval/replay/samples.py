@@ -41,7 +41,7 @@ from pydantic_core import PydanticCustomError
 
 from retrieval_eval.errors import SampleError, SourceUnavailableError
 from retrieval_eval.replay.specs import Privacy, SampleSource, SampleSpec, utc
-from retrieval_eval.safety.redaction import redact_personal
+from retrieval_eval.safety.redaction import redact, redact_personal
 from retrieval_eval.safety.surrogates import lone_surrogate
 from retrieval_eval.store.names import MAX_COUNT
 
@@ -375,14 +375,18 @@ def _key_of(normal: str, key: bytes | None) -> str:
     )
 
 
-def stored_text(text: str, privacy: Privacy, key: bytes | None = None) -> str:
-    """What a query's text becomes in the store (and so in every report)."""
-    if privacy == "plain":
-        return text
-    if privacy == "redacted":
-        return redact_personal(text)
-    assert key is not None
-    return "#" + _keyed(key, text)[:12]
+def stored_text(
+    text: str, privacy: Privacy, key: bytes | None = None, *, casefold: bool = False
+) -> str:
+    """What a query's text becomes in the store (and so in every report). ``redacted`` masks
+    secrets and personal data, ``plain`` secrets only (a key pasted into a search box is never
+    wanted), both before the text is case-folded: an AWS key id or an IBAN is known by its
+    capitals."""
+    if privacy == "hashed":
+        assert key is not None
+        return "#" + _keyed(key, text.casefold() if casefold else text)[:12]
+    text = redact_personal(text) if privacy == "redacted" else redact(text)
+    return text.casefold() if casefold else text
 
 
 def _merged(
@@ -394,7 +398,7 @@ def _merged(
         normal = _normal(text, spec.casefold)
         if not normal:
             continue
-        shown = stored_text(normal, spec.privacy, key)
+        shown = stored_text(_normal(text, False), spec.privacy, key, casefold=spec.casefold)
         k = _key_of(normal, key)
         previous = merged.get(k)
         if previous is None:

@@ -16,6 +16,7 @@ STATE_WORDS = {
     "no_drift": "NO DRIFT",
     "drift": "RANKING DRIFT",
     "invalid": "INVALID REPLAY",
+    "empty": "NOTHING TO COMPARE",
 }
 
 

@@ -55,17 +55,34 @@ never read (its own database URL, an API key in a request URL). After the regist
   ``Bearer`` token anywhere (8+ token characters holding a digit: ``Bearer authentication
   required`` stays readable), and ``Basic`` credentials that decode to ``user:password``.
 
+- tokens by their own shape, the families secret scanners know (gitleaks' rules, detect-secrets'
+  plugins; their published examples are tests/safety/scanner_examples.py): JWTs, AWS access key
+  ids, Stripe ``sk_``/``rk_`` keys, GitHub and GitLab tokens, Slack tokens and webhook paths,
+  OpenAI, Google, npm, PyPI and SendGrid keys, private key blocks (:data:`TOKEN_SHAPES`);
+- a generic ``name: value`` / ``name = "value"`` whose name says access, auth, api, key,
+  credential, password, secret or token and whose value looks random (10+ characters with a
+  letter and a digit, Shannon entropy of 3.5 bits a character or more, as gitleaks' generic
+  rule): an AWS secret access key after ``aws_secret_access_key =``.
+
 Ordinary texts stay intact: ``key=value pairs``, ``sort_key=title``, ``?q=refund&limit=12``,
-``port=8080``, a URL with a port and no password. The masking is idempotent (``***`` masked
+``port=8080``, a URL with a port and no password, snake_case names (``retriever:
+handbook_bm25_top1``), hex digests without a keyword. The masking is idempotent (``***`` masked
 again reads ``***``).
+
+Captured queries (:func:`redact_personal`, a sample's ``redacted`` privacy and its errors) get
+all of the above, then personal data: IBANs whole (checked by their ISO 13616 checksum), emails,
+IPv4 and IPv6 addresses (compressed forms and zone ids too; loopback and unspecified stay),
+phone numbers and digit runs.
 """
 
 from __future__ import annotations
 
 import contextlib
 import logging
+import math
 import re
 import threading
+from collections import Counter
 from collections.abc import Iterable, Iterator
 
 MASK = "***"
@@ -104,6 +121,62 @@ _AUTHORIZATION = re.compile(
 _BEARER = re.compile(r"(\bBearer\s+)([A-Za-z0-9._~+/=-]*[0-9][A-Za-z0-9._~+/=-]*)")
 _BASIC = re.compile(r"(\bBasic\s+)([A-Za-z0-9+/_-]{6,}={0,2})")
 
+SLACK_HOOKS = ("services", "workflows", "triggers")
+# credentials by their own shape (gitleaks' rules and detect-secrets' plugins, same families):
+# family -> (the literal cues one of which the token holds, its pattern). A text holding no cue
+# is not searched: the cues are plain substring tests, far cheaper than the patterns.
+TOKEN_SHAPES: dict[str, tuple[tuple[str, ...], str]] = {
+    "jwt": (
+        ("eyJ",),
+        r"\beyJ[A-Za-z0-9_-]{8,}={0,2}\.ey[A-Za-z0-9_/\\-]{10,}={0,2}(?:\.[A-Za-z0-9_/\\-]*={0,2})?",
+    ),
+    "aws-access-key-id": (
+        ("A3T", "AKIA", "ASIA", "ABIA", "ACCA"),
+        r"\b(?:A3T[A-Z0-9]|AKIA|ASIA|ABIA|ACCA)[A-Z0-9]{16}\b",
+    ),
+    "stripe": (
+        ("k_live_", "k_test_", "k_prod_"),
+        r"\b[rs]k_(?:live|test|prod)_[A-Za-z0-9]{10,99}\b",
+    ),
+    "github": (
+        ("ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_"),
+        r"\b(?:gh[pousr]_[A-Za-z0-9_]{36,255}|github_pat_\w{22,255})",
+    ),
+    "gitlab": (("glpat-", "gldt-", "glptt-", "glrt-"), r"\bgl(?:pat|dt|ptt|rt)-[A-Za-z0-9_-]{20,}"),
+    "slack": (("xox", "xapp-"), r"\bx(?:ox[abeoprs]|app)-(?=[A-Za-z0-9-]*\d)[A-Za-z0-9-]{6,}"),
+    "slack-webhook": (
+        ("hooks.slack.com/",),
+        "(?:"
+        + "|".join(rf"(?<=hooks\.slack\.com/{p}/)" for p in SLACK_HOOKS)
+        + ")[A-Za-z0-9/_+-]+",
+    ),
+    "openai": (("sk-",), r"\bsk-(?:proj-|svcacct-|admin-)?(?=[A-Za-z0-9_-]*\d)[A-Za-z0-9_-]{20,}"),
+    "google-api-key": (("AIza",), r"\bAIza[0-9A-Za-z_-]{35}"),
+    "npm": (("npm_",), r"\bnpm_[A-Za-z0-9]{36}\b"),
+    "pypi": (("pypi-",), r"\bpypi-AgEIcHlwaS5vcmc[A-Za-z0-9_-]{50,}"),
+    "sendgrid": (("SG.",), r"\bSG\.[\w-]{22}\.[\w-]{43}\b"),
+    "private-key": (
+        ("-----BEGIN",),
+        r"-----BEGIN[A-Z ]*PRIVATE KEY(?: BLOCK)?-----.*?-----END[A-Z ]*PRIVATE KEY(?: BLOCK)?-----",
+    ),
+}
+_TOKEN_CUES = tuple(cue for cues, _ in TOKEN_SHAPES.values() for cue in cues)
+_TOKENS = re.compile("|".join(f"(?:{shape})" for _, shape in TOKEN_SHAPES.values()), re.DOTALL)
+# name: value, name = "value", "name": "value" for names that say secret (gitleaks' generic rule)
+_GENERIC_NAMES = ("access", "auth", "api", "cred", "key", "passw", "secret", "token")
+_GENERIC_ASSIGNMENT = re.compile(
+    r"(?i)(\b[\w.-]{0,40}?(?:access|auth(?!or)|api|credential|creds|key|passw(?:or)?d|secret"
+    r"|token)[\w.-]{0,20}[\"'`]?\s{0,3}(?:=>|:=|=|:|,)\s{0,3}[\"'`]?)([A-Za-z0-9+/_.=-]{10,150})"
+)
+_IDENTIFIER = re.compile(r"[a-z]+(?:[_.-][a-z0-9]+)+")  # snake_case, dotted.names: no secret
+# names with a secret word that name no secret (a run's key, a primary key; gitleaks' allowlist)
+_NOT_SECRET_NAME = re.compile(
+    r"(?i)(?:run|cache|sort|primary|foreign|public|pub|idx|schema|sequence|partition|bucket|object"
+    r"|hash|trend)[_.-]?keys?\b|key[_.-]?(?:id|name|alias|size|length)\b|api[_.-]?(?:version|name)"
+    r"\b|access[_.-]?id\b|author"
+)
+GENERIC_MIN_ENTROPY = 3.5
+
 
 def redact(text: str) -> str:
     """``text`` with every registered secret, in every registered form, replaced by ``***``,
@@ -116,18 +189,61 @@ def redact(text: str) -> str:
     return mask_credentials(text)
 
 
-# personal data in captured queries (replay samples): an email, a phone number, a digit run
+# personal data in captured queries (replay samples): an IBAN, an email, an IP address, a phone
+# number, a digit run
+_IBAN = re.compile(r"\b[A-Z]{2}\d{2}(?:[ -]?[A-Z0-9]){11,30}\b")
 _EMAIL = re.compile(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+")
+_IPV4 = re.compile(r"(?<![\w.])(?:\d{1,3}\.){3}\d{1,3}(?!\w|\.\d)")
+_IPV6 = re.compile(
+    r"(?<![\w:.])(?:[0-9A-Fa-f]{0,4}:){2,7}(?:[0-9A-Fa-f]{1,4}|(?:\d{1,3}\.){3}\d{1,3})?"
+    r"(?:%[\w.-]+)?(?![\w:]|\.\d)"
+)
 _PHONE = re.compile(r"(?<!\w)\+?\(?\d[\d ()./-]{7,}\d(?!\w)")
 _DIGITS = re.compile(r"\d{6,}")
 
 
 def redact_personal(text: str) -> str:
-    """``text`` with every secret :func:`redact` masks, then emails, phone numbers (8+ digits
-    with separators) and runs of 6+ digits replaced by ``<email>``, ``<phone>``, ``<number>``."""
-    text = _EMAIL.sub("<email>", redact(text))
+    """``text`` with every secret :func:`redact` masks, then IBANs, emails, IP addresses, phone
+    numbers (8+ digits with separators) and runs of 6+ digits replaced by ``<iban>``,
+    ``<email>``, ``<ip>``, ``<phone>``, ``<number>``."""
+    text = _IBAN.sub(_iban, redact(text))
+    text = _EMAIL.sub("<email>", text)
+    text = _IPV6.sub(_ip, _IPV4.sub(_ip, text))
     text = _PHONE.sub(_phone, text)
     return _DIGITS.sub("<number>", text)
+
+
+def _iban(match: re.Match[str]) -> str:
+    """An IBAN whole, or the longest start of the match that is one (a word in capitals after
+    it joins the match); anything else as it was."""
+    found = match.group()
+    cuts = [len(found)] + [i for i in range(len(found) - 1, 14, -1) if found[i] in " -"]
+    for end in cuts:
+        if _iban_checksum(found[:end]):
+            return "<iban>" + found[end:]
+    return found
+
+
+def _iban_checksum(text: str) -> bool:
+    """ISO 13616: 15 to 34 characters whose rearranged digits are 1 modulo 97."""
+    compact = text.replace(" ", "").replace("-", "")
+    if not 15 <= len(compact) <= 34:
+        return False
+    rearranged = compact[4:] + compact[:4]
+    return int("".join(str(int(c, 36)) for c in rearranged)) % 97 == 1
+
+
+def _ip(match: re.Match[str]) -> str:
+    """An IP address (as :mod:`ipaddress` reads it) but loopback and unspecified, which name
+    nobody; anything else (a version ``1.2.3.4.5``, a time ``10:30:00``) as it was."""
+    import ipaddress
+
+    found = match.group()
+    try:
+        address = ipaddress.ip_address(found)
+    except ValueError:
+        return found
+    return found if address.is_loopback or address.is_unspecified else "<ip>"
 
 
 def _phone(match: re.Match[str]) -> str:
@@ -140,7 +256,8 @@ def _phone(match: re.Match[str]) -> str:
 
 def mask_credentials(text: str) -> str:
     """``text`` with credentials recognised by their shape masked: URL passwords, secret query
-    and ``name=value`` values, ``Authorization``/``Bearer``/``Basic`` credentials."""
+    and ``name=value`` values, ``Authorization``/``Bearer``/``Basic`` credentials, the tokens of
+    :data:`TOKEN_SHAPES` and random-looking values of secret-named assignments."""
     text = _URL_PASSWORD.sub(rf"\1{MASK}@", text)
     text = _QUERY_PARAMETER.sub(
         lambda m: m[1] + MASK if SECRET_QUERY_NAME.search(m[2]) else m[0], text
@@ -148,7 +265,32 @@ def mask_credentials(text: str) -> str:
     text = _BARE_ASSIGNMENT.sub(lambda m: (m[1] or m[3]) + MASK, text)
     text = _AUTHORIZATION.sub(rf"\1{MASK}", text)
     text = _BEARER.sub(rf"\1{MASK}", text)
-    return _BASIC.sub(lambda m: m[1] + MASK if _is_basic_pair(m[2]) else m[0], text)
+    text = _BASIC.sub(lambda m: m[1] + MASK if _is_basic_pair(m[2]) else m[0], text)
+    if any(cue in text for cue in _TOKEN_CUES):
+        text = _TOKENS.sub(MASK, text)
+    lower = text.lower()
+    if not any(name in lower for name in _GENERIC_NAMES):
+        return text
+    return _GENERIC_ASSIGNMENT.sub(_generic, text)
+
+
+def _generic(match: re.Match[str]) -> str:
+    name, value = match[1], match[2]
+    if _NOT_SECRET_NAME.search(name) or not _looks_random(value):
+        return match[0]
+    return name + MASK
+
+
+def _looks_random(value: str) -> bool:
+    """A value random enough to be a key: a letter and a digit, not a snake_case name, and
+    :data:`GENERIC_MIN_ENTROPY` bits a character or more."""
+    if not (any(c.isdigit() for c in value) and any(c.isalpha() for c in value)):
+        return False
+    if _IDENTIFIER.fullmatch(value):
+        return False
+    counts = Counter(value)
+    entropy = -sum(n / len(value) * math.log2(n / len(value)) for n in counts.values())
+    return entropy >= GENERIC_MIN_ENTROPY
 
 
 def _is_basic_pair(token: str) -> bool:

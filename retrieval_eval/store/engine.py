@@ -6,12 +6,16 @@ journal), so readers and one writer never block each other, and every transactio
 writes starts with ``BEGIN IMMEDIATE`` (SQLAlchemy's documented recipe) so two processes saving at
 once queue up instead of failing with "database is locked" when a read lock would need upgrading.
 A read-only engine (the dashboard, the commands that only read) opens the file ``mode=ro`` and
-begins deferred transactions: it never takes the write lock. PostgreSQL: psycopg 3 with a connect
+begins deferred transactions: it never takes the write lock. In a folder it cannot write (a
+read-only mount) a WAL file cannot get its ``-shm`` index, so it is opened ``immutable=1`` unless a
+``-wal`` holds pages the file does not (immutable would skip them: see :func:`_read_only_uri`).
+PostgreSQL: psycopg 3 with a connect
 timeout, so an unreachable server fails in seconds rather than hanging.
 """
 
 from __future__ import annotations
 
+import os
 import sqlite3
 import sys
 import time
@@ -87,7 +91,7 @@ def _sqlite_engine(url: URL, *, read_only: bool) -> Engine:
 
         def connect() -> sqlite3.Connection:
             return sqlite3.connect(
-                f"{path.as_uri()}?mode=ro",
+                _read_only_uri(path),
                 uri=True,
                 timeout=SQLITE_BUSY_TIMEOUT_S,
                 check_same_thread=False,  # the pool hands a connection to one thread at a time
@@ -118,6 +122,37 @@ def _sqlite_engine(url: URL, *, read_only: bool) -> Engine:
         connection.exec_driver_sql(begin)
 
     return engine
+
+
+def _read_only_uri(path: Path) -> str:
+    """The URI a reader opens ``path`` with: ``mode=ro``, plus ``immutable=1`` in a folder it
+    cannot write, where SQLite could not create the ``-shm`` file a WAL reader needs.
+
+    Immutable reads the main file only, so it is used only when no ``-wal`` holds pages: a
+    ``-wal`` with its ``-shm`` is read ``mode=ro`` (SQLite maps the index read-only), and a
+    ``-wal`` without one cannot be read at all from there: an error naming the file and the fix,
+    never a read of the store without its newest rows.
+    """
+    uri = f"{path.as_uri()}?mode=ro"
+    if os.access(path.parent, os.W_OK):
+        return uri
+    wal, shm = Path(f"{path}-wal"), Path(f"{path}-shm")
+    if not _size(wal):
+        return uri + "&immutable=1"
+    if shm.exists():
+        return uri
+    raise sqlite3.OperationalError(
+        f"{wal} holds changes not yet in {path.name} and its folder is read-only, so it cannot "
+        f"be read from here: open the store once where the folder is writable (any "
+        f"retrieval-eval command, or `sqlite3 {path} 'PRAGMA wal_checkpoint'`) to fold them in"
+    )
+
+
+def _size(path: Path) -> int:
+    try:
+        return path.stat().st_size
+    except OSError:
+        return 0
 
 
 def _wal_if_possible(cursor: sqlite3.Cursor) -> None:

@@ -280,7 +280,7 @@ def previous_replay(
         .where(
             replay_run.c.sample_id == sample_id,
             replay_run.c.retriever == retriever,
-            replay_run.c.state != "invalid",
+            replay_run.c.state.not_in(("invalid", "empty")),  # nothing to compare with
         )
         .order_by(replay_run.c.run_date.desc(), replay_run.c.id.desc())
         .limit(1)

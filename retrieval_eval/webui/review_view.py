@@ -223,21 +223,33 @@ def open_pool(
     return parts, pool(parts.golden, parts.rankings, depth, judged | skipped, parts.extra), merged
 
 
+class NoLongerQueued(Exception):
+    """A candidate of the set that left the rater's queue since the page was loaded: graded
+    (by any rater) or skipped by this one. Storing a second grade would be a silent overwrite
+    of the merged grade the rater never saw (a 409)."""
+
+
 def candidate_source(
     source: ReviewSource,
     store: Store | None,
     set_identifier: str,
     question_id: str,
     document_id: str,
+    rater: str | None = None,
 ) -> str | None:
     """Where a (question, document) candidate came from, or None when it is no candidate of
-    the set's queue (the only pairs the dashboard lets anyone grade)."""
+    the set's queue (the only pairs the dashboard lets anyone grade); :class:`NoLongerQueued`
+    when it is one but ``rater``'s queue no longer holds it."""
     from retrieval_eval.judging.pooling import pool
 
-    parts = source.ingredients(store, set_identifier, DEPTH)
+    parts, still_open, _ = open_pool(source, store, set_identifier, DEPTH, rater)
+    pair = (question_id, document_id)
+    if (sources := still_open.sources.get(pair)) is not None:
+        return ", ".join(sources)
     every = pool(parts.golden, parts.rankings, DEPTH, extra=parts.extra)
-    sources = every.sources.get((question_id, document_id))
-    return None if sources is None else ", ".join(sources)
+    if pair in every.sources:
+        raise NoLongerQueued
+    return None
 
 
 def review_queue(

@@ -18,6 +18,7 @@ from pydantic import BaseModel, StringConstraints
 
 from retrieval_eval.reports.jsonio import dumps
 from retrieval_eval.reports.links import DASHBOARD_PREFIX
+from retrieval_eval.safety.limits import quote
 from retrieval_eval.webui.rendering import modules, render
 
 if TYPE_CHECKING:
@@ -44,6 +45,7 @@ ERRORS = {
     401: "no signed-in Airflow user",
     403: "the signed-in user may not edit, or the CSRF token is missing or wrong",
     404: "no such run, set or retriever",
+    409: "the review candidate left the queue since the page was loaded (graded already)",
     503: "the result store is unavailable",
 }
 _DETAIL = {"type": "object", "properties": {"detail": {"type": "string"}}, "required": ["detail"]}
@@ -317,7 +319,7 @@ def review_page(
     "/review/judge",
     status_code=303,
     response_class=RedirectResponse,
-    responses=errors(400, 403, 404, api=False),
+    responses=errors(400, 403, 404, 409, api=False),
 )
 def review_judge(
     request: Request,
@@ -331,7 +333,8 @@ def review_judge(
     """Store one grade (or skip) of a review candidate by the signed-in user; back to the queue.
 
     Refused with 403, nothing stored: a user the auth manager does not let edit, a missing or
-    wrong CSRF token. A pair that is no candidate of the set's queue is a 400."""
+    wrong CSRF token. A pair that is no candidate of the set's queue is a 400; one that left the
+    user's queue since the page was loaded (graded by anyone, skipped by this user) a 409."""
     import re
     from datetime import UTC, datetime
 
@@ -352,16 +355,20 @@ def review_judge(
             400, f"bad request: give {', '.join(missing) or 'grade: 0 to 3 or skip'}"
         )
     assert set and question_id and document_id and grade
-    source = review_view.candidate_source(
-        request.app.state.review_source, _store(request), set, question_id, document_id
-    )
+    rater = auth.user_name(request)
+    pair = f"{quote(document_id)} of question {quote(question_id)}"  # posted: ~200 chars each
+    try:
+        source = review_view.candidate_source(
+            request.app.state.review_source, _store(request), set, question_id, document_id, rater
+        )
+    except review_view.NoLongerQueued:
+        raise HTTPException(409, f"{pair} is no longer in your review queue of {set}: graded "
+                            "since the page was loaded; reload the queue") from None  # fmt: skip
     if source is None:
-        raise HTTPException(400, f"{document_id!r} is no candidate of question {question_id!r} "
-                            f"in the review queue of {set}")  # fmt: skip
+        raise HTTPException(400, f"{pair} is no candidate in the review queue of {set}")
     writer = request.app.state.store_source.writer()
     if writer is None:
         raise HTTPException(503, "no result store yet: nothing to review")
-    rater = auth.user_name(request)
     row = Judgment(
         question_id=question_id,
         document_id=document_id,
