@@ -97,3 +97,33 @@ def test_a_question_key_that_is_not_text_is_named_and_the_rest_still_checked(
     [key, blank] = problems_of(write(tmp_path, "s.jsonl", json.dumps(row) + "\n"))
     assert "field 'hard\\ud800': unknown field (its name holds a lone surrogate" in key
     assert "field 'question': must not be empty" in blank
+
+
+TEXT_FIELDS = ["question", "hard_class", "answer_gist"]
+
+
+@pytest.mark.parametrize("suffix", [".jsonl", ".json"])
+@pytest.mark.parametrize("field", TEXT_FIELDS)
+def test_a_nul_character_in_a_text_field_is_a_problem_naming_it(
+    tmp_path: Path, field: str, suffix: str
+) -> None:
+    """No store keeps a NUL (PostgreSQL text cannot): refused where it enters, as a surrogate is,
+    instead of an exit 3 "cannot use the result store" after the run."""
+    row = {**QUESTION, field: "text \x00 here"}
+    good = {**QUESTION, "id": "q0"}
+    if suffix == ".jsonl":
+        text = json.dumps(good) + "\n" + json.dumps(row) + "\n"
+    else:
+        text = json.dumps({"identifier": "s", "questions": [good, row]})
+    [problem] = problems_of(write(tmp_path, "s" + suffix, text))
+    assert f"field '{field}'" in problem and "holds a NUL character (\\x00)" in problem
+    assert problem.endswith("remove it"), problem
+
+
+@pytest.mark.parametrize("field", ["name", "description", "corpus_revision"])
+def test_a_set_field_with_a_nul_character_is_a_problem_naming_it(
+    tmp_path: Path, field: str
+) -> None:
+    text = json.dumps({"identifier": "s", field: "x\x00", "questions": [QUESTION]})
+    [problem] = problems_of(write(tmp_path, "s.json", text))
+    assert f"field '{field}'" in problem and "NUL character" in problem
