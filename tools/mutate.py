@@ -483,8 +483,16 @@ MUTATIONS: list[Mutation] = [
         "golden-text-lone-surrogate",
         "golden",
         GOLDEN_MODELS,
-        "Text = Annotated[str, StringConstraints(min_length=0)]",
+        "Text = Annotated[str, StringConstraints(min_length=0, pattern=_NO_NUL)]",
         "Text = str",
+        ("tests/safety/test_surrogates.py",),
+    ),
+    Mutation(
+        "golden-text-nul",
+        "golden",
+        GOLDEN_MODELS,
+        '_NO_NUL = r"^[^\\x00]*$"',
+        '_NO_NUL = r"^[\\s\\S]*$"',
         ("tests/safety/test_surrogates.py",),
     ),
     Mutation(
