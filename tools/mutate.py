@@ -243,6 +243,22 @@ MUTATIONS: list[Mutation] = [
         ("tests/evaluation/test_metrics.py",),
     ),
     Mutation(
+        "metric-target-at-the-last-kept-rank-dropped",
+        "results",
+        "retrieval_eval/evaluation/metrics.py",
+        "found = np.flatnonzero((first_rank >= 1) & (first_rank <= kept))",
+        "found = np.flatnonzero((first_rank >= 1) & (first_rank < kept))",
+        ("tests/evaluation/test_metrics.py",),
+    ),
+    Mutation(
+        "metric-later-targets-not-counted",
+        "results",
+        "retrieval_eval/evaluation/metrics.py",
+        "gains[i, j] = row[j] in wanted",
+        "gains[i, j] = False",
+        ("tests/evaluation/test_metrics.py",),
+    ),
+    Mutation(
         "metric-errors-hit",
         "results",
         "retrieval_eval/evaluation/metrics.py",
