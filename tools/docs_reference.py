@@ -1,9 +1,9 @@
 """The docs site's reference pages, generated from the code so nothing is written twice.
 
 Run by mkdocs as a hook (``hooks:`` in mkdocs.yml): each page below is added to the build
-in memory; the config's JSON Schema is also written to ``docs/schema/`` (committed, so editors
-can validate ``retrieval_eval.yaml``; ``tests/docs/test_reference.py`` fails when it differs
-from the models). ``python tools/docs_reference.py`` writes the schema alone.
+in memory. The config's JSON Schema is published in ``docs/schema/`` (committed, so editors can
+validate ``retrieval_eval.yaml``): ``python tools/docs_reference.py`` writes it, and the build and
+``tests/test_docs_reference.py`` fail when it differs from the models.
 """
 
 from __future__ import annotations
@@ -18,11 +18,36 @@ SCHEMA_PATH = ROOT / "docs" / "schema" / "retrieval_eval.schema.json"
 SCHEMA_URL = "schema/retrieval_eval.schema.json"
 
 
-def config_schema() -> dict[str, Any]:
-    """The JSON Schema of ``retrieval_eval.yaml`` (the Config model's, as it validates input)."""
+def model_schema() -> dict[str, Any]:
+    """The Config model's JSON Schema, as it validates input: the config reference's source."""
     from retrieval_eval.config.models import Config
 
-    schema = Config.model_json_schema(mode="validation")
+    return Config.model_json_schema(mode="validation")
+
+
+def config_schema() -> dict[str, Any]:
+    """The published JSON Schema of ``retrieval_eval.yaml``: the model's, plus what the models'
+    ``mode="before"`` validators accept and pydantic cannot describe (a set given as its path,
+    ``lint: warn``, ``max_topK_drop`` at any depth). The test validates the shipped configs
+    against it, so a new shorthand the schema lacks fails there."""
+    schema = model_schema()
+    defs = schema["$defs"]
+    defs["SetSource"] = {
+        "anyOf": [
+            {"type": "string", "description": "a set file or folder's path"},
+            defs["SetSource"],
+        ]
+    }
+    defs["LintOptions"] = {
+        "anyOf": [
+            {"enum": ["off", "warn", "fail"], "description": "shorthand for {mode: ...}"},
+            {"type": "boolean", "description": "false: off, true: warn"},
+            defs["LintOptions"],
+        ]
+    }
+    drop = {"type": "number", "minimum": 0, "maximum": 1, "description": "a gated depth's drop"}
+    for name in ("Thresholds", "SliceThresholds"):
+        defs[name]["patternProperties"] = {"^max_top[0-9]+_drop$": drop}
     return {"$schema": "https://json-schema.org/draft/2020-12/schema", **schema}
 
 
@@ -89,7 +114,7 @@ def _default(node: dict[str, Any], required: bool) -> str:
 
 def undescribed_fields(schema: dict[str, Any] | None = None) -> list[str]:
     """``Model.field`` for every config field without a description (the test wants none)."""
-    schema = schema or config_schema()
+    schema = schema or model_schema()
     models = {"Config": schema, **schema.get("$defs", {})}
     return [
         f"{name}.{field}"
@@ -100,7 +125,7 @@ def undescribed_fields(schema: dict[str, Any] | None = None) -> list[str]:
 
 
 def config_page() -> str:
-    schema = config_schema()
+    schema = model_schema()
     lines = [
         "# Configuration reference",
         "",
@@ -303,10 +328,17 @@ PAGES = {
 
 
 def on_files(files: Any, config: Any) -> Any:
-    """mkdocs hook: add the generated pages and refresh the published schema."""
+    """mkdocs hook: add the generated pages; the build fails when the published schema is not
+    the models' (it is written by ``python tools/docs_reference.py``, never by a build, so a
+    stale committed file cannot pass CI)."""
+    from mkdocs.exceptions import PluginError
     from mkdocs.structure.files import File
 
-    write_schema()
+    if not SCHEMA_PATH.exists() or SCHEMA_PATH.read_text(encoding="utf-8") != schema_text():
+        raise PluginError(
+            f"{SCHEMA_PATH.relative_to(ROOT)} is not the config models' schema: "
+            "run `.venv/bin/python tools/docs_reference.py` and commit it"
+        )
     for uri, render in PAGES.items():
         files.append(File.generated(config, uri, content=render()))
     return files

@@ -40,7 +40,7 @@ def newer_revision(where: str, revision: str) -> str:
     return (
         f"the result store at {where} has schema revision {revision!r}, which this version of "
         f"retrieval-eval does not know (it reads {HEAD!r}): a newer retrieval-eval migrated it; "
-        f"upgrade the package (pip install --upgrade {DISTRIBUTION}) to use it "
+        f"upgrade the retrieval-eval package (pip install --upgrade {DISTRIBUTION}) to use it "
         "(`retrieval-eval db upgrade` never downgrades a store)"
     )
 
