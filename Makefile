@@ -17,6 +17,10 @@ export AIRFLOW__CORE__LOAD_EXAMPLES ?= False
 # leaving out the packages' own test suites (a sixth of the files), which nothing here imports.
 $(STAMP): pyproject.toml
 	@test -x $(PY) || python3 -m venv $(VENV)
+	@# the distribution was called retrieval-eval (another project's name on PyPI) before it was
+	@# rag-retrieval-eval: a venv made then would keep both, each owning the same files
+	@if $(PY) -m pip show -q retrieval-eval >/dev/null 2>&1; then \
+	  $(PY) -m pip uninstall -q -y retrieval-eval; fi
 	@if $(PY) -m pip install -q uv 2>/dev/null; then \
 	  $(BIN)/uv pip install -q --python $(PY) -e ".[$(EXTRAS)]"; \
 	else $(PY) -m pip install -q -e ".[$(EXTRAS)]"; fi

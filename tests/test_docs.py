@@ -94,6 +94,16 @@ def test_skipped_blocks_are_few_and_each_says_why() -> None:
         assert "../shared" not in body
 
 
+def test_the_readmes_links_lead_to_files_of_the_repository() -> None:
+    """The README is read on its own (a clone, a code host): each relative link names a file or
+    folder that exists (the docs site checks its own links in its --strict build)."""
+    text = README.read_text(encoding="utf-8")
+    targets = re.findall(r"\]\((?!https?:|#)([^)#\s]+)", text)
+    assert len(targets) >= 20
+    missing = [target for target in targets if not (ROOT / target).exists()]
+    assert not missing, missing
+
+
 def test_every_block_has_a_language_the_tests_check() -> None:
     languages = {(page, lang) for page, lang, *_ in _BLOCKS}
     unknown = [(page, lang) for page, lang in languages if lang not in CHECKS]
