@@ -23,6 +23,7 @@ import jsonschema
 import pytest
 import yaml
 
+import retrieval_eval
 from retrieval_eval import DISTRIBUTION
 from retrieval_eval.cli import cli
 from retrieval_eval.retrievers.extras import ADAPTER_EXTRAS, pip_command
@@ -132,7 +133,10 @@ def test_the_built_site_has_the_generated_pages(site: Path) -> None:
     assert "InvalidRunError" in (site / "reference" / "exit-codes.html").read_text()
     assert "eval_result_question" in (site / "reference" / "store-schema.html").read_text()
     assert "top1_hit_rate_ci" in (site / "reference" / "json-contract.html").read_text()
-    assert "run_evaluation" in (site / "reference" / "api.html").read_text()
+    api = (site / "reference" / "api.html").read_text()
+    anchors = set(re.findall(r'id="retrieval_eval\.[\w.]*\.(\w+)"', api))
+    missing = set(retrieval_eval.__all__) - anchors  # every exported name has its entry
+    assert not missing, missing
     assert json.loads((site / "schema" / "retrieval_eval.schema.json").read_text())
     assert (site / "images" / "dashboard.png").stat().st_size < 200_000
 

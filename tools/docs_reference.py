@@ -319,7 +319,36 @@ def contract_page() -> str:
     )
 
 
+# --- the Python API --------------------------------------------------------------------------
+
+
+def api_page() -> str:
+    """One mkdocstrings entry per name ``retrieval_eval`` exports, from its own table of
+    exports (``_EXPORTS``: name -> module), so a name moved to another module moves here too."""
+    from retrieval_eval import _EXPORTS
+
+    lines = [
+        "# Python API",
+        "",
+        "The names `retrieval_eval` exports (`from retrieval_eval import evaluate, ...`),",
+        "documented from their docstrings by mkdocstrings. They are imported lazily, so",
+        "`import retrieval_eval` stays fast. [Getting started](../getting-started.md) shows",
+        "them at work.",
+        "",
+    ]
+    for name, module in _EXPORTS.items():
+        lines += [
+            f"::: {module}.{name}",
+            "    options:",
+            "      show_root_full_path: false",
+            "      heading_level: 2",
+            "",
+        ]
+    return "\n".join(lines)
+
+
 PAGES = {
+    "reference/api.md": api_page,
     "reference/config.md": config_page,
     "reference/exit-codes.md": exit_codes_page,
     "reference/store-schema.md": store_page,
