@@ -164,10 +164,10 @@ def test_console_script_target_exists() -> None:
 
 
 def test_the_package_root_holds_the_public_verbs_and_errors_only() -> None:
-    """Every concept lives in a folder named for it, and the README's "How it fits together"
-    lists each folder the package has."""
+    """Every concept lives in a folder named for it, and the docs' "How it fits together"
+    (docs/concepts/architecture.md) lists each folder the package has."""
     assert sorted(path.name for path in PACKAGE.glob("*.py")) == ["__init__.py", "errors.py"]
     folders = {p.name for p in PACKAGE.iterdir() if (p / "__init__.py").exists()}
-    readme = (ROOT / "README.md").read_text(encoding="utf-8")
-    layout = readme.split("## How it fits together", 1)[1].split("```")[1]
+    page = (ROOT / "docs" / "concepts" / "architecture.md").read_text(encoding="utf-8")
+    layout = page.split("# How it fits together", 1)[1].split("```")[1]
     assert set(re.findall(r"^  (\w+)/ ", layout, flags=re.MULTILINE)) == folders
