@@ -1,9 +1,22 @@
 """The Airflow layer: the DAG factory and alert senders. The only Airflow-aware code in the package.
 
 ``build_evaluation_dag`` turns one configured evaluation into a DAG; ``build_dags`` builds every
-evaluation of a config. Importing this package imports Airflow.
+evaluation of a config. They are imported on first use, which imports Airflow: Airflow itself
+imports :mod:`retrieval_eval.airflow.provider` while its configuration loads, before
+``airflow.sdk`` can be imported.
 """
 
-from retrieval_eval.airflow.factory import build_dags, build_evaluation_dag, dag_id_for
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from retrieval_eval.airflow.factory import build_dags, build_evaluation_dag, dag_id_for
 
 __all__ = ["build_dags", "build_evaluation_dag", "dag_id_for"]
+
+
+def __getattr__(name: str) -> Any:
+    if name in __all__:
+        from retrieval_eval.airflow import factory
+
+        return getattr(factory, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -40,13 +40,14 @@ def store_url(job: dict[str, Any]) -> str:
     """The store at run time: the Airflow connection when configured, else the usual lookup."""
     from airflow.sdk import BaseHook
 
+    from retrieval_eval.airflow.hooks import connection_store
     from retrieval_eval.config.models import load_config
     from retrieval_eval.store import store_url_for
 
     return store_url_for(
         load_config(job["config_path"]),
         job.get("store_connection_id"),
-        lambda conn_id: BaseHook.get_connection(conn_id).get_uri(),
+        lambda conn_id: connection_store(BaseHook.get_connection(conn_id)),
     )
 
 

@@ -86,6 +86,7 @@ def cli(ctx: click.Context, debug: bool) -> None:
 def _register() -> None:
     # one module per command group; each adds itself to ``cli``
     from retrieval_eval.cli import (  # noqa: F401
+        airflow_cmd,
         compare_cmd,
         db_cmd,
         history_cmd,

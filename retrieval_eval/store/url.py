@@ -146,28 +146,33 @@ def resolve_store_url(explicit: str | None = None, config: Config | None = None)
     return parsed.render_as_string(hide_password=False)
 
 
+# the Airflow connection types a store can be read from (retrieval_eval.airflow.hooks has the
+# first; Airflow's own postgres connections keep working)
+STORE_CONNECTION_TYPES = ("retrieval_eval_store", "postgres", "postgresql")
+
+
 def store_url_for(
-    config: Config, connection_id: str | None, connection_uri: Callable[[str], str]
+    config: Config | None,
+    connection_id: str | None,
+    connection_store: Callable[[str], tuple[str, str]],
 ) -> str:
     """The store the DAGs write and the dashboard reads.
 
-    The Airflow connection ``connection_id`` (``airflow.store_connection_id``) when given, its URI
-    read through ``connection_uri`` (each Airflow process reads connections its own way); else
-    the usual lookup of :func:`resolve_store_url`.
+    The Airflow connection ``connection_id`` (``airflow.store_connection_id``) when given, read
+    through ``connection_store`` as ``(connection type, store URL)`` (each Airflow process reads
+    connections its own way); else the usual lookup of :func:`resolve_store_url`.
     """
     if not connection_id:
         return resolve_store_url(None, config)
-    uri = connection_uri(connection_id)
-    # an Airflow connection renders its type as the URI scheme ("generic" when the CLI did not
-    # know --conn-type postgres because the postgres provider was missing)
-    conn_type = uri.split("://", 1)[0].split("+", 1)[0] if "://" in uri else "unknown"
-    if conn_type not in ("postgres", "postgresql"):
+    # "generic" when the CLI did not know --conn-type postgres (the postgres provider missing)
+    conn_type, uri = connection_store(connection_id)
+    if conn_type not in STORE_CONNECTION_TYPES:
         raise InvalidInputError(
             f"Airflow connection {connection_id!r} (airflow.store_connection_id) has type "
-            f"{conn_type!r}; the result store needs a 'postgres' connection: create it with "
-            f"`airflow connections add {connection_id} --conn-type postgres ...` (the postgres "
-            "provider comes with retrieval-eval's airflow extra) or with "
-            "`--conn-uri postgresql://user:password@host:5432/database`"
+            f"{conn_type!r}; the result store needs a 'retrieval_eval_store' or 'postgres' "
+            f"connection: create it with `airflow connections add {connection_id} --conn-type "
+            "retrieval_eval_store --conn-host HOST --conn-schema DATABASE --conn-login USER "
+            "--conn-password ...` (or `--conn-uri postgresql://user:password@host:5432/database`)"
         )
     parsed = parse_store_url(uri, source=f"Airflow connection {connection_id!r}")
     return parsed.render_as_string(hide_password=False)

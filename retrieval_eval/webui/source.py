@@ -40,10 +40,12 @@ def configured_store_url() -> str:
     from retrieval_eval.config.models import load_config
     from retrieval_eval.store import store_url_for
 
-    def connection_uri(connection_id: str) -> str:
+    def connection_uri(connection_id: str) -> tuple[str, str]:
         from airflow.models.connection import Connection
 
-        return Connection.get_connection_from_secrets(connection_id).get_uri()
+        from retrieval_eval.airflow.hooks import connection_store
+
+        return connection_store(Connection.get_connection_from_secrets(connection_id))
 
     config = load_config()
     return store_url_for(config, config.airflow.store_connection_id, connection_uri)

@@ -53,6 +53,13 @@ def write_config(
     return path
 
 
+def airflow_cli(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
+    """``airflow ARGS`` in a subprocess under ``env`` (its Airflow home)."""
+    return subprocess.run(
+        [str(BIN / "airflow"), *args], env=env, capture_output=True, text=True, timeout=120
+    )
+
+
 def run_dag(
     env: dict[str, str],
     dag_id: str,

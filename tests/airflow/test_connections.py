@@ -11,9 +11,10 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
-from dag_helpers import BIN
+from dag_helpers import airflow_cli as _airflow
 
 pytestmark = pytest.mark.airflow
 
@@ -25,12 +26,6 @@ try:
 except Exception as exc:
     print(json.dumps({"error": f"{type(exc).__name__}: {exc}"}))
 """
-
-
-def _airflow(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [str(BIN / "airflow"), *args], env=env, capture_output=True, text=True, timeout=120
-    )
 
 
 def _lookup(env: dict[str, str], conn_id: str) -> tuple[dict[str, str], dict[str, str]]:
@@ -72,3 +67,32 @@ def test_a_connection_of_another_type_is_refused_by_name(airflow_env: dict[str, 
     assert "Airflow connection 're_store_generic'" in error
     assert "has type 'generic'" in error and "'postgres' connection" in error
     assert "pw-Secret-9" not in error
+
+
+def test_a_store_connection_names_postgres_by_fields_or_any_store_by_its_url(
+    airflow_env: dict[str, str], tmp_path: Path
+) -> None:
+    by_fields = _airflow(
+        airflow_env,
+        "connections", "add", "re_store_typed",
+        "--conn-type", "retrieval_eval_store", "--conn-host", "db.internal",
+        "--conn-schema", "results", "--conn-login", "eval", "--conn-password", "pw-Secret-9",
+    )  # fmt: skip
+    assert by_fields.returncode == 0, by_fields.stderr[-2000:]
+    shown, found = _lookup(airflow_env, "re_store_typed")
+    assert shown["conn_type"] == "retrieval_eval_store"
+    assert found == {"url": "postgresql+psycopg://eval:pw-Secret-9@db.internal/results"}
+    store = tmp_path / "results.sqlite"
+    by_url = _airflow(
+        airflow_env,
+        "connections", "add", "re_store_url", "--conn-type", "retrieval_eval_store",
+        "--conn-extra", json.dumps({"url": f"sqlite:///{store}"}),
+    )  # fmt: skip
+    assert by_url.returncode == 0, by_url.stderr[-2000:]
+    assert _lookup(airflow_env, "re_store_url")[1] == {"url": f"sqlite:///{store}"}
+    empty = _airflow(
+        airflow_env, "connections", "add", "re_store_empty", "--conn-type", "retrieval_eval_store"
+    )
+    assert empty.returncode == 0, empty.stderr[-2000:]
+    error = _lookup(airflow_env, "re_store_empty")[1]["error"]
+    assert "'re_store_empty' (retrieval_eval_store) names no store" in error

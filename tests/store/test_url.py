@@ -64,9 +64,9 @@ def test_the_airflow_connection_wins_and_its_postgres_uri_is_accepted(tmp_path: 
     config = _config(tmp_path, "sqlite:///from-config.sqlite")
     asked: list[str] = []
 
-    def connection_uri(connection_id: str) -> str:
+    def connection_uri(connection_id: str) -> tuple[str, str]:
         asked.append(connection_id)
-        return "postgres://eval:pw@db.example:5432/results?options=-csearch_path%3Dx"
+        return "postgres", "postgres://eval:pw@db.example:5432/results?options=-csearch_path%3Dx"
 
     assert store_url_for(config, "re_db", connection_uri) == (
         "postgresql+psycopg://eval:pw@db.example:5432/results?options=-csearch_path%3Dx"
@@ -75,7 +75,7 @@ def test_the_airflow_connection_wins_and_its_postgres_uri_is_accepted(tmp_path: 
     assert store_url_for(config, None, connection_uri) == resolve_store_url(None, config)
     assert asked == ["re_db"]  # no connection id: no connection read
     with pytest.raises(InvalidInputError, match="Airflow connection 'bad'") as caught:
-        store_url_for(config, "bad", lambda _: "mysql://u:topsecret@h/d")
+        store_url_for(config, "bad", lambda _: ("mysql", "mysql://u:topsecret@h/d"))
     assert "topsecret" not in str(caught.value)
 
 
@@ -86,7 +86,7 @@ def test_a_connection_of_another_type_is_refused_naming_id_and_type(
     """`--conn-type postgres` without the postgres provider silently makes a generic one."""
     config = _config(tmp_path, "sqlite:///unused.sqlite")
     with pytest.raises(InvalidInputError) as caught:
-        store_url_for(config, "re_db", lambda _: uri)
+        store_url_for(config, "re_db", lambda _: (uri.split(":", 1)[0], uri))
     found = uri.split(":", 1)[0]
     assert "Airflow connection 're_db'" in str(caught.value)
     assert f"has type {found!r}" in str(caught.value) and "'postgres' connection" in str(
