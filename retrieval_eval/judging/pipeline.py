@@ -194,23 +194,34 @@ def record_verdict(
     approve_labels_change: bool = False,
 ) -> Recorded:
     """Judge the run against its baseline and save it (:func:`~retrieval_eval.judging.recording.
-    record_run`); with no store (``store_url`` None) it is judged as a first run, kept nowhere."""
-    if store_url is None:
-        from retrieval_eval.judging.regression import detect_regression
-
-        verdict = detect_regression(result, None, thresholds)
-        return Recorded(run_id=None, saved=False, verdict=verdict)
-    from retrieval_eval.judging.recording import record_run
-
-    return record_run(
-        result,
-        store_url=store_url,
-        thresholds=thresholds,
-        baseline_run_id=baseline_run_id,
-        save=save,
-        dead_labels_baseline=dead_labels_baseline,
-        approve_labels_change=approve_labels_change,
+    record_run`); with no store (``store_url`` None) it is judged as a first run, kept nowhere.
+    A first run not to be saved says it does not become the baseline."""
+    from retrieval_eval.judging.regression import (
+        BECOMES_BASELINE,
+        NOT_SAVED_BASELINE,
+        detect_regression,
     )
+
+    if store_url is None:
+        verdict = detect_regression(result, None, thresholds)
+        recorded = Recorded(run_id=None, saved=False, verdict=verdict)
+    else:
+        from retrieval_eval.judging.recording import record_run
+
+        recorded = record_run(
+            result,
+            store_url=store_url,
+            thresholds=thresholds,
+            baseline_run_id=baseline_run_id,
+            save=save,
+            dead_labels_baseline=dead_labels_baseline,
+            approve_labels_change=approve_labels_change,
+        )
+    verdict = recorded.verdict
+    if save or verdict.state != "baseline":
+        return recorded
+    summary = verdict.summary.replace(BECOMES_BASELINE, NOT_SAVED_BASELINE)
+    return recorded.model_copy(update={"verdict": verdict.model_copy(update={"summary": summary})})
 
 
 def power_figures(result: RunResult, thresholds: Thresholds, config: Config) -> PowerReport:

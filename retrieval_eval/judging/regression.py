@@ -147,6 +147,11 @@ class DepthChange(BaseModel):
     p_holm: float | None = None
 
 
+BECOMES_BASELINE = "it becomes the baseline."
+# the same first run, judged but not saved (`run --no-save`): nothing stored, no baseline
+NOT_SAVED_BASELINE = "it would be the baseline, but it is not saved."
+
+
 class Verdict(BaseModel):
     """What a person or CI acts on. Deltas are current minus baseline (negative = worse)."""
 
@@ -480,7 +485,7 @@ def _detect(
         return Verdict(
             state="baseline",
             summary=f"{prefix}First run for {current.set_identifier} × {current.retriever} with "
-            "these labels: it becomes the baseline.",
+            f"these labels: {BECOMES_BASELINE}",
         )
     return _compare(current, baseline, thresholds)
 

@@ -6,8 +6,9 @@ Lookup order: ``--db``, then ``$RETRIEVAL_EVAL_DB``, then the config's ``store:`
 (``postgresql+psycopg://`` too; plain ``postgresql://`` and the ``postgres://`` form Airflow
 connections render are rewritten to psycopg 3).
 
-Edge cases: a relative SQLite path in the config file resolves against the config's folder, one
-given by ``--db`` or the environment against the working directory; ``~`` is expanded. Every URL
+Edge cases: a relative SQLite path in the config file resolves against the config's folder (a
+bare path, ``store: results.sqlite``, is one too), one given by ``--db`` or the environment
+against the working directory; ``~`` is expanded. Every URL
 shown to a person goes through :func:`mask_url`, so passwords (and secret query parameters such
 as ``?password=``) never reach a message or a log; every URL parsed here is also registered with
 :mod:`retrieval_eval.safety.redaction`, so a password quoted in any error text is masked as well.
@@ -42,6 +43,8 @@ _BACKENDS = {
     "postgresql": "postgresql+psycopg",
     "postgres": "postgresql+psycopg",  # Connection.get_uri() of an Airflow postgres connection
 }
+# what starts a URL (any scheme, also a misspelt one, which is refused by name below)
+_SCHEME = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*:")
 # userinfo in an URL that could not even be parsed: hide everything between ':' and '@'
 _RAW_PASSWORD = re.compile(r"(://[^:/@]*:)[^@]*@")
 # and the value of a secret query parameter (password=, sslpassword=, token=, ...)
@@ -86,7 +89,9 @@ def store_fingerprint(url: str) -> str:
 def parse_store_url(url: str, *, source: str = "store URL", base_dir: Path | None = None) -> URL:
     """Parse and check a store URL; relative SQLite paths resolve against ``base_dir``.
 
-    Raises InvalidInputError naming ``source`` for an unparsable URL or an unsupported backend.
+    With ``base_dir`` (the config's folder) a bare path (``results.sqlite``) is a SQLite file
+    too. Raises InvalidInputError naming ``source`` for an unparsable URL or an unsupported
+    backend.
     """
     register_url(url)  # first: even a URL refused below may be quoted by someone else
     char = lone_surrogate(url)
@@ -98,6 +103,8 @@ def parse_store_url(url: str, *, source: str = "store URL", base_dir: Path | Non
             f"{source}: the store URL holds {char}, a byte that is not UTF-8 text{where}; a "
             "database's path, name and user must be text"
         )
+    if base_dir is not None and not _SCHEME.match(url):
+        url = f"sqlite:///{url}"  # the config's `store: results.sqlite`: a file beside it
     try:
         parsed = make_url(url)
     except (ArgumentError, ValueError):  # ValueError: a non-numeric port

@@ -103,6 +103,20 @@ def test_run_text_report(workdir: Path) -> None:
     assert lines[0] == "Set cli.two  Retriever cli_fake_retrievers:always_a  Questions 2"
 
 
+def test_a_first_run_not_saved_does_not_claim_to_become_the_baseline(workdir: Path) -> None:
+    """With no store file and with an empty store, saved or not: only a saved run says it."""
+    run = ("run", "two.yaml", "cli_fake_retrievers:always_a", "--summary")
+    for _ in range(2):  # no store file yet; then the store `db upgrade` made, still empty
+        unsaved = invoke(*run, "--no-save")
+        assert unsaved.exit_code == 0, unsaved.output
+        assert "it would be the baseline, but it is not saved." in unsaved.stdout
+        assert "becomes the baseline" not in unsaved.stdout
+        assert invoke("db", "upgrade").exit_code == 0
+    saved = invoke(*run)
+    assert saved.exit_code == 0, saved.output
+    assert "these labels: it becomes the baseline." in saved.stdout
+
+
 def test_run_json_contract(workdir: Path) -> None:
     result = invoke("run", "two.yaml", "cli_fake_retrievers:always_a", "--format", "json")
     assert result.exit_code == 0, result.output

@@ -52,6 +52,21 @@ def test_relative_paths_on_the_command_line_resolve_against_the_working_director
     )
 
 
+def test_a_bare_path_in_the_config_is_a_sqlite_file_beside_it(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    monkeypatch.delenv("RETRIEVAL_EVAL_DB", raising=False)
+    monkeypatch.chdir(tmp_path)  # not the config's folder
+    for store in ("results.sqlite", "data/results.sqlite"):
+        expected = f"sqlite:///{tmp_path}/conf/{store}"
+        assert resolve_store_url(None, _config(tmp_path, store)) == expected
+    # a misspelt scheme is no path; on the command line a bare path is not taken either
+    with pytest.raises(InvalidInputError, match="cannot parse store URL 'postgres:/db'"):
+        resolve_store_url(None, _config(tmp_path, "postgres:/db"))
+    with pytest.raises(InvalidInputError, match=r"^--db: cannot parse"):
+        resolve_store_url("results.sqlite")
+
+
 def test_postgresql_urls_use_psycopg_3_and_keep_their_options() -> None:
     url = "postgresql://eval:pw@db.example:5433/results?sslmode=require"
     assert resolve_store_url(url) == (
