@@ -205,9 +205,11 @@ def check_dimension(where: str, name: str, given: int, expected: int | None, wha
         )
 
 
-def build_embedder(raw: Any, *, base_dir: Path, where: str) -> QueryEmbedder:
+def build_embedder(
+    raw: Any, *, base_dir: Path, where: str, paths: Sequence[Path] = ()
+) -> QueryEmbedder:
     """A :class:`QueryEmbedder` from an ``embedding:`` option (already checked by pydantic as
-    :class:`EmbeddingOptions`, or raw)."""
+    :class:`EmbeddingOptions`, or raw); a function is imported with the adapter's ``paths:``."""
     opts = raw if isinstance(raw, EmbeddingOptions) else EmbeddingOptions.model_validate(raw)
     common: dict[str, Any] = {
         "where": where,
@@ -216,7 +218,8 @@ def build_embedder(raw: Any, *, base_dir: Path, where: str) -> QueryEmbedder:
         "cache_size": opts.cache_size,
     }
     if opts.function is not None:
-        return QueryEmbedder(_function(opts.function, where), name=opts.function, **common)
+        function = _function(opts.function, where, paths)
+        return QueryEmbedder(function, name=opts.function, **common)
     if opts.http is not None:
         return QueryEmbedder(_http(opts.http, where), name=opts.http.url, **common)
     model, model_name = sentence_transformer(
@@ -231,12 +234,12 @@ def build_embedder(raw: Any, *, base_dir: Path, where: str) -> QueryEmbedder:
     return QueryEmbedder(encode, name=f"model {model_name!r}", **common)
 
 
-def _function(path: str, where: str) -> Callable[[list[str]], Any]:
+def _function(path: str, where: str, paths: Sequence[Path]) -> Callable[[list[str]], Any]:
     from retrieval_eval.errors import UnknownNameError
     from retrieval_eval.retrievers.registry import import_object
 
     try:
-        function = import_object(path)
+        function = import_object(path, paths=paths)
     except UnknownNameError as exc:
         raise ConfigError(f"{where}.function: {exc}") from None
     if not callable(function):

@@ -47,6 +47,19 @@ def resolve_path(value: Path, info: ValidationInfo) -> Path:
 ConfigPath = Annotated[Path, AfterValidator(resolve_path)]
 
 
+def existing_folders(value: list[Path]) -> list[Path]:
+    """``paths:`` folders (already resolved against the config's folder) that must exist."""
+    missing = [str(folder) for folder in value if not folder.is_dir()]
+    if missing:
+        raise ValueError(f"no such folder: {', '.join(missing)}")
+    return [folder.resolve() for folder in value]
+
+
+# folders put on sys.path before a module the config names (a factory, an embedding function)
+# is imported: `type: python`'s `paths:`, and every adapter's
+ImportPaths = Annotated[list[ConfigPath], AfterValidator(existing_folders)]
+
+
 def parse_options(
     model: type[M], identifier: str, options: Mapping[str, Any], context: BuildContext
 ) -> M:

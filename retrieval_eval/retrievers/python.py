@@ -28,7 +28,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from retrieval_eval.errors import ConfigError
 from retrieval_eval.retrievers.base import EvaluatableRetriever, as_retriever
-from retrieval_eval.retrievers.options import BuildContext, ConfigPath, parse_options
+from retrieval_eval.retrievers.options import BuildContext, ImportPaths, parse_options
 
 
 class PythonOptions(BaseModel):
@@ -36,7 +36,7 @@ class PythonOptions(BaseModel):
 
     factory: str
     options: dict[str, Any] = Field(default_factory=dict)
-    paths: list[ConfigPath] = Field(default_factory=list)
+    paths: ImportPaths = Field(default_factory=list)
     prepare: str | None = None
 
     @field_validator("factory", "prepare")
@@ -47,14 +47,6 @@ class PythonOptions(BaseModel):
             if not (module and sep and attribute):
                 raise ValueError(f"{value!r} is not an import path; use 'package.module:function'")
         return value
-
-    @field_validator("paths")
-    @classmethod
-    def _folders(cls, value: list[Any]) -> list[Any]:
-        missing = [str(folder) for folder in value if not folder.is_dir()]
-        if missing:
-            raise ValueError(f"no such folder: {', '.join(missing)}")
-        return [folder.resolve() for folder in value]
 
 
 def check_options(identifier: str, options: Mapping[str, Any], context: BuildContext) -> None:

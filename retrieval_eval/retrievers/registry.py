@@ -130,11 +130,17 @@ def _airflow_dags_folder() -> str | None:
     return str(folder) if folder else os.environ.get("AIRFLOW__CORE__DAGS_FOLDER")
 
 
-def instantiate(path: str, kwargs: Mapping[str, Any], where: str, wanted: tuple[str, ...]) -> Any:
-    """The object a ``factory`` option names: used as is when it has one of the ``wanted``
-    methods, else called with ``kwargs``."""
+def instantiate(
+    path: str,
+    kwargs: Mapping[str, Any],
+    where: str,
+    wanted: tuple[str, ...],
+    paths: Sequence[Path] = (),
+) -> Any:
+    """The object a ``factory`` option names (imported with the adapter's ``paths:``): used as
+    is when it has one of the ``wanted`` methods, else called with ``kwargs``."""
     try:
-        target = import_object(path)
+        target = import_object(path, paths=paths)
     except UnknownNameError as exc:
         raise ConfigError(f"{where}: {exc}") from None
     if any(hasattr(target, m) for m in wanted) and not isinstance(target, type):

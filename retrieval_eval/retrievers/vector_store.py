@@ -32,7 +32,7 @@ from retrieval_eval.errors import ConfigError, RetrieverError
 from retrieval_eval.retrievers.chunking import ChunkRule
 from retrieval_eval.retrievers.embedding import EmbeddingOptions, QueryEmbedder, build_embedder
 from retrieval_eval.retrievers.extras import require
-from retrieval_eval.retrievers.options import BuildContext, ConfigPath, parse_options
+from retrieval_eval.retrievers.options import BuildContext, ConfigPath, ImportPaths, parse_options
 
 # a record as a store returns it: (the id value it holds, its text or None)
 Record = tuple[str, str | None]
@@ -45,6 +45,9 @@ class AdapterOptions(ChunkRule):
 
     fetch_multiplier: int = Field(default=1, ge=1)
     max_concurrency: int | None = Field(default=None, ge=1)
+    paths: ImportPaths = Field(default_factory=list)
+    """Folders put on `sys.path` (relative to the config's folder) before the `factory` or the
+    `embedding` function is imported: a module kept beside the config, as `type: python` does."""
 
 
 class StoreOptions(AdapterOptions):
@@ -104,8 +107,11 @@ class FactoryOptions(AdapterOptions):
     id_key: str | None = Field(default=None, min_length=1)
 
 
-def query_embedder(embedding: EmbeddingOptions, context: BuildContext, where: str) -> QueryEmbedder:
-    return build_embedder(embedding, base_dir=context.base_dir, where=f"{where}.embedding")
+def query_embedder(opts: Any, context: BuildContext, where: str) -> QueryEmbedder:
+    """The embedder of ``opts.embedding``, its function imported with ``opts.paths``."""
+    return build_embedder(
+        opts.embedding, base_dir=context.base_dir, where=f"{where}.embedding", paths=opts.paths
+    )
 
 
 def env_api_key(variable: str | None, where: str) -> str | None:
@@ -241,9 +247,11 @@ class FactoryRetriever(StoreRetriever):
     ) -> Self:
         from retrieval_eval.retrievers.registry import instantiate
 
-        target = instantiate(opts.factory, opts.kwargs, f"{where}.factory", cls.wanted)
-        embedding = getattr(opts, "embedding", None)
-        embedder = None if embedding is None else query_embedder(embedding, context, where)
+        target = instantiate(
+            opts.factory, opts.kwargs, f"{where}.factory", cls.wanted, paths=opts.paths
+        )
+        has_embedding = getattr(opts, "embedding", None) is not None
+        embedder = query_embedder(opts, context, where) if has_embedding else None
         return cls(identifier, target, opts, where, embedder)
 
     def __repr__(self) -> str:
@@ -277,9 +285,7 @@ class VectorStoreRetriever(StoreRetriever):
     ) -> Self:
         handle = cls._connect(module, opts, where)
         try:
-            return cls(
-                identifier, opts, handle, query_embedder(opts.embedding, context, where), where
-            )
+            return cls(identifier, opts, handle, query_embedder(opts, context, where), where)
         except BaseException:
             cls._disconnect(handle)
             raise

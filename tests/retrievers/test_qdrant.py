@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import uuid
 from pathlib import Path
 from typing import Any
 
@@ -131,3 +132,34 @@ def test_options_are_checked_with_the_option_named(store: Path) -> None:
         build(spec(store, embedding={"query_prefix": "q: "}))
     with pytest.raises(ConfigError, match=r"retrievers\.docs\.path: no Qdrant local-mode folder"):
         build(spec(store.parent / "nowhere"))
+
+
+def test_an_embedding_module_beside_the_config_is_found_through_paths(
+    store: Path, tmp_path: Path
+) -> None:
+    """A native adapter's ``paths:`` (relative to the config's folder) puts the folder of its
+    ``embedding:`` function on sys.path, as ``type: python``'s does; without it, the module is
+    not found, and a missing folder is named."""
+    from retrieval_eval.retrievers.registry import RetrieverRegistry
+
+    module = f"embed_beside_{uuid.uuid4().hex[:8]}"
+    lib = tmp_path / "conf" / "lib"
+    lib.mkdir(parents=True)
+    (lib / f"{module}.py").write_text(
+        "from retrievers.vector_corpus import embed\n\n\n"
+        "def queries(texts):\n    return embed(texts)\n"
+    )
+
+    def built(**options: Any) -> Any:
+        specs = {"docs": spec(store, embedding=f"{module}:queries", **options)}
+        return RetrieverRegistry(specs, base_dir=tmp_path / "conf", source="cfg.yaml").build("docs")
+
+    with pytest.raises(ConfigError, match=rf"embedding\.function: cannot import module '{module}'"):
+        built()
+    with pytest.raises(ConfigError, match=r"retrievers\.docs\.paths: .*no such folder"):
+        built(paths=["nowhere"])
+    retriever = built(paths=["lib"])
+    try:
+        check_rankings(retriever)
+    finally:
+        retriever.close()
