@@ -144,7 +144,7 @@ def _metrics_table(result: RunResult) -> Table:
 
 
 def render_text(result: RunResult, width: int | None = None) -> str:
-    """The human report: per-question table, headline rates, slices, latency and errors."""
+    """The human report: headline rates, per-question table, slices, latency and errors."""
     from rich.text import Text
 
     depths = result.depths
@@ -176,8 +176,9 @@ def render_text(result: RunResult, width: int | None = None) -> str:
         f"(max error rate {result.settings.max_error_rate:g}) - run {status}",
     ]
     questions, not_listed = _question_table(result)
-    parts: list[RenderableType] = [head, questions]
+    # the headline rates first: a long question table must not push them off the screen
+    parts: list[RenderableType] = [head, *map(Text, rates), questions]
     if not_listed:
         parts.append(Text(not_listed))
-    parts += [*map(Text, rates), *tables]
+    parts += tables
     return print_tables([*parts, *map(Text, tail)], width)

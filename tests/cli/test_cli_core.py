@@ -98,6 +98,8 @@ def test_run_text_report(workdir: Path) -> None:
     assert "Top-1 hit rate: 50.0% [9.5%, 90.5%] (1/2)" in lines  # 95% Wilson interval
     assert "Top-3 hit rate: 50.0% [9.5%, 90.5%] (1/2)" in lines
     assert "Per question" in lines and "By form" in lines and "By hard class" in lines
+    # the headline before the question table, which a long set makes long
+    assert lines.index("Top-1 hit rate: 50.0% [9.5%, 90.5%] (1/2)") < lines.index("Per question")
     row = next(line for line in lines if "q-miss" in line)
     assert "gap" in row and "miss" in row
     assert lines[0] == "Set cli.two  Retriever cli_fake_retrievers:always_a  Questions 2"
