@@ -26,7 +26,8 @@ def make_retriever():
     return lambda question, limit: ["a"]
 """
 CLI = str(Path(sys.executable).parent / "retrieval-eval")
-BAD_STORES = ["mysql://eval@db/results", "sqlite://", "not a url"]
+# (a bare path, `results.sqlite`, is a SQLite file beside the config: a misspelt scheme is not)
+BAD_STORES = ["mysql://eval@db/results", "sqlite://", "postgres:/db"]
 
 
 @pytest.fixture
