@@ -163,10 +163,12 @@ def test_console_script_target_exists() -> None:
     assert callable(getattr(importlib.import_module(module), attribute))
 
 
-def test_the_package_root_holds_the_public_verbs_and_errors_only() -> None:
+def test_the_package_root_holds_the_public_verbs_and_the_base_layer_only() -> None:
     """Every concept lives in a folder named for it, and the README's "How it fits together"
-    lists each folder the package has."""
-    assert sorted(path.name for path in PACKAGE.glob("*.py")) == ["__init__.py", "errors.py"]
+    lists each folder the package has. The root holds the lazy public verbs and the base layer
+    every folder may import (errors.py, paths.py: the home folder), nothing else."""
+    root = sorted(path.name for path in PACKAGE.glob("*.py"))
+    assert root == ["__init__.py", "errors.py", "paths.py"]
     folders = {p.name for p in PACKAGE.iterdir() if (p / "__init__.py").exists()}
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
     layout = readme.split("## How it fits together", 1)[1].split("```")[1]
