@@ -76,7 +76,7 @@ def manual_overrides(params: Mapping[str, Any]) -> dict[str, dict[str, Any]]:
     InvalidInputError naming the Param and the fix, so the run fails before any retrieval (the
     load task checks them; a threshold for a depth the run does not gate fails there too).
     """
-    from retrieval_eval.config.lookup import MAX_DEPTH
+    from retrieval_eval.evaluation import MAX_DEPTH
     from retrieval_eval.evaluation.results import checked_depths
 
     depths = params.get("depths")

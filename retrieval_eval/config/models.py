@@ -38,7 +38,6 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 # the lookup and the defaults live apart so a command can use them without these models
 from retrieval_eval.config.lookup import (
-    MAX_DEPTH,
     MAX_DROP,
     MAX_TOP1_DROP,
     MAX_TOP3_DROP,
@@ -50,6 +49,7 @@ from retrieval_eval.config.lookup import (
     lookup_note,
 )
 from retrieval_eval.errors import ConfigError, GoldenSetError
+from retrieval_eval.evaluation import MAX_DEPTH
 from retrieval_eval.golden.forms import QuestionForm
 from retrieval_eval.replay.specs import DriftThresholds, SampleSpec
 from retrieval_eval.safety.limits import MAX_CONFIG_FILE_BYTES, refuse_too_large, shorten
