@@ -106,7 +106,7 @@ def _check_question_ids(
 
 def _summary_text(summary: Summary) -> str:
     """Raters, agreement, conflicts and the merge rule, one line each (conflicts capped)."""
-    from retrieval_eval.judging.agreement import MERGE_RULE
+    from retrieval_eval.golden.agreement import MERGE_RULE
     from retrieval_eval.reports.numbers import decimal
 
     both = summary.shared

@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING
 
 from pydantic import BaseModel, Field
 
-from retrieval_eval.judging.agreement import MERGE_RULE
+from retrieval_eval.golden.agreement import MERGE_RULE
 
 if TYPE_CHECKING:
     from retrieval_eval.config.models import Config
