@@ -52,7 +52,6 @@ from retrieval_eval.errors import (
     UnknownNameError,
 )
 from retrieval_eval.evaluation.results import RunResult
-from retrieval_eval.judging.regression import Verdict
 from retrieval_eval.store import migrate
 from retrieval_eval.store.engine import make_engine, unavailable_as_error
 from retrieval_eval.store.models import StoredRun
@@ -74,6 +73,7 @@ from retrieval_eval.store.schema import (
 )
 from retrieval_eval.store.summary import RunSummary
 from retrieval_eval.store.url import mask_url, parse_store_url
+from retrieval_eval.verdicts.models import Verdict
 
 _CHUNK = 500  # ids per IN (...) list: far below SQLite's and PostgreSQL's parameter limits
 _NEWEST = (eval_result.c.run_date.desc(), eval_result.c.id.desc())
