@@ -522,9 +522,9 @@ class Config(BaseModel):
 
     def sample_spec(self, name: str) -> SampleSpec:
         """The ``samples:`` entry called ``name``; unknown is an error naming the known ones."""
-        from retrieval_eval.config.suggest import did_you_mean
         from retrieval_eval.errors import UnknownNameError
         from retrieval_eval.safety.limits import quote
+        from retrieval_eval.safety.suggest import did_you_mean
 
         if name in self.samples:
             return self.samples[name]

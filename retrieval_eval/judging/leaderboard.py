@@ -183,7 +183,7 @@ def latest_run(source: Store, set_identifier: str, retriever: str) -> StoredRun:
 def no_runs_message(source: Store, set_identifier: str, retriever: str) -> str:
     """Why (set, retriever) has no runs: the sets with runs when the set has none (a typo in
     the set), else the set's retrievers; with the closest names ("did you mean"). One query."""
-    from retrieval_eval.config.suggest import did_you_mean
+    from retrieval_eval.safety.suggest import did_you_mean
 
     pairs = source.stored_pairs()
     head = (
