@@ -4,10 +4,10 @@ PY := $(VENV)/bin/python
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 # the vector-store extras are what their adapters' tests run on (tests/retrievers/test_qdrant.py, ...)
-EXTRAS ?= airflow,dev,langchain,qdrant,chroma,lancedb,llamaindex,haystack
+EXTRAS ?= airflow,dev,docs,langchain,qdrant,chroma,lancedb,llamaindex,haystack
 export AIRFLOW__CORE__LOAD_EXAMPLES ?= False
 
-.PHONY: install demo test lint typecheck unit bench airflow clean
+.PHONY: install demo test lint typecheck docs unit bench airflow clean
 
 # uv installs the ~150 packages in seconds where pip takes half a minute; pip is the fallback.
 # Bytecode is compiled at install, for every package in the venv: with PYTHONDONTWRITEBYTECODE=1
@@ -17,6 +17,10 @@ export AIRFLOW__CORE__LOAD_EXAMPLES ?= False
 # leaving out the packages' own test suites (a sixth of the files), which nothing here imports.
 $(STAMP): pyproject.toml
 	@test -x $(PY) || python3 -m venv $(VENV)
+	@# the distribution was called retrieval-eval (another project's name on PyPI) before it was
+	@# rag-retrieval-eval: a venv made then would keep both, each owning the same files
+	@if $(PY) -m pip show -q retrieval-eval >/dev/null 2>&1; then \
+	  $(PY) -m pip uninstall -q -y retrieval-eval; fi
 	@if $(PY) -m pip install -q uv 2>/dev/null; then \
 	  $(BIN)/uv pip install -q --python $(PY) -e ".[$(EXTRAS)]"; \
 	else $(PY) -m pip install -q -e ".[$(EXTRAS)]"; fi
@@ -82,7 +86,13 @@ unit: install
 	@$(COMPILE)
 	$(BIN)/pytest $(PYTEST_ARGS)
 
-test: lint typecheck unit
+# The documentation site (mkdocs.yml, docs/) into the git-ignored .site/: --strict fails on a
+# broken link or a page left out of the nav; the reference pages are generated from the code
+# (tools/docs_reference.py). Offline: no fonts or plugins fetch anything.
+docs: install
+	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict --quiet
+
+test: lint typecheck docs unit
 
 # One table of ratios, each measured in the same run (docs/benchmarks.md explains them); about
 # 5-10 minutes on a 2-core machine. `make bench BENCH="scoring memory"` runs a subset.
@@ -97,4 +107,4 @@ mutate: install
 	$(PY) tools/mutate.py $(MUTATE)
 
 clean:
-	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache
+	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache .site

@@ -13,7 +13,7 @@
   ``replay`` stage), in the same deployment. Target ≥ 1.7× faster with two, for each.
 
 The scheduler keeps Airflow's 1 s idle sleep (the tests' harness loops at 0.2 s) and the task
-supervisor checks in every second, as the README advises for workers. Needs PostgreSQL
+supervisor checks in every second, as docs/how-to/celery.md advises for workers. Needs PostgreSQL
 (metadata) and Redis (broker) on 127.0.0.1, as the tests do.
 """
 

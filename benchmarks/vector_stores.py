@@ -306,7 +306,7 @@ def run() -> list[Row]:
     from benchmarks.common import best_times, seconds
     from retrieval_eval.evaluation.results import RunSettings
     from retrieval_eval.evaluation.scoring import evaluate
-    from retrieval_eval.retrievers.extras import installed
+    from retrieval_eval.retrievers.extras import installed, pip_command
     from retrieval_eval.retrievers.registry import RetrieverRegistry
 
     if not (SCIFACT / "queries.jsonl").is_file():
@@ -328,7 +328,7 @@ def run() -> list[Row]:
                     None,
                     "±0.005",
                     None,
-                    f"pip install 'retrieval-eval[{name}]'",
+                    pip_command(name),
                 )
             )
             continue

@@ -33,6 +33,10 @@ def lazy_exports(
 
 
 __version__ = "0.1.0"
+# The distribution's name on a package index (``pip install``, importlib.metadata); the import
+# name stays ``retrieval_eval`` and the command ``retrieval-eval``. The name ``retrieval-eval``
+# is another project's on PyPI: every install hint is built from this (retrievers/extras.py).
+DISTRIBUTION = "rag-retrieval-eval"
 
 
 @functools.cache
@@ -42,7 +46,7 @@ def installed_version() -> str:
     from importlib.metadata import PackageNotFoundError, version
 
     try:
-        return version("retrieval-eval")
+        return version(DISTRIBUTION)
     except PackageNotFoundError:
         return __version__
 

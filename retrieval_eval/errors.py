@@ -1,8 +1,8 @@
 """The error types a user can cause, each carrying the CLI exit code of its kind.
 
-Exit codes (documented in the README): 0 success, 1 regression with ``--fail-on-regression``,
-2 usage or invalid input, 3 an invalid run or an unreachable store, 130 interrupted (Ctrl-C),
-143 terminated (SIGTERM).
+Exit codes (the README's table; the docs' exit codes page is generated from these classes):
+0 success, 1 regression with ``--fail-on-regression``, 2 usage or invalid input, 3 an invalid run
+or an unreachable store, 130 interrupted (Ctrl-C), 143 terminated (SIGTERM).
 """
 
 from __future__ import annotations

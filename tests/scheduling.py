@@ -29,7 +29,7 @@ COSTLIEST = [
     "tests/airflow/test_python_retriever.py",
     "tests/webui/test_browser.py",
     "tests/airflow/test_connections.py",
-    "tests/test_readme.py",
+    "tests/test_docs.py",
     "tests/judging/test_leaderboard.py",
     "tests/evaluation/test_scoring.py",
     "tests/airflow/test_manual_depths.py",

@@ -129,7 +129,9 @@ set_shaped = st.fixed_dictionaries(
     },
 )
 # valid sets, to reach the success path: each loads with exactly these questions
-words = st.text(min_size=1, max_size=12).filter(str.strip)
+# text is any text but NUL, which no store keeps (refused like a lone surrogate)
+texts = st.characters(blacklist_characters="\x00")
+words = st.text(texts, min_size=1, max_size=12).filter(str.strip)
 # ids are plain text: no control characters (refused), compared stripped
 plain_text = st.characters(blacklist_categories=("Cc",))
 id_words = st.text(plain_text, min_size=1, max_size=12).filter(str.strip)
@@ -149,7 +151,7 @@ valid_sets = st.fixed_dictionaries(
             valid_questions, min_size=1, max_size=5, unique_by=lambda q: q["id"].strip()
         ),
     },
-    optional={"name": st.text(max_size=10), "corpus_revision": words},
+    optional={"name": st.text(texts, max_size=10), "corpus_revision": words},
 )
 documents = valid_sets | set_shaped | json_values
 

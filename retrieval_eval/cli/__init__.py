@@ -16,6 +16,7 @@ from typing import Any
 
 import click
 
+from retrieval_eval import DISTRIBUTION
 from retrieval_eval.errors import Interrupted, RetrievalEvalError
 
 
@@ -75,7 +76,7 @@ def _unwritable(exc: OSError) -> str:
 
 @click.group(cls=_Group, context_settings={"help_option_names": ["-h", "--help"]})
 @click.option("--debug", is_flag=True, help="Show tracebacks for errors.")
-@click.version_option(package_name="retrieval-eval")
+@click.version_option(package_name=DISTRIBUTION)
 @click.pass_context
 def cli(ctx: click.Context, debug: bool) -> None:
     """Evaluate retrieval against golden question sets and catch regressions."""

@@ -23,6 +23,7 @@ from retrieval_eval.cli.options import (
     config_option,
     file_option,
     format_option,
+    limit_option,
     report_format_option,
     summary_option,
 )
@@ -128,7 +129,7 @@ def _latest(store: Store, set_identifier: str, retriever: str) -> StoredRun:
 @cli.command("history")
 @click.argument("set_identifier", metavar="SET")
 @click.argument("retriever", metavar="RETRIEVER")
-@click.option("--limit", type=click.IntRange(1), default=20, show_default=True)
+@limit_option("How many runs to list, newest first.")
 @format_option("text", "json")
 @click.option(
     "--as-stored",

@@ -24,8 +24,13 @@ def format_option(*formats: str, help: str | None = None) -> Any:
         type=click.Choice(list(formats)),
         default=formats[0],
         show_default=True,
-        help=help,
+        help=help or f"How the output is written: {', '.join(formats)}.",
     )
+
+
+def limit_option(help: str) -> Any:
+    """``--limit N`` (20 unless given): how many rows a listing shows; ``help`` says of what."""
+    return click.option("--limit", type=click.IntRange(1), default=20, show_default=True, help=help)
 
 
 def file_option(name: str, dest: str, help: str, *, required: bool = False) -> Any:

@@ -38,7 +38,13 @@ def _names(ctx: click.Context, param: click.Parameter, value: str) -> list[str]:
     metavar="R1,R2,...",
     help="Pool the latest stored run of each (or a run made now, with --fresh).",
 )
-@click.option("--depth", type=click.IntRange(1, 1000), default=DEPTH, show_default=True)
+@click.option(
+    "--depth",
+    type=click.IntRange(1, 1000),
+    default=DEPTH,
+    show_default=True,
+    help="How deep each retriever's ranking is pooled: its top DEPTH documents.",
+)
 @output_option("A .jsonl or .csv judgments file (default: JSONL on stdout).")
 @click.option(
     "--fresh",

@@ -23,6 +23,7 @@ from retrieval_eval.cli.options import (
     config_option,
     format_option,
     index_version_option,
+    limit_option,
 )
 
 if TYPE_CHECKING:
@@ -75,7 +76,7 @@ def samples_build(name: str, refresh: bool, db: str | None, config_path: str | N
 
 @samples.command("show")
 @click.argument("name")
-@click.option("--limit", type=click.IntRange(1), default=20, show_default=True)
+@limit_option("How many queries to show, most frequent first.")
 @db_option
 @config_option
 def samples_show(name: str, limit: int, db: str | None, config_path: str | None) -> None:
@@ -275,7 +276,7 @@ def _kept(outcome: ReplayOutcome, url: str, no_save: bool) -> str:
 @cli.command("drift")
 @click.argument("sample")
 @click.argument("retriever")
-@click.option("--limit", type=click.IntRange(1), default=20, show_default=True)
+@limit_option("How many replays to list, newest first.")
 @db_option
 @config_option
 def drift(sample: str, retriever: str, limit: int, db: str | None, config_path: str | None) -> None:

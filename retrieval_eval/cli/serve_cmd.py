@@ -18,8 +18,9 @@ from retrieval_eval.cli import cli
 from retrieval_eval.cli.db_cmd import db_option
 from retrieval_eval.cli.options import config_option
 from retrieval_eval.errors import InvalidInputError
+from retrieval_eval.retrievers.extras import pip_command
 
-WEBUI_EXTRA = "pip install 'retrieval-eval[webui]'"
+WEBUI_EXTRA = pip_command("webui")
 
 
 def _loopback(host: str) -> bool:

@@ -63,11 +63,14 @@ if TYPE_CHECKING:
 
 
 class SetSource(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(use_attribute_docstrings=True, extra="forbid")
 
     path: Path | None = None
+    """A golden set file (YAML, JSON, JSONL or CSV); a plain string is shorthand for this."""
     directory: Path | None = None
+    """A folder whose set files are all registered."""
     identifier: str | None = None
+    """The set's identifier for a JSONL or CSV file, which cannot say it itself."""
 
     @model_validator(mode="before")
     @classmethod
@@ -116,23 +119,33 @@ class PowerOptions(BaseModel):
     assumed to flip miss -> hit while a drop of d flips d + churn hit -> miss. Set under
     ``lint:``; the verdict's slice rule uses the same (``Thresholds.power``)."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(use_attribute_docstrings=True, extra="forbid")
 
     alpha: float = Field(default=POWER_ALPHA, gt=0, lt=1)
+    """The significance level of the two-sided McNemar test the power figure assumes."""
     power: float = Field(default=POWER, gt=0, lt=1)
+    """The chance of seeing a drop of the threshold's size that the figure asks for."""
     churn: float = Field(default=POWER_CHURN, ge=0, le=0.5)
+    """The share of questions assumed to flip miss → hit while a drop of d flips d + churn hit →
+    miss."""
 
 
 class SliceThresholds(BaseModel):
     """One slice's own thresholds (``thresholds.slices["form=match"]``): any ``max_topK_drop``
     and a ``severity``; what it does not give comes from the thresholds around it."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(use_attribute_docstrings=True, extra="forbid")
 
     max_top1_drop: float | None = Field(default=None, ge=0, le=1)
+    """This slice's largest allowed top-1 drop (absolute, 0.10 = ten points); unset: the
+    thresholds' own."""
     max_top3_drop: float | None = Field(default=None, ge=0, le=1)
+    """This slice's largest allowed top-3 drop; unset: the thresholds' own."""
     max_drops: dict[int, float] = {}
+    """This slice's drops at other gated depths, written `max_topK_drop` (e.g. `max_top5_drop`)."""
     severity: Severity | None = None
+    """What this slice's checks do when they fire (`error` regresses, `warn` only warns); unset:
+    the thresholds' severity."""
 
     @model_validator(mode="before")
     @classmethod
@@ -157,16 +170,29 @@ class Thresholds(BaseModel):
     it (:class:`Config`), so the verdict's slice rule and ``sets lint`` use one power figure.
     """
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(use_attribute_docstrings=True, extra="forbid")
 
     max_top1_drop: float = Field(default=MAX_TOP1_DROP, ge=0, le=1)
+    """The largest allowed top-1 hit-rate drop against the baseline (absolute: 0.10 = ten points);
+    a larger one regresses."""
     max_top3_drop: float = Field(default=MAX_TOP3_DROP, ge=0, le=1)
+    """The largest allowed top-3 hit-rate drop against the baseline."""
     max_drops: dict[int, float] = {}
+    """Drops at the other gated depths, written `max_topK_drop` (e.g. `max_top5_drop: 0.05`); a
+    depth not given allows ten points."""
     min_slice_questions: int = Field(default=5, ge=1)
+    """Slices (by form, by hard class) with fewer questions than this in either run are not judged.
+"""
     max_latency_p95_increase: float | None = Field(default=None, ge=0)
+    """The largest allowed p95 latency increase as a ratio (0.5 = 50 % slower); unset: latency
+    never regresses."""
     severity: Severity = "error"
+    """What every check does when it fires: `error` makes a regression, `warn` only a warning."""
     slices: dict[str, SliceThresholds] = {}
+    """Per-slice thresholds, keyed `form=match` or `hard_class=near-duplicate`."""
     power: PowerOptions | None = None  # None (defaults): from lint:, see the docstring
+    """Not written here: copied from `lint:` (alpha, power, churn), so the verdict's slice rule and
+    `sets lint` share one power figure."""
 
     @model_validator(mode="before")
     @classmethod
@@ -223,16 +249,26 @@ class RunOptions(BaseModel):
     with its own threshold (``max_topK_drop``), interval, slice rates, flips and McNemar; the
     retriever is asked for the deepest depth or cutoff times ``overfetch_multiplier``."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(use_attribute_docstrings=True, extra="forbid")
 
     cutoffs: list[int] = Field(default_factory=lambda: [1, 3])
+    """The cutoffs k of the secondary metrics (recall, MRR, nDCG at k); the deepest one sets how
+    many ids the retriever is asked for."""
     depths: list[int] = Field(default_factory=lambda: [1, 3])
+    """The gated depths: each has its threshold, interval, slice rates, flips and McNemar test."""
     overfetch_multiplier: int = Field(default=4, ge=1)
+    """The retriever is asked for the deepest depth or cutoff times this, so collapsing chunks to
+    documents still fills the ranking."""
     timeout_s: float | None = Field(default=30.0, gt=0)
+    """Each retriever call's deadline in seconds; a slower call counts as an error. Unset (null):
+    none."""
     max_error_rate: float = Field(default=0.0, ge=0, le=1)
+    """The share of questions that may fail (error or timeout) before the run is invalid (exit 3).
+"""
     max_concurrency: int | None = Field(default=None, ge=1)
-    # graded labels: the grade a document needs to be a target (hit rates, recall, MRR)
+    """How many questions are asked at once; unset: the retriever's own `max_concurrency`."""
     relevance_level: int = Field(default=1, ge=1, le=3)
+    """With graded labels, the grade a document needs to be a target (hit rates, recall, MRR)."""
 
     @field_validator("cutoffs")
     @classmethod
@@ -264,15 +300,24 @@ class LintOptions(PowerOptions):
     thresholds' reasons are in the lint modules' docstrings.
     """
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(use_attribute_docstrings=True, extra="forbid")
 
     mode: Literal["off", "warn", "fail"] = "warn"
+    """`off` skips the DAG's lint task, `warn` records and alerts findings, `fail` also fails the
+    run on error findings."""
     # form honesty: share of a question's stemmed content words found in its best target's text
     match_min_overlap: float = Field(default=0.2, ge=0, le=1)
+    """A `match` question shares at least this share of its stemmed content words with its best
+    target's text."""
     gap_max_overlap: float = Field(default=0.6, ge=0, le=1)
+    """A `gap` question shares at most this share of its stemmed content words with its best
+    target's text."""
     # near duplicates: Jaccard of character 3-grams (questions), of word 3-shingles (documents)
     question_similarity: float = Field(default=0.8, gt=0, le=1)
+    """Questions at least this alike (Jaccard of character 3-grams) are near-duplicates."""
     document_similarity: float = Field(default=0.8, gt=0, le=1)
+    """Documents at least this alike (Jaccard of word 3-shingles) are near-duplicates: candidate
+    labels."""
     # power: alpha, power and churn (PowerOptions)
 
     @model_validator(mode="before")
@@ -290,10 +335,13 @@ class LintOptions(PowerOptions):
 class AlertSpec(BaseModel):
     """An alert channel; ``type`` names a registered sender (``slack``, ``webhook``)."""
 
-    model_config = ConfigDict(extra="allow")
+    model_config = ConfigDict(use_attribute_docstrings=True, extra="allow")
 
     type: Literal["slack", "webhook"] = "slack"
+    """The sender: `slack` (a Slack webhook connection) or `webhook` (a generic JSON POST)."""
     connection_id: str | None = None
+    """The Airflow connection holding the webhook's URL (and, for `webhook`, its bearer token as
+    password)."""
 
 
 DeadLabelsBaseline = Literal["refuse", "allow"]
@@ -305,16 +353,26 @@ class ScheduledSpec(BaseModel):
     Batches: ``ceil(questions / min_batch_questions)``, between 1 and ``max_batches``.
     """
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(use_attribute_docstrings=True, extra="forbid")
 
     retriever: str
+    """The retriever: a name under `retrievers:`, an entry point or a `module:attribute` path."""
     schedule: str | None = "0 3 * * *"
+    """The DAG's cron schedule (or an Airflow preset); null: only manual and asset-triggered runs.
+"""
     assets: list[str] = []
+    """Asset URIs whose updates (an index rebuild DAG's outlet) trigger a run too."""
     owner: str = "retrieval-eval"
+    """The DAG's owner in Airflow."""
     tags: list[str] = []
+    """The DAG's tags in Airflow, beside the ones the factory adds."""
     alerts: list[AlertSpec] = []
+    """Where a regression or drift is announced (Slack, webhooks)."""
     max_batches: int = Field(default=8, ge=1, le=1024)
+    """The most batches (mapped tasks) the questions are split into."""
     min_batch_questions: int = Field(default=25, ge=1)
+    """The fewest questions a batch gets: batches = ceil(questions / this), between 1 and
+    `max_batches`."""
 
 
 class EvaluationSpec(ScheduledSpec):
@@ -330,57 +388,84 @@ class EvaluationSpec(ScheduledSpec):
     """
 
     set: str
+    """The golden set: a registered identifier or a set file."""
     thresholds: Thresholds | None = None
+    """This evaluation's thresholds; unset: the config's `thresholds`."""
     run: RunOptions | None = None
+    """This evaluation's run options; unset: the config's `run`."""
     fail_on_regression: bool = False
+    """A regression ends the scheduled or asset-triggered DAG run failed, after its alert."""
     fail_on_dead_labels: bool = False
+    """Labelled documents missing from the index end the DAG run failed, after its alert."""
     dead_labels_baseline: DeadLabelsBaseline | None = None
+    """`refuse`: a run whose index lost labelled documents never becomes the baseline; `allow`: it
+    may. Unset: the config's."""
     approve_baseline: bool = False
+    """(The DAG only.) A run under changed labels, or a regression, becomes the baseline only when
+    someone approves it in Airflow."""
     # how long the approval request waits: a working day after a 03:00 run, under a daily
     # schedule's interval (the DAG run, and with it the next one, waits for the answer)
     approval_timeout_s: float = Field(default=12 * 3600.0, gt=0)
+    """How long the approval request waits, in seconds; no answer leaves the baseline as it is."""
 
 
 class ReplayOptions(BaseModel):
     """How a replay asks and compares: depth kept, RBO persistence, call bounds."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(use_attribute_docstrings=True, extra="forbid")
 
     k: int = Field(default=10, ge=1, le=1000)
+    """How many ids of each ranking are kept and compared."""
     p: float = Field(default=0.9, gt=0, lt=1)
+    """RBO's persistence: the weight of rank r is proportional to p to the power r - 1."""
     timeout_s: float | None = Field(default=30.0, gt=0)
+    """Each retriever call's deadline in seconds; unset (null): none."""
     max_concurrency: int | None = Field(default=None, ge=1)
+    """How many queries are asked at once; unset: the retriever's own `max_concurrency`."""
 
 
 class ReplaySpec(ScheduledSpec):
     """One (sample, retriever) replay series: one DAG in Airflow, one ``replay`` on the CLI."""
 
     sample: str
+    """The query sample: a name under `samples:`."""
     against: str | None = None  # another retriever; None: the previous replay of this one
+    """Another retriever to compare with; unset: the previous replay of this one."""
     schedule: str | None = "0 4 * * *"
+    """The DAG's cron schedule; null: only manual and asset-triggered replays."""
     drift: DriftThresholds | None = None
+    """This replay's drift limits; unset: the config's `drift`."""
     replay: ReplayOptions | None = None
+    """This replay's options; unset: the config's `replay`."""
     fail_on_drift: bool = False
+    """Drift beyond the limits ends the DAG run failed, after its alert."""
 
 
 class AirflowOptions(BaseModel):
     """How the DAG factory runs evaluations; only the Airflow layer reads these."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(use_attribute_docstrings=True, extra="forbid")
 
-    # an Airflow connection holding the store's URL (e.g. a postgres connection); wins over `store`
     store_connection_id: str | None = None
+    """An Airflow connection holding the result store's URL (e.g. a postgres connection); wins over
+    `store`."""
     # every task: retries, first delay, its growth factor per retry (1 = constant), the cap
     retries: int = Field(default=3, ge=0)
+    """How many times every task is retried."""
     retry_delay_s: float = Field(default=30.0, gt=0)
+    """The first retry's delay, in seconds."""
     retry_backoff: float = Field(default=2.0, ge=1)
+    """The delay's growth factor per retry (1 = constant)."""
     max_retry_delay_s: float = Field(default=600.0, gt=0)
-    # every task's execution_timeout: a try running longer is killed (and retried)
+    """The longest delay between retries, in seconds."""
     task_timeout_s: float = Field(default=3600.0, gt=0)
-    # the Celery queue every task goes to (workers started with `--queues <name>`); None: default
+    """Every task's execution timeout: a try running longer is killed (and retried)."""
     queue: str | None = None
-    # a link to the run in alerts: "{ui_base_url}/runs/{run_id}" (the dashboard plugin's page)
+    """The Celery queue every task goes to (workers started with `--queues NAME`); unset: the
+    default queue."""
     ui_base_url: str | None = None
+    """Where the dashboard is (an absolute http(s) URL): alerts link to
+    `{ui_base_url}/runs/{run_id}`."""
 
     @field_validator("ui_base_url")
     @classmethod
@@ -408,25 +493,40 @@ class AirflowOptions(BaseModel):
 
 
 class Config(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(use_attribute_docstrings=True, extra="forbid")
 
     store: str | None = None
+    """The result store's URL (`sqlite:///...` or `postgresql://...`); `--db` and
+    `$RETRIEVAL_EVAL_DB` win over it."""
     airflow: AirflowOptions = Field(default_factory=AirflowOptions)
+    """How the DAG factory runs evaluations (only the Airflow layer reads these)."""
     sets: list[SetSource] = []
+    """The golden set files and folders to register."""
     retrievers: dict[str, dict[str, Any]] = {}
+    """Named retrievers: each a `type` (an adapter) and that adapter's options."""
     run: RunOptions = Field(default_factory=RunOptions)
+    """How every run asks and judges (each evaluation may override)."""
     thresholds: Thresholds = Field(default_factory=Thresholds)
+    """Regression thresholds (each evaluation may override)."""
     lint: LintOptions = Field(default_factory=LintOptions)
-    # may a run whose index lost labelled documents become the baseline (per evaluation too)
+    """`sets lint` and the DAG's lint task, and the power settings the verdict shares."""
     dead_labels_baseline: DeadLabelsBaseline = "refuse"
+    """May a run whose index lost labelled documents become the baseline: `refuse` or `allow` (per
+    evaluation too)."""
     evaluations: list[EvaluationSpec] = []
+    """The (set, retriever) pairs to evaluate: one DAG each in Airflow."""
     samples: dict[str, SampleSpec] = {}
+    """Named query samples drawn from a query log, for replays."""
     replay: ReplayOptions = Field(default_factory=ReplayOptions)
+    """How every replay asks and compares (each replay may override)."""
     drift: DriftThresholds = Field(default_factory=DriftThresholds)
+    """The limits every replay must keep (each replay may override)."""
     replays: list[ReplaySpec] = []
+    """The (sample, retriever) replay series: one DAG each in Airflow."""
 
-    # where the config came from; relative paths resolve against base_dir
     path: Path | None = Field(default=None, exclude=True)
+    """Not written in the file: where the config was read from; relative paths resolve against its
+    folder."""
 
     @model_validator(mode="after")
     def _thresholds_of_gated_depths(self) -> "Config":

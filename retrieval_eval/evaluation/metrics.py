@@ -27,7 +27,6 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from itertools import repeat
 from operator import attrgetter
 from typing import TYPE_CHECKING
 
@@ -60,45 +59,37 @@ class Judgements:
     graded: tuple[np.ndarray, np.ndarray] | None = None
 
 
-def kept_target_ranks(
-    expected: Sequence[str], kept: Sequence[str], first: int | None
-) -> tuple[int, ...]:
-    """The ranks (1-based) of the targets among the kept documents, given the first target's
-    rank over everything fetched: none when that is past what was kept; the others are looked
-    for only after it, and only when there are several targets."""
-    if first is None or first > len(kept):
-        return ()
-    if len(expected) < 2:
-        return (first,)
-    wanted = set(expected)
-    return (first, *(j + 1 for j in range(first, len(kept)) if kept[j] in wanted))
-
-
 def judgements(questions: Sequence[QuestionResult]) -> Judgements:
-    """Turn per-question results into arrays; one pass in Python, the metrics then vectorise."""
+    """Turn per-question results into arrays: one C-level pass over their fields, then numpy.
+
+    The first target's rank places it among the kept documents for every question at once;
+    only a question with several targets whose first one was kept before its last kept document
+    is looked at in Python, for the targets after it.
+    """
     n = len(questions)
     fields = attrgetter("expected_document_ids", "retrieved", "first_hit_rank", "error", "grades")
     expected, retrieved, first, errors, grades = (
         zip(*map(fields, questions), strict=True) if n else ((), (), (), (), ())
     )
-    depth = max(map(len, retrieved), default=0)
-    rows: list[int] = []
-    cols: list[int] = []
-    for i, ranks in enumerate(map(kept_target_ranks, expected, retrieved, first)):
-        rows.extend(repeat(i, len(ranks)))
-        cols.extend(rank - 1 for rank in ranks)
-    gains = np.zeros((n, depth), dtype=bool)
-    gains[rows, cols] = True
+    kept = np.fromiter(map(len, retrieved), dtype=np.int64, count=n)
     target_count = np.fromiter(map(len, expected), dtype=np.int64, count=n)
+    first_rank = np.fromiter((r or 0 for r in first), dtype=np.int64, count=n)
+    gains = np.zeros((n, int(kept.max(initial=0))), dtype=bool)
+    found = np.flatnonzero((first_rank >= 1) & (first_rank <= kept))
+    gains[found, first_rank[found] - 1] = True
+    for i in np.flatnonzero((target_count > 1) & (first_rank >= 1) & (first_rank < kept)).tolist():
+        wanted, row = set(expected[i]), retrieved[i]
+        for j in range(first[i], len(row)):
+            gains[i, j] = row[j] in wanted
     return Judgements(
         has_targets=target_count > 0,
         judged=(target_count > 0) | np.fromiter(map(bool, grades), dtype=bool, count=n),
         target_count=target_count,
         failed=np.fromiter((e is not None for e in errors), dtype=bool, count=n),
-        empty=np.fromiter(map(len, retrieved), dtype=np.int64, count=n) == 0,
-        first_rank=np.fromiter((r or 0 for r in first), dtype=np.int64, count=n),
+        empty=kept == 0,
+        first_rank=first_rank,
         gains=gains,
-        graded=_graded_gains(expected, retrieved, grades, depth) if any(grades) else None,
+        graded=_graded_gains(expected, retrieved, grades, gains.shape[1]) if any(grades) else None,
     )
 
 

@@ -88,14 +88,21 @@ def paused_gc() -> Iterator[None]:
     """Pause the cyclic garbage collector around bulk, acyclic allocation (no user code inside).
 
     Building 100,000 results triggers full collections that walk every live object and cost
-    more than the work itself; reference counting still frees everything at once. The collector
-    is re-enabled afterwards only when it was enabled before.
+    more than the work itself; reference counting still frees everything at once. What the
+    block kept then goes straight to the oldest generation (``gc.freeze`` and ``gc.unfreeze``
+    move whole lists), where surviving the young collections would take it: walking it there,
+    as re-enabling would at the next allocation, finds no garbage in acyclic objects. Not while
+    objects are frozen (a forking server's), whose freeze that would undo. The collector is
+    re-enabled afterwards only when it was enabled before.
     """
     enabled = gc.isenabled()
     gc.disable()
     try:
         yield
     finally:
+        if not gc.get_freeze_count():
+            gc.freeze()
+            gc.unfreeze()
         if enabled:
             gc.enable()
 

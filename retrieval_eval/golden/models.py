@@ -32,7 +32,7 @@ from pydantic_core import InitErrorDetails
 
 from retrieval_eval.golden.forms import QuestionForm
 from retrieval_eval.safety.limits import quote
-from retrieval_eval.safety.surrogates import PROBLEM, lone_surrogate
+from retrieval_eval.safety.surrogates import NUL_PROBLEM, PROBLEM, lone_surrogate
 
 IDENTIFIER_PATTERN = r"^[a-z0-9_]+(\.[a-z0-9_]+)*$"
 # ids are plain text: a control character (a NUL, an escape sequence, a line break) in an id is
@@ -43,8 +43,10 @@ _CONTROL_RE = re.compile(f"[{_CONTROL}]")
 # Any string constraint makes pydantic-core read the value as UTF-8, which refuses a lone
 # surrogate (``string_unicode``); ``min_length=0`` is that check alone. Stripping is Unicode's
 # White_Space, so an id's edge U+001C-U+001F is a control character here, not a blank.
-Text = Annotated[str, StringConstraints(min_length=0)]
-Stripped = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1)]
+# A NUL character is refused in every text field: no store keeps one (PostgreSQL text cannot).
+_NO_NUL = r"^[^\x00]*$"
+Text = Annotated[str, StringConstraints(min_length=0, pattern=_NO_NUL)]
+Stripped = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, pattern=_NO_NUL)]
 PlainId = Annotated[
     str, StringConstraints(strip_whitespace=True, min_length=1, pattern=f"^[^{_CONTROL}]*$")
 ]
@@ -64,6 +66,8 @@ def _control_character(text: str) -> str | None:
 def _text_problem(value: Any, kind: str) -> str | None:
     if kind == "string_unicode":
         return PROBLEM.format(char=lone_surrogate(value))
+    if kind == "string_pattern_mismatch":
+        return NUL_PROBLEM
     return None
 
 

@@ -42,7 +42,7 @@ from pydantic_core import PydanticCustomError
 from retrieval_eval.errors import SampleError, SourceUnavailableError
 from retrieval_eval.replay.specs import Privacy, SampleSource, SampleSpec, utc
 from retrieval_eval.safety.redaction import redact, redact_personal
-from retrieval_eval.safety.surrogates import lone_surrogate
+from retrieval_eval.safety.surrogates import NUL_PROBLEM, lone_surrogate
 from retrieval_eval.store.names import MAX_COUNT
 
 if TYPE_CHECKING:
@@ -59,11 +59,7 @@ Bucket = Literal["head", "torso", "tail"]
 
 def _no_nul(text: str) -> str:
     if "\x00" in text:
-        raise PydanticCustomError(
-            "nul_character",
-            "holds a NUL character (\\x00), which the result store cannot keep (PostgreSQL "
-            "text never holds one): remove it from the log",
-        )
+        raise PydanticCustomError("nul_character", f"{NUL_PROBLEM} from the log")
     return text
 
 

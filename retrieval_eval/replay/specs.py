@@ -26,20 +26,31 @@ class SampleSource(BaseModel):
     excluded; a time without a zone is UTC) need: rows outside the window are left out.
     """
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(use_attribute_docstrings=True, extra="forbid", frozen=True)
 
     path: Path | None = None
+    """A query log file (JSONL or CSV)."""
     query: str | None = None
+    """An SQL query returning the log's rows (with `url` or `connection_id`)."""
     url: str | None = None
+    """The database URL the SQL `query` runs on."""
     connection_id: str | None = None
+    """An Airflow connection to the database the SQL `query` runs on."""
     text_field: str | None = None
+    """The log's column holding the query text (default: `text`, `query` or `q`)."""
     count_field: str | None = None
+    """The column saying how often the query was asked (default: `count`, `frequency` or `freq`;
+    none: once)."""
     id_field: str | None = None
+    """The log's own query id column (a run file looks rankings up by it)."""
     timestamp_field: str | None = None
-    # an SQL query still running after this many seconds is ended (rows fetched included)
+    """The column saying when the query was asked; `since` and `until` need it."""
     timeout_s: Annotated[float, Field(gt=0, allow_inf_nan=False)] = 300.0
+    """An SQL query still running after this many seconds is ended (fetching rows included)."""
     since: datetime | None = None
+    """Leave out rows asked before this time (a time without a zone is UTC)."""
     until: datetime | None = None
+    """Leave out rows asked at or after this time (a time without a zone is UTC)."""
 
     @model_validator(mode="after")
     def _one_source(self) -> "SampleSource":
@@ -65,16 +76,26 @@ def utc(moment: datetime) -> datetime:
 class SampleSpec(BaseModel):
     """A ``samples:`` entry of the config."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(use_attribute_docstrings=True, extra="forbid", frozen=True)
 
     source: SampleSource
+    """Where the queries come from."""
     method: Method = "all"
+    """How queries are drawn: `all`, `random`, `top` (the most asked) or `pps` (probability
+    proportional to count)."""
     size: Annotated[int, Field(ge=1)] | None = None
+    """How many queries to draw (needed by every method but `all`)."""
     seed: int = 0
+    """The random seed of `random` and `pps`, so a sample draws the same queries again."""
     casefold: bool = False
+    """Queries that differ only in case count as one (they are always stripped)."""
     privacy: Privacy = "redacted"
+    """How captured queries are stored: `redacted` (secrets and personal data masked), `hashed` (a
+    keyed hash only) or `plain`."""
     hash_key_from_env: str | None = None
+    """The environment variable holding the key of the stored hashes."""
     hash_key_connection_id: str | None = None
+    """An Airflow connection whose password is the key of the stored hashes."""
 
     @model_validator(mode="after")
     def _consistent(self) -> "SampleSpec":
@@ -96,10 +117,15 @@ class SampleSpec(BaseModel):
 class DriftThresholds(BaseModel):
     """``drift:`` in the config: limits a replay must keep, each optional but the defaults."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(use_attribute_docstrings=True, extra="forbid", frozen=True)
 
     min_mean_rbo: Share | None = 0.8
+    """The lowest allowed mean RBO between the two replays' rankings; null: not checked."""
     max_top1_changed: Share | None = 0.2
+    """The largest allowed share of queries whose top-1 document changed; null: not checked."""
     min_weighted_mean_rbo: Share | None = None
+    """The lowest allowed mean RBO weighted by each query's count in the log; null: not checked."""
     max_weighted_top1_changed: Share | None = None
+    """The largest allowed top-1 change weighted by count; null: not checked."""
     max_error_rate: Share = 0.0
+    """The share of queries that may fail before the replay is invalid."""

@@ -10,7 +10,7 @@
         id_field: doc_id                 # metadata key holding the document id
         embedding: default               # all-MiniLM-L6-v2, offline (see retrievers.embedding)
 
-Install ``pip install 'retrieval-eval[chroma]'``. Options (with those of
+Install ``pip install 'rag-retrieval-eval[chroma]'``. Options (with those of
 :mod:`retrieval_eval.retrievers.vector_store`: ``collection``, ``embedding``, ``id_field``,
 ``separator`` / ``pattern``, ``fetch_multiplier``, ``max_concurrency``, ``timeout_s``):
 

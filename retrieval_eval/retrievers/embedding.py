@@ -31,9 +31,10 @@ import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from retrieval_eval.errors import ConfigError, RetrieverError
+from retrieval_eval.retrievers.extras import pip_command
 from retrieval_eval.retrievers.http import JmesPath
 
-DENSE_EXTRA = "pip install 'retrieval-eval[dense]' and a CPU build of torch"
+DENSE_EXTRA = f"{pip_command('dense')} and a CPU build of torch"
 
 
 class HttpEmbedding(BaseModel):

@@ -6,6 +6,7 @@ import importlib
 import importlib.util
 from types import ModuleType
 
+from retrieval_eval import DISTRIBUTION
 from retrieval_eval.errors import ConfigError
 
 # adapter type -> (extra, the module whose presence means the extra is installed)
@@ -21,7 +22,10 @@ ADAPTER_EXTRAS: dict[str, tuple[str, str]] = {
 
 
 def pip_command(extra: str) -> str:
-    return f"pip install 'retrieval-eval[{extra}]'"
+    """The command that installs an extra, by the distribution's name (never the bare
+    ``retrieval-eval``, another project's name on PyPI); from a checkout, ``pip install
+    '.[EXTRA]'`` does the same."""
+    return f"pip install '{DISTRIBUTION}[{extra}]'"
 
 
 def installed(type_name: str) -> bool | None:

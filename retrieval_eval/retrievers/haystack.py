@@ -11,7 +11,7 @@
           retriever: {top_k: "{limit}"}
         # id_key: doc_id                       # Document.meta key; default: Document.id
 
-Install ``pip install 'retrieval-eval[haystack]'``. Options:
+Install ``pip install 'rag-retrieval-eval[haystack]'``. Options:
 
 - ``factory``: a ``module:attribute`` path to a ``Pipeline`` or a retriever component (anything
   with ``run``), or a function or class returning one (called with ``kwargs``).

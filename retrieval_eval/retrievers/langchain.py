@@ -21,7 +21,7 @@ Options:
   the list is cut to the limit: configure ``k`` to at least 12 for the default protocol.
 - ``max_concurrency`` (default 1; raise it for retrievers that are safe to call from threads).
 
-Needs ``langchain-core`` only for the documents it returns (install ``retrieval-eval[langchain]``);
+Needs ``langchain-core`` only for the documents it returns (install ``rag-retrieval-eval[langchain]``);
 this module imports nothing from LangChain itself.
 """
 

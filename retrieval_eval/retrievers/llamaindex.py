@@ -9,7 +9,7 @@
         kwargs: {persist_dir: storage/}        # passed to the factory when it is called
         # id_key: source_id                    # metadata key; default: the node's ref_doc_id
 
-Install ``pip install 'retrieval-eval[llamaindex]'``. Options:
+Install ``pip install 'rag-retrieval-eval[llamaindex]'``. Options:
 
 - ``factory``: a ``module:attribute`` path to an index (anything with ``as_retriever``, such as
   ``VectorStoreIndex``), a retriever (anything with ``retrieve``), or a function or class that

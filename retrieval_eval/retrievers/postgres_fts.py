@@ -29,7 +29,7 @@ Options:
 
 For claim-like questions use ``any`` with ``ts_rank``: under ``websearch`` a claim's every word
 rarely occurs in one abstract, and ``ts_rank_cd``'s cover density rewards adjacent terms, which
-OR-ed words rarely are (the README gives SciFact's figures).
+OR-ed words rarely are (docs/adapters/postgres_fts.md gives SciFact's figures).
 - ``document_columns`` (default: ``text_columns``): the columns ``document_texts`` reads
   (joined by a newline, NULLs skipped) to show a candidate's text for judging; with
   ``tsvector_column`` and no ``document_columns`` the adapter offers no texts.

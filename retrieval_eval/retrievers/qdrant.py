@@ -10,7 +10,7 @@
         id_field: doc_id                 # payload key holding the document id
         embedding: default               # all-MiniLM-L6-v2, offline (see retrievers.embedding)
 
-Install ``pip install 'retrieval-eval[qdrant]'``. Options (with those of
+Install ``pip install 'rag-retrieval-eval[qdrant]'``. Options (with those of
 :mod:`retrieval_eval.retrievers.vector_store`: ``collection``, ``embedding``, ``id_field``,
 ``text_field``, ``separator`` / ``pattern``, ``fetch_multiplier``, ``max_concurrency``,
 ``timeout_s``):

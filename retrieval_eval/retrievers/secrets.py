@@ -15,6 +15,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from retrieval_eval.errors import ConfigError
+from retrieval_eval.retrievers.extras import pip_command
 from retrieval_eval.safety.redaction import register_credentials, register_header, register_secret
 from retrieval_eval.safety.surrogates import lone_surrogate
 
@@ -56,7 +57,7 @@ def airflow_connection(connection_id: str, where: str) -> Any:
         from airflow.sdk import BaseHook
     except ImportError:
         raise ConfigError(
-            f"{where}: connection_id needs Apache Airflow (pip install 'retrieval-eval[airflow]'); "
+            f"{where}: connection_id needs Apache Airflow ({pip_command('airflow')}); "
             "outside Airflow use the *_from_env options instead"
         ) from None
     try:

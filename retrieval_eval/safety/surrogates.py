@@ -28,6 +28,11 @@ PROBLEM = (
     "contains a lone surrogate ({char}), which is not text: write the character itself, or "
     "both halves of its escape (e.g. \\ud83d\\ude00)"
 )
+# A NUL character is text to Python but to no store: PostgreSQL text never holds one.
+NUL_PROBLEM = (
+    "holds a NUL character (\\x00), which the result store cannot keep (PostgreSQL text never "
+    "holds one): remove it"
+)
 
 
 def lone_surrogate(text: str) -> str | None:

@@ -6,6 +6,8 @@ the head of the migration scripts.
 
 from __future__ import annotations
 
+from retrieval_eval import DISTRIBUTION
+
 GRADER = "retrieval_hit_rate"  # this tool's rows in the shared eval_result table
 VERSION_TABLE = "retrieval_eval_alembic_version"  # not "alembic_version": Airflow's DB has one
 HEAD = "0010_replay_rows"  # the newest migration: the revision this version reads and writes
@@ -38,7 +40,7 @@ def newer_revision(where: str, revision: str) -> str:
     return (
         f"the result store at {where} has schema revision {revision!r}, which this version of "
         f"retrieval-eval does not know (it reads {HEAD!r}): a newer retrieval-eval migrated it; "
-        "upgrade the retrieval-eval package (pip install --upgrade retrieval-eval) to use it "
+        f"upgrade the retrieval-eval package (pip install --upgrade {DISTRIBUTION}) to use it "
         "(`retrieval-eval db upgrade` never downgrades a store)"
     )
 

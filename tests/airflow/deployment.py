@@ -83,7 +83,7 @@ class Deployment:
             "AIRFLOW__SCHEDULER__SCHEDULER_HEARTBEAT_SEC": "1",
             # Airflow 3.3's task supervisor notices its task process's exit only on its next
             # wake-up once the process has closed its sockets: up to min_heartbeat_interval
-            # (5 s) more per task, which a worker slot sits through (see README, Scaling out)
+            # (5 s) more per task, which a worker slot sits through (see docs/how-to/celery.md)
             "AIRFLOW__WORKERS__MIN_HEARTBEAT_INTERVAL": "1",
             # the scheduler's sleep when a loop found nothing to do (Airflow's default is 1 s):
             # the tests' runs wait it out between every two tasks; the benchmark keeps 1 s

@@ -1,4 +1,4 @@
-"""The store connection as the README creates it: `airflow connections add --conn-type postgres`.
+"""The store connection as docs/operations/airflow.md creates it: `airflow connections add --conn-type postgres`.
 
 Without the postgres provider that command silently stores a `generic` connection; the provider
 is in the `airflow` extra, and the DAG's store lookup refuses any other type by name. The stored

@@ -1,4 +1,4 @@
-"""README "How your retriever code reaches the workers", run as written: the team's module and
+"""The docs' "How your retriever code reaches the workers" (operations/airflow.md), run as written: the team's module and
 its config live OUTSIDE the project, ``paths: [../retrievers]`` is relative to the config, and
 both the real CLI (from another working directory) and a ``dag.test()`` run find the module."""
 
@@ -16,20 +16,21 @@ from dag_helpers import BIN, EXAMPLES, ROOT, run_dag
 
 from retrieval_eval.airflow.factory import dag_id_for
 
-SECTION = "#### How your retriever code reaches the workers"
+PAGE = "docs/operations/airflow.md"
+SECTION = "## How your retriever code reaches the workers"
 
 
 def readme_blocks() -> dict[str, str]:
     """The section's python, yaml and shell blocks, by language."""
-    text = (ROOT / "README.md").read_text(encoding="utf-8")
-    section = text[text.index(SECTION) :]
-    section = section[: section.index("\n### ")]
+    text = (ROOT / PAGE).read_text(encoding="utf-8")
+    section = text[text.index(SECTION) + len(SECTION) :]
+    section = section.split("\n## ", 1)[0]
     return dict(re.findall(r"```(python|yaml|shell)\n(.*?)```", section, re.DOTALL))
 
 
 @pytest.fixture(scope="module")
 def layout(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The README's layout in a folder outside the project: retrievers/, config/, corpus/."""
+    """The docs' layout in a folder outside the project: retrievers/, config/, corpus/."""
     root = tmp_path_factory.mktemp("team")
     blocks = readme_blocks()
     module, config = (

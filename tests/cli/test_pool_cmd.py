@@ -160,6 +160,6 @@ def test_scifact_test_questions_pooled_over_the_bm25_and_dense_reference_runs(
     rows = read_judgments(out)
     assert {(r.question_id, r.document_id) for r in rows} == pairs
     assert all(r.text for r in rows)  # the run_file corpus gives every candidate its text
-    # the README states these figures
+    # docs/how-to/labels.md states these figures
     assert expected == {"bm25s": (10, 2728, 3000), "dense_minilm": (10, 2735, 3000)}
     assert len(pairs) == 4691

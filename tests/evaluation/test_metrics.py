@@ -323,6 +323,28 @@ def test_paused_gc_restores_the_collector_state() -> None:
         gc.enable()
 
 
+def test_paused_gc_moves_what_the_block_kept_to_the_oldest_generation() -> None:
+    """No young collection walks a block's bulk results after it; nothing is left frozen."""
+    with paused_gc():
+        kept = [[i] for i in range(3)]
+    oldest = {id(item) for item in gc.get_objects(generation=2)}
+    assert {id(kept), *map(id, kept)} <= oldest
+    assert gc.get_freeze_count() == 0
+
+
+def test_paused_gc_leaves_a_frozen_heap_frozen() -> None:
+    """A forking server's frozen objects stay frozen: unfreezing them is not paused_gc's call."""
+    gc.freeze()
+    try:
+        frozen = gc.get_freeze_count()
+        with paused_gc():
+            kept = [[1]]
+        assert gc.get_freeze_count() == frozen
+        assert id(kept[0]) not in {id(item) for item in gc.get_objects(generation=2)}
+    finally:
+        gc.unfreeze()
+
+
 def test_young_collections_only_defers_full_sweeps_and_still_frees_cycles() -> None:
     import weakref
 

@@ -1,4 +1,4 @@
-"""Pooling: candidates with their sources, holes per retriever, and SciFact's figures (README)."""
+"""Pooling: candidates with their sources, holes per retriever, and SciFact's figures (docs/how-to/labels.md)."""
 
 from __future__ import annotations
 
@@ -55,7 +55,7 @@ def test_scifact_test_questions_pooled_over_bm25_and_dense_at_depth_10() -> None
     result = pool(golden, runs, depth=10)
     bm25, dense = result.holes["bm25s"], result.holes["dense_minilm"]
     assert bm25.slots == dense.slots == 3000
-    # the README states these: most of a top 10 was never judged on SciFact
+    # docs/how-to/labels.md states these: most of a top 10 was never judged on SciFact
     assert (bm25.unjudged, dense.unjudged) == (2728, 2735)  # 90.9 % and 91.2 %
     assert len(result.sources) == 4691
     assert len(result.sources) < bm25.unjudged + dense.unjudged  # shared candidates merge

@@ -1,5 +1,5 @@
 """Replays on SciFact: all of queries.jsonl as the sample, BM25 against BM25 with other k1/b,
-and BM25 against the dense reference run. The figures are the README's ("Replays on SciFact")."""
+and BM25 against the dense reference run. The figures are docs/how-to/index-rebuild.md's ("Replays on SciFact")."""
 
 from __future__ import annotations
 

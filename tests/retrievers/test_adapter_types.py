@@ -10,7 +10,7 @@ from click.testing import CliRunner
 
 from retrieval_eval.cli import cli
 from retrieval_eval.errors import ConfigError
-from retrieval_eval.retrievers.extras import ADAPTER_EXTRAS, installed
+from retrieval_eval.retrievers.extras import ADAPTER_EXTRAS, installed, pip_command
 from retrieval_eval.retrievers.options import BuildContext
 from retrieval_eval.retrievers.registry import BUILTIN_ADAPTERS, import_object
 
@@ -60,7 +60,9 @@ def test_retrievers_list_says_which_extras_are_installed(
         if installed(name):
             assert lines[name].endswith("\tinstalled"), lines[name]
         else:
-            assert lines[name].endswith(f"\tnot installed: pip install 'retrieval-eval[{extra}]'")
+            assert lines[name].endswith(
+                f"\tnot installed: pip install 'rag-retrieval-eval[{extra}]'"
+            )
     assert lines["lexical"].endswith("LexicalRetriever")  # no extra, nothing said
 
 
@@ -73,32 +75,32 @@ def test_a_missing_extra_names_its_pip_command(name: str, monkeypatch: pytest.Mo
     with pytest.raises(
         ConfigError,
         match=rf"retrievers\.docs: the {name} adapter needs the extra "
-        rf"'{extra}'.*pip install 'retrieval-eval\[{extra}\]'",
+        rf"'{extra}'.*pip install 'rag-retrieval-eval\[{extra}\]'",
     ):
         import_object(BUILTIN_ADAPTERS[name]).from_options("docs", options, BuildContext())
     assert installed(name) is False
 
 
-def test_the_readme_recipe_of_every_vector_store_is_a_valid_config(tmp_path: Path) -> None:
-    # the YAML blocks of the README's "Vector stores" section (a recipe per store), checked
-    # option by option as a config is (a renamed or misspelt option there fails here); nothing
-    # is connected
+@pytest.mark.parametrize("store", ["qdrant", "chroma", "lancedb", "llamaindex", "haystack"])
+def test_the_docs_recipe_of_every_vector_store_is_a_valid_config(
+    tmp_path: Path, store: str
+) -> None:
+    # the YAML blocks of the store's page in docs/adapters/ (its recipe), checked option by
+    # option as a config is (a renamed or misspelt option there fails here); nothing is connected
     import re
 
     import yaml
 
     from retrieval_eval.retrievers.options import parse_options
 
-    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8")
-    section = readme.split("### Vector stores", 1)[1].split("\n## ", 1)[0]
+    docs = Path(__file__).resolve().parents[2] / "docs" / "adapters"
+    page = (docs / f"{store}.md").read_text(encoding="utf-8")
     recipes: dict[str, dict] = {}
-    for block in re.findall(r"```yaml\n(.*?)```", section, re.S):
+    for block in re.findall(r"```yaml\n(.*?)```", page, re.S):
         recipes.update(yaml.safe_load(block)["retrievers"])
-    stores = ["qdrant", "chroma", "lancedb", "llamaindex", "haystack"]
-    assert sorted(spec["type"] for spec in recipes.values()) == sorted(stores)
+    assert [spec["type"] for spec in recipes.values()] == [store]
     for identifier, spec in recipes.items():
         options = {k: v for k, v in spec.items() if k != "type"}
         adapter = import_object(BUILTIN_ADAPTERS[spec["type"]])
         parse_options(adapter.options_model, identifier, options, BuildContext(base_dir=tmp_path))
-        extra = ADAPTER_EXTRAS[spec["type"]][0]
-        assert f"pip install 'retrieval-eval[{extra}]'" in section
+    assert pip_command(ADAPTER_EXTRAS[store][0]) in page

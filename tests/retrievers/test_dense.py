@@ -2,7 +2,7 @@
 
 CI does not install torch, so these tests skip there (but for the one that checks the message a
 user without the extra sees). Run them locally after `pip install torch==2.13.0
-'retrieval-eval[dense]'`.
+'rag-retrieval-eval[dense]'`.
 """
 
 from __future__ import annotations

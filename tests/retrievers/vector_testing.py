@@ -16,6 +16,7 @@ from helpers import required
 
 from retrieval_eval.evaluation.scoring import evaluate
 from retrieval_eval.golden.models import GoldenQuestion, GoldenQuestionSet
+from retrieval_eval.retrievers.extras import pip_command
 from retrieval_eval.retrievers.registry import RetrieverRegistry
 
 from .vector_corpus import CHUNKS, DOCUMENTS, QUESTIONS
@@ -31,7 +32,7 @@ def require_extra(module: str, extra: str) -> None:
         found = False
     if found:
         return
-    reason = f"{module} not installed (pip install 'retrieval-eval[{extra}]')"
+    reason = f"{module} not installed ({pip_command(extra)})"
     if required(REQUIRE_ENV):
         pytest.fail(f"{reason}; ${REQUIRE_ENV} is set, so this is a failure")
     pytest.skip(reason)

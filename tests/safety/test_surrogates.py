@@ -30,6 +30,14 @@ def test_the_helpers() -> None:
     assert escaped(f"x{LONE}y") == "x\\ud800y" and escaped("é") == "é"
 
 
+def _set_after_a_good_question(row: dict, suffix: str) -> str:
+    """A set file's text (.jsonl: the loader's fast path; .json) of a good question, then ``row``."""
+    good = {**QUESTION, "id": "q0"}
+    if suffix == ".jsonl":
+        return json.dumps(good) + "\n" + json.dumps(row) + "\n"
+    return json.dumps({"identifier": "s", "questions": [good, row]})
+
+
 QUESTION_FIELDS = ["id", "question", "expected_document_ids", "hard_class", "answer_gist"]
 
 
@@ -40,12 +48,7 @@ def test_a_question_field_with_a_lone_surrogate_is_a_problem_naming_it(
 ) -> None:
     row = dict(QUESTION)
     row[field] = [f"b{LONE}"] if field == "expected_document_ids" else f"text {LONE}"
-    good = {**QUESTION, "id": "q0"}
-    if suffix == ".jsonl":
-        text = json.dumps(good) + "\n" + json.dumps(row) + "\n"
-    else:
-        text = json.dumps({"identifier": "s", "questions": [good, row]})
-    [problem] = problems_of(write(tmp_path, "s" + suffix, text))
+    [problem] = problems_of(write(tmp_path, "s" + suffix, _set_after_a_good_question(row, suffix)))
     assert f"field '{field}'" in problem
     assert "lone surrogate ('\\ud800')" in problem and "write the character itself" in problem
     problem.encode("utf-8")  # the message itself is text
@@ -97,3 +100,28 @@ def test_a_question_key_that_is_not_text_is_named_and_the_rest_still_checked(
     [key, blank] = problems_of(write(tmp_path, "s.jsonl", json.dumps(row) + "\n"))
     assert "field 'hard\\ud800': unknown field (its name holds a lone surrogate" in key
     assert "field 'question': must not be empty" in blank
+
+
+TEXT_FIELDS = ["question", "hard_class", "answer_gist"]
+
+
+@pytest.mark.parametrize("suffix", [".jsonl", ".json"])
+@pytest.mark.parametrize("field", TEXT_FIELDS)
+def test_a_nul_character_in_a_text_field_is_a_problem_naming_it(
+    tmp_path: Path, field: str, suffix: str
+) -> None:
+    """No store keeps a NUL (PostgreSQL text cannot): refused where it enters, as a surrogate is,
+    instead of an exit 3 "cannot use the result store" after the run."""
+    row = {**QUESTION, field: "text \x00 here"}
+    [problem] = problems_of(write(tmp_path, "s" + suffix, _set_after_a_good_question(row, suffix)))
+    assert f"field '{field}'" in problem and "holds a NUL character (\\x00)" in problem
+    assert problem.endswith("remove it"), problem
+
+
+@pytest.mark.parametrize("field", ["name", "description", "corpus_revision"])
+def test_a_set_field_with_a_nul_character_is_a_problem_naming_it(
+    tmp_path: Path, field: str
+) -> None:
+    text = json.dumps({"identifier": "s", field: "x\x00", "questions": [QUESTION]})
+    [problem] = problems_of(write(tmp_path, "s.json", text))
+    assert f"field '{field}'" in problem and "NUL character" in problem

@@ -83,7 +83,7 @@ def test_the_queue_pools_the_latest_runs_and_lint_with_texts(editor: TestClient)
     for q in by_id.values():  # candidates are never a question's own labels
         assert not {c["document_id"] for c in q["candidates"]} & set(q["labels"])
         assert all(c["text"] for c in q["candidates"])  # the corpus gives every text
-    # lint's near-duplicate candidate of the demo (README: 82% like the Android page)
+    # lint's near-duplicate candidate of the demo (docs/how-to/labels.md: 82% like the Android page)
     everything = [editor.get("/api/review", params={"set": SET, "page": p}).json()
                   for p in range(1, queue["pages"] + 1)]  # fmt: skip
     android = next(q for page in everything for q in page["questions"]

@@ -91,4 +91,4 @@ def test_without_the_webui_extra_it_names_the_extra(filled_sqlite: Filled, tmp_p
     done = _serve("--db", filled_sqlite.url, "--port", str(free_port()), env=env)
     assert done.returncode == 2, done.stderr
     assert "the dashboard needs the webui extra (uvicorn is not installed)" in done.stderr
-    assert "pip install 'retrieval-eval[webui]'" in done.stderr
+    assert "pip install 'rag-retrieval-eval[webui]'" in done.stderr

@@ -1,21 +1,30 @@
-"""The README's console blocks run as written from a fresh clone, and make demo's next steps work.
+"""Every code block of the README and the docs site (docs/**/*.md) is run or parsed, as written
+from a fresh clone, and make demo's next steps work.
 
-Conventions in README.md, on the line just before a console block:
+Conventions, on the line just before a block:
 
 - ``<!-- not-run: REASON -->``: the block needs something a test machine does not have (an
-  Airflow deployment, a server, a large download); the reason is required and the list is short.
-- ``<!-- synopsis -->``: a usage synopsis (``[--option VALUE]``), not a command line; every
-  command and option it names must exist (checked against the click app), and a command shown
-  with options lists all of them, ``--format`` with exactly its choices (across the synopses).
+  Airflow deployment, a server, a large download); the reason is required and the budget for
+  the whole site is small (:data:`MOST_NOT_RUN`).
+- ``<!-- synopsis -->`` (console blocks): a usage synopsis (``[--option VALUE]``), not a command
+  line; every command and option it names must exist (checked against the click app), and a
+  command shown with options lists all of them, ``--format`` with exactly its choices (across
+  the synopses).
 
-Every other console block is run by bash (``set -euo pipefail``), one process per block, in a
+Every other ``console`` block is run by bash (``set -euo pipefail``), one process per block, in a
 temporary folder holding a copy of ``examples/`` (the repository is never touched), with the
 venv's ``bin`` first on ``PATH`` and a temporary ``RETRIEVAL_EVAL_HOME``. A comment line
 ``#   TEXT`` (three spaces) is what the command above prints: it must appear in the output.
+A ``python`` block is run the same way (``python -c``) unless it is a file (its first line a
+``# path.py`` comment: the test that uses it runs it); a ``shell`` block is checked by
+``bash -n``; ``yaml`` and ``json`` blocks are parsed, a ``dockerfile`` block's lines must be
+instructions. ``text`` and ``markdown`` blocks show
+output and are only checked to be there.
 """
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import shutil
@@ -26,27 +35,50 @@ from pathlib import Path
 
 import click
 import pytest
+import yaml
 from helpers import served_page
 
 from retrieval_eval.cli import cli
 
 ROOT = Path(__file__).resolve().parents[1]
 README = ROOT / "README.md"
+PAGES = [README, *sorted((ROOT / "docs").rglob("*.md"))]
 BIN = Path(sys.executable).parent
-MOST_NOT_RUN = 4  # make demo/test, the production steps, curl against Airflow, torch
+# make demo/test (README and getting started), installing from a clone, the production steps,
+# curl against Airflow, torch
+MOST_NOT_RUN = 7
 BLOCK = re.compile(
     r"(?:<!-- (?P<kind>not-run|synopsis)(?::[ ]*(?P<reason>[^\n]*?))? -->\n)?"
-    r"```console\n(?P<body>.*?)```",
-    re.S,
+    r"^(?P<indent>[ ]*)```(?P<lang>[a-z]*)\n(?P<body>.*?)^(?P=indent)```",
+    re.S | re.M,
 )
 
 
-def _blocks() -> list[tuple[str, str, str]]:
-    """(kind, reason, body) of every console block; kind 'run' when unmarked."""
-    text = README.read_text(encoding="utf-8")
-    found = [(m["kind"] or "run", m["reason"] or "", m["body"]) for m in BLOCK.finditer(text)]
-    assert len(found) == text.count("```console"), "a console block the pattern missed"
+def _name(page: Path) -> str:
+    return page.relative_to(ROOT).as_posix()
+
+
+def _all_blocks() -> list[tuple[str, str, str, str, str]]:
+    """(page, language, kind, reason, body) of every fenced block; kind 'run' when unmarked."""
+    found = []
+    for page in PAGES:
+        text = page.read_text(encoding="utf-8")
+        blocks = list(BLOCK.finditer(text))
+        fences = len(re.findall(r"^[ ]*```", text, re.M))
+        assert fences == 2 * len(blocks), f"{_name(page)}: a block the pattern missed"
+        for m in blocks:
+            indent = len(m["indent"])
+            body = "".join(line[indent:] for line in m["body"].splitlines(keepends=True))
+            found.append((_name(page), m["lang"], m["kind"] or "run", m["reason"] or "", body))
     return found
+
+
+_BLOCKS = _all_blocks()
+
+
+def _blocks() -> list[tuple[str, str, str]]:
+    """(kind, reason, body) of every console block."""
+    return [(kind, reason, body) for _, lang, kind, reason, body in _BLOCKS if lang == "console"]
 
 
 def _runnable() -> list[str]:
@@ -54,13 +86,86 @@ def _runnable() -> list[str]:
 
 
 def test_skipped_blocks_are_few_and_each_says_why() -> None:
-    blocks = _blocks()
-    not_run = [reason for kind, reason, _ in blocks if kind == "not-run"]
-    assert all(len(reason) > 10 for reason in not_run), not_run
-    assert len(not_run) <= MOST_NOT_RUN
+    not_run = [(page, reason) for page, _, kind, reason, _ in _BLOCKS if kind == "not-run"]
+    assert all(len(reason) > 10 for _, reason in not_run), not_run
+    assert len(not_run) <= MOST_NOT_RUN, not_run
     assert len(_runnable()) >= 1
-    for _, _, body in blocks:  # user examples never point at this machine's ../shared data
+    for _, _, _, _, body in _BLOCKS:  # user examples never point at this machine's ../shared
         assert "../shared" not in body
+
+
+def test_the_readmes_links_lead_to_files_of_the_repository() -> None:
+    """The README is read on its own (a clone, a code host): each relative link names a file or
+    folder that exists (the docs site checks its own links in its --strict build)."""
+    text = README.read_text(encoding="utf-8")
+    targets = re.findall(r"\]\((?!https?:|#)([^)#\s]+)", text)
+    assert len(targets) >= 20
+    missing = [target for target in targets if not (ROOT / target).exists()]
+    assert not missing, missing
+
+
+def test_every_block_has_a_language_the_tests_check() -> None:
+    languages = {(page, lang) for page, lang, *_ in _BLOCKS}
+    unknown = [(page, lang) for page, lang in languages if lang not in CHECKS]
+    assert not unknown, f"blocks no test runs or parses (give them a known language): {unknown}"
+
+
+def _parse_yaml(body: str) -> None:
+    assert list(yaml.safe_load_all(body)), "an empty YAML block"
+
+
+def _parse_shell(body: str) -> None:
+    done = subprocess.run(["bash", "-n"], input=body, capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+
+
+DOCKERFILE = re.compile(r"(FROM|RUN|COPY|ADD|ENV|ARG|WORKDIR|USER|CMD|ENTRYPOINT|LABEL|EXPOSE) ")
+
+
+def _parse_dockerfile(body: str) -> None:
+    lines = [line for line in body.splitlines() if line.strip() and not line.startswith("#")]
+    assert lines[0].startswith("FROM "), "a Dockerfile starts FROM an image"
+    for line in lines:
+        assert DOCKERFILE.match(line), f"not a Dockerfile instruction: {line}"
+
+
+def _shown(body: str) -> None:
+    assert body.strip(), "an empty block"
+
+
+CHECKS = {
+    "yaml": _parse_yaml,
+    "json": lambda body: json.loads(body),
+    "shell": _parse_shell,
+    "dockerfile": _parse_dockerfile,
+    "text": _shown,
+    "markdown": _shown,
+    "console": _shown,  # run or checked as a synopsis below
+    "python": lambda body: compile(body, "<block>", "exec"),  # and run below, unless a file
+}
+
+
+@pytest.mark.parametrize(
+    ("page", "lang", "body"),
+    [(page, lang, body) for page, lang, _, _, body in _BLOCKS],
+    ids=lambda v: v.splitlines()[0][:30] if v else "",
+)
+def test_every_block_parses(page: str, lang: str, body: str) -> None:
+    CHECKS[lang](body)
+
+
+def _python_runnable() -> list[str]:
+    return [
+        body
+        for _, lang, kind, _, body in _BLOCKS
+        if lang == "python" and kind == "run" and not re.match(r"# [\w/.-]+\.py\n", body)
+    ]
+
+
+@pytest.mark.parametrize("body", _python_runnable(), ids=lambda b: b.splitlines()[0][:40])
+def test_a_python_block_runs_as_written(workdir: Path, body: str) -> None:
+    done = _bash(f"{BIN / 'python'} - <<'PYTHON'\n{body}PYTHON\n", workdir)
+    assert done.returncode == 0, done.stdout + done.stderr
 
 
 def _alternatives(line: str) -> list[str]:
@@ -129,7 +234,7 @@ def test_synopsis_blocks_name_real_commands_and_options(body: str) -> None:
 
 
 def test_a_command_with_a_synopsis_lists_every_option_and_choice() -> None:
-    """A command shown with options in some synopsis shows all of them (across the README's
+    """A command shown with options in some synopsis shows all of them (across the site's
     synopses), and a ``--format a|b|c`` lists exactly the command's choices."""
     shown: dict[int, tuple[click.Command, str]] = {}
     for body in _SYNOPSES:
@@ -150,7 +255,8 @@ def test_a_command_with_a_synopsis_lists_every_option_and_choice() -> None:
 
 
 def test_the_lint_walk_through_quotes_the_refund_pages_similarity() -> None:
-    """The README's "EU and general refund pages" figure is their exact word-3-shingle Jaccard."""
+    """The labels how-to's "EU and general refund pages" figure is their exact word-3-shingle
+    Jaccard."""
     from retrieval_eval.lint.minhash import ShingleSets, jaccard
     from retrieval_eval.lint.signature_cache import SHINGLE_WORDS
     from retrieval_eval.retrievers.corpus import read_corpus
@@ -159,7 +265,7 @@ def test_the_lint_walk_through_quotes_the_refund_pages_similarity() -> None:
     pages = [documents["billing/refunds.md"], documents["billing/refunds-eu.md"]]
     shingles = ShingleSets.from_texts(pages, SHINGLE_WORDS)
     similarity = jaccard(shingles.shingles(0), shingles.shingles(1))
-    text = " ".join(README.read_text(encoding="utf-8").split())
+    text = " ".join((ROOT / "docs" / "how-to" / "labels.md").read_text(encoding="utf-8").split())
     assert f"refund pages ({similarity * 100:.1f} % alike" in text
     assert f"as {similarity * 100:.0f} % with `document_similarity: 0.5`" in text
 
