@@ -27,6 +27,7 @@ from typing import Any
 from airflow.sdk import DAG, Asset, AssetAny, AssetOrTimeSchedule, CronTriggerTimetable, Param
 
 from retrieval_eval.airflow import tasks
+from retrieval_eval.airflow.deadline import deadline_for
 from retrieval_eval.airflow.links import RunPageLink
 from retrieval_eval.config.models import (
     AirflowOptions,
@@ -178,6 +179,7 @@ def build_evaluation_dag(
     with _dag(
         evaluation,
         options,
+        subject=evaluation.set,
         dag_id=dag_id_for(evaluation.set, evaluation.retriever),
         tags=evaluation.tags,
         doc_md=_doc(evaluation, config_path) + (f"\n{note}\n" if note else ""),
@@ -202,7 +204,7 @@ def build_evaluation_dag(
             tasks.alert_regression(job=job, result=result, recorded=recorded),
             tasks.alert_invalid_run(job=job, result=result, recorded=recorded),
             tasks.alert_labels(job=job, result=result, recorded=recorded),
-            tasks.no_regression(recorded=recorded),
+            tasks.no_regression(recorded=recorded, job=job, result=result),
             tasks.baseline(recorded=recorded),
         ]
         if evaluation.approve_baseline:
@@ -217,6 +219,7 @@ def _dag(
     spec: ScheduledSpec,
     options: AirflowOptions,
     *,
+    subject: str,
     dag_id: str,
     tags: list[str],
     doc_md: str,
@@ -224,7 +227,8 @@ def _dag(
 ) -> DAG:
     """A DAG with what the evaluation and replay DAGs share: the spec's schedule from
     START_DATE without catch-up, one run at a time, the "retrieval-eval" tag first, the spec's
-    default args, templates rendered as native objects."""
+    default args, templates rendered as native objects, and the spec's deadline (its alert
+    names ``subject``, the set or sample, and the retriever)."""
     return DAG(
         dag_id=dag_id,
         schedule=schedule_for(spec),
@@ -236,6 +240,7 @@ def _dag(
         default_args=default_args_for(spec, options),
         params=params,
         render_template_as_native_obj=True,
+        deadline=deadline_for(spec, subject),
     )
 
 
@@ -271,6 +276,7 @@ def build_replay_dag(
     with _dag(
         spec,
         options,
+        subject=spec.sample,
         dag_id=replay_dag_id_for(spec.sample, spec.retriever),
         tags=["replay", *spec.tags],
         doc_md=(

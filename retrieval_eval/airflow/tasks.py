@@ -185,7 +185,16 @@ def check_regression(
     return branches
 
 
-def _alert(job: dict[str, Any], kind: str, result: dict[str, Any], recorded: dict[str, Any]) -> str:
+def _alert(
+    job: dict[str, Any],
+    kind: str,
+    result: dict[str, Any],
+    recorded: dict[str, Any],
+    *,
+    shown_if_unsent: bool = True,
+) -> str:
+    """Build and send the run's alert of ``kind``; the task log shows it (after the send, and
+    only if it went out, when not ``shown_if_unsent``: a recovery most runs do not send)."""
     from retrieval_eval.airflow.alerts import build_message, send_alerts
     from retrieval_eval.evaluation.results import RunResult
     from retrieval_eval.judging.recording import Recorded
@@ -197,9 +206,12 @@ def _alert(job: dict[str, Any], kind: str, result: dict[str, Any], recorded: dic
         Recorded.model_validate(recorded),
         job.get("ui_base_url"),
     )
-    print(message.text())  # the task log shows what was sent; no channel secrets in it
+    if shown_if_unsent:
+        print(message.text())  # the task log shows what was sent; no channel secrets in it
     with open_store(store_url(job)) as store:
         outcome = send_alerts(job["alerts"], message, store=store, run_key=result["run_key"])
+    if not shown_if_unsent and outcome.startswith("sent"):
+        print(message.text())
     print(outcome)
     return outcome
 
@@ -235,8 +247,19 @@ def alert_labels(job: dict[str, Any], result: dict[str, Any], recorded: dict[str
 
 
 @task
-def no_regression(recorded: dict[str, Any]) -> str:
-    return str(recorded["verdict"].get("summary") or recorded["verdict"]["state"])
+def no_regression(
+    recorded: dict[str, Any],
+    job: dict[str, Any] | None = None,
+    result: dict[str, Any] | None = None,
+) -> str:
+    """A passing run; on a channel whose last alert for this set and retriever was a
+    regression, it sends the ``recovered`` message that closes it (once)."""
+    from retrieval_eval.airflow.alerts import carries
+
+    summary = str(recorded["verdict"].get("summary") or recorded["verdict"]["state"])
+    if job and result and any(carries(spec, "recovered") for spec in job["alerts"]):
+        _alert(job, "recovered", result, recorded, shown_if_unsent=False)
+    return summary
 
 
 @task
