@@ -381,11 +381,12 @@ def test_a_run_stored_with_the_old_internal_source_name_never_shows_it() -> None
     assert old.dead_labels.summary().endswith("1 partly dead; reported by the retriever)")
 
 
-def _slack_conn(server: RecordingServer, path: str) -> str:
+def _slack_conn(server: RecordingServer, name: str) -> str:
+    """A Slack connection to ``server``: its webhook path (a secret) ``/T0/B0/secret-<name>``."""
     return json.dumps(
         {
             "conn_type": "slackwebhook",
-            "password": path,
+            "password": f"T0/B0/secret-{name}",
             "host": f"http://127.0.0.1:{server.port}",
         }
     )
@@ -412,13 +413,13 @@ def test_channels_get_only_the_kinds_they_route_with_their_mention(
     ]
     with RecordingServer() as server:
         for name in ("oncall", "team", "all"):
-            monkeypatch.setenv(f"AIRFLOW_CONN_{name.upper()}", _slack_conn(server, f"T/B/{name}"))
+            monkeypatch.setenv(f"AIRFLOW_CONN_{name.upper()}", _slack_conn(server, name))
         regression = send_alerts(specs, build_message("regression", RESULT, RECORDED))
         labels = send_alerts(specs, build_message("labels", LABELS_RESULT, LABELS_RECORDED))
     assert regression == "sent: slack:oncall, slack:all"
     assert labels == "sent: slack:team#labels, slack:all#labels"
     by_path = [(r["path"], r["body"]["text"].splitlines()) for r in server.requests]
-    assert [path for path, _ in by_path] == ["/T/B/oncall", "/T/B/all", "/T/B/team", "/T/B/all"]
+    assert [path.rsplit("-", 1)[1] for path, _ in by_path] == ["oncall", "all", "team", "all"]
     oncall_lines = by_path[0][1]
     assert oncall_lines[:2] == ["Retrieval regression: handbook.demo × bm25", "<!subteam^S0123>"]
     assert server.requests[0]["body"]["blocks"][1]["text"]["text"].startswith("<!subteam^S0123>")
@@ -476,7 +477,7 @@ def test_a_recovery_is_sent_once_after_an_alerted_regression_per_channel(
 
     with RecordingServer() as server, open_store(f"sqlite:///{tmp_path / 'r.sqlite'}") as store:
         for name in ("oncall", "team"):
-            monkeypatch.setenv(f"AIRFLOW_CONN_{name.upper()}", _slack_conn(server, f"T/B/{name}"))
+            monkeypatch.setenv(f"AIRFLOW_CONN_{name.upper()}", _slack_conn(server, name))
         for result in [*runs.values(), other]:
             store.save(result)
         assert send("recovered", "r1") == "no alert channel to send a recovered alert to"
@@ -498,4 +499,4 @@ def test_a_recovery_is_sent_once_after_an_alerted_regression_per_channel(
     recovered = server.requests[2]["body"]["text"]
     assert "Recovered: no regression, after the regression alerted earlier." in recovered
     assert "Top-1: 45.0% → 50.0%" in recovered and "Run 13 (baseline run 9)" in recovered
-    assert {r["path"] for r in server.requests} == {"/T/B/oncall"}
+    assert {r["path"] for r in server.requests} == {"/T0/B0/secret-oncall"}

@@ -101,7 +101,7 @@ def test_a_missed_deadline_alerts_the_channels_that_route_it_naming_the_run(
                 json.dumps(
                     {
                         "conn_type": "slackwebhook",
-                        "password": f"T/B/{name}",
+                        "password": f"T0/B0/secret-{name}",
                         "host": f"http://127.0.0.1:{server.port}",
                     }
                 ),
@@ -110,7 +110,7 @@ def test_a_missed_deadline_alerts_the_channels_that_route_it_naming_the_run(
     assert [e["state"] for e in events] == ["running", "success"]
     assert events[-1]["body"] == "sent: slack:oncall"
     (request,) = server.requests
-    assert request["path"] == "/T/B/oncall"
+    assert request["path"] == "/T0/B0/secret-oncall"
     assert request["body"]["text"].splitlines() == [
         "Retrieval eval not finished in time: handbook.demo × handbook_bm25",
         "<!here>",
@@ -123,8 +123,8 @@ def test_a_missed_deadline_alerts_the_channels_that_route_it_naming_the_run(
 def test_a_deadline_alert_that_cannot_be_delivered_fails_the_callback_without_the_secret(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    """Slack down: the callback fails (Airflow records it failed) saying which send failed,
-    and its state does not carry the webhook path."""
+    """Slack down: the callback fails (Airflow records it failed), naming the connection, and
+    its state does not carry the webhook path."""
     monkeypatch.setenv(
         "AIRFLOW_CONN_ONCALL",
         json.dumps(
@@ -141,5 +141,5 @@ def test_a_deadline_alert_that_cannot_be_delivered_fails_the_callback_without_th
         }
     )
     assert events[-1]["state"] == "failed"
-    assert "Slack alert through connection" in events[-1]["body"]
+    assert "Slack alert through connection 'oncall' failed" in events[-1]["body"]
     assert "hush" not in events[-1]["body"]
