@@ -453,12 +453,18 @@ PASSED = Recorded(  # RECORDED's run passing instead: top-1 up 5 points
 )
 
 
+@pytest.mark.parametrize("backend", ["sqlite", "postgresql"])
 def test_a_recovery_is_sent_once_after_an_alerted_regression_per_channel(
-    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, request: pytest.FixtureRequest, backend: str
 ) -> None:
     """regression (alerted) → pass: one "Recovered" on each channel that had the regression,
     none on a channel that routes no regressions, none again on a retry or the next pass; a
-    later regression opens it again. Another retriever's regression never closes this one."""
+    later regression opens it again. Another retriever's regression never closes this one.
+    On both stores (the markers are read with a join on the run key)."""
+    import contextlib
+
+    from store.builders import pg_schema
+
     from retrieval_eval.store import open_store
 
     specs = [
@@ -475,7 +481,12 @@ def test_a_recovery_is_sent_once_after_an_alerted_regression_per_channel(
             specs, build_message(kind, result, recorded), store=store, run_key=result.run_key
         )
 
-    with RecordingServer() as server, open_store(f"sqlite:///{tmp_path / 'r.sqlite'}") as store:
+    with contextlib.ExitStack() as stack:
+        url = f"sqlite:///{tmp_path / 'r.sqlite'}"
+        if backend == "postgresql":
+            url = stack.enter_context(pg_schema(request.getfixturevalue("pg_url")))
+        server = stack.enter_context(RecordingServer())
+        store = stack.enter_context(open_store(url))
         for name in ("oncall", "team"):
             monkeypatch.setenv(f"AIRFLOW_CONN_{name.upper()}", _slack_conn(server, name))
         for result in [*runs.values(), other]:
