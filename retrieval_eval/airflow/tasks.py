@@ -269,12 +269,26 @@ def baseline(recorded: dict[str, Any]) -> str:
 
 
 @task
-def accept_baseline(job: dict[str, Any], recorded: dict[str, Any]) -> str:
-    """After an approval (``approve_baseline``): the run becomes the baseline, exactly as
-    ``retrieval-eval baseline accept`` makes it one."""
+def request_approval(recorded: dict[str, Any], approval_asset: str) -> str:
+    """(``approve_baseline``) Asks for the approval in the approval DAG: an event on
+    ``approval_asset`` (this task's outlet) naming the saved run. The evaluation's DAG run goes
+    on and ends as its verdict says, failed at once on a gated regression; the approval waits
+    in a DAG run of its own."""
+    from airflow.sdk import Asset
+
+    run_id = int(recorded["run_id"])
+    get_current_context()["outlet_events"][Asset(approval_asset)].extra = {"run_id": run_id}
+    return f"asked for approval of run {run_id} as the baseline ({approval_asset})"
+
+
+@task
+def accept_baseline(job: dict[str, Any]) -> str:
+    """After an approval (``approve_baseline``): the run the triggering asset event names
+    becomes the baseline, exactly as ``retrieval-eval baseline accept`` makes it one."""
     from retrieval_eval.airflow import steps
 
+    run_id = steps.approval_run_id(get_current_context().get("triggering_asset_events"))
     with bad_input_fails_at_once():
-        message = steps.accept_run(store_url(job), int(recorded["run_id"]))
+        message = steps.accept_run(store_url(job), run_id)
     print(message)
     return message

@@ -417,8 +417,8 @@ class EvaluationSpec(ScheduledSpec):
     approve_baseline: bool = False
     """(The DAG only.) A run under changed labels, or a regression, becomes the baseline only when
     someone approves it in Airflow."""
-    # how long the approval request waits: a working day after a 03:00 run, under a daily
-    # schedule's interval (the DAG run, and with it the next one, waits for the answer)
+    # how long the approval request waits: a working day after a 03:00 run (in the approval
+    # DAG's run: the evaluation's DAG runs do not wait for the answer)
     approval_timeout_s: float = Field(default=12 * 3600.0, gt=0)
     """How long the approval request waits, in seconds; no answer leaves the baseline as it is."""
 
