@@ -310,6 +310,45 @@ class Store:
             ).scalar()
         return None if state is None else str(state)
 
+    def last_alert_kind(
+        self,
+        set_identifier: str,
+        retriever: str,
+        channel: str,
+        kinds: Sequence[str],
+        *,
+        before_run_key: str,
+    ) -> str | None:
+        """The kind (one of ``kinds``) of the last alert ``sent`` on ``channel`` for a stored run
+        of the set and retriever older than the run ``before_run_key`` (all, if that run is not
+        stored); None if there is none. Alerts follow their runs: a later run has a larger id."""
+        pair = (
+            eval_result.c.grader == GRADER,
+            eval_result.c.set_identifier == set_identifier,
+            eval_result.c.model_id == retriever,
+        )
+        with self._guard(), self.engine.connect() as conn:
+            current = conn.execute(
+                select(eval_result.c.id).where(eval_result.c.run_key == before_run_key)
+            ).scalar()
+            query = (
+                select(eval_alert.c.kind)
+                .join(eval_result, eval_result.c.run_key == eval_alert.c.run_key)
+                .where(
+                    *pair,
+                    eval_alert.c.channel == channel,
+                    eval_alert.c.state == "sent",
+                    eval_alert.c.kind.in_(list(kinds)),
+                    eval_alert.c.run_key != before_run_key,
+                )
+                .order_by(eval_result.c.id.desc())
+                .limit(1)
+            )
+            if current is not None:
+                query = query.where(eval_result.c.id < current)
+            kind = conn.execute(query).scalar()
+        return None if kind is None else str(kind)
+
     def accept_baseline(self, run_id: int) -> None:
         """Accept a run (regressed, or refused for dead labels) as a baseline, so later runs
         compare against it."""
