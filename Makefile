@@ -69,9 +69,11 @@ airflow: install
 	PATH="$(CURDIR)/$(BIN):$$PATH" $(AIRFLOW_ENV) AIRFLOW__CORE__SIMPLE_AUTH_MANAGER_USERS=admin:admin \
 	  $(BIN)/airflow standalone
 
+# lint-imports checks .importlinter's layers (`tools/folder_cycles.py` lists the folder cycles left)
 lint: install
 	$(BIN)/ruff check retrieval_eval tests dags plugins benchmarks tools
 	$(BIN)/ruff format --check retrieval_eval tests dags plugins benchmarks tools
+	$(BIN)/lint-imports --no-cache
 
 typecheck: install
 	$(BIN)/mypy

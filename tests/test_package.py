@@ -163,10 +163,13 @@ def test_console_script_target_exists() -> None:
     assert callable(getattr(importlib.import_module(module), attribute))
 
 
-def test_the_package_root_holds_the_public_verbs_and_errors_only() -> None:
+def test_the_package_root_holds_the_public_verbs_and_the_base_layer_only() -> None:
     """Every concept lives in a folder named for it, and the docs' "How it fits together"
-    (docs/concepts/architecture.md) lists each folder the package has."""
-    assert sorted(path.name for path in PACKAGE.glob("*.py")) == ["__init__.py", "errors.py"]
+    (docs/concepts/architecture.md) lists each folder the package has. The root holds the lazy
+    public verbs and the base layer every folder may import (errors.py, paths.py: the home
+    folder), nothing else."""
+    root = sorted(path.name for path in PACKAGE.glob("*.py"))
+    assert root == ["__init__.py", "errors.py", "paths.py"]
     folders = {p.name for p in PACKAGE.iterdir() if (p / "__init__.py").exists()}
     page = (ROOT / "docs" / "concepts" / "architecture.md").read_text(encoding="utf-8")
     layout = page.split("# How it fits together", 1)[1].split("```")[1]

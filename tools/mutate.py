@@ -54,6 +54,8 @@ RESULTS = "retrieval_eval/evaluation/results.py"
 GOLDEN_MODELS = "retrieval_eval/golden/models.py"
 AGGREGATE = "retrieval_eval/evaluation/aggregate.py"
 REGRESSION = "retrieval_eval/judging/regression.py"
+VERDICTS = "retrieval_eval/verdicts/models.py"
+SIGNIFICANCE = "retrieval_eval/verdicts/significance.py"
 CONFIG_MODELS = "retrieval_eval/config/models.py"
 STORE = "retrieval_eval/store/store.py"
 TEMPLATES = "retrieval_eval/webui/templates/"
@@ -305,7 +307,7 @@ MUTATIONS: list[Mutation] = [
     Mutation(
         "no-holm-across-depths",
         "regression",
-        REGRESSION,
+        VERDICTS,
         "adjusted = holm([changes[d].p_value or 1.0 for d in compared])",
         "adjusted = [changes[d].p_value or 1.0 for d in compared]",
         DEPTH_TESTS,
@@ -340,7 +342,7 @@ MUTATIONS: list[Mutation] = [
     Mutation(
         "mcnemar-one-sided",
         "regression",
-        REGRESSION,
+        SIGNIFICANCE,
         "min(Fraction(1), 2 * Fraction(total, 2**n))",
         "min(Fraction(1), Fraction(total, 2**n))",
         REGRESSION_TESTS,

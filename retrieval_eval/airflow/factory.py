@@ -4,9 +4,10 @@ load_golden_set → [lint] → retrieve (mapped over batches) → score → pers
 extra link: :mod:`retrieval_eval.airflow.links`) → check_regression →
 one of alert_regression / alert_invalid_run / no_regression / baseline (a first run), plus
 alert_labels when the verdict names dead labels (expected ids no longer in the index: their own
-alert, never a regression), plus, for an evaluation with ``approve_baseline``, approve_baseline
-(a human-in-the-loop request, :mod:`retrieval_eval.airflow.approval`) → accept_baseline for a
-regression or a run under changed labels. The evaluation's ``fail_on_regression`` and ``fail_on_dead_labels``
+alert, never a regression), plus, for an evaluation with ``approve_baseline``, request_approval
+for a regression or a run under changed labels: it starts the evaluation's approval DAG
+(approve_baseline, a human-in-the-loop request, → accept_baseline:
+:mod:`retrieval_eval.airflow.approval`), so the evaluation's DAG run ends without waiting. The evaluation's ``fail_on_regression`` and ``fail_on_dead_labels``
 end the DAG run failed after the alert.
 
 ``lint`` is there unless the config says ``lint: off``: it runs after ``load_golden_set`` (so
@@ -27,6 +28,7 @@ from typing import Any
 from airflow.sdk import DAG, Asset, AssetAny, AssetOrTimeSchedule, CronTriggerTimetable, Param
 
 from retrieval_eval.airflow import tasks
+from retrieval_eval.airflow.deadline import deadline_for
 from retrieval_eval.airflow.links import RunPageLink
 from retrieval_eval.config.models import (
     AirflowOptions,
@@ -178,6 +180,7 @@ def build_evaluation_dag(
     with _dag(
         evaluation,
         options,
+        subject=evaluation.set,
         dag_id=dag_id_for(evaluation.set, evaluation.retriever),
         tags=evaluation.tags,
         doc_md=_doc(evaluation, config_path) + (f"\n{note}\n" if note else ""),
@@ -202,21 +205,53 @@ def build_evaluation_dag(
             tasks.alert_regression(job=job, result=result, recorded=recorded),
             tasks.alert_invalid_run(job=job, result=result, recorded=recorded),
             tasks.alert_labels(job=job, result=result, recorded=recorded),
-            tasks.no_regression(recorded=recorded),
+            tasks.no_regression(recorded=recorded, job=job, result=result),
             tasks.baseline(recorded=recorded),
         ]
         if evaluation.approve_baseline:
-            from retrieval_eval.airflow.approval import BaselineApproval
+            from retrieval_eval.airflow.approval import approval_asset_uri
 
-            approve = BaselineApproval(job=job, timeout_s=evaluation.approval_timeout_s)
-            branch >> approve >> tasks.accept_baseline(job=job, recorded=recorded)
+            uri = approval_asset_uri(dag.dag_id)
+            ask: Any = tasks.request_approval.override(outlets=[Asset(uri)])
+            branch >> ask(recorded=recorded, approval_asset=uri)
     return dag
+
+
+def build_approval_dag(evaluation: EvaluationSpec, dag: DAG, job: dict[str, Any]) -> DAG:
+    """The approval DAG of an evaluation with ``approve_baseline``: started by the event its
+    evaluation DAG's ``request_approval`` emits, approve_baseline → accept_baseline. Apart, so
+    the evaluation's DAG run ends at once (failed on a gated regression) while a person decides;
+    one approval at a time, each asking about the newest run that asked."""
+    from retrieval_eval.airflow.approval import (
+        BaselineApproval,
+        approval_asset_uri,
+        approval_dag_id_for,
+    )
+
+    with DAG(
+        dag_id=approval_dag_id_for(dag.dag_id),
+        schedule=Asset(approval_asset_uri(dag.dag_id)),
+        start_date=START_DATE,
+        catchup=False,
+        max_active_runs=1,
+        tags=["retrieval-eval", "approval", *evaluation.tags],
+        doc_md=(
+            f"### Baseline approval: `{evaluation.set}` × `{evaluation.retriever}`\n\n"
+            f"Started when a run of `{dag.dag_id}` asks (a regression, or changed labels): "
+            "Approve makes that run the baseline; Reject, or no answer in time, keeps it.\n"
+        ),
+        default_args=dag.default_args,
+    ) as approval:
+        approve = BaselineApproval(job=job, timeout_s=evaluation.approval_timeout_s)
+        approve >> tasks.accept_baseline(job=job)
+    return approval
 
 
 def _dag(
     spec: ScheduledSpec,
     options: AirflowOptions,
     *,
+    subject: str,
     dag_id: str,
     tags: list[str],
     doc_md: str,
@@ -224,7 +259,8 @@ def _dag(
 ) -> DAG:
     """A DAG with what the evaluation and replay DAGs share: the spec's schedule from
     START_DATE without catch-up, one run at a time, the "retrieval-eval" tag first, the spec's
-    default args, templates rendered as native objects."""
+    default args, templates rendered as native objects, and the spec's deadline (its alert
+    names ``subject``, the set or sample, and the retriever)."""
     return DAG(
         dag_id=dag_id,
         schedule=schedule_for(spec),
@@ -236,6 +272,7 @@ def _dag(
         default_args=default_args_for(spec, options),
         params=params,
         render_template_as_native_obj=True,
+        deadline=deadline_for(spec, subject),
     )
 
 
@@ -271,6 +308,7 @@ def build_replay_dag(
     with _dag(
         spec,
         options,
+        subject=spec.sample,
         dag_id=replay_dag_id_for(spec.sample, spec.retriever),
         tags=["replay", *spec.tags],
         doc_md=(
@@ -326,4 +364,8 @@ def build_dags(config: Config, *, note: str | None = None) -> dict[str, DAG]:
                 "rename a set or retriever"
             )
         dags[dag.dag_id] = dag
+        if evaluation.approve_baseline:
+            job = job_for(evaluation, config_path, config.airflow, config.lint.mode)
+            approval = build_approval_dag(evaluation, dag, job)
+            dags[approval.dag_id] = approval
     return dags

@@ -27,7 +27,7 @@ BRANCH_INVALID = "alert_invalid_run"
 BRANCH_OK = "no_regression"
 BRANCH_BASELINE = "baseline"
 BRANCH_LABELS = "alert_labels"
-BRANCH_APPROVE = "approve_baseline"  # approve_baseline: the approval request, then accept_baseline
+BRANCH_APPROVE = "request_approval"  # approve_baseline: the approval DAG asks (approval.py)
 LINT_FINDINGS_KEPT = 50  # findings stored with the run; the counts cover all of them
 INDEX_VERSION_KEYS = ("index_version", "version", "build")
 
@@ -53,12 +53,22 @@ def index_version(events: Mapping[Any, Iterable[Any]] | None) -> str | None:
     event's extra names one. Labelled runs and replays read it the same way."""
     from retrieval_eval.evaluation.results import index_version_text
 
-    newest: tuple[Any, str] | None = None
+    def version(extra: Mapping[str, Any]) -> str | None:
+        found = (index_version_text(extra.get(key)) for key in INDEX_VERSION_KEYS)
+        return next((v for v in found if v is not None), None)
+
+    return newest_extra(events, version)
+
+
+def newest_extra(
+    events: Mapping[Any, Iterable[Any]] | None, read: Callable[[Mapping[str, Any]], Any]
+) -> Any:
+    """What ``read`` finds in the newest triggering asset event's ``extra`` among the events
+    where it finds something (not None); None if it finds nothing in any."""
+    newest: tuple[Any, Any] | None = None
     for asset_events in (events or {}).values():
         for event in asset_events:
-            extra = getattr(event, "extra", None) or {}
-            found = (index_version_text(extra.get(key)) for key in INDEX_VERSION_KEYS)
-            value = next((v for v in found if v is not None), None)
+            value = read(getattr(event, "extra", None) or {})
             if value is None:
                 continue
             stamp = getattr(event, "timestamp", None)
@@ -76,7 +86,7 @@ def manual_overrides(params: Mapping[str, Any]) -> dict[str, dict[str, Any]]:
     InvalidInputError naming the Param and the fix, so the run fails before any retrieval (the
     load task checks them; a threshold for a depth the run does not gate fails there too).
     """
-    from retrieval_eval.config.lookup import MAX_DEPTH
+    from retrieval_eval.evaluation import MAX_DEPTH
     from retrieval_eval.evaluation.results import checked_depths
 
     depths = params.get("depths")
@@ -445,6 +455,31 @@ def approval_request(
     ]
     subject = f"Accept run {run_id} as the baseline of {pair}?"
     return redact(subject), redact("\n".join(lines))
+
+
+def approval_run_id(events: Mapping[Any, Iterable[Any]] | None) -> int:
+    """The stored run the approval DAG run asks about: the newest triggering asset event's
+    ``run_id`` (an older one still queued is superseded by it). ValueError without one: the
+    approval DAG runs only when an evaluation asks."""
+    run_id = newest_extra(events, lambda extra: extra.get("run_id"))
+    if run_id is None:
+        raise ValueError(
+            "no triggering asset event names a run: the approval DAG runs when its evaluation's "
+            "request_approval task asks"
+        )
+    return int(run_id)
+
+
+def stored_for_approval(store_url: str, run_id: int) -> tuple[dict[str, Any], dict[str, Any]]:
+    """What :func:`approval_request` reads of a run (its record and its result, as the
+    evaluation's XComs carried them), from the store."""
+    from retrieval_eval.store import open_store
+
+    with open_store(store_url) as store:
+        run = store.get_run(run_id, questions=False)
+    verdict = run.verdict.model_dump(mode="json") if run.verdict is not None else {}
+    recorded = {"run_id": run.id, "saved": True, "verdict": verdict}
+    return recorded, run.result.model_dump(mode="json")
 
 
 def accept_run(store_url: str, run_id: int) -> str:

@@ -186,7 +186,16 @@ def check_regression(
     return branches
 
 
-def _alert(job: dict[str, Any], kind: str, result: dict[str, Any], recorded: dict[str, Any]) -> str:
+def _alert(
+    job: dict[str, Any],
+    kind: str,
+    result: dict[str, Any],
+    recorded: dict[str, Any],
+    *,
+    shown_if_unsent: bool = True,
+) -> str:
+    """Build and send the run's alert of ``kind``; the task log shows it (after the send, and
+    only if it went out, when not ``shown_if_unsent``: a recovery most runs do not send)."""
     from retrieval_eval.airflow.alerts import build_message, send_alerts
     from retrieval_eval.evaluation.results import RunResult
     from retrieval_eval.judging.recording import Recorded
@@ -198,9 +207,12 @@ def _alert(job: dict[str, Any], kind: str, result: dict[str, Any], recorded: dic
         Recorded.model_validate(recorded),
         job.get("ui_base_url"),
     )
-    print(message.text())  # the task log shows what was sent; no channel secrets in it
+    if shown_if_unsent:
+        print(message.text())  # the task log shows what was sent; no channel secrets in it
     with open_store(store_url(job)) as store:
         outcome = send_alerts(job["alerts"], message, store=store, run_key=result["run_key"])
+    if not shown_if_unsent and outcome.startswith("sent"):
+        print(message.text())
     print(outcome)
     return outcome
 
@@ -236,8 +248,19 @@ def alert_labels(job: dict[str, Any], result: dict[str, Any], recorded: dict[str
 
 
 @task
-def no_regression(recorded: dict[str, Any]) -> str:
-    return str(recorded["verdict"].get("summary") or recorded["verdict"]["state"])
+def no_regression(
+    recorded: dict[str, Any],
+    job: dict[str, Any] | None = None,
+    result: dict[str, Any] | None = None,
+) -> str:
+    """A passing run; on a channel whose last alert for this set and retriever was a
+    regression, it sends the ``recovered`` message that closes it (once)."""
+    from retrieval_eval.airflow.alerts import carries
+
+    summary = str(recorded["verdict"].get("summary") or recorded["verdict"]["state"])
+    if job and result and any(carries(spec, "recovered") for spec in job["alerts"]):
+        _alert(job, "recovered", result, recorded, shown_if_unsent=False)
+    return summary
 
 
 @task
@@ -247,12 +270,26 @@ def baseline(recorded: dict[str, Any]) -> str:
 
 
 @task
-def accept_baseline(job: dict[str, Any], recorded: dict[str, Any]) -> str:
-    """After an approval (``approve_baseline``): the run becomes the baseline, exactly as
-    ``retrieval-eval baseline accept`` makes it one."""
+def request_approval(recorded: dict[str, Any], approval_asset: str) -> str:
+    """(``approve_baseline``) Asks for the approval in the approval DAG: an event on
+    ``approval_asset`` (this task's outlet) naming the saved run. The evaluation's DAG run goes
+    on and ends as its verdict says, failed at once on a gated regression; the approval waits
+    in a DAG run of its own."""
+    from airflow.sdk import Asset
+
+    run_id = int(recorded["run_id"])
+    get_current_context()["outlet_events"][Asset(approval_asset)].extra = {"run_id": run_id}
+    return f"asked for approval of run {run_id} as the baseline ({approval_asset})"
+
+
+@task
+def accept_baseline(job: dict[str, Any]) -> str:
+    """After an approval (``approve_baseline``): the run the triggering asset event names
+    becomes the baseline, exactly as ``retrieval-eval baseline accept`` makes it one."""
     from retrieval_eval.airflow import steps
 
+    run_id = steps.approval_run_id(get_current_context().get("triggering_asset_events"))
     with bad_input_fails_at_once():
-        message = steps.accept_run(store_url(job), int(recorded["run_id"]))
+        message = steps.accept_run(store_url(job), run_id)
     print(message)
     return message

@@ -85,9 +85,9 @@ def _check_question_ids(
     file: Path, golden: GoldenQuestionSet, lines: list[tuple[int, Judgment]]
 ) -> None:
     """Every row's question id must be one of the set's: exit 2 naming each line and id."""
-    from retrieval_eval.config.suggest import did_you_mean
     from retrieval_eval.errors import GoldenSetError
     from retrieval_eval.safety.limits import quote
+    from retrieval_eval.safety.suggest import did_you_mean
 
     known = {q.id for q in golden.questions}
     unknown = [(n, r.question_id) for n, r in lines if r.question_id and r.question_id not in known]
@@ -106,7 +106,7 @@ def _check_question_ids(
 
 def _summary_text(summary: Summary) -> str:
     """Raters, agreement, conflicts and the merge rule, one line each (conflicts capped)."""
-    from retrieval_eval.judging.agreement import MERGE_RULE
+    from retrieval_eval.golden.agreement import MERGE_RULE
     from retrieval_eval.reports.numbers import decimal
 
     both = summary.shared

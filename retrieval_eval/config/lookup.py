@@ -21,7 +21,6 @@ DEFAULT_CONFIG_NAME = "retrieval_eval.yaml"
 MAX_DROP = 0.10  # a gated depth's default max drop (max_topK_drop)
 MAX_TOP1_DROP = MAX_DROP
 MAX_TOP3_DROP = MAX_DROP
-MAX_DEPTH = 100  # the deepest depth a run may gate on
 POWER_ALPHA = 0.05
 POWER = 0.8
 POWER_CHURN = 0.05

@@ -38,7 +38,6 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 # the lookup and the defaults live apart so a command can use them without these models
 from retrieval_eval.config.lookup import (
-    MAX_DEPTH,
     MAX_DROP,
     MAX_TOP1_DROP,
     MAX_TOP3_DROP,
@@ -50,6 +49,7 @@ from retrieval_eval.config.lookup import (
     lookup_note,
 )
 from retrieval_eval.errors import ConfigError, GoldenSetError
+from retrieval_eval.evaluation import MAX_DEPTH
 from retrieval_eval.golden.forms import QuestionForm
 from retrieval_eval.replay.specs import DriftThresholds, SampleSpec
 from retrieval_eval.safety.limits import MAX_CONFIG_FILE_BYTES, refuse_too_large, shorten
@@ -332,6 +332,11 @@ class LintOptions(PowerOptions):
         return {False: "off", True: "warn"}.get(value, value) if isinstance(value, bool) else value
 
 
+AlertKind = Literal[
+    "regression", "invalid_run", "labels", "drift", "invalid_replay", "recovered", "deadline"
+]
+
+
 class AlertSpec(BaseModel):
     """An alert channel; ``type`` names a registered sender (``slack``, ``webhook``)."""
 
@@ -342,6 +347,12 @@ class AlertSpec(BaseModel):
     connection_id: str | None = None
     """The Airflow connection holding the webhook's URL (and, for `webhook`, its bearer token as
     password)."""
+    kinds: list[AlertKind] | None = None
+    """The alert kinds this channel carries, e.g. `[regression, invalid_run]`; unset: every kind.
+    A channel that carries `regression` also carries the `recovered` that closes it."""
+    mention: str | None = None
+    """Put before every message on this channel, e.g. `<!subteam^S0123ABC>` or `<!here>` (Slack's
+    mention syntax) to page an on-call group."""
 
 
 DeadLabelsBaseline = Literal["refuse", "allow"]
@@ -368,6 +379,9 @@ class ScheduledSpec(BaseModel):
     """The DAG's tags in Airflow, beside the ones the factory adds."""
     alerts: list[AlertSpec] = []
     """Where a regression or drift is announced (Slack, webhooks)."""
+    deadline_s: float | None = Field(default=None, gt=0)
+    """Alert (kind `deadline`) when a DAG run has not finished this many seconds after it was
+    queued (Airflow's DeadlineAlert: needs the scheduler and the triggerer); unset: no deadline."""
     max_batches: int = Field(default=8, ge=1, le=1024)
     """The most batches (mapped tasks) the questions are split into."""
     min_batch_questions: int = Field(default=25, ge=1)
@@ -403,8 +417,8 @@ class EvaluationSpec(ScheduledSpec):
     approve_baseline: bool = False
     """(The DAG only.) A run under changed labels, or a regression, becomes the baseline only when
     someone approves it in Airflow."""
-    # how long the approval request waits: a working day after a 03:00 run, under a daily
-    # schedule's interval (the DAG run, and with it the next one, waits for the answer)
+    # how long the approval request waits: a working day after a 03:00 run (in the approval
+    # DAG's run: the evaluation's DAG runs do not wait for the answer)
     approval_timeout_s: float = Field(default=12 * 3600.0, gt=0)
     """How long the approval request waits, in seconds; no answer leaves the baseline as it is."""
 
@@ -622,9 +636,9 @@ class Config(BaseModel):
 
     def sample_spec(self, name: str) -> SampleSpec:
         """The ``samples:`` entry called ``name``; unknown is an error naming the known ones."""
-        from retrieval_eval.config.suggest import did_you_mean
         from retrieval_eval.errors import UnknownNameError
         from retrieval_eval.safety.limits import quote
+        from retrieval_eval.safety.suggest import did_you_mean
 
         if name in self.samples:
             return self.samples[name]

@@ -32,7 +32,7 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from retrieval_eval.config.lookup import MAX_DEPTH
+from retrieval_eval.evaluation import MAX_DEPTH
 from retrieval_eval.evaluation.intervals import Interval, rate_interval, wilson
 from retrieval_eval.evaluation.labels import DeadLabels
 from retrieval_eval.golden.forms import QuestionForm

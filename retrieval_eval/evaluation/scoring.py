@@ -398,16 +398,15 @@ def _progress_bar(total: int, enabled: bool, label: str) -> Iterator[Callable[[i
     if not enabled:
         yield None
         return
+    from rich.console import Console
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeElapsedColumn
-
-    from retrieval_eval.reports.text import stderr_console
 
     with Progress(
         "[progress.description]{task.description}",
         BarColumn(),
         MofNCompleteColumn(),
         TimeElapsedColumn(),
-        console=stderr_console(),
+        console=Console(stderr=True),
         transient=True,
     ) as bar:
         task = bar.add_task(label, total=total)

@@ -10,11 +10,11 @@ from collections.abc import Callable, Iterable
 from importlib.metadata import entry_points
 from pathlib import Path
 
-from retrieval_eval.config.suggest import did_you_mean
 from retrieval_eval.errors import GoldenSetError, InvalidInputError, UnknownNameError
 from retrieval_eval.golden.loaders import SET_SUFFIXES, load_golden_set
 from retrieval_eval.golden.models import GoldenQuestionSet
 from retrieval_eval.safety.limits import quote
+from retrieval_eval.safety.suggest import did_you_mean
 
 ENTRY_POINT_GROUP = "retrieval_eval.golden_question_sets"
 

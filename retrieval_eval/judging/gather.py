@@ -193,13 +193,8 @@ def _lint_candidates(
     """Lint's completeness candidates over ``corpus`` (a mismatch is an error), else over the
     first opened retriever's corpus (a mismatch is a note); ``judgments``' pairs are judged."""
     from retrieval_eval.lint.completeness import CHECK, check_completeness
-    from retrieval_eval.lint.run import (
-        CorpusMismatchError,
-        beir_corpus_file,
-        corpus_mismatch,
-        corpus_path,
-    )
-    from retrieval_eval.retrievers.corpus import read_corpus
+    from retrieval_eval.lint.run import CorpusMismatchError, corpus_mismatch, corpus_path
+    from retrieval_eval.retrievers.corpus import beir_corpus_file, read_corpus
 
     path = corpus
     if path is None:

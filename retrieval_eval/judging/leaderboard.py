@@ -60,9 +60,8 @@ from retrieval_eval.evaluation.intervals import paired_difference, wilson
 from retrieval_eval.evaluation.results import QuestionResult, as_pair, extra_depths
 from retrieval_eval.judging.pooling import DEPTH as HOLES_DEPTH
 from retrieval_eval.judging.pooling import run_holes
-from retrieval_eval.judging.regression import holm as holm  # its home, beside McNemar
-from retrieval_eval.judging.regression import mcnemar_exact
 from retrieval_eval.store.summary import RunSummary
+from retrieval_eval.verdicts.significance import holm, mcnemar_exact
 
 if TYPE_CHECKING:
     from retrieval_eval.golden.judgments import Judgment
@@ -184,7 +183,7 @@ def latest_run(source: Store, set_identifier: str, retriever: str) -> StoredRun:
 def no_runs_message(source: Store, set_identifier: str, retriever: str) -> str:
     """Why (set, retriever) has no runs: the sets with runs when the set has none (a typo in
     the set), else the set's retrievers; with the closest names ("did you mean"). One query."""
-    from retrieval_eval.config.suggest import did_you_mean
+    from retrieval_eval.safety.suggest import did_you_mean
 
     pairs = source.stored_pairs()
     head = (

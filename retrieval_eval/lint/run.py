@@ -39,7 +39,7 @@ from retrieval_eval.lint import completeness, dead, duplicates, forms, never_fou
 from retrieval_eval.lint.models import Finding, LintReport, PowerReport
 from retrieval_eval.lint.render import what_is_seen
 from retrieval_eval.reports.numbers import points
-from retrieval_eval.retrievers.corpus import Document, read_corpus
+from retrieval_eval.retrievers.corpus import Document, beir_corpus_file, read_corpus
 
 if TYPE_CHECKING:
     from retrieval_eval.evaluation.labels import DeadLabels
@@ -65,12 +65,6 @@ def corpus_path(retriever: Any) -> Path | None:
                 return path
         retriever = getattr(retriever, "inner", None)
     return None
-
-
-def beir_corpus_file(path: Path) -> Path:
-    """A BEIR folder's ``corpus.jsonl``; any other path as given."""
-    jsonl = path / "corpus.jsonl"
-    return jsonl if path.is_dir() and jsonl.is_file() else path
 
 
 def corpus_mismatch(

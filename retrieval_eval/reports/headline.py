@@ -14,8 +14,8 @@ from retrieval_eval.reports.numbers import MISSING, ci, ms, p_value, pct, pts, p
 from retrieval_eval.reports.verdict import depth_label, too_small_to_judge
 
 if TYPE_CHECKING:
-    from retrieval_eval.judging.regression import DepthChange, Verdict
     from retrieval_eval.lint.models import PowerReport
+    from retrieval_eval.verdicts.models import DepthChange, Verdict
 
 BADGES = {
     "no_regression": "✅ no regression",

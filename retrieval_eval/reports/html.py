@@ -40,9 +40,9 @@ from retrieval_eval.reports.numbers import MISSING, ci, decimal, pct
 if TYPE_CHECKING:
     from retrieval_eval.evaluation.intervals import Interval
     from retrieval_eval.evaluation.results import RunResult, SliceRates
-    from retrieval_eval.judging.regression import Verdict
     from retrieval_eval.lint.models import PowerReport
     from retrieval_eval.store.models import StoredRun
+    from retrieval_eval.verdicts.models import Verdict
 
 _CSS = """
 :root { --fg: #1f2328; --muted: #59636e; --line: #d1d9e0; --bar: #0072B2; --bar3: #E69F00;

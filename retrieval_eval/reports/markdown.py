@@ -17,8 +17,8 @@ from retrieval_eval.reports.markdown_text import md_fence, md_row
 from retrieval_eval.reports.numbers import decimal
 
 if TYPE_CHECKING:
-    from retrieval_eval.judging.regression import Verdict
     from retrieval_eval.lint.models import PowerReport
+    from retrieval_eval.verdicts.models import Verdict
 
 
 def _folded(summary: str, body: list[str]) -> list[str]:

@@ -24,8 +24,8 @@ from retrieval_eval.reports.markdown import render_markdown
 from retrieval_eval.reports.text import render_text
 
 if TYPE_CHECKING:
-    from retrieval_eval.judging.regression import Verdict
     from retrieval_eval.lint.models import PowerReport
+    from retrieval_eval.verdicts.models import Verdict
 
 FORMATS = ("text", "json", "markdown", "csv")
 

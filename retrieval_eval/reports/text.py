@@ -24,7 +24,7 @@ from retrieval_eval.reports.cells import (
 from retrieval_eval.reports.numbers import decimal, ms
 
 if TYPE_CHECKING:
-    from rich.console import Console, RenderableType
+    from rich.console import RenderableType
     from rich.table import Table
 
 PIPE_WIDTH = 140  # text report width when stdout is not a terminal (CI logs, files)
@@ -32,12 +32,6 @@ ERROR_WIDTH = 60  # error texts wrap within this many characters
 # a text report is read by people: past this many questions it lists the misses and errors only
 # (the first of them), and says where every question is (the CSV and JSON reports)
 QUESTION_ROWS = 100
-
-
-def stderr_console() -> Console:
-    from rich.console import Console
-
-    return Console(stderr=True)
 
 
 def new_table(title: str | None = None, *, plain: bool = False) -> Table:

@@ -12,7 +12,7 @@ from retrieval_eval.reports.numbers import change, p_value, pct, points, pts, pt
 
 if TYPE_CHECKING:
     from retrieval_eval.config.models import Thresholds
-    from retrieval_eval.judging.regression import DepthChange, SliceRegression, Verdict
+    from retrieval_eval.verdicts.models import DepthChange, SliceRegression, Verdict
 
 _SHOWN_IDS = 12  # flipped ids listed in the text block; JSON lists them all
 _SHOWN_SLICES = 3  # slice regressions named in the summary; the verdict lists them all

@@ -39,7 +39,7 @@ def cache_dir() -> Path | None:
         return None
     if configured:
         return Path(configured).expanduser()
-    from retrieval_eval.store.url import home_dir
+    from retrieval_eval.paths import home_dir
 
     return home_dir() / "cache"
 

@@ -36,6 +36,12 @@ def require_corpus(path: Path) -> Path:
     return path
 
 
+def beir_corpus_file(path: Path) -> Path:
+    """A BEIR folder's ``corpus.jsonl``; any other path as given."""
+    jsonl = path / "corpus.jsonl"
+    return jsonl if path.is_dir() and jsonl.is_file() else path
+
+
 def read_corpus(path: Path) -> list[Document]:
     """Read every document; an unreadable or malformed corpus names the file and line."""
     require_corpus(path)

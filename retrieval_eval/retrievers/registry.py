@@ -20,7 +20,6 @@ from importlib.metadata import entry_points
 from pathlib import Path
 from typing import Any
 
-from retrieval_eval.config.suggest import did_you_mean
 from retrieval_eval.errors import (
     ConfigError,
     RetrievalEvalError,
@@ -31,6 +30,7 @@ from retrieval_eval.retrievers.base import EvaluatableRetriever, as_retriever, c
 from retrieval_eval.retrievers.isolation import stdout_to_stderr
 from retrieval_eval.retrievers.options import BuildContext
 from retrieval_eval.safety.limits import quote
+from retrieval_eval.safety.suggest import did_you_mean
 
 ADAPTER_ENTRY_POINT_GROUP = "retrieval_eval.adapters"
 RETRIEVER_ENTRY_POINT_GROUP = "retrieval_eval.retrievers"

@@ -144,8 +144,7 @@ class RunFileRetriever(OptionsAdapter):
 
     def _document_texts(self, ids: Iterable[str]) -> dict[str, str]:
         """The text of each of ``ids`` in the ``corpus`` the run ranked (offered only with one)."""
-        from retrieval_eval.lint.run import beir_corpus_file
-        from retrieval_eval.retrievers.corpus import read_corpus, texts_of
+        from retrieval_eval.retrievers.corpus import beir_corpus_file, read_corpus, texts_of
 
         assert self.corpus is not None
         return texts_of(read_corpus(beir_corpus_file(self.corpus)), ids)

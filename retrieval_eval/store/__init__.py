@@ -16,10 +16,11 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from retrieval_eval.paths import home_dir
     from retrieval_eval.store.models import StoredRun
     from retrieval_eval.store.store import Store, StoreSchemaError, open_store, open_store_to_read
     from retrieval_eval.store.summary import RunSummary
-    from retrieval_eval.store.url import home_dir, mask_url, resolve_store_url, store_url_for
+    from retrieval_eval.store.url import mask_url, resolve_store_url, store_url_for
 
 _EXPORTS = {
     "Store": "retrieval_eval.store.store",
@@ -28,7 +29,7 @@ _EXPORTS = {
     "open_store_to_read": "retrieval_eval.store.store",
     "StoredRun": "retrieval_eval.store.models",
     "RunSummary": "retrieval_eval.store.summary",
-    "home_dir": "retrieval_eval.store.url",
+    "home_dir": "retrieval_eval.paths",
     "mask_url": "retrieval_eval.store.url",
     "resolve_store_url": "retrieval_eval.store.url",
     "store_url_for": "retrieval_eval.store.url",

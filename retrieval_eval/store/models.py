@@ -8,7 +8,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict
 
 from retrieval_eval.evaluation.results import RunResult
-from retrieval_eval.judging.regression import Verdict, VerdictState
+from retrieval_eval.verdicts.models import Verdict, VerdictState
 
 
 class StoredRun(BaseModel):

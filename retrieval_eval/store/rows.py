@@ -27,9 +27,9 @@ from retrieval_eval.evaluation.results import (
     SliceRates,
     question_outcome,
 )
-from retrieval_eval.judging.regression import Verdict
 from retrieval_eval.store.models import StoredRun
 from retrieval_eval.store.names import GRADER, compared_baseline
+from retrieval_eval.verdicts.models import Verdict
 
 DIMENSIONS = ("form", "hard_class")
 

@@ -32,9 +32,9 @@ from pydantic import BaseModel, Discriminator, Tag, TypeAdapter, ValidationError
 from retrieval_eval.config.models import Thresholds
 from retrieval_eval.errors import InvalidInputError, RetrievalEvalError
 from retrieval_eval.evaluation.results import RunResult
+from retrieval_eval.paths import home_dir
 from retrieval_eval.replay.compare import DriftThresholds
 from retrieval_eval.safety.limits import quote
-from retrieval_eval.store.url import home_dir
 
 SPOOL_VERSION = 1
 REJECTED = "rejected"

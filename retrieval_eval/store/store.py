@@ -52,7 +52,6 @@ from retrieval_eval.errors import (
     UnknownNameError,
 )
 from retrieval_eval.evaluation.results import RunResult
-from retrieval_eval.judging.regression import Verdict
 from retrieval_eval.store import migrate
 from retrieval_eval.store.engine import make_engine, unavailable_as_error
 from retrieval_eval.store.models import StoredRun
@@ -74,6 +73,7 @@ from retrieval_eval.store.schema import (
 )
 from retrieval_eval.store.summary import RunSummary
 from retrieval_eval.store.url import mask_url, parse_store_url
+from retrieval_eval.verdicts.models import Verdict
 
 _CHUNK = 500  # ids per IN (...) list: far below SQLite's and PostgreSQL's parameter limits
 _NEWEST = (eval_result.c.run_date.desc(), eval_result.c.id.desc())
@@ -309,6 +309,45 @@ class Store:
                 )
             ).scalar()
         return None if state is None else str(state)
+
+    def last_alert_kind(
+        self,
+        set_identifier: str,
+        retriever: str,
+        channel: str,
+        kinds: Sequence[str],
+        *,
+        before_run_key: str,
+    ) -> str | None:
+        """The kind (one of ``kinds``) of the last alert ``sent`` on ``channel`` for a stored run
+        of the set and retriever older than the run ``before_run_key`` (all, if that run is not
+        stored); None if there is none. Alerts follow their runs: a later run has a larger id."""
+        pair = (
+            eval_result.c.grader == GRADER,
+            eval_result.c.set_identifier == set_identifier,
+            eval_result.c.model_id == retriever,
+        )
+        with self._guard(), self.engine.connect() as conn:
+            current = conn.execute(
+                select(eval_result.c.id).where(eval_result.c.run_key == before_run_key)
+            ).scalar()
+            query = (
+                select(eval_alert.c.kind)
+                .join(eval_result, eval_result.c.run_key == eval_alert.c.run_key)
+                .where(
+                    *pair,
+                    eval_alert.c.channel == channel,
+                    eval_alert.c.state == "sent",
+                    eval_alert.c.kind.in_(list(kinds)),
+                    eval_alert.c.run_key != before_run_key,
+                )
+                .order_by(eval_result.c.id.desc())
+                .limit(1)
+            )
+            if current is not None:
+                query = query.where(eval_result.c.id < current)
+            kind = conn.execute(query).scalar()
+        return None if kind is None else str(kind)
 
     def accept_baseline(self, run_id: int) -> None:
         """Accept a run (regressed, or refused for dead labels) as a baseline, so later runs

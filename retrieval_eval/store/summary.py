@@ -22,8 +22,8 @@ from retrieval_eval.evaluation.results import DEPTHS, AtDepths, SliceRates
 
 if TYPE_CHECKING:
     from retrieval_eval.evaluation.results import RunResult
-    from retrieval_eval.judging.regression import Verdict
     from retrieval_eval.store.models import StoredRun
+    from retrieval_eval.verdicts.models import Verdict
 
 _COMPARED = ("top1_baseline", "top1_current", "top3_baseline", "top3_current")
 # the figures a summary takes from its run's result, and from the stored run, by their names

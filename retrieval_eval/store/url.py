@@ -27,6 +27,7 @@ from sqlalchemy.engine import URL, make_url
 from sqlalchemy.exc import ArgumentError
 
 from retrieval_eval.errors import InvalidInputError
+from retrieval_eval.paths import HOME_ENV, home_dir
 from retrieval_eval.safety.redaction import MASK, is_secret_query_name, register_url
 from retrieval_eval.safety.surrogates import lone_surrogate
 
@@ -34,8 +35,6 @@ if TYPE_CHECKING:
     from retrieval_eval.config.models import Config
 
 DB_ENV = "RETRIEVAL_EVAL_DB"
-HOME_ENV = "RETRIEVAL_EVAL_HOME"
-DEFAULT_HOME = "~/.retrieval-eval"
 DEFAULT_DB_NAME = "results.sqlite"
 
 _BACKENDS = {
@@ -49,11 +48,6 @@ _SCHEME = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*:")
 _RAW_PASSWORD = re.compile(r"(://[^:/@]*:)[^@]*@")
 # and the value of a secret query parameter (password=, sslpassword=, token=, ...)
 _RAW_QUERY_VALUE = re.compile(r"([?&]([^=&#]*)=)[^&#]*")
-
-
-def home_dir() -> Path:
-    """``$RETRIEVAL_EVAL_HOME`` or ``~/.retrieval-eval``: default store and spool live here."""
-    return Path(os.environ.get(HOME_ENV) or DEFAULT_HOME).expanduser()
 
 
 def default_store_url() -> str:

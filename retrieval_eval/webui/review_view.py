@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING
 
 from pydantic import BaseModel, Field
 
-from retrieval_eval.judging.agreement import MERGE_RULE
+from retrieval_eval.golden.agreement import MERGE_RULE
 
 if TYPE_CHECKING:
     from retrieval_eval.config.models import Config
@@ -145,8 +145,8 @@ class ReviewSource:
         from retrieval_eval.judging.pipeline import opened_retriever
         from retrieval_eval.lint import run_lint
         from retrieval_eval.lint.completeness import CHECK
-        from retrieval_eval.lint.run import beir_corpus_file, corpus_path
-        from retrieval_eval.retrievers.corpus import read_corpus
+        from retrieval_eval.lint.run import corpus_path
+        from retrieval_eval.retrievers.corpus import beir_corpus_file, read_corpus
 
         config = self.config()
         for name in self._known(names):

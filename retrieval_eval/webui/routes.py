@@ -38,7 +38,7 @@ Name = Annotated[str, StringConstraints(pattern=NAME_PATTERN)]  # one of a repea
 # compares with these: importing them here would slow every Airflow process); "" is "any"
 SHOW_PATTERN = "^(all|misses|top1_misses|hits|errors|flipped|stale)$"
 FORM_PATTERN = "^(|match|gap)$"
-MAX_DEPTH = 100  # config.lookup.MAX_DEPTH, the deepest a run gates (a test compares them)
+MAX_DEPTH = 100  # evaluation.MAX_DEPTH, the deepest a run gates (a test compares them)
 
 ERRORS = {
     400: "a malformed query parameter",

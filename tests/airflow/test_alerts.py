@@ -379,3 +379,135 @@ def test_a_run_stored_with_the_old_internal_source_name_never_shows_it() -> None
     assert "(index)" not in text
     assert old.dead_labels is not None and "(index)" not in old.dead_labels.summary()
     assert old.dead_labels.summary().endswith("1 partly dead; reported by the retriever)")
+
+
+def _slack_conn(server: RecordingServer, name: str) -> str:
+    """A Slack connection to ``server``: its webhook path (a secret) ``/T0/B0/secret-<name>``."""
+    return json.dumps(
+        {
+            "conn_type": "slackwebhook",
+            "password": f"T0/B0/secret-{name}",
+            "host": f"http://127.0.0.1:{server.port}",
+        }
+    )
+
+
+def test_channels_get_only_the_kinds_they_route_with_their_mention(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Severity routing: the on-call channel gets the verdict's alerts with its mention first,
+    the team channel the labels; a channel without ``kinds`` (an old config) gets all."""
+    from retrieval_eval.config.models import AlertSpec
+
+    specs = [
+        AlertSpec.model_validate(spec).model_dump(exclude_none=True)
+        for spec in (
+            {
+                "connection_id": "oncall",
+                "kinds": ["regression", "invalid_run"],
+                "mention": "<!subteam^S0123>",
+            },
+            {"connection_id": "team", "kinds": ["labels", "drift"]},
+            {"connection_id": "all"},
+        )
+    ]
+    with RecordingServer() as server:
+        for name in ("oncall", "team", "all"):
+            monkeypatch.setenv(f"AIRFLOW_CONN_{name.upper()}", _slack_conn(server, name))
+        regression = send_alerts(specs, build_message("regression", RESULT, RECORDED))
+        labels = send_alerts(specs, build_message("labels", LABELS_RESULT, LABELS_RECORDED))
+    assert regression == "sent: slack:oncall, slack:all"
+    assert labels == "sent: slack:team#labels, slack:all#labels"
+    by_path = [(r["path"], r["body"]["text"].splitlines()) for r in server.requests]
+    assert [path.rsplit("-", 1)[1] for path, _ in by_path] == ["oncall", "all", "team", "all"]
+    oncall_lines = by_path[0][1]
+    assert oncall_lines[:2] == ["Retrieval regression: handbook.demo × bm25", "<!subteam^S0123>"]
+    assert server.requests[0]["body"]["blocks"][1]["text"]["text"].startswith("<!subteam^S0123>")
+    assert all("<!subteam" not in "\n".join(lines) for _, lines in by_path[1:])
+
+
+def test_an_unknown_alert_kind_is_refused_naming_the_known_ones() -> None:
+    from pydantic import ValidationError
+
+    from retrieval_eval.config.models import AlertSpec
+
+    with pytest.raises(ValidationError) as caught:
+        AlertSpec.model_validate({"kinds": ["regresion"]})
+    assert "kinds.0" in str(caught.value) and "'regression'" in str(caught.value)
+
+
+PASSED = Recorded(  # RECORDED's run passing instead: top-1 up 5 points
+    run_id=13,
+    saved=True,
+    verdict=RECORDED.verdict.model_copy(
+        update={
+            "state": "no_regression",
+            "top1_delta": 0.05,
+            "top3_delta": 0.0,
+            "is_regression": False,
+            "slice_regressions": [],
+            "flipped_to_miss": [],
+            "summary": "No regression against 9",
+        }
+    ),
+)
+
+
+@pytest.mark.parametrize("backend", ["sqlite", "postgresql"])
+def test_a_recovery_is_sent_once_after_an_alerted_regression_per_channel(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, request: pytest.FixtureRequest, backend: str
+) -> None:
+    """regression (alerted) → pass: one "Recovered" on each channel that had the regression,
+    none on a channel that routes no regressions, none again on a retry or the next pass; a
+    later regression opens it again. Another retriever's regression never closes this one.
+    On both stores (the markers are read with a join on the run key)."""
+    import contextlib
+
+    from store.builders import pg_schema
+
+    from retrieval_eval.store import open_store
+
+    specs = [
+        {"type": "slack", "connection_id": "oncall", "kinds": ["regression"]},
+        {"type": "slack", "connection_id": "team", "kinds": ["labels"]},
+    ]
+    runs = {key: RESULT.model_copy(update={"run_key": key}) for key in ("r1", "r2", "r3", "r4")}
+    other = RESULT.model_copy(update={"run_key": "o1", "retriever": "dense"})
+
+    def send(kind: str, key: str) -> str:
+        recorded = RECORDED if kind == "regression" else PASSED
+        result = other if key == "o1" else runs[key]
+        return send_alerts(
+            specs, build_message(kind, result, recorded), store=store, run_key=result.run_key
+        )
+
+    with contextlib.ExitStack() as stack:
+        url = f"sqlite:///{tmp_path / 'r.sqlite'}"
+        if backend == "postgresql":
+            url = stack.enter_context(pg_schema(request.getfixturevalue("pg_url")))
+        server = stack.enter_context(RecordingServer())
+        store = stack.enter_context(open_store(url))
+        for name in ("oncall", "team"):
+            monkeypatch.setenv(f"AIRFLOW_CONN_{name.upper()}", _slack_conn(server, name))
+        for result in [*runs.values(), other]:
+            store.save(result)
+        assert send("recovered", "r1") == "no alert channel to send a recovered alert to"
+        assert send("regression", "r1") == "sent: slack:oncall"
+        assert send("regression", "o1") == "sent: slack:oncall"
+        assert send("recovered", "r2") == "sent: slack:oncall"
+        assert "skipped" in send("recovered", "r2")  # a retry of the same run
+        assert send("recovered", "r3") == "no alert channel to send a recovered alert to"
+        assert send("regression", "r3") == "sent: slack:oncall"
+        assert send("recovered", "r4") == "sent: slack:oncall"
+    titles = [r["body"]["text"].splitlines()[0] for r in server.requests]
+    assert titles == [
+        "Retrieval regression: handbook.demo × bm25",
+        "Retrieval regression: handbook.demo × dense",
+        "Retrieval recovered: handbook.demo × bm25",
+        "Retrieval regression: handbook.demo × bm25",
+        "Retrieval recovered: handbook.demo × bm25",
+    ]
+    recovered = server.requests[2]["body"]["text"]
+    assert "Recovered: no regression, after the regression alerted earlier." in recovered
+    assert "Top-1: 45.0% → 50.0%" in recovered and "Run 13 (baseline run 9)" in recovered
+    assert {r["path"] for r in server.requests} == {"/T0/B0/secret-oncall"}

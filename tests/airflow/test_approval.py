@@ -9,6 +9,7 @@ accept`` does. The request itself in a running Airflow: tests/airflow/test_deplo
 from __future__ import annotations
 
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 import yaml
@@ -115,8 +116,34 @@ def test_a_regression_asks_and_without_an_approval_the_baseline_stays(tmp_path: 
     ]
     _subject, body = steps.approval_request(recorded, result, UI, url, 90)
     assert "it regressed: " in body and " → " in body  # the figures before → after
+    # the approval DAG reads the run its triggering event names back from the store, and asks
+    # the same
+    event = SimpleNamespace(extra={"run_id": recorded["run_id"]}, timestamp=None)
+    run_id = steps.approval_run_id({"retrieval-eval://approval/d": [event]})
+    stored_recorded, stored_result = steps.stored_for_approval(url, run_id)
+    assert steps.approval_request(stored_recorded, stored_result, UI, url, 90) == (
+        _subject,
+        body,
+    )
     assert f"Current baseline: run {good['run_id']}" in body
     assert f"within 90 s: run {good['run_id']} stays the baseline" in body
     with open_store(url) as store:  # nobody approved: the baseline is the good run still
         found = store.find_baseline("handbook.demo", "bm25", result["labels_fingerprint"])
         assert found is not None and found.id == good["run_id"]
+
+
+def test_the_approval_asks_about_the_newest_run_its_events_name() -> None:
+    """Requests queued while an approval waits start one approval run: it asks about the
+    newest; a run started without one is an error that says why."""
+    from datetime import UTC, datetime
+
+    import pytest
+
+    def event(run_id: int | None, hour: int) -> SimpleNamespace:
+        extra = {} if run_id is None else {"run_id": run_id}
+        return SimpleNamespace(extra=extra, timestamp=datetime(2026, 1, 1, hour, tzinfo=UTC))
+
+    events = {"retrieval-eval://approval/d": [event(7, 3), event(9, 5), event(8, 4)]}
+    assert steps.approval_run_id(events) == 9
+    with pytest.raises(ValueError, match="request_approval"):
+        steps.approval_run_id({"retrieval-eval://approval/d": [event(None, 1)]})

@@ -68,7 +68,7 @@ def test_demo_dag_shape(monkeypatch: pytest.MonkeyPatch) -> None:
         "load_golden_set": {"lint", "retrieve"},
         "lint": {"retrieve", "score"},  # before retrieval; its findings go to score
         "retrieve": {"score"},
-        "score": {"persist", *alerts},
+        "score": {"persist", *alerts, "no_regression"},  # no_regression may send "recovered"
         "persist": {"check_regression", *alerts, "no_regression", "baseline"},
         "check_regression": {*alerts, "no_regression", "baseline"},
     }
@@ -216,9 +216,11 @@ def test_lint_off_leaves_the_lint_task_out(monkeypatch: pytest.MonkeyPatch, tmp_
     assert dag.get_task("load_golden_set").downstream_task_ids == {"retrieve"}
 
 
-def test_approve_baseline_adds_the_approval_after_the_branch_only_where_configured(
+def test_approve_baseline_asks_in_an_approval_dag_of_its_own_only_where_configured(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
+    """The evaluation's branch only emits the request (an asset event), so its DAG run ends as
+    its verdict says; the approval DAG, scheduled on that asset, waits for the answer."""
     config = write_config(
         tmp_path / "c.yaml", store="sqlite:///x.sqlite", retriever="handbook_bm25"
     )
@@ -238,24 +240,27 @@ def test_approve_baseline_adds_the_approval_after_the_branch_only_where_configur
     plain = bag.dags["retrieval_eval__handbook_demo__handbook_bm25"]
     assert {t.task_id for t in plain.tasks} == EXPECTED_TASKS
     assert "approve_baseline" not in plain.get_task("persist").op_kwargs["job"]
+    assert "retrieval_eval_approval__handbook_demo__handbook_bm25" not in bag.dags
     dag = bag.dags["retrieval_eval__handbook_demo__other"]
-    assert {t.task_id for t in dag.tasks} == EXPECTED_TASKS | {
-        "approve_baseline",
-        "accept_baseline",
-    }
-    approve = dag.get_task("approve_baseline")
+    assert {t.task_id for t in dag.tasks} == EXPECTED_TASKS | {"request_approval"}
+    ask = dag.get_task("request_approval")
+    assert ask.upstream_task_ids == {"check_regression", "persist"}
+    uri = "retrieval-eval://approval/retrieval_eval__handbook_demo__other"
+    assert [a.uri for a in ask.outlets] == [uri]
+    approval = bag.dags["retrieval_eval_approval__handbook_demo__other"]
+    assert approval.timetable.asset_condition.uri == uri
+    assert approval.max_active_runs == 1
+    assert {t.task_id for t in approval.tasks} == {"approve_baseline", "accept_baseline"}
+    approve = approval.get_task("approve_baseline")
     from airflow.providers.standard.operators.hitl import ApprovalOperator
 
     assert isinstance(approve, ApprovalOperator)
-    # only the branch decides for it; Reject (or no answer in time: the default) skips accept
-    assert approve.upstream_task_ids == {"check_regression"}
+    # Reject (or no answer in time: the default) skips accept
     assert approve.downstream_task_ids == {"accept_baseline"}
-    assert dag.get_task("accept_baseline").upstream_task_ids == {"approve_baseline", "persist"}
     assert approve.defaults == ["Reject"]
     assert approve.response_timeout.total_seconds() == 5400
-    assert "approve_baseline" in dag.get_task("check_regression").downstream_task_ids
     # the serialized DAG (what the scheduler and api-server read) keeps the operator
     from airflow.serialization.serialized_objects import DagSerialization
 
-    served = DagSerialization.from_dict(DagSerialization.to_dict(dag))
+    served = DagSerialization.from_dict(DagSerialization.to_dict(approval))
     assert served.get_task("approve_baseline").task_type == "BaselineApproval"

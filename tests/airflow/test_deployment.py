@@ -7,9 +7,10 @@ Selected alone with ``pytest -m deployment``; ``make test`` and CI run them with
    once through a loopback Slack server, a ``fail_on_regression`` run that ends failed after its
    alert, a cleared ``persist`` that stores nothing twice and alerts nobody twice, and an asset
    event posted through the REST API with an ``extra`` naming the index build, which starts a
-   run that stores that index version; then the demo set's ``approve_baseline`` DAG: a run
-   under changed labels waits for approval and, approved through REST API v2, is the baseline;
-   a regression asks too and, rejected, leaves it. Every
+   run that stores that index version (and sends the "recovered" that closes the regression);
+   then the demo set's ``approve_baseline`` DAG: a run under changed labels ends and asks in the
+   approval DAG, where, approved through REST API v2, it becomes the baseline; a regression
+   fails its DAG run at once, asks too and, rejected, leaves it. Every
    figure checked comes from the set that ran: a retriever that returns nothing still hits the
    questions that expect nothing (the demo set has three, SciFact none).
 The CeleryExecutor deployment is in ``test_deployment_celery.py``: a module of its own, so that
@@ -42,6 +43,8 @@ INDEX_ASSET = "index://retrieval-eval-deploy/corpus"
 # the evaluation's set, which is the demo set itself where ../shared/data is absent
 APPROVAL = "handbook.approval"
 APPROVAL_DAG = "retrieval_eval__handbook_approval__handbook"
+# where its runs' approvals wait: a DAG of its own, started by the evaluation's request
+ASKING_DAG = "retrieval_eval_approval__handbook_approval__handbook"
 
 
 def _approval_set(folder: Path) -> Path:
@@ -123,6 +126,7 @@ def _write_config(
                         "schedule": None,
                         "max_batches": 1,
                         "approve_baseline": True,
+                        "fail_on_regression": True,
                     },
                 ],
                 "airflow": {
@@ -206,6 +210,7 @@ def local(
         with deployment(tmp_path / "airflow", pg_url, env=env) as af:
             af.wait_for_dag(dag_id)
             af.wait_for_dag(APPROVAL_DAG)
+            af.wait_for_dag(ASKING_DAG)  # new DAGs start paused: unpaused as the evaluations
             yield Local(af, tmp_path, config, golden, corpus, expected, dag_id, store_url, slack)
 
 
@@ -273,7 +278,8 @@ def test_local_executor_deployment(local: Local) -> None:
     assert len(slack.requests) == 2
 
     # 5. the index-build job posts an asset event naming its build: the run it starts
-    #    stores that index version (the retriever is healthy again: no alert)
+    #    stores that index version (the retriever is healthy again: one "recovered", the
+    #    message that closes the alerted regression)
     _write_config(config, golden, corpus)
     event = af.post_asset_event(INDEX_ASSET, {"index_version": "2026-11-30.2"})
     assert event["extra"]["index_version"] == "2026-11-30.2"
@@ -284,7 +290,10 @@ def test_local_executor_deployment(local: Local) -> None:
     assert indexed.result.package_version  # the installed retrieval-eval's version
     assert indexed.verdict_state == "no_regression"
     assert indexed.result.top1_hit_rate == baseline.result.top1_hit_rate
-    assert len(slack.requests) == 2
+    assert len(slack.requests) == 3
+    recovered = slack.requests[2]["body"]["text"]
+    assert recovered.startswith("Retrieval recovered: ")
+    assert f"Run {indexed.id} (baseline run {baseline.id})" in recovered
 
     logs = af.logs()
     assert "(index 2026-11-30.2): top-1" in logs  # the score task named the build
@@ -310,9 +319,10 @@ def _approval_steps(
     af: Deployment, config: Path, golden: Path, corpus: Path, store_url: str, folder: Path
 ) -> None:
     """``approve_baseline`` in the running deployment (the demo set's DAG): a run under changed
-    labels waits in ``awaiting_input``, is approved through REST API v2 and is then the store's
-    baseline; a regression under the same labels asks too, is rejected, and the approved run
-    stays the baseline."""
+    labels ends, its approval waits in ``awaiting_input`` in the approval DAG, is approved
+    through REST API v2 and the run is then the store's baseline; a regression under the same
+    labels fails its DAG run at once (``fail_on_regression``), asks too, is rejected, and the
+    approved run stays the baseline."""
     from retrieval_eval.airflow import steps
     from retrieval_eval.store import open_store
 
@@ -332,16 +342,22 @@ def _approval_steps(
     data["questions"][0]["expected_document_ids"].append("billing/invoices.md")
     labels.write_text(yaml.safe_dump(data))
 
-    # 6. changed labels: the run is saved, not the baseline, and the DAG run waits for a person
+    # 6. changed labels: the run is saved, not the baseline; the evaluation's DAG run ends and
+    #    the approval DAG's run, started by its request, waits for a person
     run = af.trigger(APPROVAL_DAG, "relabelled")
-    af.wait_for_task(APPROVAL_DAG, run, "approve_baseline", "awaiting_input")
+    assert af.wait(APPROVAL_DAG, run) == "success"
+    tis = af.task_instances(APPROVAL_DAG, run)
+    assert tis["request_approval"]["state"] == "success"
+    assert tis["no_regression"]["state"] == "success"
+    asking = af.wait_for_triggered(ASKING_DAG, set())
+    af.wait_for_task(ASKING_DAG, asking, "approve_baseline", "awaiting_input")
     (waiting,) = _rows(store_url, f"airflow:{APPROVAL_DAG}:{run}")
     assert waiting.verdict is not None and waiting.verdict.needs_approval
     fingerprint = waiting.result.labels_fingerprint
     assert fingerprint != seeded["labels_fingerprint"]
     with open_store(store_url) as store:
         assert store.find_baseline(APPROVAL, "handbook", fingerprint) is None
-    request = af.hitl(APPROVAL_DAG, run, "approve_baseline")
+    request = af.hitl(ASKING_DAG, asking, "approve_baseline")
     assert (
         request["subject"] == f"Accept run {waiting.id} as the baseline of {APPROVAL} × handbook?"
     )
@@ -351,27 +367,34 @@ def _approval_steps(
     assert f"- Run page: http://airflow.example/retrieval-eval/runs/{waiting.id}" in body
     assert PG_PASSWORD not in body
     assert not any(q["question"] in body for q in data["questions"])
-    af.respond(APPROVAL_DAG, run, "approve_baseline", "Approve")
-    assert af.wait(APPROVAL_DAG, run) == "success"
-    tis = af.task_instances(APPROVAL_DAG, run)
+    af.respond(ASKING_DAG, asking, "approve_baseline", "Approve")
+    assert af.wait(ASKING_DAG, asking) == "success"
+    tis = af.task_instances(ASKING_DAG, asking)
     assert tis["accept_baseline"]["state"] == "success"
-    assert tis["no_regression"]["state"] == "success"
     with open_store(store_url) as store:
         accepted = store.find_baseline(APPROVAL, "handbook", fingerprint)
     assert accepted is not None and accepted.id == waiting.id and accepted.accepted_baseline
 
-    # 7. a regression under those labels asks as well; Reject: the approved run stays
+    # 7. a regression under those labels (fail_on_regression): the evaluation's DAG run fails
+    #    at once, while its approval asks in the approval DAG; Reject: the approved run stays
     _write_config(config, golden, corpus, {**approval, "lexical": {"min_score": 1e9}})
     run = af.trigger(APPROVAL_DAG, "regressed")
-    af.wait_for_task(APPROVAL_DAG, run, "approve_baseline", "awaiting_input")
-    answer = af.respond(APPROVAL_DAG, run, "approve_baseline", "Reject")
-    assert answer["responded_by"]["name"] == "admin"
-    assert af.wait(APPROVAL_DAG, run) == "success"
+    assert af.wait(APPROVAL_DAG, run) == "failed"
     tis = af.task_instances(APPROVAL_DAG, run)
-    assert tis["alert_regression"]["state"] == "success"
+    assert tis["alert_regression"]["state"] == "failed"
+    assert tis["request_approval"]["state"] == "success"
+    asking = af.wait_for_triggered(ASKING_DAG, {asking})
+    af.wait_for_task(ASKING_DAG, asking, "approve_baseline", "awaiting_input")
+    (regressed,) = _rows(store_url, f"airflow:{APPROVAL_DAG}:{run}")
+    assert (
+        f"Accept run {regressed.id} " in af.hitl(ASKING_DAG, asking, "approve_baseline")["subject"]
+    )
+    answer = af.respond(ASKING_DAG, asking, "approve_baseline", "Reject")
+    assert answer["responded_by"]["name"] == "admin"
+    assert af.wait(ASKING_DAG, asking) == "success"
+    tis = af.task_instances(ASKING_DAG, asking)
     assert tis["approve_baseline"]["state"] == "success"
     assert tis["accept_baseline"]["state"] == "skipped"
-    (regressed,) = _rows(store_url, f"airflow:{APPROVAL_DAG}:{run}")
     assert regressed.verdict_state == "regression" and not regressed.accepted_baseline
     with open_store(store_url) as store:
         kept = store.find_baseline(APPROVAL, "handbook", fingerprint)

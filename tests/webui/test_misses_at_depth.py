@@ -16,8 +16,8 @@ import pytest
 from fastapi.testclient import TestClient
 from store.builders import ranked_run
 
-from retrieval_eval.config.lookup import MAX_DEPTH
 from retrieval_eval.config.models import Thresholds
+from retrieval_eval.evaluation import MAX_DEPTH
 from retrieval_eval.judging.recording import record_run
 from retrieval_eval.store import open_store
 from retrieval_eval.store.questions import QuestionFilter, count_questions

@@ -23,10 +23,21 @@ SENDERS: dict[str, str] = {
 }
 
 
+# a channel's routing, read by send_alerts and not passed to its sender
+ROUTING_KEYS = ("kinds", "mention")
+
+
+def carries(spec: dict[str, Any], kind: str) -> bool:
+    """Whether a channel routes ``kind``: unset ``kinds`` carry all, and a channel that carries
+    ``regression`` carries the ``recovered`` that closes it."""
+    kinds = spec.get("kinds")
+    return kinds is None or kind in kinds or (kind == "recovered" and "regression" in kinds)
+
+
 def sender_for(spec: dict[str, Any]) -> Any:
     from retrieval_eval.retrievers.registry import import_object
 
-    options = dict(spec)
+    options = {key: value for key, value in spec.items() if key not in ROUTING_KEYS}
     kind = options.pop("type", "slack")
     if kind not in SENDERS:
         raise ValueError(f"unknown alert type {kind!r}; available: {', '.join(sorted(SENDERS))}")
@@ -52,18 +63,27 @@ def send_alerts(
     delivered send is marked ``sent`` before anything else happens, so it is never sent twice.
     Every channel is tried before any failure is raised.
 
-    The verdict's alerts (``regression``, ``invalid_run``) share one marker per channel: a run
-    has one verdict. A ``labels`` alert is a separate kind, claimed under ``<channel>#labels``, so
-    a run may send both once and neither blocks the other.
+    The verdict's alerts (``regression``, ``invalid_run``, ``recovered``) share one marker per
+    channel: a run has one verdict. A ``labels`` alert is a separate kind, claimed under
+    ``<channel>#labels``, so a run may send both once and neither blocks the other.
+
+    Routing: a channel gets only the kinds it carries (:func:`carries`), its ``mention`` first.
+    A ``recovered`` message goes only to a channel whose last regression-or-recovered alert for
+    the same set and retriever was a regression (the store's markers say), so it closes each
+    alerted regression once.
     """
     sent: list[str] = []
     skipped: list[str] = []
     failures: list[str] = []
     for spec in specs:
+        if not carries(spec, message.kind):
+            continue
         sender = sender_for(spec)
         channel = f"{sender.name}:{getattr(sender, 'connection_id', '')}"
         if message.kind == "labels":
             channel += "#labels"
+        if message.kind == "recovered" and not _regression_open(store, run_key, channel, message):
+            continue
         if (
             store is not None
             and run_key
@@ -76,7 +96,7 @@ def send_alerts(
             skipped.append(f"{channel} ({why}; not sent twice)")
             continue
         try:
-            sender.send(message)
+            sender.send(message.model_copy(update={"mention": spec.get("mention")}))
         except Exception as exc:
             if store is not None and run_key:
                 store.release_alert(run_key, channel)
@@ -90,7 +110,24 @@ def send_alerts(
     parts = [f"sent: {', '.join(sent)}"] if sent else []
     if skipped:
         parts.append(f"skipped: {', '.join(skipped)}")
-    return "; ".join(parts) or "no alert channel configured"
+    return "; ".join(parts) or f"no alert channel to send a {message.kind} alert to"
 
 
-__all__ = ["SENDERS", "AlertMessage", "build_message", "send_alerts", "sender_for"]
+def _regression_open(
+    store: Store | None, run_key: str | None, channel: str, message: AlertMessage
+) -> bool:
+    """Whether ``channel``'s last sent regression-or-recovered alert of the message's set and
+    retriever, before this run, was a regression (so a recovery is due there)."""
+    if store is None or not run_key:
+        return False
+    last = store.last_alert_kind(
+        message.set_identifier,
+        message.retriever,
+        channel,
+        ("regression", "recovered"),
+        before_run_key=run_key,
+    )
+    return last == "regression"
+
+
+__all__ = ["SENDERS", "AlertMessage", "build_message", "carries", "send_alerts", "sender_for"]

@@ -3,8 +3,10 @@
 Every line of it goes through :func:`retrieval_eval.safety.redaction.redact`, and the senders register
 their channel's secrets (webhook paths, bearer tokens) before they send.
 
-Kinds: ``regression``, ``invalid_run`` (the verdict's alerts, at most one per run and channel)
-and ``labels`` (expected ids no longer in the index, :mod:`retrieval_eval.evaluation.labels`): its own
+Kinds: ``regression``, ``invalid_run``, ``recovered`` (the verdict's alerts, at most one per run
+and channel; ``recovered`` is a passing run after an alerted regression, read as a regression's
+figures are), ``deadline`` (a DAG run not finished in time: its summary names the run) and
+``labels`` (expected ids no longer in the index, :mod:`retrieval_eval.evaluation.labels`): its own
 title and lines, "labels need attention: N ids no longer in the index", the stale questions left
 out of the verdict and the lint task's counts, and never a regression's rates.
 
@@ -45,7 +47,8 @@ MAX_FLIPS_SHOWN = 5
 
 
 class AlertMessage(BaseModel):
-    """A channel-neutral alert: ``kind`` is ``regression`` or ``invalid_run``."""
+    """A channel-neutral alert of one kind (the module's docstring lists them); ``mention`` is
+    the channel's, put first."""
 
     kind: str
     set_identifier: str
@@ -94,9 +97,14 @@ class AlertMessage(BaseModel):
     # a compared verdict's summary names both ("index A vs B")
     index_version: str | None = None
     baseline_index_version: str | None = None
+    mention: str | None = None
 
     @property
     def title(self) -> str:
+        if self.kind == "recovered":
+            return f"Retrieval recovered: {self.set_identifier} × {self.retriever}"
+        if self.kind == "deadline":
+            return f"Retrieval eval not finished in time: {self.set_identifier} × {self.retriever}"
         if self.kind == "drift":
             return f"Ranking drift: sample {self.set_identifier} × {self.retriever}"
         if self.kind == "invalid_replay":
@@ -123,7 +131,12 @@ class AlertMessage(BaseModel):
         return lines
 
     def lines(self) -> list[str]:
-        if self.kind in ("drift", "invalid_replay"):
+        """The message's body, the channel's mention first."""
+        mention = [redact(self.mention)] if self.mention else []
+        return mention + self._body()
+
+    def _body(self) -> list[str]:
+        if self.kind in ("drift", "invalid_replay", "deadline"):
             lines = [*self.summary.splitlines(), *(f"- {r}" for r in self.drift_reasons)]
             if self.run_id is not None:
                 lines.append(f"Replay {self.run_id}" + (f": {self.link}" if self.link else ""))
@@ -137,6 +150,8 @@ class AlertMessage(BaseModel):
             ]
         else:
             lines = [f"Regressed: {'; '.join(self.reasons)}"] if self.reasons else []
+            if self.kind == "recovered":
+                lines = ["Recovered: no regression, after the regression alerted earlier."]
             if self.warnings:
                 lines.append(f"Warned (not a regression): {'; '.join(self.warnings)}")
             lines += [

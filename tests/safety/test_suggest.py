@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from retrieval_eval.config.suggest import did_you_mean
+from retrieval_eval.safety.suggest import did_you_mean
 
 
 def test_close_names_are_suggested_best_first() -> None:
