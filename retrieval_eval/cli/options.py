@@ -28,9 +28,16 @@ def format_option(*formats: str, help: str | None = None) -> Any:
     )
 
 
-def limit_option(help: str) -> Any:
-    """``--limit N`` (20 unless given): how many rows a listing shows; ``help`` says of what."""
-    return click.option("--limit", type=click.IntRange(1), default=20, show_default=True, help=help)
+def limit_option(help: str, *, default: int = 20, minimum: int = 1) -> Any:
+    """``--limit N``: how many rows a listing shows; ``help`` says of what. Every count option
+    of the CLI is this one name (``--most`` is an old spelling, :mod:`~retrieval_eval.cli.aliases`)."""
+    return click.option(
+        "--limit",
+        type=click.IntRange(minimum),
+        default=default,
+        show_default=True,
+        help=help,
+    )
 
 
 def file_option(name: str, dest: str, help: str, *, required: bool = False) -> Any:

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 import click
 
 from retrieval_eval.cli import cli
+from retrieval_eval.cli.aliases import old_option
 from retrieval_eval.cli.db_cmd import absent_store_file, db_option, plain_sqlite_file
 from retrieval_eval.cli.options import (
     RUN_ID,
@@ -16,6 +17,7 @@ from retrieval_eval.cli.options import (
     check_summary,
     config_option,
     index_version_option,
+    output_option,
     report_format_option,
     summary_option,
 )
@@ -86,19 +88,15 @@ def _max_drops(
 )
 @report_format_option
 @summary_option
+@output_option("Write the report to FILE instead of stdout.")
 @click.option(
-    "--output",
-    type=click.Path(dir_okay=False),
-    default=None,
-    help="Write the report to FILE instead of stdout.",
-)
-@click.option(
-    "--k",
+    "--cutoffs",
     "cutoffs",
     callback=_cutoffs,
     default=None,
     help="Cutoffs for secondary metrics, e.g. 1,3,5,10 (overfetch follows the deepest).",
 )
+@old_option("--k", "cutoffs")
 @click.option(
     "--depths",
     callback=_depths,

@@ -1,4 +1,4 @@
-"""Output paths that cannot be written (``run --output``, ``report --html``, the exports): exit 2
+"""Output paths that cannot be written (``run --output``, ``runs report -o``, the exports): exit 2
 naming the option, the path and the fix, never a traceback; ``run`` checks before evaluating and,
 when the write still fails afterwards, keeps the saved run and names it. A report on stdout that
 cannot be written (``run > /dev/full``, a real process) is the same error."""
@@ -113,9 +113,9 @@ def test_any_command_stdout_cannot_take_exits_2_without_a_traceback(
 def test_report_html_into_a_missing_folder_exits_2(home: Path) -> None:
     assert invoke(*RUN).exit_code == 0
     target = home / "missing" / "x.html"
-    result = invoke("report", "1", "--html", str(target))
+    result = invoke("runs", "report", "1", "-o", str(target))
     assert result.exit_code == 2, result.output
-    assert f"--html {target}: cannot write it" in result.stderr
+    assert f"--output {target}: cannot write it" in result.stderr
     assert "give a path in an existing folder you can write to" in result.stderr
 
 
