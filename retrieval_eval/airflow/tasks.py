@@ -248,7 +248,7 @@ def baseline(recorded: dict[str, Any]) -> str:
 @task
 def accept_baseline(job: dict[str, Any], recorded: dict[str, Any]) -> str:
     """After an approval (``approve_baseline``): the run becomes the baseline, exactly as
-    ``retrieval-eval baseline accept`` makes it one."""
+    ``retrieval-eval runs accept`` makes it one."""
     from retrieval_eval.airflow import steps
 
     with bad_input_fails_at_once():

@@ -109,7 +109,7 @@ def non_negative(ctx: click.Context, param: click.Parameter, value: float | None
 
 class FiniteFloatRange(click.FloatRange):
     """click's FloatRange that also refuses NaN and infinity (exit 2, naming the option): NaN
-    compares false with both bounds, so the plain range check lets ``--p nan`` through. Every
+    compares false with both bounds, so the plain range check lets ``--persistence nan`` through. Every
     float option of the CLI is one of these."""
 
     def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:

@@ -329,7 +329,7 @@ def _kept(recorded: Recorded, store_url: str | None, fmt: str) -> str:
         return "; the run was not to be saved (--no-save)"
     return (
         f"; the run is saved as run {run_id} in {_masked(store_url)}: "
-        f"`retrieval-eval show {run_id} --format {fmt} > FILE` writes its report again"
+        f"`retrieval-eval runs show {run_id} --format {fmt} > FILE` writes its report again"
     )
 
 

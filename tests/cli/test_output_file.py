@@ -49,7 +49,7 @@ def test_a_write_failing_after_the_run_keeps_the_run_and_names_it(home: Path) ->
     assert "handbook.demo × handbook_bm25, run 1: top-1" in result.stderr  # the headline
     assert "--output /dev/full: cannot write it (No space left on device)" in result.stderr
     assert "the run is saved as run 1 in sqlite:///" in result.stderr
-    assert "`retrieval-eval show 1 --format text > FILE`" in result.stderr
+    assert "`retrieval-eval runs show 1 --format text > FILE`" in result.stderr
     assert _stored_runs(home) == [1]
 
 
@@ -67,7 +67,7 @@ def test_a_report_stdout_cannot_take_exits_2_naming_the_saved_run(home: Path) ->
     assert "Traceback" not in done.stderr and "Exception ignored" not in done.stderr
     assert "stdout: cannot write the report (No space left on device)" in done.stderr
     assert "the run is saved as run 1 in sqlite:///" in done.stderr
-    assert "`retrieval-eval show 1 --format json > FILE`" in done.stderr
+    assert "`retrieval-eval runs show 1 --format json > FILE`" in done.stderr
     assert _stored_runs(home) == [1]
 
 

@@ -1,4 +1,4 @@
-"""``show`` and ``report --html`` carry the power figure of the stored run (issue 14.2).
+"""``runs show`` and ``runs report`` carry the power figure of the stored run (issue 14.2).
 
 The figure is computed from the stored run (its question count and rates) and the thresholds
 of the config found for it, else the defaults, and the line says which. ``show`` stays light:
