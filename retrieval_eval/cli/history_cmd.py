@@ -87,7 +87,7 @@ def _echo_json(data: Any) -> None:
 
 
 def _listed(run: RunSummary) -> dict[str, Any]:
-    """One run as ``history --format json`` lists it (the text table reads the same keys):
+    """One run as ``runs list --format json`` lists it (the text table reads the same keys):
     its gated ``depths``, and ``top{k}_hit_rate`` and ``_ci`` for each beyond top-1 and top-3."""
     from retrieval_eval.evaluation.results import as_pair, extra_depths
 
