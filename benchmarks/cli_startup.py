@@ -9,7 +9,7 @@ Every figure is a ratio of two processes timed in the same run, alternating, bes
   JSON file), ``--no-save --format json``, against a ``python -c`` process running pytrec_eval's
   ``success_1`` over the same rankings as TREC qrels and run files (parsing included). Both must
   give the same top-1 rate. Target: within 3× (library code first, no hand-written shadows).
-- ``history`` and ``show`` on a SQLite store holding one 100-question run, against ``--help``
+- ``runs list`` and ``runs show`` on a SQLite store holding one 100-question run, against ``--help``
   plus a process doing one query with :mod:`sqlite3` (the two times added): information, no
   target.
 
@@ -169,8 +169,8 @@ def _measure(folder: Path) -> list[Row]:
             0,
         ),
         "pytrec_eval": ([python, "-c", PYTREC], 0),
-        "history": ([cli, "history", "small", "bench_retriever:instant", "--db", db], 0),
-        "show": ([cli, "show", str(saved["run_id"]), "--db", db], 0),
+        "history": ([cli, "runs", "list", "small", "bench_retriever:instant", "--db", db], 0),
+        "show": ([cli, "runs", "show", str(saved["run_id"]), "--db", db], 0),
         "sqlite3": ([python, "-c", SQLITE, str(folder / "store.sqlite")], 0),
     }
     timers: dict[str, Callable[[], float]] = {
@@ -222,7 +222,7 @@ def _rows(best: dict[str, float]) -> list[Row]:
         ratio = best[name] / query
         rows.append(
             Row(
-                f"8. CLI {name} vs --help + one sqlite3 query",
+                f"8. CLI runs {'list' if name == 'history' else name} vs --help + one sqlite3 query",
                 seconds(best[name]),
                 seconds(query),
                 ratio,

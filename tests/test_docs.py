@@ -219,7 +219,14 @@ def _described(body: str) -> list[tuple[click.Command, str]]:
 
 
 def _options(command: click.Command) -> dict[str, click.Parameter]:
-    return {o: p for p in command.params for o in getattr(p, "opts", []) if o.startswith("--")}
+    """The command's visible long options (an old spelling, hidden, is not documented)."""
+    return {
+        o: p
+        for p in command.params
+        if not getattr(p, "hidden", False)
+        for o in getattr(p, "opts", [])
+        if o.startswith("--")
+    }
 
 
 _SYNOPSES = [body for kind, _, body in _blocks() if kind == "synopsis"]
@@ -314,7 +321,7 @@ def test_make_demo_ends_with_the_next_steps() -> None:
     recipe = makefile.split("\ndemo: install\n", 1)[1].split("\n\n", 1)[0]
     assert recipe.splitlines()[-1].strip() == "@cat examples/next-steps.txt"
     text = "\n".join(_next_steps())
-    for topic in ("history", "dashboard", "three lines"):
+    for topic in ("runs list", "dashboard", "three lines"):
         assert topic in text
 
 
@@ -330,7 +337,7 @@ def test_the_next_steps_work_after_the_demo_run(workdir: Path) -> None:
     lines = _next_steps()
     commands = [line.strip() for line in lines if line.strip().startswith(".venv/bin/")]
     history, _serve, own_run = commands  # the dashboard has its own test below
-    assert " history handbook.demo handbook_bm25 " in history
+    assert " runs list handbook.demo handbook_bm25 " in history
     start = next(i for i, line in enumerate(lines) if "as my_search.py" in line) + 1
     end = next(i for i, line in enumerate(lines) if i > start and not line.startswith("    "))
     python = [line[4:] for line in lines[start:end]]  # the function, as the file's lines

@@ -298,7 +298,7 @@ def contract_page() -> str:
         [
             "# The JSON contract",
             "",
-            "`retrieval-eval run --format json`, `show --format json`, `history --format json` and",
+            "`retrieval-eval run --format json`, `runs show --format json`, `runs list --format json` and",
             "the dashboard's `/api/...` endpoints write one stable document per run,",
             "`RunResult.contract()`. It is valid JSON: a NaN or infinite value is written `null`.",
             "`depths` lists the gated depths; each one beyond top-1 and top-3 adds `top{k}_hits`,",
@@ -312,7 +312,7 @@ def contract_page() -> str:
             example,
             "```",
             "",
-            "The verdict's JSON (`regression` in `history --format json`) is",
+            "The verdict's JSON (`regression` in `runs list --format json`) is",
             "`Verdict.contract()`; see [the verdict](../concepts/verdict.md).",
             "",
         ]

@@ -2,7 +2,7 @@
 
 Runs the demo evaluation twice into a temporary SQLite store (a baseline, then a run judged
 against it), serves the dashboard with ``retrieval-eval
-serve`` on 127.0.0.1 and writes ``report --html``; headless Chromium (playwright, the system's
+serve`` on 127.0.0.1 and writes ``runs report``; headless Chromium (playwright, the system's
 ``chromium``) captures both. ``python tools/screenshots.py`` rewrites the PNGs.
 """
 
@@ -41,7 +41,7 @@ def main() -> None:
         subprocess.run(run, cwd=ROOT, env=env, check=True, capture_output=True)
         html = Path(tmp, "report.html")
         subprocess.run(
-            [*cli, "report", "2", "--html", str(html), "--db", db, "--config", config],
+            [*cli, "runs", "report", "2", "-o", str(html), "--db", db, "--config", config],
             cwd=ROOT,
             env=env,
             check=True,

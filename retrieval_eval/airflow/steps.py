@@ -450,7 +450,7 @@ def approval_request(
     hours = f"{timeout_s / 3600:g} h" if timeout_s >= 3600 else f"{timeout_s:g} s"
     lines += [
         "",
-        f"**Approve**: run {run_id} becomes the baseline (as `retrieval-eval baseline accept "
+        f"**Approve**: run {run_id} becomes the baseline (as `retrieval-eval runs accept "
         f"{run_id}`). **Reject**, or no answer within {hours}: {stays}.",
     ]
     subject = f"Accept run {run_id} as the baseline of {pair}?"
@@ -483,7 +483,7 @@ def stored_for_approval(store_url: str, run_id: int) -> tuple[dict[str, Any], di
 
 
 def accept_run(store_url: str, run_id: int) -> str:
-    """An approved request: accept the run as ``retrieval-eval baseline accept`` does."""
+    """An approved request: accept the run as ``retrieval-eval runs accept`` does."""
     from retrieval_eval.judging.baselines import accept_baseline
     from retrieval_eval.store import open_store
 

@@ -285,7 +285,7 @@ def request_approval(recorded: dict[str, Any], approval_asset: str) -> str:
 @task
 def accept_baseline(job: dict[str, Any]) -> str:
     """After an approval (``approve_baseline``): the run the triggering asset event names
-    becomes the baseline, exactly as ``retrieval-eval baseline accept`` makes it one."""
+    becomes the baseline, exactly as ``retrieval-eval runs accept`` makes it one."""
     from retrieval_eval.airflow import steps
 
     run_id = steps.approval_run_id(get_current_context().get("triggering_asset_events"))

@@ -40,7 +40,7 @@ class _Group(click.Group):
             self._fail(ctx, str(interrupted), interrupted.exit_code)
         except UnicodeEncodeError as exc:
             # the net under the checks where text enters (retrieval_eval/safety/surrogates.py): a
-            # name given with a byte that is not UTF-8 (`history $'set\xff' ...`) is bad input
+            # name given with a byte that is not UTF-8 (`runs list $'set\xff' ...`) is bad input
             from retrieval_eval.safety.limits import quote
 
             char = exc.object[exc.start : exc.end] if isinstance(exc.object, str) else ""

@@ -1,10 +1,13 @@
-"""Reading and curating stored runs: ``history``, ``show``, ``report``, ``prune``, ``baseline``
-(``compare`` is in :mod:`~retrieval_eval.cli.compare_cmd`).
+"""Reading and curating stored runs, the ``runs`` group: ``list``, ``show``, ``report``,
+``prune``, ``accept`` (``export`` is in :mod:`~retrieval_eval.cli.import_cmd`, ``compare`` in
+:mod:`~retrieval_eval.cli.compare_cmd`). Their old top-level spellings (``history``, ``show``,
+``report --html``, ``prune``, ``baseline accept``) are hidden aliases
+(:mod:`~retrieval_eval.cli.aliases`).
 
 All take ``--db`` (and ``--config`` for the config's ``store:``). An unknown run id, or a
 (set, retriever) pair with no stored runs, exits 2 naming what is stored instead; so does a
-store that does not exist yet (no command here creates one, not even ``prune`` and ``baseline
-accept``, which write to an existing store; the first ``run`` does).
+store that does not exist yet (no command here creates one, not even ``prune`` and
+``accept``, which write to an existing store; the first ``run`` does).
 """
 
 from __future__ import annotations
@@ -16,14 +19,15 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from retrieval_eval.cli import cli
+from retrieval_eval.cli.aliases import old_command, old_option
 from retrieval_eval.cli.db_cmd import db_option, store_url_for
 from retrieval_eval.cli.options import (
     RUN_ID,
     check_summary,
     config_option,
-    file_option,
     format_option,
     limit_option,
+    output_option,
     report_format_option,
     summary_option,
 )
@@ -37,7 +41,7 @@ if TYPE_CHECKING:
 
 
 def _open_existing(db: str | None, config_path: str | None) -> Store:
-    """The store for a command that changes stored runs (prune, baseline accept): it must
+    """The store for a command that changes stored runs (runs prune, runs accept): it must
     exist already, as for the reading commands (a missing SQLite file or a database without the
     tables is NoStoreError, exit 2, and nothing is created), but it can be written."""
     from retrieval_eval.store.store import open_existing_store
@@ -46,7 +50,7 @@ def _open_existing(db: str | None, config_path: str | None) -> Store:
 
 
 def _open_to_read(db: str | None, config_path: str | None) -> Store:
-    """The store for a command that only reads runs (history, show, report, compare), opened
+    """The store for a command that only reads runs (runs list, show, report; compare), opened
     without creating anything: a missing SQLite file or a database without the tables is
     NoStoreError (exit 2, naming it and how to create one), another revision StoreSchemaError.
     """
@@ -83,7 +87,7 @@ def _echo_json(data: Any) -> None:
 
 
 def _listed(run: RunSummary) -> dict[str, Any]:
-    """One run as ``history --format json`` lists it (the text table reads the same keys):
+    """One run as ``runs list --format json`` lists it (the text table reads the same keys):
     its gated ``depths``, and ``top{k}_hit_rate`` and ``_ci`` for each beyond top-1 and top-3."""
     from retrieval_eval.evaluation.results import as_pair, extra_depths
 
@@ -126,7 +130,12 @@ def _latest(store: Store, set_identifier: str, retriever: str) -> StoredRun:
     return latest_run(store, set_identifier, retriever)
 
 
-@cli.command("history")
+@cli.group("runs")
+def runs() -> None:
+    """Stored runs: list, show, report, export, prune, and accept one as the baseline."""
+
+
+@runs.command("list")
 @click.argument("set_identifier", metavar="SET")
 @click.argument("retriever", metavar="RETRIEVER")
 @limit_option("How many runs to list, newest first.")
@@ -156,11 +165,11 @@ def history(
         summaries = store.summaries(set_identifier, retriever, limit)
         if not as_stored:
             summaries = like_with_like(summaries)
-        runs = [_listed(run) for run in summaries]
-        if not runs:
+        listed = [_listed(run) for run in summaries]
+        if not listed:
             _latest(store, set_identifier, retriever)  # raises, naming what is stored
     if fmt == "json":
-        _echo_json(runs)
+        _echo_json(listed)
         return
     from datetime import datetime
 
@@ -170,9 +179,9 @@ def history(
     from retrieval_eval.reports.verdict import index_versus
 
     table = Table(title=f"{set_identifier} × {retriever}", title_justify="left")
-    depths = sorted({d for run in runs for d in run["depths"]})  # every depth a listed run gates
+    depths = sorted({d for run in listed for d in run["depths"]})  # every depth a listed run gates
     rates = [f"top-{d}" for d in depths]
-    indexed = any(run["index_version"] for run in runs)  # the column only where one was named
+    indexed = any(run["index_version"] for run in listed)  # the column only where one was named
     columns = ("run", "date (UTC)", "questions", *rates, "errors", "verdict", "vs")
     for name in (*columns, "index") if indexed else columns:
         table.add_column(
@@ -180,7 +189,7 @@ def history(
             justify="right" if name in ("run", "questions", "errors") else "left",
             no_wrap=name == "index",  # "index A vs B" reads as one phrase or not at all
         )
-    for run in runs:
+    for run in listed:
         compared = run["baseline_run_id"] is not None and run["status"] == "valid"
         index = (
             index_versus(run["index_version"], run["baseline_index_version"] if compared else None)
@@ -225,12 +234,12 @@ def history(
                 else ": `retrieval-eval sets rejudge SET` compares the runs before it like with like"
             )
         )
-    dead = [str(run["id"]) for run in runs if run["dead_label_count"]]
+    dead = [str(run["id"]) for run in listed if run["dead_label_count"]]
     if dead:
         click.echo(
             f"labels need attention: run{'s' if len(dead) != 1 else ''} {', '.join(dead)} "
             "found expected ids no longer in the index; their stale questions are left out of "
-            "the comparison (retrieval-eval show RUN_ID lists them)."
+            "the comparison (retrieval-eval runs show RUN_ID lists them)."
         )
 
 
@@ -263,7 +272,10 @@ def stored_power(run: StoredRun, config_path: str | None) -> tuple[PowerReport, 
     return run_power(result, settings, settings), "defaults (no config file found)"
 
 
-@cli.command("show")
+old_command(cli, "history", history, "runs list")
+
+
+@runs.command("show")
 @click.argument("run_id", type=RUN_ID, metavar="RUN_ID")
 @report_format_option
 @summary_option
@@ -324,12 +336,16 @@ def show(
     click.echo(text, nl=False)
 
 
-@cli.command("report")
+old_command(cli, "show", show, "runs show")
+
+
+@runs.command("report")
 @click.argument("run_id", type=RUN_ID, metavar="RUN_ID")
-@file_option("--html", "html_path", "Write the report to FILE ('-': stdout).", required=True)
+@output_option("Write the report to FILE (default, or '-': stdout).")
+@old_option("--html", "output")
 @db_option
 @config_option
-def report(run_id: int, html_path: str, db: str | None, config_path: str | None) -> None:
+def report(run_id: int, output: str | None, db: str | None, config_path: str | None) -> None:
     """A stored run as ONE self-contained HTML file: the verdict, top-1/top-3 with 95%
     intervals and deltas, a chart of the rates by form and hard class, and every table.
 
@@ -339,8 +355,9 @@ def report(run_id: int, html_path: str, db: str | None, config_path: str | None)
     from retrieval_eval.cli.output_file import check_writable, output_errors
     from retrieval_eval.reports.html import render_html
 
+    html_path = output or "-"
     if html_path != "-":
-        check_writable(html_path, "--html")
+        check_writable(html_path, "--output")
     with _open_to_read(db, config_path) as store:
         run = store.get_run(run_id)
     page = render_html(run, *stored_power(run, config_path))
@@ -349,12 +366,15 @@ def report(run_id: int, html_path: str, db: str | None, config_path: str | None)
         return
     from retrieval_eval.safety.files import write_file
 
-    with output_errors(html_path, "--html"):
+    with output_errors(html_path, "--output"):
         write_file(html_path, page)
     click.echo(f"report for run {run_id} written to {html_path}", err=True)
 
 
-@cli.command("prune")
+old_command(cli, "report", report, "runs report")
+
+
+@runs.command("prune")
 @click.option(
     "--older-than",
     "older_than",
@@ -380,12 +400,10 @@ def prune(older_than: int, db: str | None, config_path: str | None) -> None:
         )
 
 
-@cli.group("baseline")
-def baseline() -> None:
-    """Baselines: which run later runs are compared with."""
+old_command(cli, "prune", prune, "runs prune")
 
 
-@baseline.command("accept")
+@runs.command("accept")
 @click.argument("run_id", type=RUN_ID, metavar="RUN_ID")
 @db_option
 @config_option
@@ -399,3 +417,11 @@ def accept(run_id: int, db: str | None, config_path: str | None) -> None:
 
     with _open_existing(db, config_path) as store:
         click.echo(accept_baseline(store, run_id))
+
+
+@cli.group("baseline", hidden=True)
+def baseline() -> None:
+    """Baselines: which run later runs are compared with (``runs accept`` now)."""
+
+
+old_command(baseline, "accept", accept, "runs accept")

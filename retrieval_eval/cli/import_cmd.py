@@ -1,9 +1,9 @@
 """Dataset import and export: ``sets import-beir``, ``sets import-trec``, ``sets export-qrels``
-and ``export-run`` (a stored run as a TREC run file).
+and ``runs export`` (a stored run as a TREC run file; ``export-run`` is its old spelling).
 
 An import ends by printing how to use the set: the ``sets:`` lines for the config in use (paths
 relative to it; a path YAML would misread is quoted), for a BEIR folder with a ``corpus.jsonl``
-a ``lexical`` retriever over it, and the exact ``run`` command. ``export-run`` only reads: with
+a ``lexical`` retriever over it, and the exact ``run`` command. ``runs export`` only reads: with
 no store it exits 2 and creates none.
 """
 
@@ -15,7 +15,9 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from retrieval_eval.cli import cli
+from retrieval_eval.cli.aliases import old_command
 from retrieval_eval.cli.db_cmd import db_option, store_url_for
+from retrieval_eval.cli.history_cmd import runs
 from retrieval_eval.cli.options import RUN_ID, config_option, output_option
 from retrieval_eval.cli.sets_cmd import sets
 
@@ -230,7 +232,7 @@ def export_qrels_cmd(
     _emit(lines, output, f"qrels lines{note}")
 
 
-@cli.command("export-run")
+@runs.command("export")
 @click.argument("run_id", type=RUN_ID, metavar="RUN_ID")
 @output_option("Run file to write (default: stdout).")
 @click.option("--tag", default=None, help="The run tag column (default: the retriever's name).")
@@ -253,6 +255,9 @@ def export_run_cmd(
     lines = run_lines(result, tag)
     errors = f"; {result.error_count} failed question(s) left out" if result.error_count else ""
     _emit(lines, output, f"run lines (to depth {result.settings.depth}{errors})")
+
+
+old_command(cli, "export-run", export_run_cmd, "runs export")
 
 
 def _emit(lines: list[str], output: str | None, what: str) -> None:

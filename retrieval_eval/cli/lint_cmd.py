@@ -104,7 +104,7 @@ def _corpus(path: str | None) -> Path | None:
 
 def _read_only_store(db: str | None, config: Config) -> tuple[Any, str | None]:
     """A reader of the store, or None and why; never creates a file, schema or table. Opened
-    like ``history`` opens it, so the reasons read the same (no store yet, another revision)."""
+    like ``runs list`` opens it, so the reasons read the same (no store yet, another revision)."""
     from retrieval_eval.cli.history_cmd import open_to_read
     from retrieval_eval.errors import NoStoreError, StoreUnavailableError
 

@@ -28,9 +28,16 @@ def format_option(*formats: str, help: str | None = None) -> Any:
     )
 
 
-def limit_option(help: str) -> Any:
-    """``--limit N`` (20 unless given): how many rows a listing shows; ``help`` says of what."""
-    return click.option("--limit", type=click.IntRange(1), default=20, show_default=True, help=help)
+def limit_option(help: str, *, default: int = 20, minimum: int = 1) -> Any:
+    """``--limit N``: how many rows a listing shows; ``help`` says of what. Every count option
+    of the CLI is this one name (``--most`` is an old spelling, :mod:`~retrieval_eval.cli.aliases`)."""
+    return click.option(
+        "--limit",
+        type=click.IntRange(minimum),
+        default=default,
+        show_default=True,
+        help=help,
+    )
 
 
 def file_option(name: str, dest: str, help: str, *, required: bool = False) -> Any:
@@ -102,7 +109,7 @@ def non_negative(ctx: click.Context, param: click.Parameter, value: float | None
 
 class FiniteFloatRange(click.FloatRange):
     """click's FloatRange that also refuses NaN and infinity (exit 2, naming the option): NaN
-    compares false with both bounds, so the plain range check lets ``--p nan`` through. Every
+    compares false with both bounds, so the plain range check lets ``--persistence nan`` through. Every
     float option of the CLI is one of these."""
 
     def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:

@@ -1,4 +1,4 @@
-"""Files a command writes its output to (``run --output``, ``report --html``, the exports).
+"""Files a command writes its output to (``run --output``, ``runs report -o``, the exports).
 
 A path that cannot be written is bad input (exit 2) naming the option, the path, why and the
 fix; never a traceback with exit 1, which means a regression. ``run`` checks its ``--output``

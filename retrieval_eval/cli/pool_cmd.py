@@ -16,8 +16,9 @@ from typing import Any
 
 import click
 
+from retrieval_eval.cli.aliases import old_option
 from retrieval_eval.cli.db_cmd import db_option
-from retrieval_eval.cli.options import config_option, output_option
+from retrieval_eval.cli.options import config_option, limit_option, output_option
 from retrieval_eval.cli.sets_cmd import sets
 from retrieval_eval.judging.pooling import DEPTH
 
@@ -74,13 +75,8 @@ def _names(ctx: click.Context, param: click.Parameter, value: str) -> list[str]:
     metavar="ID",
     help="Add a stored replay's most-changed queries that are not questions of the set.",
 )
-@click.option(
-    "--most",
-    type=click.IntRange(1),
-    default=50,
-    show_default=True,
-    help="How many of the replay's most-changed queries.",
-)
+@limit_option("How many of the replay's most-changed queries.", default=50)
+@old_option("--most", "limit")
 @click.option(
     "--captured-text",
     is_flag=True,
@@ -100,7 +96,7 @@ def pool(
     corpus_path: Path | None,
     no_lint: bool,
     replay_id: int | None,
-    most: int,
+    limit: int,
     captured_text: bool,
     no_texts: bool,
     db: str | None,
@@ -147,7 +143,7 @@ def pool(
             corpus=corpus_path,
             lint=not no_lint,
             replay_id=replay_id,
-            most=most,
+            most=limit,
             texts=not no_texts,
             captured_text=captured_text,
         )

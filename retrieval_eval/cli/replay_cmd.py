@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING
 import click
 
 from retrieval_eval.cli import cli
+from retrieval_eval.cli.aliases import old_option
 from retrieval_eval.cli.db_cmd import db_option
 from retrieval_eval.cli.options import (
     FiniteFloatRange,
@@ -108,28 +109,26 @@ def samples_show(name: str, limit: int, db: str | None, config_path: str | None)
     "--against-run", type=click.IntRange(1), metavar="ID", help="Compare with a stored replay."
 )
 @click.option(
-    "--k",
+    "--depth",
+    "k",
     type=click.IntRange(1, 1000),
     default=None,
-    help="Distinct ids kept per query (default 10).",
+    help="Distinct ids kept per query, the depth RBO compares (default 10; config: replay.k).",
 )
+@old_option("--k", "k")
 @click.option(
-    "--p",
+    "--persistence",
     "p",
     type=FiniteFloatRange(0, 1, min_open=True, max_open=True),
     default=None,
-    help="RBO persistence (default 0.9).",
+    help="RBO's persistence p (default 0.9; config: replay.p).",
 )
+@old_option("--p", "p")
 @index_version_option
 @click.option("--no-save", is_flag=True, help="Do not store the replay.")
 @click.option("--fail-on-drift", is_flag=True, help="Exit 1 on ranking drift.")
-@click.option(
-    "--most",
-    type=click.IntRange(0),
-    default=10,
-    show_default=True,
-    help="How many of the most-changed queries to list.",
-)
+@limit_option("How many of the most-changed queries to list.", default=10, minimum=0)
+@old_option("--most", "limit")
 @click.option(
     "--export-draft",
     type=click.Path(dir_okay=False, path_type=Path),
@@ -155,7 +154,7 @@ def replay(
     index_version: str | None,
     no_save: bool,
     fail_on_drift: bool,
-    most: int,
+    limit: int,
     export_draft: Path | None,
     draft_captured_text: bool,
     fmt: str,
@@ -219,7 +218,7 @@ def replay(
     code = 3 if outcome.comparison.state == "invalid" else 2
     if outcome.problem is not None:
         code = outcome.problem_exit_code
-    text = render_replay(outcome, fmt, most)
+    text = render_replay(outcome, fmt, limit)
     if fmt in ("text", "markdown") and outcome.replay_id is not None:
         gap = "\n" if fmt == "markdown" else ""  # Markdown: a paragraph after the last block
         text += f"{gap}{_saved(outcome, url)}\n"
@@ -234,7 +233,7 @@ def replay(
 
             texts = resolve_texts(outcome.sample, spec, config.base_dir)
         with output_errors(str(export_draft), "--export-draft", kept, code):
-            count = write_draft(outcome, export_draft, most or 50, texts)
+            count = write_draft(outcome, export_draft, limit or 50, texts)
         click.echo(f"{count} candidates to judge written to {export_draft}", err=True)
     state = outcome.comparison.state
     if state == "invalid":  # exit 3; where the replay went when the store did not take it

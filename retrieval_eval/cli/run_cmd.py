@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 import click
 
 from retrieval_eval.cli import cli
+from retrieval_eval.cli.aliases import old_option
 from retrieval_eval.cli.db_cmd import absent_store_file, db_option, plain_sqlite_file
 from retrieval_eval.cli.options import (
     RUN_ID,
@@ -16,6 +17,7 @@ from retrieval_eval.cli.options import (
     check_summary,
     config_option,
     index_version_option,
+    output_option,
     report_format_option,
     summary_option,
 )
@@ -86,19 +88,15 @@ def _max_drops(
 )
 @report_format_option
 @summary_option
+@output_option("Write the report to FILE instead of stdout.")
 @click.option(
-    "--output",
-    type=click.Path(dir_okay=False),
-    default=None,
-    help="Write the report to FILE instead of stdout.",
-)
-@click.option(
-    "--k",
+    "--cutoffs",
     "cutoffs",
     callback=_cutoffs,
     default=None,
     help="Cutoffs for secondary metrics, e.g. 1,3,5,10 (overfetch follows the deepest).",
 )
+@old_option("--k", "cutoffs")
 @click.option(
     "--depths",
     callback=_depths,
@@ -331,7 +329,7 @@ def _kept(recorded: Recorded, store_url: str | None, fmt: str) -> str:
         return "; the run was not to be saved (--no-save)"
     return (
         f"; the run is saved as run {run_id} in {_masked(store_url)}: "
-        f"`retrieval-eval show {run_id} --format {fmt} > FILE` writes its report again"
+        f"`retrieval-eval runs show {run_id} --format {fmt} > FILE` writes its report again"
     )
 
 

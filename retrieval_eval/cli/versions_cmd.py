@@ -18,7 +18,7 @@ from typing import Any
 import click
 
 from retrieval_eval.cli.db_cmd import db_option
-from retrieval_eval.cli.options import config_option, file_option, format_option
+from retrieval_eval.cli.options import config_option, file_option, format_option, output_option
 from retrieval_eval.cli.sets_cmd import sets
 
 
@@ -143,11 +143,7 @@ def _line(item: Any) -> str:
     help="Take the set's judgments stored in the store (`sets judge import`, the dashboard's "
     "review queue), with --judgments' rows if both are given.",
 )
-@file_option(
-    "--output",
-    "output",
-    "Where the new version goes (.yaml or .json); default: the set's own file.",
-)
+@output_option("Where the new version goes (.yaml or .json); default: the set's own file.")
 @click.option("--force", is_flag=True, help="Write it even when lint finds errors in it.")
 @click.option("--retriever", default=None, help="Lint's dead-label check against this retriever.")
 @config_option

@@ -1,4 +1,4 @@
-"""Accepting a run as its key's baseline: what ``retrieval-eval baseline accept`` does and what
+"""Accepting a run as its key's baseline: what ``retrieval-eval runs accept`` does and what
 an approval in Airflow (``approve_baseline``) does, one code path for both.
 
 A run compares with the newest valid run of its key (set, retriever, labels fingerprint) that is

@@ -160,7 +160,7 @@ def gather(
                 notes.append(
                     f"{p.name}: {p.origin} kept its rankings to top {kept[p.name]} only: its "
                     f"candidates and holes are counted at {kept[p.name]}; pool a run made now "
-                    f"with --fresh, or keep top {depth} in runs (`run --k 1,3,{depth}`, run.cutoffs)"
+                    f"with --fresh, or keep top {depth} in runs (`run --cutoffs 1,3,{depth}`, run.cutoffs)"
                 )
         result = pool(
             golden,

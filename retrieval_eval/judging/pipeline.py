@@ -271,7 +271,7 @@ def run_pipeline(
     An interrupt (Ctrl-C, a KeyboardInterrupt, SIGTERM in the CLI) becomes
     :class:`~retrieval_eval.errors.Interrupted` saying what was saved: nothing while the
     retriever runs; while the run is recorded, either all of it or nothing (one transaction, a
-    spool file written whole), which ``history`` tells. Recording is the last step, so once it
+    spool file written whole), which ``runs list`` tells. Recording is the last step, so once it
     returns the caller knows the run's id.
     """
     try:
@@ -295,7 +295,7 @@ def run_pipeline(
             ),
         )
     except KeyboardInterrupt as exc:
-        history = f"retrieval-eval history {result.set_identifier} {result.retriever}"
+        history = f"retrieval-eval runs list {result.set_identifier} {result.retriever}"
         raise Interrupted.by(
             exc,
             "while the run was being recorded: it is saved (or spooled) in full or not at all, "

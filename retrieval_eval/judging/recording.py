@@ -44,13 +44,13 @@ if TYPE_CHECKING:  # the store (SQLAlchemy) is imported by the calls that open o
 
 BASELINE_REFUSED = (
     "Not accepted as the baseline: the index lost labelled documents (dead_labels_baseline: "
-    "refuse); the previous baseline stays until `retrieval-eval baseline accept RUN_ID`."
+    "refuse); the previous baseline stays until `retrieval-eval runs accept RUN_ID`."
 )
 CHANGED = "The golden set's labels changed since the last stored run"
 LABELS_CHANGED = f"{CHANGED}; this run starts a new baseline."
 AWAITING_APPROVAL = (
     f"{CHANGED}; this run is not the baseline until approved (approve_baseline): in Airflow "
-    "(Browse → Required Actions), or with `retrieval-eval baseline accept RUN_ID`."
+    "(Browse → Required Actions), or with `retrieval-eval runs accept RUN_ID`."
 )
 
 

@@ -130,7 +130,7 @@ def refused_line(verdict: Verdict | None, *, always: bool = False) -> str | None
         return None
     if not always and verdict.state not in _COMPARED:
         return None
-    return f"{REFUSED}; the previous baseline stays until `retrieval-eval baseline accept`"
+    return f"{REFUSED}; the previous baseline stays until `retrieval-eval runs accept`"
 
 
 def where_line(result: RunResult, verdict: Verdict | None, run_id: object) -> str:

@@ -1,4 +1,4 @@
-"""One stored run as ONE self-contained HTML file (``retrieval-eval report RUN_ID --html FILE``).
+"""One stored run as ONE self-contained HTML file (``retrieval-eval runs report RUN_ID -o FILE``).
 
 Nothing is fetched when the file is opened: the CSS is inline, the chart is inline SVG, there is
 no script, and a Content-Security-Policy (``default-src 'none'``) makes any slip visible in the

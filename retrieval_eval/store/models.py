@@ -16,7 +16,7 @@ class StoredRun(BaseModel):
 
     ``result`` is the :class:`RunResult` rebuilt from the rows; ``verdict`` is the one computed
     when the run was saved (None when it was saved without one). ``accepted_baseline`` marks a
-    regressed run a person accepted as the new normal (``retrieval-eval baseline accept``).
+    regressed run a person accepted as the new normal (``retrieval-eval runs accept``).
     """
 
     model_config = ConfigDict(defer_build=True)  # schema built at first use, not at import

@@ -703,7 +703,7 @@ def open_store(url: str) -> Store:
 
 def open_store_to_read(url: str) -> Store:
     """Open the store at ``url`` for a command that only reads (history, show, compare, report,
-    export-run): nothing is created, neither a SQLite file (nor its folder) nor a schema, and a
+    runs export): nothing is created, neither a SQLite file (nor its folder) nor a schema, and a
     SQLite file is opened read-only (deferred transactions: a reader never holds the write lock).
 
     Raises NoStoreError (exit 2) naming the file or the masked URL when there is no store yet,

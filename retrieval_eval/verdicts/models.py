@@ -109,7 +109,7 @@ class Verdict(BaseModel):
     # (the rates and deltas above are over these); None when nothing was left out
     compared_questions: int | None = None
     # a run whose index lost labelled documents, kept from becoming a baseline
-    # (dead_labels_baseline: refuse) until `retrieval-eval baseline accept`
+    # (dead_labels_baseline: refuse) until `retrieval-eval runs accept`
     baseline_refused: bool = False
     # refused as a baseline until someone approves it (approve_baseline: a run under changed
     # labels), not for dead labels

@@ -85,7 +85,7 @@ def test_changed_labels_wait_for_approval_and_approving_accepts_the_run(tmp_path
     assert "labels changed" in body
     assert f"Current baseline: run {first['run_id']}: top-1 " in body
     assert f"{UI}/runs/{run_id}" in body
-    assert f"`retrieval-eval baseline accept {run_id}`" in body
+    assert f"`retrieval-eval runs accept {run_id}`" in body
     assert f"within 1 h: run {first['run_id']} stays the baseline" in body
     questions = yaml.safe_load(golden.read_text())["questions"]
     assert not any(q["question"] in body for q in questions)  # figures and ids, no question

@@ -40,11 +40,11 @@ def invoke(*args: str) -> Result:
 # -- read-only commands never create a store ---------------------------------------------------
 
 READ_ONLY = [
-    ["history", "handbook.demo", "handbook_bm25"],
-    ["show", "1"],
-    ["report", "1", "--html", "r.html"],
+    ["runs", "list", "handbook.demo", "handbook_bm25"],
+    ["runs", "show", "1"],
+    ["runs", "report", "1", "-o", "r.html"],
     ["compare", "handbook.demo", "handbook_bm25", "other"],
-    ["export-run", "1"],
+    ["runs", "export", "1"],
 ]
 
 
@@ -81,7 +81,7 @@ def test_a_read_only_command_creates_no_tables_in_an_empty_postgresql_schema(
     from retrieval_eval.store import Store
 
     with pg_schema(pg_url) as url:
-        result = invoke("history", "handbook.demo", "handbook_bm25", "--db", url)
+        result = invoke("runs", "list", "handbook.demo", "handbook_bm25", "--db", url)
         assert result.exit_code == 2
         assert "holds no retrieval-eval tables yet" in result.stderr
         with Store(url) as store:
@@ -206,11 +206,11 @@ def test_an_invalid_run_names_no_baseline_anywhere(
     assert data["regression"]["baseline_run_id"] is None
     for result in (text, markdown):
         assert "baseline run" not in result.stdout
-    history = invoke("history", "handbook.demo", SWITCH, "--db", db)
+    history = invoke("runs", "list", "handbook.demo", SWITCH, "--db", db)
     invalid_rows = [line for line in history.stdout.splitlines() if "(invalid)" in line]
     assert len(invalid_rows) == 3
     assert all(not re.search(r"\(invalid\)\W+1\b", row) for row in invalid_rows)
     rows = json.loads(
-        invoke("history", "handbook.demo", SWITCH, "--db", db, "--format", "json").stdout
+        invoke("runs", "list", "handbook.demo", SWITCH, "--db", db, "--format", "json").stdout
     )
     assert [r["baseline_run_id"] for r in rows if r["status"] == "invalid"] == [None] * 3

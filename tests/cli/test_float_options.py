@@ -46,7 +46,7 @@ FLOAT_OPTIONS = _float_options()
 def test_the_float_options_are_found() -> None:
     named = {(" ".join(path), param.opts[0]) for path, param in FLOAT_OPTIONS}
     assert {
-        ("replay", "--p"),
+        ("replay", "--persistence"),
         ("run", "--timeout"),
         ("run", "--max-error-rate"),
         ("compare", "--alpha"),

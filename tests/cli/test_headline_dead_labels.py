@@ -116,10 +116,10 @@ def test_the_one_line_headline_and_history_mark_the_run(demo: Path) -> None:
     assert result.exit_code == 0, result.output
     assert f"labels need attention: {LABELS}" in result.stderr
     assert "on the 36 questions compared" in result.stderr
-    history = run("history", "handbook.demo", "handbook_bm25")
+    history = run("runs", "list", "handbook.demo", "handbook_bm25")
     assert "(labels: 5 dead ids)" in history
     assert "labels need attention: run 2 found" in history
-    rows = json.loads(run("history", "handbook.demo", "handbook_bm25", "--format", "json"))
+    rows = json.loads(run("runs", "list", "handbook.demo", "handbook_bm25", "--format", "json"))
     assert [row["dead_label_count"] for row in rows] == [5, 0]
 
 
@@ -133,4 +133,4 @@ def test_a_clean_run_has_no_labels_line(demo: Path) -> None:
     )
     assert document["labels"] is None and document["dead_ids"] == []
     assert document["compared_questions"] == 46
-    assert "labels need attention" not in run("history", "handbook.demo", "handbook_bm25")
+    assert "labels need attention" not in run("runs", "list", "handbook.demo", "handbook_bm25")

@@ -47,7 +47,7 @@ def test_history_lists_the_stored_runs_newest_first(tmp_path: Path) -> None:
     _fill(path)
     url = f"sqlite:///{path}"
     runner = CliRunner()
-    args = ["history", "demo.set", "bm25", "--db", url]
+    args = ["runs", "list", "demo.set", "bm25", "--db", url]
     text = runner.invoke(cli, args)
     data = runner.invoke(cli, [*args, "--format", "json"])
     assert text.exit_code == 0, text.output

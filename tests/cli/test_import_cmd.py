@@ -94,12 +94,12 @@ def test_export_run_from_the_store(tmp_path: Path, monkeypatch: pytest.MonkeyPat
     with open_store(url) as store:
         run_id = store.save(result)
     out = tmp_path / "bm25s.top3.run"
-    exported = invoke("export-run", str(run_id), "--db", url, "-o", str(out))
+    exported = invoke("runs", "export", str(run_id), "--db", url, "-o", str(out))
     assert exported.exit_code == 0, exported.output
     assert "900 run lines" in exported.output  # 300 questions x 3 distinct documents
     lines = out.read_text().splitlines()
     assert lines[0].split() == ["1", "Q0", "18953920", "1", "3", "bm25s"]
     rescored = evaluate(golden, RunFileRetriever.from_file(out))
     assert (rescored.top1_hits, rescored.top3_hits) == (result.top1_hits, result.top3_hits)
-    missing = invoke("export-run", "999", "--db", url)
+    missing = invoke("runs", "export", "999", "--db", url)
     assert missing.exit_code == 2 and "no stored run with id 999" in missing.stderr

@@ -33,14 +33,14 @@ def test_run_stores_the_index_version_and_history_names_both(config: Path) -> No
     assert "(baseline run 1; index 2026-11-30.2 vs 2026-11-29.1)" in done.output
     plain = invoke(config, "run", "handbook.demo", "bm25")  # names no build
     assert plain.exit_code == 0, plain.output
-    text = invoke(config, "history", "handbook.demo", "bm25")
+    text = invoke(config, "runs", "list", "handbook.demo", "bm25")
     assert text.exit_code == 0, text.output
     rows = {line.split("│")[1].strip(): line for line in text.output.splitlines() if "│" in line}
     assert "index 2026-11-30.2 vs 2026-11-29.1" in rows["2"]
     assert "2026-11-29.1" in rows["1"] and " vs " not in rows["1"]  # the first: nothing before
     assert rows["3"].rstrip(" │").endswith("-")  # no version named, none shown
     listed = json.loads(
-        invoke(config, "history", "handbook.demo", "bm25", "--format", "json").output
+        invoke(config, "runs", "list", "handbook.demo", "bm25", "--format", "json").output
     )
     assert [(r["index_version"], r["baseline_index_version"]) for r in listed] == [
         (None, "2026-11-30.2"),
@@ -52,7 +52,7 @@ def test_run_stores_the_index_version_and_history_names_both(config: Path) -> No
 
 def test_history_without_any_index_version_has_no_index_column(config: Path) -> None:
     assert invoke(config, "run", "handbook.demo", "bm25").exit_code == 0
-    text = invoke(config, "history", "handbook.demo", "bm25").output
+    text = invoke(config, "runs", "list", "handbook.demo", "bm25").output
     assert "index" not in text.splitlines()[1]
 
 

@@ -91,7 +91,7 @@ def test_an_interrupt_while_the_report_is_written_names_the_saved_run(work: Path
     _, err = proc.communicate(timeout=30)
     assert proc.returncode == 130, err
     assert f"error: {SIGINT_SAID} while the report was written; the run is saved as run 1" in err
-    assert "`retrieval-eval show 1 --format json > FILE` writes its report again" in err
+    assert "`retrieval-eval runs show 1 --format json > FILE` writes its report again" in err
     assert "Traceback" not in err
     assert stored_runs(work) == 1
 

@@ -87,7 +87,7 @@ def test_grade_0_in_the_store_then_in_the_promoted_set_is_never_offered_again(
     config, set_file = demo
     db = f"sqlite:///{tmp_path / 's.db'}"
     for name in ("bm25", "bm25_small"):
-        ran = invoke("run", SET, name, "--k", "1,3,10", "--config", str(config), "--db", db)
+        ran = invoke("run", SET, name, "--cutoffs", "1,3,10", "--config", str(config), "--db", db)
         assert ran.exit_code == 0, ran.output
     before, first = pooled(config, db)
     depth, unjudged, slots = holes(first)["bm25"]

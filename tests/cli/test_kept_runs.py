@@ -44,7 +44,7 @@ def test_a_close_that_raises_is_a_warning_and_the_run_is_saved(
         "close() failed after the evaluation, whose results stand: RuntimeError: pool already gone"
         in caplog.text
     )
-    listed = invoke("history", "handbook.demo", "closes_badly", "--db", db, "--format", "json")
+    listed = invoke("runs", "list", "handbook.demo", "closes_badly", "--db", db, "--format", "json")
     assert listed.exit_code == 0 and len(json.loads(listed.output)) == 1
 
 
@@ -61,7 +61,7 @@ def test_a_lone_surrogate_in_the_label_check_is_stored_escaped(
         else "check failed: RuntimeError: lookup failed \\udc80 here"
     )
     for fmt in ("text", "json", "markdown"):
-        shown = invoke("show", "1", "--db", db, "--format", fmt)
+        shown = invoke("runs", "show", "1", "--db", db, "--format", fmt)
         assert shown.exit_code == 0, shown.output
         shown.output.encode("utf-8")  # every line is text a terminal can print
         if fmt == "json":

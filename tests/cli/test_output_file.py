@@ -1,4 +1,4 @@
-"""Output paths that cannot be written (``run --output``, ``report --html``, the exports): exit 2
+"""Output paths that cannot be written (``run --output``, ``runs report -o``, the exports): exit 2
 naming the option, the path and the fix, never a traceback; ``run`` checks before evaluating and,
 when the write still fails afterwards, keeps the saved run and names it. A report on stdout that
 cannot be written (``run > /dev/full``, a real process) is the same error."""
@@ -49,7 +49,7 @@ def test_a_write_failing_after_the_run_keeps_the_run_and_names_it(home: Path) ->
     assert "handbook.demo × handbook_bm25, run 1: top-1" in result.stderr  # the headline
     assert "--output /dev/full: cannot write it (No space left on device)" in result.stderr
     assert "the run is saved as run 1 in sqlite:///" in result.stderr
-    assert "`retrieval-eval show 1 --format text > FILE`" in result.stderr
+    assert "`retrieval-eval runs show 1 --format text > FILE`" in result.stderr
     assert _stored_runs(home) == [1]
 
 
@@ -67,7 +67,7 @@ def test_a_report_stdout_cannot_take_exits_2_naming_the_saved_run(home: Path) ->
     assert "Traceback" not in done.stderr and "Exception ignored" not in done.stderr
     assert "stdout: cannot write the report (No space left on device)" in done.stderr
     assert "the run is saved as run 1 in sqlite:///" in done.stderr
-    assert "`retrieval-eval show 1 --format json > FILE`" in done.stderr
+    assert "`retrieval-eval runs show 1 --format json > FILE`" in done.stderr
     assert _stored_runs(home) == [1]
 
 
@@ -113,9 +113,9 @@ def test_any_command_stdout_cannot_take_exits_2_without_a_traceback(
 def test_report_html_into_a_missing_folder_exits_2(home: Path) -> None:
     assert invoke(*RUN).exit_code == 0
     target = home / "missing" / "x.html"
-    result = invoke("report", "1", "--html", str(target))
+    result = invoke("runs", "report", "1", "-o", str(target))
     assert result.exit_code == 2, result.output
-    assert f"--html {target}: cannot write it" in result.stderr
+    assert f"--output {target}: cannot write it" in result.stderr
     assert "give a path in an existing folder you can write to" in result.stderr
 
 

@@ -69,7 +69,7 @@ def test_a_name_that_is_not_text_is_bad_input_not_a_traceback(tmp_path: Path) ->
     db = f"sqlite:///{tmp_path / 'r.sqlite'}"
     assert _run("run", str(EXAMPLE_SET), "cli.store_retrievers:empty", "--db", db).returncode == 0
     for args in (
-        ["history", os.fsdecode(b"handbook.demo\xff"), "empty", "--db", db],
+        ["runs", "list", os.fsdecode(b"handbook.demo\xff"), "empty", "--db", db],
         ["compare", os.fsdecode(b"handbook.demo\xff"), "a", "b", "--db", db],
     ):
         done = _run(*args)

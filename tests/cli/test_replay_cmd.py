@@ -111,7 +111,7 @@ def test_sets_pool_adds_a_stored_replays_queries_as_new_questions(config: Path) 
     base = ["sets", "pool", handbook, "--retrievers", "bm25", "--fresh", "--no-lint"]
     first = invoke(config, *base, "--replay", "1")
     assert first.exit_code == 2 and "compared with no stored replay" in first.output
-    pooled = invoke(config, *base, "--replay", "2", "--most", "3", "--no-texts")
+    pooled = invoke(config, *base, "--replay", "2", "--limit", "3", "--no-texts")
     assert pooled.exit_code == 0, pooled.output
     rows = [Judgment.model_validate_json(line) for line in pooled.stdout.splitlines()]
     replayed = [r for r in rows if r.question_id is None]
@@ -160,7 +160,7 @@ def test_an_against_replay_keeps_both_rankings_for_its_page_and_the_pool(
     handbook = str(Path(__file__).resolve().parents[2] / "examples" / "golden" / "handbook.yaml")
     pooled = invoke(
         config, "sets", "pool", handbook, "--retrievers", "bm25", "--fresh", "--no-lint",
-        "--replay", str(after_id), "--most", "3", "--no-texts",
+        "--replay", str(after_id), "--limit", "3", "--no-texts",
     )  # fmt: skip
     assert pooled.exit_code == 0, pooled.output
     rows = [Judgment.model_validate_json(line) for line in pooled.stdout.splitlines()]

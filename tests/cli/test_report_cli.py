@@ -1,5 +1,5 @@
 """Reports on the command line: --summary, $GITHUB_STEP_SUMMARY, --format csv, show --per-query,
-report --html. In-process through click, on the demo config and a SQLite store."""
+runs report. In-process through click, on the demo config and a SQLite store."""
 
 from __future__ import annotations
 
@@ -95,12 +95,12 @@ def test_an_unwritable_step_summary_is_a_warning(
 
 
 def test_csv_from_run_and_from_show_agree(db: str, monkeypatch: pytest.MonkeyPatch) -> None:
-    ran = run(db, "--format", "csv", "--k", "1,3,5", monkeypatch=monkeypatch)
+    ran = run(db, "--format", "csv", "--cutoffs", "1,3,5", monkeypatch=monkeypatch)
     assert ran.exit_code == 0
     rows = list(csv.DictReader(io.StringIO(ran.stdout, newline="")))
     assert len(rows) == 46 and "ndcg@5" in rows[0] and "Saved as run" not in ran.stdout
     assert all(row["top1_hit"] == "1" for row in rows)
-    shown = invoke("show", "1", "--db", db, "--format", "csv")
+    shown = invoke("runs", "show", "1", "--db", db, "--format", "csv")
     assert shown.exit_code == 0
     assert shown.stdout == ran.stdout
 
@@ -108,17 +108,17 @@ def test_csv_from_run_and_from_show_agree(db: str, monkeypatch: pytest.MonkeyPat
 def test_show_summary_and_per_query(db: str, monkeypatch: pytest.MonkeyPatch) -> None:
     run(db, monkeypatch=monkeypatch)
     run(db, mode="empty", monkeypatch=monkeypatch)
-    summary = invoke("show", "2", "--db", db, "--summary", "--format", "markdown")
+    summary = invoke("runs", "show", "2", "--db", db, "--summary", "--format", "markdown")
     assert summary.stdout.startswith("**❌ regression**") and "<details>" not in summary.stdout
-    full = invoke("show", "2", "--db", db, "--format", "markdown")
+    full = invoke("runs", "show", "2", "--db", db, "--format", "markdown")
     assert full.stdout.startswith(summary.stdout)
     assert full.stdout.rstrip().endswith(
         "</details>\n\nRun 2 (valid), saved " + full.stdout.rstrip()[-20:]
     )
-    lines = invoke("show", "1", "--db", db, "--per-query").stdout.splitlines()
+    lines = invoke("runs", "show", "1", "--db", db, "--per-query").stdout.splitlines()
     assert lines[0].split("\t") == ["hit_rate@1".ljust(22), "refund-eu-monthly", "1.0000"]
     assert f"{'num_q':<22}\tall\t46" in lines and f"{'hit_rate@1':<22}\tall\t1.0000" in lines
-    refused = invoke("show", "1", "--db", db, "--per-query", "--format", "json")
+    refused = invoke("runs", "show", "1", "--db", db, "--per-query", "--format", "json")
     assert refused.exit_code == 2 and "--per-query" in refused.stderr
 
 
@@ -127,14 +127,14 @@ def test_report_html_writes_one_file(
 ) -> None:
     run(db, monkeypatch=monkeypatch)
     target = tmp_path / "run1.html"
-    result = invoke("report", "1", "--html", str(target), "--db", db)
+    result = invoke("runs", "report", "1", "-o", str(target), "--db", db)
     assert result.exit_code == 0 and "written to" in result.stderr
     page = target.read_text(encoding="utf-8")
     assert page.startswith("<!DOCTYPE html>") and "🆕 baseline" in page
-    assert invoke("report", "1", "--html", "-", "--db", db).stdout == page
-    missing = invoke("report", "9", "--html", str(target), "--db", db)
+    assert invoke("runs", "report", "1", "-o", "-", "--db", db).stdout == page
+    missing = invoke("runs", "report", "9", "-o", str(target), "--db", db)
     assert missing.exit_code == 2 and "no stored run with id 9" in missing.stderr
-    assert invoke("report", "1", "--db", db).exit_code == 2  # --html is required
+    assert invoke("runs", "report", "1", "--db", db).stdout == page  # no -o: stdout
 
 
 def test_history_and_compare_show_intervals(db: str, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -143,11 +143,11 @@ def test_history_and_compare_show_intervals(db: str, monkeypatch: pytest.MonkeyP
     run(db, monkeypatch=monkeypatch)
     run(db, mode="empty", monkeypatch=monkeypatch)
     rows = json.loads(
-        invoke("history", "handbook.demo", SWITCH, "--db", db, "--format", "json").stdout
+        invoke("runs", "list", "handbook.demo", SWITCH, "--db", db, "--format", "json").stdout
     )
     assert rows[0]["top1_hit_rate_ci"] == list(wilson(3, 46))  # type: ignore[arg-type]
     assert rows[1]["top1_hit_rate_ci"] == list(wilson(46, 46))  # type: ignore[arg-type]
-    table = invoke("history", "handbook.demo", SWITCH, "--db", db).stdout
+    table = invoke("runs", "list", "handbook.demo", SWITCH, "--db", db).stdout
     assert "6.5% [2.2%, 17.5%]" in table and "100.0% [92.3%, 100.0%]" in table
     monkeypatch.setenv("STORE_CLI_MODE", "empty")
     invoke("run", "handbook.demo", "cli.store_retrievers:empty", *CONFIG, "--db", db)

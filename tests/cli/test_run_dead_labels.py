@@ -102,6 +102,6 @@ def test_csv_from_run_and_show_marks_the_stale_label(work: Path) -> None:
     marks = {row["id"]: (row["stale_label"], row["dead_ids"]) for row in rows}
     # q3 is partly dead (c survives): judged as usual, not stale
     assert marks == {"q1": ("0", "[]"), "q2": ("1", '["b"]'), "q3": ("0", "[]")}
-    shown = CliRunner().invoke(cli, ["show", "2", "--format", "csv"])
+    shown = CliRunner().invoke(cli, ["runs", "show", "2", "--format", "csv"])
     assert shown.exit_code == 0, shown.output
     assert shown.stdout == ran.stdout  # the stored run reads back with its check

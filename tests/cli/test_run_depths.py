@@ -92,21 +92,21 @@ def test_depths_1_5_catch_a_drop_the_seed_depths_miss(
     assert ungated.exit_code == 2 and "depth 7, which this run does not gate" in ungated.stderr
 
     # stored and read back: show, history, the HTML report
-    shown = invoke("show", run_id)
+    shown = invoke("runs", "show", run_id)
     assert shown.exit_code == 0, shown.output
     assert "Top-5 hit rate: 50.0%" in shown.stdout and "Top-3 hit rate" not in shown.stdout
     assert "  Top-5: 80.0% → 50.0% (-30.0 pts)" in shown.stdout
-    stored = json.loads(invoke("show", run_id, "--format", "json").stdout)
+    stored = json.loads(invoke("runs", "show", run_id, "--format", "json").stdout)
     assert stored["top5_hits"] == 10 and stored["regression"]["by_depth"]["5"]["dropped"]
-    history = invoke("history", "depths.demo", NAME)
+    history = invoke("runs", "list", "depths.demo", NAME)
     assert "top-5" in history.stdout.splitlines()[2] and "top-3" not in history.stdout
-    listed = json.loads(invoke("history", "depths.demo", NAME, "--format", "json").stdout)
+    listed = json.loads(invoke("runs", "list", "depths.demo", NAME, "--format", "json").stdout)
     assert [r["top5_hit_rate"] for r in listed] == [0.5, 0.8]
-    page = invoke("report", run_id, "--html", "-").stdout
+    page = invoke("runs", "report", run_id, "-o", "-").stdout
     assert "<th>top-5</th>" in page and "Top-5 flips: 6 hit→miss" in page
 
     # export-run keeps the five distinct documents the run judged
-    exported = invoke("export-run", run_id)
+    exported = invoke("runs", "export", run_id)
     assert exported.exit_code == 0, exported.output
     lines = exported.stdout.splitlines()
     assert len(lines) == 20 * 5 and "100 run lines (to depth 5)" in exported.stderr
@@ -127,8 +127,8 @@ def test_depths_1_3_5_10_gate_each_on_its_own(
     holm = [by_depth[d]["p_holm"] for d in ("1", "3", "5", "10")]
     assert holm[2] == pytest.approx(min(1.0, 4 * by_depth["5"]["p_value"]))
     assert data["settings"]["depths"] == [1, 3, 5, 10]
-    text = invoke("show", run_id).stdout
+    text = invoke("runs", "show", run_id).stdout
     for depth in (1, 3, 5, 10):
         assert f"Top-{depth} hit rate:" in text and f"  Top-{depth} flips:" in text
-    exported = invoke("export-run", run_id)
+    exported = invoke("runs", "export", run_id)
     assert len(exported.stdout.splitlines()) == 20 * 10

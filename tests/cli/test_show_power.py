@@ -1,4 +1,4 @@
-"""``show`` and ``report --html`` carry the power figure of the stored run (issue 14.2).
+"""``runs show`` and ``runs report`` carry the power figure of the stored run (issue 14.2).
 
 The figure is computed from the stored run (its question count and rates) and the thresholds
 of the config found for it, else the defaults, and the line says which. ``show`` stays light:
@@ -36,7 +36,7 @@ def stored(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[tuple[st
 
 
 def show(db: str, *args: str) -> str:
-    result = CliRunner().invoke(cli, ["show", "1", "--db", db, *args])
+    result = CliRunner().invoke(cli, ["runs", "show", "1", "--db", db, *args])
     assert result.exit_code == 0, result.output
     return result.stdout
 
@@ -80,7 +80,7 @@ def test_show_uses_the_thresholds_of_the_config_it_finds(stored: tuple[str, Path
 
 def test_report_html_carries_the_power_line(stored: tuple[str, Path]) -> None:
     db, work = stored
-    result = CliRunner().invoke(cli, ["report", "1", "--db", db, "--html", "r.html"])
+    result = CliRunner().invoke(cli, ["runs", "report", "1", "--db", db, "-o", "r.html"])
     assert result.exit_code == 0, result.output
     page = (work / "r.html").read_text()
     assert '<p class="power">Power: ' in page

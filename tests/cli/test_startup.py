@@ -241,14 +241,17 @@ def test_history_and_show_load_the_store_but_neither_pandas_nor_an_adapter(
     # set models nor migrations
     watch = HEAVY | {"rich", "retrieval_eval.config.models", "yaml", *SET_MODULES}
     for args in (
-        ("history", "cli.two", "startup_retrievers:always_a", "--format", "json"),
-        ("show", run_id, "--format", "json"),
+        ("runs", "list", "cli.two", "startup_retrievers:always_a", "--format", "json"),
+        ("runs", "show", run_id, "--format", "json"),
     ):
         assert loaded(work, *args, "--db", db, watch=watch)[:2] == (0, ["sqlalchemy"]), args
     # the text of history and show draws rich tables, and that is all they add to the store
-    history = ("history", "cli.two", "startup_retrievers:always_a")
+    history = ("runs", "list", "cli.two", "startup_retrievers:always_a")
     assert loaded(work, *history, "--db", db, watch=watch)[:2] == (0, ["rich", "sqlalchemy"])
-    assert loaded(work, "show", run_id, "--db", db, watch=watch)[:2] == (0, ["rich", "sqlalchemy"])
+    assert loaded(work, "runs", "show", run_id, "--db", db, watch=watch)[:2] == (
+        0,
+        ["rich", "sqlalchemy"],
+    )
 
 
 # --- the store file `run --no-save` looks for without SQLAlchemy ----------------------------

@@ -210,7 +210,7 @@ def test_the_store_can_be_postgresql(db: str, pg_url: str) -> None:
         assert run_json(url)[1]["regression"]["state"] == "baseline"
         code, second = run_json(url)
         assert (code, second["regression"]["state"]) == (0, "no_regression")
-        history = invoke("history", "handbook.demo", "handbook_bm25", "--db", url)
+        history = invoke("runs", "list", "handbook.demo", "handbook_bm25", "--db", url)
         assert "no_regression" in history.stdout and "baseline" in history.stdout
 
 
@@ -220,21 +220,21 @@ def test_the_store_can_be_postgresql(db: str, pg_url: str) -> None:
 def test_history_lists_runs_newest_first(db: str, monkeypatch: pytest.MonkeyPatch) -> None:
     for mode in ("perfect", "empty", "perfect"):
         switch_run(db, mode, monkeypatch)
-    text = invoke("history", "handbook.demo", SWITCH, "--db", db)
+    text = invoke("runs", "list", "handbook.demo", SWITCH, "--db", db)
     assert text.exit_code == 0
     lines = [line for line in text.stdout.splitlines() if line.strip().startswith(("│", "|"))]
     body = [line for line in lines if any(ch.isdigit() for ch in line.split("│")[1])]
     assert [line.split("│")[1].strip() for line in body] == ["3", "2", "1"]
     assert "regression" in body[1] and "100.0%" in body[2]
     data = json.loads(
-        invoke("history", "handbook.demo", SWITCH, "--db", db, "--format", "json").stdout
+        invoke("runs", "list", "handbook.demo", SWITCH, "--db", db, "--format", "json").stdout
     )
     assert [r["id"] for r in data] == [3, 2, 1]
     assert [r["verdict_state"] for r in data] == ["no_regression", "regression", "baseline"]
     assert data[0]["baseline_run_id"] == 1
     limited = json.loads(
         invoke(
-            "history", "handbook.demo", SWITCH, "--db", db, "--format", "json", "--limit", "1"
+            "runs", "list", "handbook.demo", SWITCH, "--db", db, "--format", "json", "--limit", "1"
         ).stdout
     )
     assert [r["id"] for r in limited] == [3]
@@ -242,7 +242,7 @@ def test_history_lists_runs_newest_first(db: str, monkeypatch: pytest.MonkeyPatc
 
 def test_history_of_an_unknown_pair_exits_2_naming_what_exists(db: str) -> None:
     invoke("run", *DEMO, "--db", db)
-    result = invoke("history", "handbook.demo", "nope", "--db", db)
+    result = invoke("runs", "list", "handbook.demo", "nope", "--db", db)
     assert result.exit_code == 2
     assert "retrievers with runs on this set: handbook_bm25" in result.stderr
 
@@ -250,16 +250,16 @@ def test_history_of_an_unknown_pair_exits_2_naming_what_exists(db: str) -> None:
 def test_show_prints_a_stored_run_in_full(db: str, monkeypatch: pytest.MonkeyPatch) -> None:
     switch_run(db, "perfect", monkeypatch)
     switch_run(db, "empty", monkeypatch)
-    text = invoke("show", "2", "--db", db)
+    text = invoke("runs", "show", "2", "--db", db)
     assert text.exit_code == 0
     assert text.stdout.startswith("Run 2 (valid), saved ")
     assert "Per question" in text.stdout and "Top-1 hit rate:" in text.stdout
     assert "Verdict: REGRESSION (baseline run 1)" in text.stdout
-    data = json.loads(invoke("show", "2", "--db", db, "--format", "json").stdout)
+    data = json.loads(invoke("runs", "show", "2", "--db", db, "--format", "json").stdout)
     assert data["run_id"] == 2
     assert data["regression"]["state"] == "regression"
     assert len(data["questions"]) == data["question_count"] == 46
-    missing = invoke("show", "77", "--db", db)
+    missing = invoke("runs", "show", "77", "--db", db)
     assert missing.exit_code == 2 and "no stored run with id 77" in missing.stderr
 
 
@@ -296,12 +296,12 @@ def test_compare_puts_two_retrievers_side_by_side(db: str, monkeypatch: pytest.M
 def test_prune_keeps_the_current_baseline(db: str, monkeypatch: pytest.MonkeyPatch) -> None:
     switch_run(db, "perfect", monkeypatch)
     switch_run(db, "empty", monkeypatch)
-    result = invoke("prune", "--older-than", "0", "--db", db)
+    result = invoke("runs", "prune", "--older-than", "0", "--db", db)
     assert result.exit_code == 0
     assert result.stdout.startswith("pruned 1 run(s) older than 0 day(s)")
     with open_store(db) as store:
         assert [r.id for r in store.history("handbook.demo", SWITCH)] == [1]
-    negative = invoke("prune", "--older-than", "-3", "--db", db)
+    negative = invoke("runs", "prune", "--older-than", "-3", "--db", db)
     assert negative.exit_code == 2 and "zero or more" in negative.stderr
 
 
@@ -310,7 +310,7 @@ def test_baseline_accept_makes_a_regression_the_baseline(
 ) -> None:
     switch_run(db, "perfect", monkeypatch)
     switch_run(db, "empty", monkeypatch)
-    accepted = invoke("baseline", "accept", "2", "--db", db)
+    accepted = invoke("runs", "accept", "2", "--db", db)
     assert accepted.exit_code == 0
     assert accepted.stdout.startswith(f"run 2 accepted as baseline for handbook.demo × {SWITCH}")
     data = json.loads(switch_run(db, "empty", monkeypatch, "--format", "json").stdout)
@@ -318,7 +318,7 @@ def test_baseline_accept_makes_a_regression_the_baseline(
         "no_regression",
         2,
     )
-    assert invoke("baseline", "accept", "42", "--db", db).exit_code == 2
+    assert invoke("runs", "accept", "42", "--db", db).exit_code == 2
 
 
 def test_db_upgrade_is_idempotent_and_url_is_masked(

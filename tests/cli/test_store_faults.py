@@ -50,7 +50,8 @@ def test_any_store_error_when_saving_exits_3_prints_the_report_and_spools(
 
 @pytest.mark.parametrize("backend", ["sqlite", "postgresql"])
 @pytest.mark.parametrize(
-    "command", [["show"], ["baseline", "accept"], ["export-run"], ["report", "--html", "-"]]
+    "command",
+    [["runs", "show"], ["runs", "accept"], ["runs", "export"], ["runs", "report", "-o", "-"]],
 )
 def test_run_ids_out_of_range_are_unknown_runs(
     backend: str, command: list[str], tmp_path: Path, request: pytest.FixtureRequest

@@ -12,7 +12,7 @@ from store.builders import hits, make_run, pg_schema
 from cli.test_cli_core import invoke, isolate_env
 from retrieval_eval.store import Store, open_store
 
-WRITERS = [("baseline", "accept", "1"), ("prune", "--older-than", "3")]
+WRITERS = [("runs", "accept", "1"), ("runs", "prune", "--older-than", "3")]
 
 
 @pytest.fixture
@@ -47,7 +47,7 @@ def test_accepting_an_older_run_names_the_run_the_next_comparison_uses(home: Pat
     with open_store(url) as store:
         old = store.save(make_run(hits(3, 4), day=0))
         newer = store.save(make_run(hits(3, 4), day=1))  # valid, not a regression
-    result = invoke("baseline", "accept", str(old), "--db", url)
+    result = invoke("runs", "accept", str(old), "--db", url)
     assert result.exit_code == 0, result.output
     assert f"the next run will be compared with run {newer}" in result.stdout
     assert f"`retrieval-eval run demo.set bm25 --baseline {old}`" in result.stdout
@@ -55,7 +55,7 @@ def test_accepting_an_older_run_names_the_run_the_next_comparison_uses(home: Pat
         picked = store.find_baseline("demo.set", "bm25", "fp-1")
         assert picked is not None and picked.id == newer
         assert store.get_run(old).accepted_baseline
-    result = invoke("baseline", "accept", str(newer), "--db", url)
+    result = invoke("runs", "accept", str(newer), "--db", url)
     assert result.exit_code == 0
     assert f"run {newer} accepted as baseline for demo.set × bm25" in result.stdout
 
@@ -64,7 +64,7 @@ def test_prune_and_accept_still_write_an_existing_store(home: Path) -> None:
     url = f"sqlite:///{home / 'results.sqlite'}"
     with open_store(url) as store:
         first = store.save(make_run(hits(1, 4), day=0))
-    assert invoke("baseline", "accept", str(first), "--db", url).exit_code == 0
-    result = invoke("prune", "--older-than", "0", "--db", url)
+    assert invoke("runs", "accept", str(first), "--db", url).exit_code == 0
+    result = invoke("runs", "prune", "--older-than", "0", "--db", url)
     assert result.exit_code == 0, result.output
     assert "pruned 0 run(s)" in result.stdout  # the current baseline is kept

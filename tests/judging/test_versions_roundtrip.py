@@ -123,16 +123,16 @@ def _round_trip(tmp_path: Path, store_url: str) -> None:
         assert twin.result.rejudged.from_run_id == second.run_id
         assert twin.result.set_version == 2 and twin.run_date == stored.run_date
 
-    history = _invoke(config, "history", "tiny", "bm25", "--format", "json")
+    history = _invoke(config, "runs", "list", "tiny", "bm25", "--format", "json")
     listed = json.loads(history.output)
     # the originals judged against the old labels are shown re-judged: like with like
     assert [r["id"] for r in listed] == [third.run_id, twin2, twin1]
     assert [r["rejudged_from"] for r in listed] == [None, second.run_id, first.run_id]
     assert [r["set_version"] for r in listed] == [2, 2, 2]
-    text = _invoke(config, "history", "tiny", "bm25")
+    text = _invoke(config, "runs", "list", "tiny", "bm25")
     assert "re-judged from run" in text.output and "labels changed" in text.output
     assert f"labels changed between run {second.run_id} and run {third.run_id}" in text.output
-    stored_rows = _invoke(config, "history", "tiny", "bm25", "--as-stored", "--format", "json")
+    stored_rows = _invoke(config, "runs", "list", "tiny", "bm25", "--as-stored", "--format", "json")
     assert len(json.loads(stored_rows.output)) == 5
 
     # the dashboard shows the same runs, the re-judged ones marked, and a line where labels changed

@@ -38,7 +38,7 @@ def report_file(tmp_path_factory: pytest.TempPathFactory) -> Path:
         )
         assert done.exit_code == 0, done.output
         path = folder / "run1.html"
-        done = runner.invoke(cli, ["report", "1", "--html", str(path), "--db", db])
+        done = runner.invoke(cli, ["runs", "report", "1", "-o", str(path), "--db", db])
         assert done.exit_code == 0, done.output
     return path
 

@@ -149,7 +149,7 @@ def test_show_json_and_the_dashboard(stored: tuple[str, Path, str]) -> None:
     import html
 
     url, _, _ = stored
-    done = CliRunner().invoke(cli, ["show", "1", "--format", "json", "--db", url])
+    done = CliRunner().invoke(cli, ["runs", "show", "1", "--format", "json", "--db", url])
     assert done.exit_code == 0, done.output
     _assert_masked(
         "show --format json", "\n".join(q["error"] for q in json.loads(done.stdout)["questions"])

@@ -85,7 +85,7 @@ def test_no_captured_secret_reaches_any_sink(
     for fmt in ("text", "json", "markdown"):
         extra = ["--export-draft", str(draft)] if fmt == "markdown" else []
         done = invoke(
-            config, "replay", "log", "bm25", "--against", "bm25_flat", "--most", "500",
+            config, "replay", "log", "bm25", "--against", "bm25_flat", "--limit", "500",
             "--format", fmt, *extra,
         )  # fmt: skip
         assert done.exit_code == 0, done.output

@@ -59,7 +59,9 @@ def test_history_json_names_no_baseline_for_the_invalid_run(tmp_path: Path) -> N
     path = tmp_path / "results.sqlite"
     ids = _fill(path)
     url = f"sqlite:///{path}"
-    out = CliRunner().invoke(cli, ["history", "demo.set", "bm25", "--db", url, "--format", "json"])
+    out = CliRunner().invoke(
+        cli, ["runs", "list", "demo.set", "bm25", "--db", url, "--format", "json"]
+    )
     assert out.exit_code == 0, out.output
     by_id = {run["id"]: run for run in json.loads(out.output)}
     assert by_id[ids["invalid"]]["status"] == "invalid"

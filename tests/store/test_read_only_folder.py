@@ -54,10 +54,10 @@ def sealed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
 
 
 def test_read_commands_read_a_store_in_a_read_only_folder(sealed: Path) -> None:
-    history = invoke(sealed, "history", SET, RETRIEVER, "--format", "json")
+    history = invoke(sealed, "runs", "list", SET, RETRIEVER, "--format", "json")
     assert history.exit_code == 0, history.output
     (run,) = json.loads(history.output)
-    shown = invoke(sealed, "show", str(run["id"]), "--format", "json")
+    shown = invoke(sealed, "runs", "show", str(run["id"]), "--format", "json")
     assert shown.exit_code == 0, shown.output
     assert json.loads(shown.output)["run_id"] == run["id"]
     drift = invoke(sealed, "drift", SAMPLE, RETRIEVER)

@@ -54,7 +54,7 @@ def test_a_promoted_set_shows_on_reload_of_the_served_review_page(
     config = _config(tmp_path)
     db = f"sqlite:///{tmp_path / 'results.sqlite'}"
     args = ["--config", str(config), "--db", db]
-    ran = CliRunner().invoke(cli, ["run", SET, "handbook_bm25", "--k", "1,3,10", *args])
+    ran = CliRunner().invoke(cli, ["run", SET, "handbook_bm25", "--cutoffs", "1,3,10", *args])
     assert ran.exit_code == 0, ran.output
     port = free_port()
     server = subprocess.Popen(

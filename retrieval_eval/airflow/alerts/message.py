@@ -11,7 +11,7 @@ title and lines, "labels need attention: N ids no longer in the index", the stal
 out of the verdict and the lint task's counts, and never a regression's rates.
 
 A regression's before → after are the verdict's rates over the questions it compared
-(``top1_baseline``/``top1_current``, as the CLI headline and ``report --html`` print them), so
+(``top1_baseline``/``top1_current``, as the CLI headline and ``runs report`` print them), so
 both sides cover the same questions. When stale-label questions were left out, those are fewer
 than the run's: the line says "on the N questions compared" and adds the run's overall rate
 (``Top-1: 64.3% → 50.0% on the 42 questions compared (this run: 45.7% over all 46)``); the
