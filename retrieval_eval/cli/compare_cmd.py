@@ -15,7 +15,12 @@ import click
 from retrieval_eval.cli import cli
 from retrieval_eval.cli.db_cmd import db_option
 from retrieval_eval.cli.history_cmd import _open_to_read
-from retrieval_eval.cli.options import FiniteFloatRange, config_option, format_option
+from retrieval_eval.cli.options import (
+    FiniteFloatRange,
+    config_option,
+    format_option,
+    output_option,
+)
 from retrieval_eval.judging.pooling import DEPTH as HOLES_DEPTH
 
 
@@ -61,6 +66,7 @@ def _run_ids(ctx: click.Context, param: click.Parameter, value: str | None) -> l
     help="Count each run's holes (unjudged documents) in its top N, as `sets pool --depth`.",
 )
 @format_option("text", "json", "markdown", "csv")
+@output_option("Write the leaderboard to FILE instead of stdout.")
 @db_option
 @config_option
 def compare(
@@ -71,6 +77,7 @@ def compare(
     alpha: float,
     holes_depth: int,
     fmt: str,
+    output: str | None,
     db: str | None,
     config_path: str | None,
 ) -> None:
@@ -87,9 +94,13 @@ def compare(
         raise click.UsageError(
             "--runs takes the place of SET and the retrievers: give one or the other"
         )
+    from retrieval_eval.cli.output_file import check_writable, emit
     from retrieval_eval.judging.leaderboard import compare_runs, latest_runs, runs_by_id
     from retrieval_eval.reports.leaderboard import render_leaderboard
     from retrieval_eval.store.judgments import read_stored_judgments
+
+    if output not in (None, "-"):
+        check_writable(output, "--output")
 
     with _open_to_read(db, config_path) as store:
         if run_ids is not None:
@@ -103,4 +114,4 @@ def compare(
     )
     for warning in board.warnings:
         click.echo(f"warning: {warning}", err=True)
-    click.echo(render_leaderboard(board, fmt), nl=False)
+    emit(render_leaderboard(board, fmt), output, "the leaderboard")

@@ -285,6 +285,7 @@ old_command(cli, "history", history, "runs list")
     help="Per-question metrics as trec_eval -q prints them (metric, question id, value; then "
     "'all' with the means), instead of the report.",
 )
+@output_option("Write the report to FILE instead of stdout.")
 @db_option
 @config_option
 def show(
@@ -292,11 +293,16 @@ def show(
     fmt: str,
     summary: bool,
     per_query: bool,
+    output: str | None,
     db: str | None,
     config_path: str | None,
 ) -> None:
     """A stored run in full: its report, its verdict and its bookkeeping."""
+    from retrieval_eval.cli.output_file import check_writable, emit
+
     check_summary(fmt, summary)
+    if output not in (None, "-"):
+        check_writable(output, "--output")
     if per_query and (summary or fmt != "text"):
         raise click.UsageError("--per-query prints trec_eval lines: no --summary or --format")
     from retrieval_eval.reports.report import render
@@ -306,7 +312,7 @@ def show(
     if per_query:
         from retrieval_eval.reports.csv import render_per_query
 
-        click.echo(render_per_query(run.result), nl=False)
+        emit(render_per_query(run.result), output)
         return
     extra: dict[str, Any] = {
         "run_id": run.id,
@@ -333,7 +339,7 @@ def show(
             head += ", accepted as baseline"
         # Markdown starts with its headline: the bookkeeping closes it
         text = f"{text}\n{head}\n" if fmt == "markdown" else f"{head}\n{text}"
-    click.echo(text, nl=False)
+    emit(text, output)
 
 
 old_command(cli, "show", show, "runs show")
@@ -352,23 +358,14 @@ def report(run_id: int, output: str | None, db: str | None, config_path: str | N
     The file loads nothing from anywhere (inline CSS and SVG, no script): attach it to a
     ticket, mail it, open it offline.
     """
-    from retrieval_eval.cli.output_file import check_writable, output_errors
+    from retrieval_eval.cli.output_file import check_writable, emit
     from retrieval_eval.reports.html import render_html
 
-    html_path = output or "-"
-    if html_path != "-":
-        check_writable(html_path, "--output")
+    if output not in (None, "-"):
+        check_writable(output, "--output")
     with _open_to_read(db, config_path) as store:
         run = store.get_run(run_id)
-    page = render_html(run, *stored_power(run, config_path))
-    if html_path == "-":
-        click.echo(page, nl=False)
-        return
-    from retrieval_eval.safety.files import write_file
-
-    with output_errors(html_path, "--output"):
-        write_file(html_path, page)
-    click.echo(f"report for run {run_id} written to {html_path}", err=True)
+    emit(render_html(run, *stored_power(run, config_path)), output, f"report for run {run_id}")
 
 
 old_command(cli, "report", report, "runs report")

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from retrieval_eval.cli.db_cmd import db_option
-from retrieval_eval.cli.options import config_option, format_option
+from retrieval_eval.cli.options import config_option, format_option, output_option
 from retrieval_eval.cli.sets_cmd import sets
 
 if TYPE_CHECKING:
@@ -32,6 +32,7 @@ if TYPE_CHECKING:
     help="A BEIR corpus.jsonl or a folder of .md/.txt files (form and completeness checks).",
 )
 @format_option("text", "json", "markdown")
+@output_option("Write the lint report to FILE instead of stdout.")
 @config_option
 @db_option
 @click.pass_context
@@ -41,6 +42,7 @@ def lint(
     retriever: str | None,
     corpus_path: str | None,
     fmt: str,
+    output: str | None,
     config_path: str | None,
     db: str | None,
 ) -> None:
@@ -48,11 +50,14 @@ def lint(
     questions, and the smallest drop the set can detect. Exit 1 when errors are found."""
     from contextlib import nullcontext
 
+    from retrieval_eval.cli.output_file import check_writable, emit
     from retrieval_eval.config.models import load_config
     from retrieval_eval.judging.pipeline import opened_retriever, resolve_set
     from retrieval_eval.lint import run_lint
     from retrieval_eval.lint.render import RENDERERS
 
+    if output not in (None, "-"):
+        check_writable(output, "--output")
     config = load_config(config_path)
     golden_set = resolve_set(config, set_name)
     corpus = _corpus(corpus_path)
@@ -83,7 +88,7 @@ def lint(
             store.close()
     if store_problem:
         report.checks_skipped["never_found"] = store_problem
-    click.echo(RENDERERS[fmt](report), nl=False)
+    emit(RENDERERS[fmt](report), output, "the lint report")
     if report.has_errors:
         ctx.exit(1)
 

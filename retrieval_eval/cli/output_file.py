@@ -25,6 +25,8 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+import click
+
 from retrieval_eval.errors import InvalidInputError
 from retrieval_eval.safety.files import FIX, FileWriteError, cannot_write
 
@@ -212,3 +214,20 @@ def _failed(message: str, exit_code: int) -> OutputFileError:
     error = OutputFileError(message)
     error.exit_code = exit_code
     return error
+
+
+def emit(
+    text: str, output: str | None, what: str = "the report", after: str = "", exit_code: int = 2
+) -> None:
+    """Print ``text`` on stdout, or (``-o FILE``; ``-`` is stdout) write it whole to ``output``
+    through the one safe writer and say so on stderr: every command's report goes out this way,
+    and a failure names the file or stdout, then ``after`` (what was kept)."""
+    if output in (None, "-"):
+        with stdout_errors(after, exit_code):
+            click.echo(text, nl=False)
+        return
+    from retrieval_eval.safety.files import write_file
+
+    with output_errors(output, "--output", after, exit_code):
+        write_file(output, text)
+    click.echo(f"{what} written to {output}", err=True)

@@ -25,6 +25,7 @@ from retrieval_eval.cli.options import (
     format_option,
     index_version_option,
     limit_option,
+    output_option,
 )
 
 if TYPE_CHECKING:
@@ -142,6 +143,7 @@ def samples_show(name: str, limit: int, db: str | None, config_path: str | None)
     "form: the file then holds what users typed. A hashed sample's draft needs it.",
 )
 @format_option("text", "json", "markdown")
+@output_option("Write the report to FILE instead of stdout.")
 @db_option
 @config_option
 def replay(
@@ -158,6 +160,7 @@ def replay(
     export_draft: Path | None,
     draft_captured_text: bool,
     fmt: str,
+    output: str | None,
     db: str | None,
     config_path: str | None,
 ) -> None:
@@ -174,8 +177,11 @@ def replay(
 
     if against and against_run:
         raise click.UsageError("give --against RETRIEVER or --against-run ID, not both")
+    from retrieval_eval.cli.output_file import check_writable
+
+    if output not in (None, "-"):
+        check_writable(output, "--output")
     if export_draft is not None:
-        from retrieval_eval.cli.output_file import check_writable
         from retrieval_eval.golden.judgments import check_suffix
 
         check_suffix(export_draft, "--export-draft")
@@ -210,7 +216,7 @@ def replay(
     finally:
         if store is not None:
             store.close()
-    from retrieval_eval.cli.output_file import output_errors, stdout_errors
+    from retrieval_eval.cli.output_file import emit, output_errors
 
     # a report or draft that cannot be written still says what became of the replay, with the
     # exit code of its own failure when it has one
@@ -222,8 +228,7 @@ def replay(
     if fmt in ("text", "markdown") and outcome.replay_id is not None:
         gap = "\n" if fmt == "markdown" else ""  # Markdown: a paragraph after the last block
         text += f"{gap}{_saved(outcome, url)}\n"
-    with stdout_errors(kept, code):
-        click.echo(text, nl=False)
+    emit(text, output, "the replay's report", kept, code)
     if export_draft is not None:
         from retrieval_eval.replay.draft import write_draft
 

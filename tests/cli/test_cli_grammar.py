@@ -201,3 +201,54 @@ def test_every_file_written_is_o_output() -> None:
         for option in command.params:
             if isinstance(option, click.Option) and "--output" in option.opts:
                 assert "-o" in option.opts, path
+
+
+def test_every_report_command_takes_o_output() -> None:
+    """A command that prints a report can write it to a file instead: `-o/--output` everywhere."""
+    reporting = {
+        ("run",),
+        ("replay",),
+        ("compare",),
+        ("runs", "show"),
+        ("runs", "report"),
+        ("runs", "export"),
+        ("sets", "lint"),
+    }
+    having = {
+        path
+        for path, command, hidden in commands()
+        if not hidden and any("--output" in getattr(o, "opts", ()) for o in command.params)
+    }
+    assert reporting <= having, reporting - having
+
+
+def test_o_writes_what_stdout_would_print(db: str, tmp_path: Path) -> None:
+    """Each report command's `-o FILE` writes exactly what it prints on stdout, with the same
+    exit code, and says on stderr where it went; a folder that does not exist is exit 2 before
+    anything runs."""
+    cases = [
+        ["runs", "show", "2", "--format", "json", "--db", db],
+        ["runs", "report", "1", "--db", db],
+        ["compare", "--runs", "1,2", "--db", db],
+        ["sets", "lint", "handbook.demo", *CONFIG, "--format", "json", "--db", db],
+    ]
+    for number, args in enumerate(cases):
+        printed = invoke(*args)
+        assert printed.exit_code in (0, 1) and printed.stdout, (args, printed.output)
+        target = tmp_path / f"out{number}.txt"
+        written = invoke(*args, "-o", str(target))
+        assert written.exit_code == printed.exit_code, (args, written.output)
+        assert written.stdout == "" and target.read_text(encoding="utf-8") == printed.stdout, args
+        assert f"written to {target}" in written.stderr, args
+        missing = tmp_path / "no-such-folder" / "out.txt"
+        refused = invoke(*args, "-o", str(missing))
+        assert refused.exit_code == 2 and f"--output {missing}: " in refused.stderr, args
+
+
+def test_replay_o_writes_the_report(replay_config: Path, tmp_path: Path) -> None:
+    target = tmp_path / "replay.md"
+    args = ["replay", "top10", "bm25", "--no-save", "--format", "markdown"]
+    done = invoke(*args, "--config", str(replay_config), "-o", str(target))
+    assert done.exit_code == 0 and done.stdout == "", done.output
+    assert target.read_text(encoding="utf-8").startswith("### FIRST REPLAY"), target.read_text()
+    assert f"the replay's report written to {target}" in done.stderr
