@@ -129,8 +129,8 @@ set_shaped = st.fixed_dictionaries(
     },
 )
 # valid sets, to reach the success path: each loads with exactly these questions
-# text is any text but NUL, which no store keeps (refused like a lone surrogate)
-texts = st.characters(blacklist_characters="\x00")
+# text is any text (st.text's own alphabet: no lone surrogates) but NUL, which no store keeps
+texts = st.characters(blacklist_categories=("Cs",), blacklist_characters="\x00")
 words = st.text(texts, min_size=1, max_size=12).filter(str.strip)
 # ids are plain text: no control characters (refused), compared stripped
 plain_text = st.characters(blacklist_categories=("Cc",))
