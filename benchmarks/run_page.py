@@ -86,7 +86,7 @@ def _fill(url: str) -> dict[int, int]:
     """Record a baseline and a run for each size; the runs' ids by size."""
     from retrieval_eval.config.models import Thresholds
     from retrieval_eval.evaluation.aggregate import summarise
-    from retrieval_eval.judging.recording import record_run
+    from retrieval_eval.workflows.recording import record_run
 
     start = datetime(2026, 1, 1, tzinfo=UTC)
     ids = {}

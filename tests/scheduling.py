@@ -30,7 +30,7 @@ COSTLIEST = [
     "tests/webui/test_browser.py",
     "tests/airflow/test_connections.py",
     "tests/test_docs.py",
-    "tests/judging/test_leaderboard.py",
+    "tests/workflows/test_leaderboard.py",
     "tests/evaluation/test_scoring.py",
     "tests/airflow/test_manual_depths.py",
     "tests/store/test_serialised_judging.py",

@@ -18,7 +18,7 @@ import yaml
 from retrieval_eval.config.models import load_config
 from retrieval_eval.evaluation.results import RunResult
 from retrieval_eval.evaluation.scoring import evaluate
-from retrieval_eval.judging.pipeline import opened_retriever, resolve_set, resolve_settings
+from retrieval_eval.workflows.labelled_run import opened_retriever, resolve_set, resolve_settings
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
 ROW = re.compile(r"^\| (?P<slice>[^|]+?) \| (?P<n>\d+) \|(?P<cells>( [\d.]+% \|){4})$")

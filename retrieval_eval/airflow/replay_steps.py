@@ -3,7 +3,7 @@
 plan (the sample drawn and stored once, the retriever's cache filled, the sample split into
 index ranges) → replay one range per mapped task (rankings travel as keys and ids only: no query
 text crosses XCom) → compare and save (with the index version read from the triggering asset
-events) → the branch. Each calls :mod:`retrieval_eval.replay.pipeline`, as the CLI does.
+events) → the branch. Each calls :mod:`retrieval_eval.workflows.replay`, as the CLI does.
 """
 
 from __future__ import annotations
@@ -37,8 +37,8 @@ def plan_replay(
 ) -> list[dict[str, Any]]:
     """Draw and store the sample (once), fill the retrievers' caches, split into batches
     (:func:`retrieval_eval.airflow.steps.batch_count`: one per ``min_batch_questions``)."""
-    from retrieval_eval.replay.pipeline import stored_sample
     from retrieval_eval.store import open_store
+    from retrieval_eval.workflows.replay import stored_sample
 
     config = load_config(config_path)
     with open_store(store_url) as store:
@@ -72,9 +72,9 @@ def replay_batch(
     retriever too): ``{"after": [[key, ids, error], ...], "before": [...] | None}``."""
     from dataclasses import replace
 
-    from retrieval_eval.replay.pipeline import rankings_of, replay_settings
     from retrieval_eval.store import open_store
     from retrieval_eval.store.replays import get_sample
+    from retrieval_eval.workflows.replay import rankings_of, replay_settings
 
     config = load_config(config_path)
     spec = config.sample_spec(sample_name)
@@ -118,14 +118,14 @@ def compare_and_save(
     ``db replay`` saves it) and raises StoreUnavailableError naming the spool file, so the task
     retries with backoff (as ``persist`` does for a run)."""
     from retrieval_eval.errors import StoreUnavailableError
-    from retrieval_eval.replay.pipeline import (
+    from retrieval_eval.store import open_store
+    from retrieval_eval.store.replays import get_sample
+    from retrieval_eval.workflows.replay import (
         judged_against,
         record_replay,
         stored_sample,
         unpacked,
     )
-    from retrieval_eval.store import open_store
-    from retrieval_eval.store.replays import get_sample
 
     config = load_config(config_path)
     with contextlib.ExitStack() as stack:

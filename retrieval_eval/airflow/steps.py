@@ -1,6 +1,6 @@
 """The work each DAG task does, as plain functions over JSON-able values.
 
-Each calls the steps of :mod:`retrieval_eval.judging.pipeline`, the pipeline the CLI's ``run``
+Each calls the steps of :mod:`retrieval_eval.workflows.labelled_run`, the pipeline the CLI's ``run``
 chains in one process; here the retrieval fans out per batch. The factory only wires these into
 tasks, so every step is testable without a scheduler and the payloads between tasks stay small:
 batches travel as index ranges, not questions, and each mapped task re-reads the (validated)
@@ -153,7 +153,7 @@ def plan_batches(
     retriever's ``prepare`` hook runs (the lexical index is built into the adapter cache once
     here, not once per batch). ``overrides`` (:func:`manual_overrides`) are checked with them.
     """
-    from retrieval_eval.judging.pipeline import resolve_run, resolve_set
+    from retrieval_eval.workflows.labelled_run import resolve_run, resolve_set
 
     config = load_config(config_path)
     given = overrides or {}
@@ -189,7 +189,7 @@ def lint_set(
     fails is recorded (``checked: false``) and is not an error: the evaluation goes on.
     """
     from retrieval_eval.evaluation.labels import dead_labels_or_failure
-    from retrieval_eval.judging.pipeline import opened_retriever, resolve_set
+    from retrieval_eval.workflows.labelled_run import opened_retriever, resolve_set
 
     config = load_config(config_path)
     golden = resolve_set(config, set_name)
@@ -262,7 +262,11 @@ def retrieve_batch(
     Returns ``{"retriever": <its identifier>, "questions": [QuestionResult JSON, ...]}``.
     """
     from retrieval_eval.evaluation.scoring import score_questions
-    from retrieval_eval.judging.pipeline import opened_retriever, resolve_set, resolve_settings
+    from retrieval_eval.workflows.labelled_run import (
+        opened_retriever,
+        resolve_set,
+        resolve_settings,
+    )
 
     config = load_config(config_path)
     golden = resolve_set(config, set_name)
@@ -297,7 +301,7 @@ def reduce_results(
     (:func:`index_version` of the triggering asset events) the index build it measured."""
     from retrieval_eval.evaluation.results import QuestionResult
     from retrieval_eval.evaluation.scoring import summarise_set
-    from retrieval_eval.judging.pipeline import resolve_set, resolve_settings
+    from retrieval_eval.workflows.labelled_run import resolve_set, resolve_settings
 
     config = load_config(config_path)
     golden = resolve_set(config, set_name)
@@ -349,7 +353,7 @@ def persist_result(
     error says where the run went when the spool folder could not take it either).
     """
     from retrieval_eval.evaluation.results import RunResult
-    from retrieval_eval.judging.pipeline import record_verdict, resolve_thresholds
+    from retrieval_eval.workflows.labelled_run import record_verdict, resolve_thresholds
 
     config = load_config(config_path)
     result = RunResult.model_validate(result_json)
@@ -412,10 +416,10 @@ def approval_request(
     why it asks (a regression, or changed labels), the figures before → after, the current
     baseline, the run page and what each answer does. Figures, ids and links only: no question
     text, and redacted like every other text this package writes."""
-    from retrieval_eval.judging.baselines import latest_baseline
     from retrieval_eval.reports.links import run_page_url
     from retrieval_eval.safety.redaction import redact
     from retrieval_eval.store import open_store
+    from retrieval_eval.workflows.baselines import latest_baseline
 
     run_id, verdict = recorded["run_id"], recorded["verdict"]
     pair = f"{result['set_identifier']} × {result['retriever']}"
@@ -484,8 +488,8 @@ def stored_for_approval(store_url: str, run_id: int) -> tuple[dict[str, Any], di
 
 def accept_run(store_url: str, run_id: int) -> str:
     """An approved request: accept the run as ``retrieval-eval runs accept`` does."""
-    from retrieval_eval.judging.baselines import accept_baseline
     from retrieval_eval.store import open_store
+    from retrieval_eval.workflows.baselines import accept_baseline
 
     with open_store(store_url) as store:
         return accept_baseline(store, run_id)

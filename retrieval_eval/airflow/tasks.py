@@ -198,8 +198,8 @@ def _alert(
     only if it went out, when not ``shown_if_unsent``: a recovery most runs do not send)."""
     from retrieval_eval.airflow.alerts import build_message, send_alerts
     from retrieval_eval.evaluation.results import RunResult
-    from retrieval_eval.judging.recording import Recorded
     from retrieval_eval.store import open_store
+    from retrieval_eval.workflows.recording import Recorded
 
     message = build_message(
         kind,

@@ -1,4 +1,4 @@
-"""``compare``: N retrievers on one set as a leaderboard (see :mod:`retrieval_eval.judging.leaderboard`).
+"""``compare``: N retrievers on one set as a leaderboard (see :mod:`retrieval_eval.workflows.leaderboard`).
 
 ``compare SET R1 R2 [R3 ...]`` takes each retriever's latest stored run; ``compare --runs
 ID,ID,...`` takes those runs (all of one set). The store is only read. Exit codes: 0 the board
@@ -21,7 +21,7 @@ from retrieval_eval.cli.options import (
     format_option,
     output_option,
 )
-from retrieval_eval.judging.pooling import DEPTH as HOLES_DEPTH
+from retrieval_eval.labels.pooling import DEPTH as HOLES_DEPTH
 
 
 def _run_ids(ctx: click.Context, param: click.Parameter, value: str | None) -> list[int] | None:
@@ -95,9 +95,9 @@ def compare(
             "--runs takes the place of SET and the retrievers: give one or the other"
         )
     from retrieval_eval.cli.output_file import check_writable, emit
-    from retrieval_eval.judging.leaderboard import compare_runs, latest_runs, runs_by_id
     from retrieval_eval.reports.leaderboard import render_leaderboard
     from retrieval_eval.store.judgments import read_stored_judgments
+    from retrieval_eval.workflows.leaderboard import compare_runs, latest_runs, runs_by_id
 
     if output not in (None, "-"):
         check_writable(output, "--output")

@@ -118,8 +118,8 @@ def replay(db: str | None, config_path: str | None, spool_dir: Path | None) -> N
     of its series before it (or what it was compared with), as when it ran.
     """
     from retrieval_eval.errors import UnknownNameError
-    from retrieval_eval.judging.recording import later, replay_spooled, store_error
     from retrieval_eval.store.spool import ReplayBusyError, default_spool_dir
+    from retrieval_eval.workflows.recording import later, replay_spooled, store_error
 
     url = store_url_for(db, config_path)
     folder = spool_dir or default_spool_dir()

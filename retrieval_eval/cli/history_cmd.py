@@ -125,7 +125,7 @@ def _listed(run: RunSummary) -> dict[str, Any]:
 
 
 def _latest(store: Store, set_identifier: str, retriever: str) -> StoredRun:
-    from retrieval_eval.judging.leaderboard import latest_run
+    from retrieval_eval.workflows.leaderboard import latest_run
 
     return latest_run(store, set_identifier, retriever)
 
@@ -410,7 +410,7 @@ def accept(run_id: int, db: str | None, config_path: str | None) -> None:
     A run compares with the newest valid run of its key that is not a regression or was
     accepted: accepting an older run while a newer good one exists changes nothing for the next
     run, and the message says so, with the ``--baseline`` that compares with it anyway."""
-    from retrieval_eval.judging.baselines import accept_baseline
+    from retrieval_eval.workflows.baselines import accept_baseline
 
     with _open_existing(db, config_path) as store:
         click.echo(accept_baseline(store, run_id))

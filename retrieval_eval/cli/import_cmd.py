@@ -219,7 +219,7 @@ def export_qrels_cmd(
     from retrieval_eval.cli.output_file import output_errors
     from retrieval_eval.config.models import load_config
     from retrieval_eval.golden.exporters import qrels_lines, topics_lines, write_lines
-    from retrieval_eval.judging.pipeline import resolve_set
+    from retrieval_eval.workflows.labelled_run import resolve_set
 
     golden_set = resolve_set(load_config(config_path), set_name)
     lines = qrels_lines(golden_set)

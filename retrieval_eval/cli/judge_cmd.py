@@ -1,6 +1,6 @@
 """``retrieval-eval sets judge import FILE``: relevance judgments from a file into the store.
 
-The file is a judgments file (JSONL or CSV, :mod:`retrieval_eval.golden.judgments`), as
+The file is a judgments file (JSONL or CSV, :mod:`retrieval_eval.labels.judgments`), as
 ``sets pool`` writes it and people fill it in. Every row is checked before anything is stored:
 a bad row (line-numbered) or a question id that is not the set's is exit 2 and stores nothing.
 Rows without a grade (not judged yet) are skipped and counted. The agreement of the raters, the
@@ -21,8 +21,8 @@ from retrieval_eval.cli.sets_cmd import sets
 
 if TYPE_CHECKING:
     from retrieval_eval.config.models import Config
-    from retrieval_eval.golden.judgments import Judgment, Summary
     from retrieval_eval.golden.models import GoldenQuestionSet
+    from retrieval_eval.labels.judgments import Judgment, Summary
 
 MAX_LISTED = 20  # conflicts and unknown ids listed; the rest are counted
 
@@ -44,8 +44,8 @@ def import_judgments(
     """Check a judgments file against its set, print the raters' agreement and conflicts, and
     store its graded rows. Exit 2 on bad input (nothing stored), 3 when the store is down."""
     from retrieval_eval.config.models import load_config
-    from retrieval_eval.golden.judgments import read_judgment_lines, summarise
-    from retrieval_eval.judging.pipeline import resolve_set
+    from retrieval_eval.labels.judgments import read_judgment_lines, summarise
+    from retrieval_eval.workflows.labelled_run import resolve_set
 
     config = load_config(config_path)
     lines = read_judgment_lines(file)
@@ -106,7 +106,7 @@ def _check_question_ids(
 
 def _summary_text(summary: Summary) -> str:
     """Raters, agreement, conflicts and the merge rule, one line each (conflicts capped)."""
-    from retrieval_eval.golden.agreement import MERGE_RULE
+    from retrieval_eval.labels.agreement import MERGE_RULE
     from retrieval_eval.reports.numbers import decimal
 
     both = summary.shared

@@ -52,9 +52,9 @@ def lint(
 
     from retrieval_eval.cli.output_file import check_writable, emit
     from retrieval_eval.config.models import load_config
-    from retrieval_eval.judging.pipeline import opened_retriever, resolve_set
     from retrieval_eval.lint import run_lint
     from retrieval_eval.lint.render import RENDERERS
+    from retrieval_eval.workflows.labelled_run import opened_retriever, resolve_set
 
     if output not in (None, "-"):
         check_writable(output, "--output")

@@ -1,6 +1,6 @@
 """``retrieval-eval sets pool SET --retrievers R1,R2``: the documents to judge, as a judgments file.
 
-The candidates (:mod:`retrieval_eval.judging.gather`) go to ``--output FILE`` (``.jsonl`` or
+The candidates (:mod:`retrieval_eval.workflows.pool`) go to ``--output FILE`` (``.jsonl`` or
 ``.csv``, by its suffix) or to stdout as JSONL; what was written, the notes and, per retriever,
 its hit rates beside its holes go to stderr, so stdout stays a judgments file. Exit codes: 0
 written (also when there is nothing to judge); 2 bad input (an unknown set or retriever, a
@@ -20,7 +20,7 @@ from retrieval_eval.cli.aliases import old_option
 from retrieval_eval.cli.db_cmd import db_option
 from retrieval_eval.cli.options import config_option, limit_option, output_option
 from retrieval_eval.cli.sets_cmd import sets
-from retrieval_eval.judging.pooling import DEPTH
+from retrieval_eval.labels.pooling import DEPTH
 
 
 def _names(ctx: click.Context, param: click.Parameter, value: str) -> list[str]:
@@ -112,9 +112,9 @@ def pool(
     from retrieval_eval.cli.output_file import check_writable, output_errors
     from retrieval_eval.config.models import load_config
     from retrieval_eval.errors import NoStoreError
-    from retrieval_eval.golden.judgments import check_suffix, read_judgments, write_judgments
-    from retrieval_eval.judging.gather import gather
-    from retrieval_eval.judging.pipeline import resolve_set
+    from retrieval_eval.labels.judgments import check_suffix, read_judgments, write_judgments
+    from retrieval_eval.workflows.labelled_run import resolve_set
+    from retrieval_eval.workflows.pool import gather
 
     if output is not None:
         check_suffix(Path(output), "--output")
@@ -163,8 +163,8 @@ def pool(
 
 
 def _summary(gathered: object, set_identifier: str, where: str) -> None:
-    from retrieval_eval.judging.gather import Gathered
     from retrieval_eval.reports.numbers import pct
+    from retrieval_eval.workflows.pool import Gathered
 
     assert isinstance(gathered, Gathered)
     err = sys.stderr

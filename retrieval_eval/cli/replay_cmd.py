@@ -30,8 +30,8 @@ from retrieval_eval.cli.options import (
 
 if TYPE_CHECKING:
     from retrieval_eval.config.models import Config
-    from retrieval_eval.replay.pipeline import ReplayOutcome
     from retrieval_eval.store import Store
+    from retrieval_eval.workflows.replay import ReplayOutcome
 
 
 @contextlib.contextmanager
@@ -60,7 +60,7 @@ def samples_build(name: str, refresh: bool, db: str | None, config_path: str | N
     from collections import Counter
 
     from retrieval_eval.config.models import load_config
-    from retrieval_eval.replay.pipeline import stored_sample
+    from retrieval_eval.workflows.replay import stored_sample
 
     config = load_config(config_path)
     config.sample_spec(name)  # an unknown name before the store is opened
@@ -171,9 +171,9 @@ def replay(
     """
     from retrieval_eval.config.models import load_config
     from retrieval_eval.errors import InvalidInputError, InvalidRunError, StoreUnavailableError
-    from retrieval_eval.replay.pipeline import run_replay
     from retrieval_eval.reports.replay import render_replay
     from retrieval_eval.store import open_store, resolve_store_url
+    from retrieval_eval.workflows.replay import run_replay
 
     if against and against_run:
         raise click.UsageError("give --against RETRIEVER or --against-run ID, not both")
@@ -182,7 +182,7 @@ def replay(
     if output not in (None, "-"):
         check_writable(output, "--output")
     if export_draft is not None:
-        from retrieval_eval.golden.judgments import check_suffix
+        from retrieval_eval.labels.judgments import check_suffix
 
         check_suffix(export_draft, "--export-draft")
         check_writable(str(export_draft), "--export-draft")
@@ -245,7 +245,7 @@ def replay(
         reasons = [*outcome.comparison.reasons, *([outcome.problem] if outcome.problem else [])]
         raise InvalidRunError("; ".join(reasons))
     if outcome.problem is not None:
-        from retrieval_eval.judging.recording import store_error
+        from retrieval_eval.workflows.recording import store_error
 
         raise store_error(outcome.problem, outcome.problem_exit_code)
     if state == "empty":

@@ -64,7 +64,7 @@ def check_retriever(name: str, question: str | None, config_path: str | None) ->
 
     from retrieval_eval.config.models import load_config
     from retrieval_eval.errors import RetrieverError
-    from retrieval_eval.judging.pipeline import opened_retriever
+    from retrieval_eval.workflows.labelled_run import opened_retriever
 
     config = load_config(config_path)
     registry = config.retriever_registry

@@ -24,8 +24,8 @@ from retrieval_eval.cli.options import (
 
 if TYPE_CHECKING:
     from retrieval_eval.config.models import Config
-    from retrieval_eval.judging.pipeline import PipelineRun
-    from retrieval_eval.judging.recording import Recorded
+    from retrieval_eval.workflows.labelled_run import PipelineRun
+    from retrieval_eval.workflows.recording import Recorded
 
 
 def _cutoffs(ctx: click.Context, param: click.Parameter, value: str | None) -> list[int] | None:
@@ -214,8 +214,8 @@ def run(
     check_summary(fmt, summary)
     from retrieval_eval.config.models import load_config
     from retrieval_eval.errors import Interrupted, InvalidRunError
-    from retrieval_eval.judging.pipeline import resolve_run, run_pipeline
-    from retrieval_eval.judging.regression import RegressionDetected
+    from retrieval_eval.verdicts.regression import RegressionDetected
+    from retrieval_eval.workflows.labelled_run import resolve_run, run_pipeline
 
     if output:
         from retrieval_eval.cli.output_file import check_writable

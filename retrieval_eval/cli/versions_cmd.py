@@ -60,10 +60,14 @@ def rejudge(
     """Score past stored runs of SET again against its current labels, from their stored
     rankings (no retriever is called), and store each as a re-judged run."""
     from retrieval_eval.config.models import load_config
-    from retrieval_eval.judging.pipeline import resolve_set, resolve_settings, resolve_thresholds
-    from retrieval_eval.judging.rejudge import rejudge_runs
     from retrieval_eval.store import resolve_store_url
     from retrieval_eval.store.store import open_existing_store
+    from retrieval_eval.workflows.labelled_run import (
+        resolve_set,
+        resolve_settings,
+        resolve_thresholds,
+    )
+    from retrieval_eval.workflows.rejudge import rejudge_runs
 
     if runs is not None and since is not None:
         raise click.UsageError("give --runs or --since, not both")
@@ -164,11 +168,11 @@ def promote(
 
     from retrieval_eval.config.models import load_config
     from retrieval_eval.errors import InvalidInputError
-    from retrieval_eval.golden.judgments import read_judgments
-    from retrieval_eval.golden.promote import promote as promote_set
-    from retrieval_eval.judging.pipeline import opened_retriever, resolve_set
+    from retrieval_eval.labels.judgments import read_judgments
+    from retrieval_eval.labels.promote import promote as promote_set
     from retrieval_eval.lint import run_lint
     from retrieval_eval.lint.render import RENDERERS
+    from retrieval_eval.workflows.labelled_run import opened_retriever, resolve_set
 
     config = load_config(config_path)
     golden = resolve_set(config, set_name)
@@ -214,7 +218,7 @@ def promote(
             )
             raise SystemExit(2)
     from retrieval_eval.cli.output_file import check_writable, output_errors
-    from retrieval_eval.golden.promote import write_promotion
+    from retrieval_eval.labels.promote import write_promotion
 
     option = "--output" if output else None  # else the set's own file: no option to blame
     check_writable(str(target), option)

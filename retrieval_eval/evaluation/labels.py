@@ -3,7 +3,7 @@
 After an index rebuild a labelled document may be gone (renamed, merged, dropped). A question
 whose every target is gone cannot be answered by any retriever, so a miss on it says nothing
 about retrieval: it is a *stale label*, reported as such and left out of the regression
-judgement (see :mod:`retrieval_eval.judging.regression`).
+judgement (see :mod:`retrieval_eval.verdicts.regression`).
 
 The check asks the retriever's optional ``existing_ids(ids) -> set[str]`` capability (see
 :mod:`retrieval_eval.retrievers.base`) once, with every distinct expected id of the set. A

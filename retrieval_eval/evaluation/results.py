@@ -17,7 +17,7 @@ Edge cases, written down once:
   whose targets are dead is a *stale label*: its result stays as scored (a miss, usually) and it
   counts in every figure of the run, but :meth:`RunResult.stale_targets` names it, reports mark
   it, the JSON contract gives it ``"stale_label": true`` and its ``"dead_ids"``, and the
-  regression judgement leaves it out (:mod:`retrieval_eval.judging.regression`).
+  regression judgement leaves it out (:mod:`retrieval_eval.verdicts.regression`).
 """
 
 from __future__ import annotations

@@ -23,15 +23,15 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from retrieval_eval.config.models import LintOptions
-from retrieval_eval.golden.judged import judged_pairs
 from retrieval_eval.golden.models import GoldenQuestionSet
+from retrieval_eval.labels.judged import judged_pairs
 from retrieval_eval.lint.minhash import LshIndex, ShingleSets, jaccard
 from retrieval_eval.lint.models import Finding
 from retrieval_eval.lint.signature_cache import SHINGLE_WORDS, corpus_signatures
 from retrieval_eval.retrievers.corpus import Document
 
 if TYPE_CHECKING:
-    from retrieval_eval.golden.judgments import Judgment
+    from retrieval_eval.labels.judgments import Judgment
 
 CHECK = "label_completeness"
 
@@ -73,7 +73,7 @@ def check_completeness(
     judgments: Sequence[Judgment] = (),
 ) -> list[Finding]:
     """A warning per question with candidate labels: near-duplicates of its targets that are
-    not judged (:mod:`retrieval_eval.golden.judged`: the set or ``judgments`` grade them)."""
+    not judged (:mod:`retrieval_eval.labels.judged`: the set or ``judgments`` grade them)."""
     targets = {d for q in golden_set.questions for d in q.targets()}
     similar = near_duplicates(documents, targets, options.document_similarity, corpus)
     judged = judged_pairs(questions=golden_set.questions, rows=judgments)

@@ -1,6 +1,6 @@
 """How small a drop can this set see? The minimum detectable drop of a paired comparison.
 
-Method: McNemar's test, the test :mod:`retrieval_eval.judging.regression` reports for a run against its
+Method: McNemar's test, the test :mod:`retrieval_eval.verdicts.regression` reports for a run against its
 baseline (the same questions answered twice, so the comparison is paired and only the questions
 that flip carry information). The sample size of the normal approximation to McNemar's test
 (Connor, 1987) is

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from retrieval_eval.replay.pipeline import ReplayOutcome
+    from retrieval_eval.workflows.replay import ReplayOutcome
 
 
 def refuse_hashed(privacy: str, sample: str, flag: str) -> None:
@@ -60,6 +60,6 @@ def write_draft(
 ) -> int:
     """Write the candidates as a judgments file, JSONL or CSV by the path's suffix; returns how
     many rows."""
-    from retrieval_eval.golden.judgments import write_records
+    from retrieval_eval.labels.judgments import write_records
 
     return write_records(draft_rows(outcome, most, texts), path)

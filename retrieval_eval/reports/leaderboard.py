@@ -1,4 +1,4 @@
-"""A :class:`~retrieval_eval.judging.leaderboard.Leaderboard` as text, Markdown, CSV or JSON.
+"""A :class:`~retrieval_eval.workflows.leaderboard.Leaderboard` as text, Markdown, CSV or JSON.
 
 - text: the board (rank, rates with 95 % intervals: top-1, top-3, then every other depth one of
   the runs gates, MRR, nDCG, errors, latency, holes: the share of the top 10 unjudged), then each
@@ -28,7 +28,6 @@ from collections.abc import Sequence
 from textwrap import wrap
 from typing import TYPE_CHECKING
 
-from retrieval_eval.judging.leaderboard import Entry, Leaderboard, Outcome
 from retrieval_eval.reports.csv import _number, csv_text
 from retrieval_eval.reports.jsonio import dumps
 from retrieval_eval.reports.markdown_text import md_row, md_text
@@ -42,6 +41,7 @@ from retrieval_eval.reports.numbers import (
     signed_points,
 )
 from retrieval_eval.reports.text import add_rows, new_table, print_tables
+from retrieval_eval.workflows.leaderboard import Entry, Leaderboard, Outcome
 
 if TYPE_CHECKING:
     from rich.console import RenderableType

@@ -7,9 +7,9 @@ from __future__ import annotations
 from typing import Any
 
 from retrieval_eval.replay.compare import Comparison, Figures, QueryChange
-from retrieval_eval.replay.pipeline import ReplayOutcome
 from retrieval_eval.reports.numbers import ci, decimal, pct
 from retrieval_eval.reports.verdict import index_versus
+from retrieval_eval.workflows.replay import ReplayOutcome
 
 STATE_WORDS = {
     "first": "FIRST REPLAY (nothing to compare with yet)",

@@ -1,7 +1,7 @@
 """A regression verdict in words: the text block printed after a report (or a Markdown
 section), and the ``reasons`` and ``summary`` sentences a compared verdict carries.
 
-:mod:`retrieval_eval.judging.regression` decides; this module says what it decided.
+:mod:`retrieval_eval.verdicts.regression` decides; this module says what it decided.
 """
 
 from __future__ import annotations

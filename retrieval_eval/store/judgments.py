@@ -6,7 +6,7 @@ writer the signed-in Airflow user). Every row keeps who wrote it and when (``rec
 store's clock; ``judged_at`` is the file's own ``time`` column). A row without a grade is a skip:
 the dashboard records skips so a rater's queue hides what they passed over, while the candidate
 stays open for everyone else. Rows are read back oldest first, so a rater's later grade of a
-pair wins in :func:`retrieval_eval.golden.judgments.summarise`. Judgments are labels, not runs:
+pair wins in :func:`retrieval_eval.labels.judgments.summarise`. Judgments are labels, not runs:
 ``Store.prune`` never deletes them.
 """
 
@@ -19,7 +19,7 @@ from typing import Any
 
 from sqlalchemy import insert, select
 
-from retrieval_eval.golden.judgments import Judgment
+from retrieval_eval.labels.judgments import Judgment
 from retrieval_eval.store.schema import judgment
 from retrieval_eval.store.store import Store
 

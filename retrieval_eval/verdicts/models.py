@@ -1,5 +1,5 @@
 """The regression verdict as data: its state, the figures of each gated depth and slice, the
-flipped questions. The store keeps it and reports word it; :mod:`retrieval_eval.judging.regression`
+flipped questions. The store keeps it and reports word it; :mod:`retrieval_eval.verdicts.regression`
 decides it. A domain module, so the store reads a verdict without importing the judging.
 """
 

@@ -1,7 +1,7 @@
 """The dashboard's compare page as data: the leaderboard of N retrievers on one set.
 
 ``/compare?set=S&r=R1&r=R2&r=R3`` (``a=`` and ``b=`` still name the first two, as before)
-shows what ``retrieval-eval compare`` prints: :func:`retrieval_eval.judging.leaderboard.compare_runs`
+shows what ``retrieval-eval compare`` prints: :func:`retrieval_eval.workflows.leaderboard.compare_runs`
 over each retriever's latest stored run, plus every retriever stored for the set for the chooser.
 
 Which retrievers: the named ones, in order, without repeats. With fewer than two named, the
@@ -20,8 +20,8 @@ from collections.abc import Sequence
 from pydantic import BaseModel
 
 from retrieval_eval.errors import UnknownNameError
-from retrieval_eval.judging.leaderboard import ALPHA, Leaderboard, compare_runs, latest_runs
 from retrieval_eval.store import Store
+from retrieval_eval.workflows.leaderboard import ALPHA, Leaderboard, compare_runs, latest_runs
 
 
 class Comparison(BaseModel):

@@ -1,6 +1,6 @@
 """The review queue: per set, the questions with open candidates, for people to grade.
 
-Candidates are what :func:`retrieval_eval.judging.pooling.pool` gathers: the unlabelled documents
+Candidates are what :func:`retrieval_eval.labels.pooling.pool` gathers: the unlabelled documents
 in the top ``depth`` of the latest stored run of every retriever on the set, and lint's
 completeness candidates (near duplicates of a target, from the corpus of a retriever the config
 knows, as ``sets lint --retriever`` finds them). A candidate is open until a grade for it is in
@@ -26,12 +26,12 @@ from typing import TYPE_CHECKING
 
 from pydantic import BaseModel, Field
 
-from retrieval_eval.golden.agreement import MERGE_RULE
+from retrieval_eval.labels.agreement import MERGE_RULE
 
 if TYPE_CHECKING:
     from retrieval_eval.config.models import Config
     from retrieval_eval.golden.models import GoldenQuestionSet
-    from retrieval_eval.judging.pooling import Pool
+    from retrieval_eval.labels.pooling import Pool
     from retrieval_eval.store import Store
 
 log = logging.getLogger(__name__)
@@ -120,7 +120,7 @@ class ReviewSource:
     def _build(
         self, store: Store | None, golden: GoldenQuestionSet, runs: Mapping[str, int], depth: int
     ) -> _Ingredients:
-        from retrieval_eval.judging.pooling import pool
+        from retrieval_eval.labels.pooling import pool
 
         rankings: dict[str, dict[str, list[str]]] = {}
         for name, run_id in runs.items():
@@ -142,11 +142,11 @@ class ReviewSource:
     ) -> tuple[list[tuple[str, str, str]], dict[str, str], str]:
         """Lint's completeness candidates from the corpus of the first retriever that has one
         (``sets lint --retriever R``), and that corpus's texts."""
-        from retrieval_eval.judging.pipeline import opened_retriever
         from retrieval_eval.lint import run_lint
         from retrieval_eval.lint.completeness import CHECK
         from retrieval_eval.lint.run import corpus_path
         from retrieval_eval.retrievers.corpus import beir_corpus_file, read_corpus
+        from retrieval_eval.workflows.labelled_run import opened_retriever
 
         config = self.config()
         for name in self._known(names):
@@ -175,7 +175,7 @@ class ReviewSource:
     def _texts(self, names: list[str], ids: set[str], corpus: dict[str, str]) -> dict[str, str]:
         """Each candidate's text: from a retriever's ``document_texts`` where it offers it,
         else from the corpus lint read."""
-        from retrieval_eval.judging.pipeline import opened_retriever
+        from retrieval_eval.workflows.labelled_run import opened_retriever
 
         texts = {doc: corpus[doc] for doc in ids if doc in corpus}
         for name in self._known(names):
@@ -208,9 +208,9 @@ def open_pool(
     source: ReviewSource, store: Store | None, set_identifier: str, depth: int, rater: str | None
 ) -> tuple[_Ingredients, Pool, dict[tuple[str, str], int]]:
     """The set's open candidates for ``rater`` and the merged grades stored so far."""
-    from retrieval_eval.golden.judged import judged_pairs
-    from retrieval_eval.golden.judgments import summarise
-    from retrieval_eval.judging.pooling import pool
+    from retrieval_eval.labels.judged import judged_pairs
+    from retrieval_eval.labels.judgments import summarise
+    from retrieval_eval.labels.pooling import pool
     from retrieval_eval.store.judgments import read_stored_judgments
 
     parts = source.ingredients(store, set_identifier, depth)
@@ -240,7 +240,7 @@ def candidate_source(
     """Where a (question, document) candidate came from, or None when it is no candidate of
     the set's queue (the only pairs the dashboard lets anyone grade); :class:`NoLongerQueued`
     when it is one but ``rater``'s queue no longer holds it."""
-    from retrieval_eval.judging.pooling import pool
+    from retrieval_eval.labels.pooling import pool
 
     parts, still_open, _ = open_pool(source, store, set_identifier, DEPTH, rater)
     pair = (question_id, document_id)

@@ -340,7 +340,7 @@ def review_judge(
 
     from fastapi import HTTPException
 
-    from retrieval_eval.golden.judgments import Judgment
+    from retrieval_eval.labels.judgments import Judgment
     from retrieval_eval.store.judgments import add_judgments
     from retrieval_eval.webui import auth, review_view
 

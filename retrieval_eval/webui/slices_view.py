@@ -1,7 +1,7 @@
 """The run page's slice rates as the verdict judged them: without the stale questions.
 
 A stale question (every target gone from the index) is a miss no retriever could avoid, so the
-verdict leaves it out of both runs before comparing (:mod:`retrieval_eval.judging.regression`).
+verdict leaves it out of both runs before comparing (:mod:`retrieval_eval.verdicts.regression`).
 The run's own slice rates still count it, and beside a green verdict they told another story:
 a slice that lost two of its five questions to a rebuild read 40 points down. When the verdict
 lists stale questions, the run page shows each slice's rates over the questions left, this

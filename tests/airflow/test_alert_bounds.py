@@ -21,10 +21,10 @@ from sqlalchemy import update
 from test_alerts import RESULT
 
 from retrieval_eval.airflow.alerts import CLAIM_EXPIRES_S, build_message, send_alerts
-from retrieval_eval.judging.recording import Recorded
-from retrieval_eval.judging.regression import Verdict
 from retrieval_eval.store import Store, open_store
 from retrieval_eval.store.schema import eval_alert
+from retrieval_eval.verdicts.regression import Verdict
+from retrieval_eval.workflows.recording import Recorded
 
 pytestmark = pytest.mark.airflow
 

@@ -14,8 +14,8 @@ from store.builders import make_run, question
 from retrieval_eval.airflow.alerts import build_message, send_alerts, sender_for
 from retrieval_eval.airflow.alerts.webhook import webhook_url
 from retrieval_eval.evaluation.labels import DeadLabels
-from retrieval_eval.judging.recording import Recorded
-from retrieval_eval.judging.regression import SliceRegression, Verdict
+from retrieval_eval.verdicts.regression import SliceRegression, Verdict
+from retrieval_eval.workflows.recording import Recorded
 
 pytestmark = pytest.mark.airflow
 
@@ -61,7 +61,7 @@ def test_a_regression_whose_overall_rate_rose_says_first_what_regressed() -> Non
     from store.builders import as_stored
 
     from retrieval_eval.config.models import Thresholds
-    from retrieval_eval.judging.regression import detect_regression
+    from retrieval_eval.verdicts.regression import detect_regression
 
     before = [question(f"m{i:02d}", True, form="match") for i in range(20)]
     before += [question(f"g{i:02d}", False, form="gap") for i in range(24)]

@@ -18,8 +18,8 @@ from retrieval_eval import installed_version
 from retrieval_eval.airflow import steps
 from retrieval_eval.airflow.alerts import build_message
 from retrieval_eval.evaluation.results import RunResult
-from retrieval_eval.judging.recording import Recorded
 from retrieval_eval.store import open_store
+from retrieval_eval.workflows.recording import Recorded
 
 CONFIG = str(EXAMPLES / "retrieval_eval.yaml")
 T0 = datetime(2026, 11, 30, 4, 0, tzinfo=UTC)

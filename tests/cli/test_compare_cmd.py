@@ -16,10 +16,10 @@ from store.builders import make_run, question
 from retrieval_eval.cli import cli
 from retrieval_eval.config.models import Thresholds
 from retrieval_eval.evaluation.results import QuestionResult
-from retrieval_eval.judging.leaderboard import compare_runs, latest_runs
-from retrieval_eval.judging.regression import detect_regression
 from retrieval_eval.reports.leaderboard import CSV_COLUMNS, HOLES_COLUMNS
 from retrieval_eval.store import open_store
+from retrieval_eval.verdicts.regression import detect_regression
+from retrieval_eval.workflows.leaderboard import compare_runs, latest_runs
 
 SET = "demo.set"
 #              top-1 of 12: 10, 7 (+2 at top-3) and 2

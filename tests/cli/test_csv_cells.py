@@ -15,7 +15,7 @@ import pytest
 import yaml
 
 from cli.replay_configs import CORPUS, invoke, write_config
-from retrieval_eval.golden.judgments import Judgment, read_judgments, write_judgments
+from retrieval_eval.labels.judgments import Judgment, read_judgments, write_judgments
 from retrieval_eval.reports.csv import FORMULA_STARTS, csv_text
 
 FORMULAS = [

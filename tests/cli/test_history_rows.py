@@ -9,8 +9,8 @@ from click.testing import CliRunner
 from store.builders import hits, make_run, question
 
 from retrieval_eval.cli import cli
-from retrieval_eval.judging.regression import Verdict
 from retrieval_eval.store import open_store
+from retrieval_eval.verdicts.regression import Verdict
 
 REGRESSION = Verdict(
     state="regression",

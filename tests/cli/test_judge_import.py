@@ -11,8 +11,8 @@ import pytest
 from helpers import EXAMPLES
 
 from cli.test_cli_core import invoke, isolate_env
-from retrieval_eval.golden.agreement import MERGE_RULE, cohen_kappa, krippendorff_alpha
-from retrieval_eval.golden.judgments import read_judgments
+from retrieval_eval.labels.agreement import MERGE_RULE, cohen_kappa, krippendorff_alpha
+from retrieval_eval.labels.judgments import read_judgments
 from retrieval_eval.store import open_store
 from retrieval_eval.store.judgments import read_stored_judgments, stored_judgments
 

@@ -15,7 +15,7 @@ from click.testing import CliRunner, Result
 from cli.test_pool_cmd import holes
 from retrieval_eval import load_golden_set
 from retrieval_eval.cli import cli
-from retrieval_eval.golden.judgments import Judgment
+from retrieval_eval.labels.judgments import Judgment
 from retrieval_eval.store import open_store
 from retrieval_eval.store.judgments import add_judgments
 

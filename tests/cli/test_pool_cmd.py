@@ -15,7 +15,7 @@ from helpers import shared_collection
 
 from retrieval_eval.cli import cli
 from retrieval_eval.golden.importers import import_beir
-from retrieval_eval.golden.judgments import read_judgments, write_judgments
+from retrieval_eval.labels.judgments import read_judgments, write_judgments
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 HOLES = re.compile(r"^  (\S+): (.+): top-1 .*, holes@(\d+) ([\d.]+)% \((\d+) of (\d+) unjudged\)$")

@@ -17,7 +17,7 @@ import pytest
 from cli.test_cli_core import EXE
 from cli.test_user_files import set_files
 from retrieval_eval import load_golden_set
-from retrieval_eval.golden.judgments import Judgment, write_judgments
+from retrieval_eval.labels.judgments import Judgment, write_judgments
 
 
 def _waiting_on(folder: Path) -> int:

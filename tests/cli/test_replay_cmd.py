@@ -103,7 +103,7 @@ def test_unknown_names_are_usage_errors_before_any_work(config: Path) -> None:
 
 
 def test_sets_pool_adds_a_stored_replays_queries_as_new_questions(config: Path) -> None:
-    from retrieval_eval.golden.judgments import Judgment
+    from retrieval_eval.labels.judgments import Judgment
 
     handbook = str(Path(__file__).resolve().parents[2] / "examples" / "golden" / "handbook.yaml")
     assert invoke(config, "replay", "top10", "bm25").exit_code == 0  # replay 1: the first
@@ -126,7 +126,7 @@ def test_an_against_replay_keeps_both_rankings_for_its_page_and_the_pool(
 ) -> None:
     from fastapi.testclient import TestClient
 
-    from retrieval_eval.golden.judgments import Judgment
+    from retrieval_eval.labels.judgments import Judgment
     from retrieval_eval.webui.app import create_app
 
     done = invoke(config, "replay", "top10", "bm25", "--against", "bm25_flat", "--format", "json")

@@ -17,10 +17,10 @@ from store.builders import hits, make_run
 
 from retrieval_eval.cli import cli
 from retrieval_eval.config.models import LintOptions, Thresholds
-from retrieval_eval.judging.regression import detect_regression
 from retrieval_eval.lint.power import run_power
 from retrieval_eval.lint.render import figure_line
 from retrieval_eval.store import open_store
+from retrieval_eval.verdicts.regression import detect_regression
 
 
 @pytest.fixture

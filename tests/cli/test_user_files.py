@@ -14,8 +14,8 @@ from helpers import EXAMPLES, fill, read_only, tmpfs
 
 from cli.test_cli_core import invoke, isolate_env
 from retrieval_eval import load_golden_set
-from retrieval_eval.golden.judgments import Judgment, write_judgments
 from retrieval_eval.golden.models import GoldenQuestion, GoldenQuestionSet
+from retrieval_eval.labels.judgments import Judgment, write_judgments
 from retrieval_eval.safety.files import FileWriteError, write_file
 
 CONFIG = str(EXAMPLES / "retrieval_eval.yaml")

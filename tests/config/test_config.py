@@ -10,7 +10,7 @@ import pytest
 from retrieval_eval.config.lookup import CONFIG_ENV, find_config
 from retrieval_eval.config.models import Config, load_config
 from retrieval_eval.errors import ConfigError
-from retrieval_eval.judging.pipeline import resolve_retriever, resolve_set, resolve_settings
+from retrieval_eval.workflows.labelled_run import resolve_retriever, resolve_set, resolve_settings
 
 ROOT = Path(__file__).resolve().parents[2]
 MINI = ROOT / "tests" / "golden" / "fixtures" / "mini.yaml"

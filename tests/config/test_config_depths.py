@@ -10,7 +10,7 @@ import pytest
 from retrieval_eval.config.models import Config, Thresholds, load_config
 from retrieval_eval.errors import ConfigError
 from retrieval_eval.evaluation.results import RunSettings
-from retrieval_eval.judging.pipeline import resolve_settings
+from retrieval_eval.workflows.labelled_run import resolve_settings
 
 
 def test_the_default_gates_top1_and_top3_and_asks_for_12() -> None:
@@ -110,7 +110,7 @@ def test_a_max_drop_that_would_never_apply_is_an_error(
 
 def test_a_max_drop_override_for_an_ungated_depth_is_refused_before_the_retriever() -> None:
     from retrieval_eval.errors import InvalidInputError
-    from retrieval_eval.judging.pipeline import resolve_run
+    from retrieval_eval.workflows.labelled_run import resolve_run
 
     mini = Path(__file__).resolve().parents[1] / "golden" / "fixtures" / "mini.yaml"
     with pytest.raises(InvalidInputError, match=r"depth 5, which this run does not gate \(its "):

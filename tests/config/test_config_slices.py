@@ -9,7 +9,7 @@ import pytest
 
 from retrieval_eval.config.models import Config, PowerOptions, load_config
 from retrieval_eval.errors import ConfigError
-from retrieval_eval.judging.pipeline import resolve_thresholds
+from retrieval_eval.workflows.labelled_run import resolve_thresholds
 
 CONFIG = """\
 run: {depths: [1, 5]}

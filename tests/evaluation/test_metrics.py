@@ -27,8 +27,8 @@ from retrieval_eval.evaluation.results import (
 )
 from retrieval_eval.evaluation.scoring import collapse, evaluate, judge, judge_many
 from retrieval_eval.golden.models import GoldenQuestion, GoldenQuestionSet
-from retrieval_eval.judging.pipeline import run_evaluation
 from retrieval_eval.retrievers.base import FunctionRetriever
+from retrieval_eval.workflows.labelled_run import run_evaluation
 
 L2, L3, L4, L5 = (math.log2(n) for n in (2, 3, 4, 5))
 

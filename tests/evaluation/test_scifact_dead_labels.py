@@ -20,11 +20,11 @@ from retrieval_eval.evaluation.labels import attach_dead_labels, find_dead_label
 from retrieval_eval.evaluation.scoring import evaluate
 from retrieval_eval.golden.importers import import_beir
 from retrieval_eval.golden.models import GoldenQuestionSet
-from retrieval_eval.judging.recording import record_run
-from retrieval_eval.judging.regression import detect_regression
 from retrieval_eval.lint.dead import check_dead_labels
 from retrieval_eval.retrievers.lexical import LexicalRetriever
 from retrieval_eval.retrievers.options import BuildContext
+from retrieval_eval.verdicts.regression import detect_regression
+from retrieval_eval.workflows.recording import record_run
 
 REMOVED = 10
 

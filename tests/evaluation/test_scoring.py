@@ -13,8 +13,8 @@ from retrieval_eval.config.models import Config
 from retrieval_eval.evaluation.results import RunSettings
 from retrieval_eval.evaluation.scoring import collapse, evaluate, judge, score_questions
 from retrieval_eval.golden.models import GoldenQuestion, GoldenQuestionSet
-from retrieval_eval.judging.pipeline import run_evaluation
 from retrieval_eval.retrievers.base import FunctionRetriever
+from retrieval_eval.workflows.labelled_run import run_evaluation
 
 
 def q(qid: str, targets: Sequence[str] = (), form: str = "match", hard: str | None = None):

@@ -8,7 +8,7 @@ import random
 import numpy as np
 import pytest
 
-from retrieval_eval.golden.agreement import cohen_kappa, krippendorff_alpha, merged_grade
+from retrieval_eval.labels.agreement import cohen_kappa, krippendorff_alpha, merged_grade
 
 
 def table(first: list[int], second: list[int]) -> np.ndarray:

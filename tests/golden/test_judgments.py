@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from retrieval_eval.errors import GoldenSetError
-from retrieval_eval.golden.judgments import Judgment, read_judgments, summarise, write_judgments
+from retrieval_eval.labels.judgments import Judgment, read_judgments, summarise, write_judgments
 
 
 @pytest.mark.parametrize("suffix", [".jsonl", ".csv"])

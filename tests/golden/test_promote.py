@@ -13,9 +13,9 @@ from click.testing import CliRunner
 from retrieval_eval import load_golden_set
 from retrieval_eval.cli import cli
 from retrieval_eval.errors import GoldenSetError
-from retrieval_eval.golden.judgments import Judgment, write_judgments
 from retrieval_eval.golden.models import GoldenQuestion, GoldenQuestionSet
-from retrieval_eval.golden.promote import new_question_id, promote
+from retrieval_eval.labels.judgments import Judgment, write_judgments
+from retrieval_eval.labels.promote import new_question_id, promote
 
 
 def _set() -> GoldenQuestionSet:

@@ -2,7 +2,7 @@
 
 For a set of n questions and the formula's detectable drop d, draw many paired runs with
 p10 = d + churn (hit -> miss) and p01 = churn (miss -> hit), judge each with
-:func:`retrieval_eval.judging.regression.mcnemar_exact` at alpha 0.05, and count rejections. The
+:func:`retrieval_eval.verdicts.regression.mcnemar_exact` at alpha 0.05, and count rejections. The
 formula is the normal approximation; the exact test is a little conservative, so the simulated
 power is within 0.05 of the target 0.8 (the simulation's own standard error is ~0.007).
 """
@@ -15,8 +15,8 @@ import numpy as np
 import pytest
 
 from retrieval_eval.config.models import LintOptions, Thresholds
-from retrieval_eval.judging.regression import mcnemar_exact
 from retrieval_eval.lint.power import detectable_drop, figures, questions_needed
+from retrieval_eval.verdicts.regression import mcnemar_exact
 
 DRAWS = 4000
 TOLERANCE = 0.05

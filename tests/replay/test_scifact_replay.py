@@ -10,7 +10,7 @@ import yaml
 from helpers import shared_collection
 
 from retrieval_eval.config.models import load_config
-from retrieval_eval.replay.pipeline import run_replay
+from retrieval_eval.workflows.replay import run_replay
 
 
 @pytest.fixture(scope="module")

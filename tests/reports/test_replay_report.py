@@ -8,8 +8,8 @@ from pathlib import Path
 import yaml
 
 from retrieval_eval.config.models import load_config
-from retrieval_eval.replay.pipeline import run_replay
 from retrieval_eval.reports.replay import render_replay
+from retrieval_eval.workflows.replay import run_replay
 
 ROOT = Path(__file__).resolve().parents[2]
 HOSTILE = "[bold red]refund[/bold red] *policy* <b>|x|</b>"

@@ -13,11 +13,11 @@ from store.builders import as_stored, ranked_run
 
 from retrieval_eval.config.models import Thresholds
 from retrieval_eval.evaluation.results import RunResult
-from retrieval_eval.judging.leaderboard import compare_runs
-from retrieval_eval.judging.regression import Verdict, detect_regression
 from retrieval_eval.reports.html import render_html
 from retrieval_eval.reports.leaderboard import render_leaderboard
 from retrieval_eval.reports.report import render
+from retrieval_eval.verdicts.regression import Verdict, detect_regression
+from retrieval_eval.workflows.leaderboard import compare_runs
 
 # ten questions: two found first, two second, four fifth (the ones that fall), two never
 BEFORE = {"a0": 1, "a1": 1, "b0": 2, "b1": 2, "c0": 5, "c1": 5, "c2": 5, "c3": 5, "n0": None}

@@ -17,13 +17,13 @@ from retrieval_eval.evaluation.aggregate import summarise
 from retrieval_eval.evaluation.metrics import per_question
 from retrieval_eval.evaluation.results import QuestionResult, RunResult, RunSettings
 from retrieval_eval.golden.models import QuestionForm
-from retrieval_eval.judging.regression import Verdict, detect_regression
 from retrieval_eval.reports.csv import render_csv, render_per_query
 from retrieval_eval.reports.headline import headline_document
 from retrieval_eval.reports.html import render_html
 from retrieval_eval.reports.markdown import render_markdown
 from retrieval_eval.reports.report import render
 from retrieval_eval.store.models import StoredRun
+from retrieval_eval.verdicts.regression import Verdict, detect_regression
 
 # -- the headline ----------------------------------------------------------------------------
 

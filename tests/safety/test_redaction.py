@@ -231,8 +231,8 @@ def test_alert_senders_register_their_channel_secrets(monkeypatch: pytest.Monkey
     from store.builders import make_run, question
 
     from retrieval_eval.airflow.alerts import build_message, send_alerts
-    from retrieval_eval.judging.recording import Recorded
-    from retrieval_eval.judging.regression import Verdict
+    from retrieval_eval.verdicts.regression import Verdict
+    from retrieval_eval.workflows.recording import Recorded
 
     message = build_message(
         "invalid_run",

@@ -8,8 +8,8 @@ import pytest
 
 from retrieval_eval.config.models import Thresholds
 from retrieval_eval.errors import UnknownNameError
-from retrieval_eval.judging.recording import Recorded, record_run
 from retrieval_eval.store import Store
+from retrieval_eval.workflows.recording import Recorded, record_run
 from store.builders import hits, make_run, question
 
 THRESHOLDS = Thresholds()

@@ -7,8 +7,8 @@ from __future__ import annotations
 from retrieval_eval.config.models import Thresholds
 from retrieval_eval.evaluation.labels import DeadLabels
 from retrieval_eval.evaluation.results import RunResult
-from retrieval_eval.judging.recording import Recorded, record_run
 from retrieval_eval.store import Store
+from retrieval_eval.workflows.recording import Recorded, record_run
 from store.builders import hits, make_run
 
 DEAD = DeadLabels(checked=True, source="corpus", dead_ids=["gone.md"], stale_questions=["q0"])

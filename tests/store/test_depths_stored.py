@@ -7,10 +7,10 @@ from alembic import command
 from sqlalchemy import delete, func, inspect, select
 
 from retrieval_eval.evaluation.results import RunResult
-from retrieval_eval.judging.regression import Verdict
 from retrieval_eval.store import Store
 from retrieval_eval.store.migrate import HEAD, alembic_config
 from retrieval_eval.store.schema import eval_result, eval_result_depth
+from retrieval_eval.verdicts.regression import Verdict
 from store.builders import ranked_run
 
 RANKS = {"a": 1, "b": 2, "c": 4, "d": 5, "e": 7, "f": 10, "g": None}

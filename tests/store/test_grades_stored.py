@@ -9,10 +9,10 @@ from retrieval_eval.evaluation import metrics
 from retrieval_eval.evaluation.results import RunSettings
 from retrieval_eval.evaluation.scoring import judge_many, summarise_set
 from retrieval_eval.golden.models import GoldenQuestionSet
-from retrieval_eval.judging.regression import Verdict
 from retrieval_eval.store import Store
 from retrieval_eval.store.migrate import HEAD, alembic_config
 from retrieval_eval.store.schema import eval_result_question
+from retrieval_eval.verdicts.regression import Verdict
 
 GOLDEN = GoldenQuestionSet.model_validate(
     {

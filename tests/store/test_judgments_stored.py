@@ -11,12 +11,12 @@ from sqlalchemy import func, inspect, select
 from sqlalchemy.exc import IntegrityError
 
 from retrieval_eval.errors import StoreUnavailableError
-from retrieval_eval.golden.judgments import Judgment
-from retrieval_eval.judging.regression import Verdict
+from retrieval_eval.labels.judgments import Judgment
 from retrieval_eval.store import Store
 from retrieval_eval.store.judgments import add_judgments, read_stored_judgments, stored_judgments
 from retrieval_eval.store.migrate import HEAD, alembic_config
 from retrieval_eval.store.schema import judgment
+from retrieval_eval.verdicts.regression import Verdict
 from store.builders import hits, make_run
 
 WHEN = datetime(2026, 11, 30, 9, 30, tzinfo=UTC)

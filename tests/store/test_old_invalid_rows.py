@@ -10,8 +10,8 @@ from pathlib import Path
 from click.testing import CliRunner
 
 from retrieval_eval.cli import cli
-from retrieval_eval.judging.regression import Verdict
 from retrieval_eval.store import open_store
+from retrieval_eval.verdicts.regression import Verdict
 from store.builders import hits, make_run
 
 

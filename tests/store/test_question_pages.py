@@ -19,9 +19,9 @@ from sqlalchemy import select, update
 from retrieval_eval.evaluation.labels import DeadLabels
 from retrieval_eval.evaluation.results import QuestionResult
 from retrieval_eval.golden.models import QuestionForm
-from retrieval_eval.judging.regression import Verdict
 from retrieval_eval.store import Store, open_store
 from retrieval_eval.store.schema import eval_result
+from retrieval_eval.verdicts.regression import Verdict
 from retrieval_eval.webui.listing import PER_PAGE, SHOW, ListQuery, list_questions
 from store.builders import make_run, pg_schema
 

@@ -14,10 +14,10 @@ from retrieval_eval.config.models import Thresholds
 from retrieval_eval.errors import InvalidInputError, UnknownNameError
 from retrieval_eval.evaluation.results import RunSettings
 from retrieval_eval.golden.models import GoldenQuestion, GoldenQuestionSet
-from retrieval_eval.judging.recording import judge_and_save
-from retrieval_eval.judging.rejudge import rejudge_runs, rejudged_result
 from retrieval_eval.store import Store, open_store
 from retrieval_eval.store.migrate import HEAD, alembic_config
+from retrieval_eval.workflows.recording import judge_and_save
+from retrieval_eval.workflows.rejudge import rejudge_runs, rejudged_result
 
 
 def _set(targets: dict[str, str], texts: dict[str, str] | None = None) -> GoldenQuestionSet:

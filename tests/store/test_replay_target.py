@@ -22,10 +22,10 @@ from helpers import read_only, tmpfs
 from retrieval_eval.cli import cli
 from retrieval_eval.config.models import Thresholds
 from retrieval_eval.evaluation.results import RunResult
-from retrieval_eval.judging.recording import record_run
 from retrieval_eval.store import mask_url, open_store
 from retrieval_eval.store.spool import SpooledRun, write_spool
 from retrieval_eval.store.url import store_fingerprint
+from retrieval_eval.workflows.recording import record_run
 from store.builders import hits, make_run
 
 EXE = Path(sys.executable).parent / "retrieval-eval"

@@ -10,9 +10,9 @@ from sqlalchemy import inspect, text
 
 from retrieval_eval import installed_version
 from retrieval_eval.config.models import Thresholds
-from retrieval_eval.judging.recording import judge_and_save
 from retrieval_eval.store import Store, open_store
 from retrieval_eval.store.migrate import HEAD, alembic_config
+from retrieval_eval.workflows.recording import judge_and_save
 from store.builders import hits, make_run
 
 

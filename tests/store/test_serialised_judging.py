@@ -13,8 +13,8 @@ import multiprocessing
 from typing import Any
 
 from retrieval_eval.config.models import Thresholds
-from retrieval_eval.judging.recording import record_run
 from retrieval_eval.store import Store
+from retrieval_eval.workflows.recording import record_run
 from store.builders import hits, make_run
 
 RACERS = 10
@@ -35,7 +35,7 @@ def _record_one(store_url: str, index: int, barrier: Any) -> None:
 
 def test_concurrent_first_runs_form_one_chain(store: Store, store_url: str) -> None:
     context = multiprocessing.get_context("forkserver")
-    context.set_forkserver_preload([__name__, "retrieval_eval.judging.recording"])
+    context.set_forkserver_preload([__name__, "retrieval_eval.workflows.recording"])
     barrier = context.Barrier(RACERS)
     racers = [
         context.Process(target=_record_one, args=(store_url, index, barrier))

@@ -10,9 +10,9 @@ import pytest
 
 from retrieval_eval.config.models import Thresholds
 from retrieval_eval.errors import InvalidInputError, StoreUnavailableError
-from retrieval_eval.judging.recording import record_run, replay_spool, replay_spooled
 from retrieval_eval.store import Store
 from retrieval_eval.store.spool import SpooledRun, write_spool
+from retrieval_eval.workflows.recording import record_run, replay_spool, replay_spooled
 from store.builders import hits, make_run
 
 DOWN = "postgresql://eval:pa55-w0rd@127.0.0.1:1/results"  # nothing listens on port 1

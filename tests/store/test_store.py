@@ -10,12 +10,12 @@ from sqlalchemy import func, insert, select
 
 from retrieval_eval.errors import InvalidInputError, UnknownNameError
 from retrieval_eval.evaluation.results import RunResult
-from retrieval_eval.judging.regression import Verdict
 from retrieval_eval.store import Store, open_store
 from retrieval_eval.store import store as store_module
 from retrieval_eval.store.engine import StoreFailedError
 from retrieval_eval.store.rows import slice_rows
 from retrieval_eval.store.schema import eval_result, eval_result_question, eval_result_slice
+from retrieval_eval.verdicts.regression import Verdict
 from store.builders import hits, make_run, question
 
 

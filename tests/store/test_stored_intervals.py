@@ -5,9 +5,9 @@ from __future__ import annotations
 from sqlalchemy import select
 
 from retrieval_eval.config.models import Thresholds
-from retrieval_eval.judging.regression import detect_regression
 from retrieval_eval.store import Store
 from retrieval_eval.store.schema import eval_result
+from retrieval_eval.verdicts.regression import detect_regression
 from store.builders import hits, make_run, question
 
 

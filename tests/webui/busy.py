@@ -19,8 +19,8 @@ from store.builders import make_run
 from retrieval_eval.config.models import Thresholds
 from retrieval_eval.evaluation.results import QuestionResult
 from retrieval_eval.golden.models import QuestionForm
-from retrieval_eval.judging.recording import record_run
 from retrieval_eval.store import open_store
+from retrieval_eval.workflows.recording import record_run
 
 SET = "docs.faq"
 BM25 = "bm25"

@@ -15,14 +15,14 @@ from pathlib import Path
 
 from retrieval_eval.config.models import load_config
 from retrieval_eval.evaluation.scoring import evaluate
-from retrieval_eval.judging.pipeline import (
+from retrieval_eval.retrievers.base import EvaluatableRetriever, FunctionRetriever
+from retrieval_eval.workflows.labelled_run import (
     resolve_retriever,
     resolve_set,
     resolve_settings,
     resolve_thresholds,
 )
-from retrieval_eval.judging.recording import record_run
-from retrieval_eval.retrievers.base import EvaluatableRetriever, FunctionRetriever
+from retrieval_eval.workflows.recording import record_run
 
 SET = "handbook.demo"
 BM25 = "handbook_bm25"

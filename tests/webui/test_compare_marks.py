@@ -25,8 +25,8 @@ from store.builders import make_run
 from retrieval_eval.config.models import Thresholds
 from retrieval_eval.evaluation.results import QuestionResult
 from retrieval_eval.golden.models import QuestionForm
-from retrieval_eval.judging.regression import detect_regression
 from retrieval_eval.store import open_store
+from retrieval_eval.verdicts.regression import detect_regression
 from retrieval_eval.webui.app import create_app
 from webui.browsing import serve
 

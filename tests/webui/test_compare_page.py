@@ -15,11 +15,11 @@ from fastapi.testclient import TestClient
 from store.builders import make_run, question
 
 from retrieval_eval.config.models import Thresholds
-from retrieval_eval.judging.leaderboard import compare_runs, latest_runs
-from retrieval_eval.judging.regression import detect_regression
 from retrieval_eval.store import open_store
+from retrieval_eval.verdicts.regression import detect_regression
 from retrieval_eval.webui.app import create_app
 from retrieval_eval.webui.compare_view import chosen
+from retrieval_eval.workflows.leaderboard import compare_runs, latest_runs
 from webui.fill import BM25, MARKUP, SET, TRUNCATED, Filled
 
 HAND = "demo.set"

@@ -17,9 +17,9 @@ from fastapi.testclient import TestClient
 from store.builders import hits, make_run
 
 from retrieval_eval.config.models import Thresholds
-from retrieval_eval.judging.recording import record_run
 from retrieval_eval.reports.links import DASHBOARD_PREFIX
 from retrieval_eval.webui.app import create_app
+from retrieval_eval.workflows.recording import record_run
 
 DAG_ID = "retrieval_eval__demo_set__bm25"
 RUN_ID = "scheduled__2026-12-01T02:00:00+00:00"

@@ -17,9 +17,9 @@ from store.builders import ranked_run
 from retrieval_eval.airflow.alerts import build_message
 from retrieval_eval.config.models import Thresholds
 from retrieval_eval.evaluation.results import RunResult
-from retrieval_eval.judging.recording import Recorded, record_run
 from retrieval_eval.webui.app import create_app
 from retrieval_eval.webui.chart_marks import DASHES, PALETTE
+from retrieval_eval.workflows.recording import Recorded, record_run
 
 SVG = "{http://www.w3.org/2000/svg}"
 

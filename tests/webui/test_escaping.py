@@ -27,8 +27,8 @@ from retrieval_eval.config.models import Thresholds
 from retrieval_eval.evaluation.labels import DeadLabels
 from retrieval_eval.evaluation.results import QuestionResult
 from retrieval_eval.golden.models import QuestionForm
-from retrieval_eval.judging.regression import detect_regression
 from retrieval_eval.store import open_store
+from retrieval_eval.verdicts.regression import detect_regression
 from retrieval_eval.webui.app import create_app
 
 

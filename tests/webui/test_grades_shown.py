@@ -10,8 +10,8 @@ from fastapi.testclient import TestClient
 from retrieval_eval.evaluation.results import RunSettings
 from retrieval_eval.evaluation.scoring import judge_many, summarise_set
 from retrieval_eval.golden.models import GoldenQuestionSet
-from retrieval_eval.judging.regression import Verdict
 from retrieval_eval.store import open_store
+from retrieval_eval.verdicts.regression import Verdict
 from retrieval_eval.webui.app import create_app
 
 GOLDEN = GoldenQuestionSet.model_validate(

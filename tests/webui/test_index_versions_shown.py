@@ -11,9 +11,9 @@ from fastapi.testclient import TestClient
 from store.builders import hits, make_run
 
 from retrieval_eval.config.models import Thresholds
-from retrieval_eval.judging.recording import judge_and_save
 from retrieval_eval.store import open_store
 from retrieval_eval.webui.app import create_app
+from retrieval_eval.workflows.recording import judge_and_save
 
 
 @pytest.fixture(scope="module")

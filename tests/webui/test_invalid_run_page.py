@@ -10,8 +10,8 @@ from fastapi.testclient import TestClient
 from store.builders import hits, make_run
 
 from retrieval_eval.config.models import Thresholds
-from retrieval_eval.judging.recording import record_run
 from retrieval_eval.webui.app import create_app
+from retrieval_eval.workflows.recording import record_run
 
 
 @pytest.fixture

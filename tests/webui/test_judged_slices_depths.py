@@ -16,8 +16,8 @@ from store.builders import ranked_run
 
 from retrieval_eval.config.models import Thresholds
 from retrieval_eval.evaluation.labels import DeadLabels
-from retrieval_eval.judging.recording import record_run
 from retrieval_eval.webui.app import create_app
+from retrieval_eval.workflows.recording import record_run
 
 DEPTHS = [1, 5]
 GAP = ["g0", "g1", "g2", "g3"]

@@ -18,11 +18,11 @@ from store.builders import ranked_run
 
 from retrieval_eval.config.models import Thresholds
 from retrieval_eval.evaluation import MAX_DEPTH
-from retrieval_eval.judging.recording import record_run
 from retrieval_eval.store import open_store
 from retrieval_eval.store.questions import QuestionFilter, count_questions
 from retrieval_eval.webui import routes
 from retrieval_eval.webui.app import create_app
+from retrieval_eval.workflows.recording import record_run
 
 # one target each, at this rank (None: not retrieved); forms split them for the slice counts
 RANKS = {"a0": 1, "a1": 1, "b0": 2, "b1": 3, "c0": 4, "c1": 5, "d0": 7, "d1": 12, "n0": None}

@@ -13,8 +13,8 @@ import pytest
 from store.builders import ranked_run
 
 from retrieval_eval.config.models import Thresholds
-from retrieval_eval.judging.recording import record_run
 from retrieval_eval.webui.app import create_app
+from retrieval_eval.workflows.recording import record_run
 from webui.browsing import serve
 
 pytestmark = pytest.mark.browser

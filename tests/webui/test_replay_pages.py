@@ -16,10 +16,10 @@ import yaml
 from fastapi.testclient import TestClient
 
 from retrieval_eval.config.models import load_config
-from retrieval_eval.replay.pipeline import run_replay
 from retrieval_eval.store import open_store
 from retrieval_eval.store.replays import get_replay
 from retrieval_eval.webui.app import create_app
+from retrieval_eval.workflows.replay import run_replay
 from webui.browsing import serve
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -17,7 +17,7 @@ from helpers import served_page
 
 from retrieval_eval.cli import cli
 from retrieval_eval.errors import GoldenSetError
-from retrieval_eval.golden.judgments import Judgment, write_judgments
+from retrieval_eval.labels.judgments import Judgment, write_judgments
 from webui.browsing import free_port
 from webui.test_serve import CLI, _env
 

@@ -24,8 +24,8 @@ from store.builders import hits, make_run
 from retrieval_eval.config.models import Thresholds
 from retrieval_eval.evaluation.labels import DeadLabels
 from retrieval_eval.evaluation.results import QuestionResult, RunResult
-from retrieval_eval.judging.recording import Recorded, record_run
 from retrieval_eval.webui.app import create_app
+from retrieval_eval.workflows.recording import Recorded, record_run
 from webui.browsing import serve
 
 QUESTIONS = 30

@@ -41,7 +41,7 @@ from retrieval_eval.store.summary import RunSummary
 
 if TYPE_CHECKING:
     from retrieval_eval.evaluation.results import RunResult
-    from retrieval_eval.judging.recording import Recorded
+    from retrieval_eval.workflows.recording import Recorded
 
 MAX_FLIPS_SHOWN = 5
 

@@ -1,7 +1,7 @@
 """Relevance judgments: one judgment row per (set, question, document, rater) grade given.
 
 Written by ``sets judge import`` and the dashboard's review queue, read back as judgments-file
-rows (``retrieval_eval.golden.judgments.Judgment``). A NULL grade is a skip (the dashboard's
+rows (``retrieval_eval.labels.judgments.Judgment``). A NULL grade is a skip (the dashboard's
 "skip" button). Judgments are labels, not runs: ``prune`` never deletes them.
 """
 

@@ -24,15 +24,15 @@ from retrieval_eval.evaluation.results import RunResult, RunSettings
 from retrieval_eval.evaluation.scoring import evaluate
 from retrieval_eval.golden.loaders import SET_SUFFIXES, load_golden_set
 from retrieval_eval.golden.models import GoldenQuestionSet
-from retrieval_eval.judging.recording import Recorded
 from retrieval_eval.retrievers.base import EvaluatableRetriever
 from retrieval_eval.retrievers.isolation import stdout_to_stderr
 from retrieval_eval.safety.limits import quote
+from retrieval_eval.workflows.recording import Recorded
 
 if TYPE_CHECKING:
     from retrieval_eval.evaluation.labels import DeadLabels
-    from retrieval_eval.judging.regression import Verdict
     from retrieval_eval.lint.models import PowerReport
+    from retrieval_eval.verdicts.regression import Verdict
 
 
 def resolve_set(config: Config, name: str, identifier: str | None = None) -> GoldenQuestionSet:
@@ -193,10 +193,10 @@ def record_verdict(
     dead_labels_baseline: str = "refuse",
     approve_labels_change: bool = False,
 ) -> Recorded:
-    """Judge the run against its baseline and save it (:func:`~retrieval_eval.judging.recording.
+    """Judge the run against its baseline and save it (:func:`~retrieval_eval.workflows.recording.
     record_run`); with no store (``store_url`` None) it is judged as a first run, kept nowhere.
     A first run not to be saved says it does not become the baseline."""
-    from retrieval_eval.judging.regression import (
+    from retrieval_eval.verdicts.regression import (
         BECOMES_BASELINE,
         NOT_SAVED_BASELINE,
         detect_regression,
@@ -206,7 +206,7 @@ def record_verdict(
         verdict = detect_regression(result, None, thresholds)
         recorded = Recorded(run_id=None, saved=False, verdict=verdict)
     else:
-        from retrieval_eval.judging.recording import record_run
+        from retrieval_eval.workflows.recording import record_run
 
         recorded = record_run(
             result,

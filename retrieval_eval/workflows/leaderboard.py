@@ -8,16 +8,16 @@ rate and then by name (a run without questions, whose rates are ``None``, ranks 
 
 Every entry but the reference is compared with the reference on top-1, over the questions both
 runs have: McNemar's exact test on the discordant questions
-(:func:`~retrieval_eval.judging.regression.mcnemar_exact`), the paired change in top-1 rate
+(:func:`~retrieval_eval.verdicts.regression.mcnemar_exact`), the paired change in top-1 rate
 (``(only this − only reference) / shared``) with Newcombe's paired 95 % interval
 (:func:`~retrieval_eval.evaluation.intervals.paired_difference`), and the p-value Holm-corrected across
 the N − 1 comparisons (:func:`holm`). An entry is ``significant`` when its corrected p-value is
 at most α (default 0.05): the family-wise error rate of all N − 1 verdicts together stays at α.
 The reference is the best-ranked entry unless one is named.
 
-Each entry also carries its *holes* (:mod:`retrieval_eval.judging.pooling`): the share of its
+Each entry also carries its *holes* (:mod:`retrieval_eval.labels.pooling`): the share of its
 top ``holes_depth`` (default 10, as ``sets pool``; a run kept to top 3 is counted at 3) that is
-not judged (:mod:`retrieval_eval.golden.judged`: neither its labels, grade 0 included, nor the
+not judged (:mod:`retrieval_eval.labels.judged`: neither its labels, grade 0 included, nor the
 ``judgments`` given, the store's, grade it), so a retriever that finds what the labellers never saw is seen to be judged
 on fewer labels.
 
@@ -58,13 +58,13 @@ from pydantic import BaseModel, Field, SerializerFunctionWrapHandler, model_seri
 from retrieval_eval.errors import InvalidInputError, UnknownNameError
 from retrieval_eval.evaluation.intervals import paired_difference, wilson
 from retrieval_eval.evaluation.results import QuestionResult, as_pair, extra_depths
-from retrieval_eval.judging.pooling import DEPTH as HOLES_DEPTH
-from retrieval_eval.judging.pooling import run_holes
+from retrieval_eval.labels.pooling import DEPTH as HOLES_DEPTH
+from retrieval_eval.labels.pooling import run_holes
 from retrieval_eval.store.summary import RunSummary
 from retrieval_eval.verdicts.significance import holm, mcnemar_exact
 
 if TYPE_CHECKING:
-    from retrieval_eval.golden.judgments import Judgment
+    from retrieval_eval.labels.judgments import Judgment
     from retrieval_eval.store import Store
     from retrieval_eval.store.models import StoredRun
 

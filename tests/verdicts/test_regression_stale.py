@@ -10,9 +10,9 @@ from store.builders import as_stored, hits, make_run
 from retrieval_eval.config.models import Thresholds
 from retrieval_eval.evaluation.labels import DeadLabels
 from retrieval_eval.evaluation.results import RunResult
-from retrieval_eval.judging.regression import detect_regression
 from retrieval_eval.reports.verdict import render_verdict
 from retrieval_eval.store.rows import result_row, stored_run
+from retrieval_eval.verdicts.regression import detect_regression
 
 DEFAULT = Thresholds()
 

@@ -8,8 +8,8 @@ from store.builders import as_stored, hits, make_run, question
 
 from retrieval_eval.config.models import Thresholds
 from retrieval_eval.evaluation.intervals import paired_difference
-from retrieval_eval.judging.regression import detect_regression, mcnemar_exact
 from retrieval_eval.reports.verdict import render_verdict
+from retrieval_eval.verdicts.regression import detect_regression, mcnemar_exact
 
 DEFAULT = Thresholds()
 

@@ -117,7 +117,7 @@ def rankings_of(
     config: Config, sample: QuerySample, spec: SampleSpec, retriever: str, settings: ReplaySettings
 ) -> list[Ranked]:
     """``retriever``'s rankings of every query of ``sample`` (the retriever closed after)."""
-    from retrieval_eval.judging.pipeline import opened_retriever
+    from retrieval_eval.workflows.labelled_run import opened_retriever
 
     texts = resolve_texts(sample, spec, config.base_dir)
     with opened_retriever(config, retriever) as built:
@@ -448,9 +448,9 @@ def record_replay(
     (:func:`~retrieval_eval.store.spool.keep_spooled`: the spool, else a new folder of the
     temporary folder) and say so in the outcome's ``notes``, ``problem`` and ``spool_path``
     (``db replay`` compares and saves it later). Never raises StoreUnavailableError."""
-    from retrieval_eval.judging.recording import not_saved
     from retrieval_eval.store import mask_url, open_store
     from retrieval_eval.store.spool import keep_spooled
+    from retrieval_eval.workflows.recording import not_saved
 
     try:
         if store is not None:

@@ -11,7 +11,7 @@ reads it back (JSONL or CSV), every bad row named by file and line.
 
 Several raters on one pair: :func:`summarise` measures agreement (Cohen's κ for two raters,
 Krippendorff's α, ordinal, beyond), lists the conflicts (grades more than one apart, or on both
-sides of the relevance level), and merges each pair by :func:`retrieval_eval.golden.agreement.merged_grade`.
+sides of the relevance level), and merges each pair by :func:`retrieval_eval.labels.agreement.merged_grade`.
 """
 
 from __future__ import annotations
@@ -169,7 +169,7 @@ class Summary:
 
 def summarise(rows: Sequence[Judgment], relevance_level: int = 1) -> Summary:
     """Merge the graded rows per pair and measure how far the raters agree."""
-    from retrieval_eval.golden.agreement import cohen_kappa, krippendorff_alpha, merged_grade
+    from retrieval_eval.labels.agreement import cohen_kappa, krippendorff_alpha, merged_grade
 
     by_pair: dict[tuple[str, str], dict[str, int]] = defaultdict(dict)
     pairs: dict[tuple[str, str], None] = {}

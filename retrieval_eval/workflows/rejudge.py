@@ -20,7 +20,7 @@ Edge cases:
   recomputed (``not_recomputed``). hit@k, recall@k and nDCG@k for k up to the kept depth are exact.
 - A question of the current labels the run never asked (new, or its text changed) is left out
   (``not_asked``) and so are the run's questions the labels dropped; comparisons with a re-judged
-  run are over the questions both runs have (:func:`retrieval_eval.judging.regression.unpaired`).
+  run are over the questions both runs have (:func:`retrieval_eval.verdicts.regression.unpaired`).
 - Idempotent: a run re-judged against the same labels is stored once (its run key is
   ``rejudged:<run id>:<fingerprint>``); re-judging a re-judged run re-judges its original.
 - Invalid runs (never compared, never baselines) and runs already judged against these labels
@@ -40,7 +40,7 @@ from retrieval_eval.evaluation.results import Rejudged, RunResult
 from retrieval_eval.evaluation.scoring import judge
 from retrieval_eval.golden.fingerprint import judged_fingerprint
 from retrieval_eval.golden.models import GoldenQuestionSet
-from retrieval_eval.judging.regression import Verdict, detect_regression
+from retrieval_eval.verdicts.regression import Verdict, detect_regression
 
 if TYPE_CHECKING:
     from retrieval_eval.config.models import Thresholds

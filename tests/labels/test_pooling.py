@@ -7,10 +7,10 @@ from helpers import shared_collection
 
 from retrieval_eval.evaluation.scoring import collapse
 from retrieval_eval.golden.importers import import_beir
-from retrieval_eval.golden.judged import judged_pairs
-from retrieval_eval.golden.judgments import Judgment
 from retrieval_eval.golden.models import GoldenQuestion, GoldenQuestionSet
-from retrieval_eval.judging.pooling import pool
+from retrieval_eval.labels.judged import judged_pairs
+from retrieval_eval.labels.judgments import Judgment
+from retrieval_eval.labels.pooling import pool
 from retrieval_eval.retrievers.run_file import read_run
 
 

@@ -2,7 +2,7 @@
 
 :func:`promote` takes judgment rows (a judgments file's, or the store's) and the set, merges
 each (question, document) pair's grades by the documented rule
-(:func:`retrieval_eval.golden.judgments.summarise`: the median, the lower middle one for an even
+(:func:`retrieval_eval.labels.judgments.summarise`: the median, the lower middle one for an even
 count) and applies the merged grades:
 
 - grade >= 1 on a document the question does not label: a new target (``added``);
@@ -10,7 +10,7 @@ count) and applies the merged grades:
 - another grade on a target: ``regraded`` (written to ``grades:``; the target stays);
 - grade 0 on a document the question does not grade: written to ``grades:`` as 0
   (``not_relevant``). A grade-0 pair stays judged in the set
-  (:mod:`retrieval_eval.golden.judged`): no pool or lint offers it again once the judgments are
+  (:mod:`retrieval_eval.labels.judged`): no pool or lint offers it again once the judgments are
   gone, and it changes no figure nor the labels fingerprint;
 - a row naming a new question by its text (no ``question_id``) adds that question when one of its
   documents is graded >= 1, with an id made from its text (lower case, words joined by ``-``,
@@ -36,8 +36,8 @@ from pathlib import Path
 
 from retrieval_eval.errors import GoldenSetError, InvalidInputError
 from retrieval_eval.golden.forms import QuestionForm
-from retrieval_eval.golden.judgments import Judgment, Summary, summarise
 from retrieval_eval.golden.models import ChangelogEntry, GoldenQuestion, GoldenQuestionSet
+from retrieval_eval.labels.judgments import Judgment, Summary, summarise
 from retrieval_eval.safety.limits import quote
 
 NEW_FORM = QuestionForm.GAP

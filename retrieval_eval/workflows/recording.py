@@ -7,7 +7,7 @@ the caller where, and :meth:`Recorded.failure` is the error the caller ends with
 store a newer retrieval-eval migrated).
 ``replay_spool`` saves spooled runs later, judging each against the baseline it would have had,
 into the store each was meant for (see :func:`replay_spooled`); spooled replays of query samples
-(:func:`retrieval_eval.replay.pipeline.record_replay`) are saved by the same pass, each compared
+(:func:`retrieval_eval.workflows.replay.record_replay`) are saved by the same pass, each compared
 as it would have been when it ran.
 
 Baseline choice: a pinned ``baseline_run_id`` wins; otherwise the newest run that is valid, has the
@@ -36,7 +36,7 @@ from retrieval_eval.errors import (
     UnknownNameError,
 )
 from retrieval_eval.evaluation.results import RunResult
-from retrieval_eval.judging.regression import Verdict, detect_regression
+from retrieval_eval.verdicts.regression import Verdict, detect_regression
 
 if TYPE_CHECKING:  # the store (SQLAlchemy) is imported by the calls that open one
     from retrieval_eval.store import Store, StoredRun
@@ -340,7 +340,7 @@ def _replay_one(
         if store is None:
             store = stores[target] = open_store(target)
         if entry.kind == "replay":
-            from retrieval_eval.replay.pipeline import save_spooled
+            from retrieval_eval.workflows.replay import save_spooled
 
             replay_id = save_spooled(store, entry)
             done.replays.append(replay_id)

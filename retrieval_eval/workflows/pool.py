@@ -1,13 +1,13 @@
-"""What ``sets pool`` gathers (:mod:`retrieval_eval.judging.pooling` pools it).
+"""What ``sets pool`` gathers (:mod:`retrieval_eval.labels.pooling` pools it).
 
 Per retriever, its rankings of the set: its latest stored run's (the store only read), or with
-``fresh`` a run made now through the run pipeline (:func:`~retrieval_eval.judging.pipeline.
+``fresh`` a run made now through the run pipeline (:func:`~retrieval_eval.workflows.labelled_run.
 evaluate_opened`) at the pool's depth and NOT saved: pooling is a step of labelling, and a run
 saved at another depth than the nightly one would sit in the history beside them. A retriever
 with no stored run on the set is an error naming what is stored and suggesting ``--fresh``.
 
 Besides: lint's completeness candidates (``--corpus``, else the corpus of the first retriever
-that has one), a stored replay's most-changed queries (:func:`retrieval_eval.replay.pipeline.
+that has one), a stored replay's most-changed queries (:func:`retrieval_eval.workflows.replay.
 stored_outcome`), and the texts of every candidate from the retrievers that offer
 ``document_texts`` (each asked once, for the ids still without a text). What could not be done
 (no corpus, a retriever the config does not build, a text lookup that failed) is a note, not an
@@ -23,9 +23,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from retrieval_eval.errors import UnknownNameError
-from retrieval_eval.golden.judged import judged_pairs
 from retrieval_eval.golden.models import GoldenQuestionSet
-from retrieval_eval.judging.pooling import (
+from retrieval_eval.labels.judged import judged_pairs
+from retrieval_eval.labels.pooling import (
     DEPTH,
     Holes,
     Pool,
@@ -37,7 +37,7 @@ from retrieval_eval.judging.pooling import (
 if TYPE_CHECKING:
     from retrieval_eval.config.models import Config
     from retrieval_eval.evaluation.results import RunResult
-    from retrieval_eval.golden.judgments import Judgment
+    from retrieval_eval.labels.judgments import Judgment
     from retrieval_eval.store import Store
 
 
@@ -69,7 +69,7 @@ class Gathered:
 
 def stored_pooled(store: Store, set_identifier: str, name: str) -> Pooled:
     """The retriever's latest stored run of the set; none is an error suggesting ``--fresh``."""
-    from retrieval_eval.judging.leaderboard import latest_run
+    from retrieval_eval.workflows.leaderboard import latest_run
 
     try:
         run = latest_run(store, set_identifier, name)
@@ -86,7 +86,7 @@ def fresh_pooled(
 ) -> Pooled:
     """A run of ``retriever`` made now by the run pipeline, its rankings kept to ``depth`` at
     least (the config's cutoffs and ``depth``); not saved."""
-    from retrieval_eval.judging.pipeline import Plan, evaluate_opened, resolve_settings
+    from retrieval_eval.workflows.labelled_run import Plan, evaluate_opened, resolve_settings
 
     settings = resolve_settings(config, golden.identifier, name)
     cutoffs = sorted({*settings.cutoffs, depth})
@@ -117,8 +117,8 @@ def gather(
     with ``fresh`` and no ``replay_id``, whose queries are in their stored form or, with
     ``captured_text``, as captured (read from the sample's log again). The pairs ``judgments``
     and the store's judgments grade are judged: neither candidates nor holes."""
-    from retrieval_eval.judging.pipeline import opened_retriever
     from retrieval_eval.store.judgments import read_stored_judgments
+    from retrieval_eval.workflows.labelled_run import opened_retriever
 
     if store is not None:
         judgments = [*judgments, *read_stored_judgments(store, golden.identifier)]
@@ -142,8 +142,8 @@ def gather(
             extra.extend(_lint_candidates(config, golden, corpus, opened, notes, judgments))
         if replay_id is not None:
             from retrieval_eval.replay.draft import draft_rows, refuse_hashed
-            from retrieval_eval.replay.pipeline import stored_outcome
             from retrieval_eval.replay.samples import resolve_texts
+            from retrieval_eval.workflows.replay import stored_outcome
 
             assert store is not None
             outcome = stored_outcome(store, replay_id)

@@ -17,9 +17,9 @@ from retrieval_eval.config.models import Thresholds
 from retrieval_eval.errors import InvalidInputError, UnknownNameError
 from retrieval_eval.evaluation.intervals import paired_difference, wilson
 from retrieval_eval.evaluation.results import QuestionResult
-from retrieval_eval.judging.leaderboard import compare_runs, holm, latest_runs, runs_by_id
-from retrieval_eval.judging.regression import detect_regression
 from retrieval_eval.store import Store, open_store
+from retrieval_eval.verdicts.regression import detect_regression
+from retrieval_eval.workflows.leaderboard import compare_runs, holm, latest_runs, runs_by_id
 
 SET = "demo.set"
 
@@ -85,7 +85,7 @@ def test_three_retrievers_ranked_and_compared_with_the_best(store: Store) -> Non
 
     assert f"MRR@{fetched}" in render_leaderboard(board, "text")
     assert middle.latency_p50_ms == 5.0 and middle.error_count == 0
-    from retrieval_eval.judging.regression import mcnemar_exact
+    from retrieval_eval.verdicts.regression import mcnemar_exact
 
     p_middle, p_worst = mcnemar_exact(0, 3), mcnemar_exact(0, 8)
     assert middle.versus is not None and worst.versus is not None
@@ -256,7 +256,7 @@ def test_runs_without_metrics_or_successes_have_none(store: Store) -> None:
 
 
 def test_the_verb_is_exported_from_the_package_root() -> None:
-    from retrieval_eval.judging import leaderboard
+    from retrieval_eval.workflows import leaderboard
 
     assert retrieval_eval.compare_runs is leaderboard.compare_runs
     assert retrieval_eval.Leaderboard is leaderboard.Leaderboard

@@ -14,7 +14,7 @@ from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Protocol
 
 if TYPE_CHECKING:
-    from retrieval_eval.golden.judgments import Judgment
+    from retrieval_eval.labels.judgments import Judgment
 
 
 class Labelled(Protocol):

@@ -22,11 +22,11 @@ from retrieval_eval import FunctionRetriever, evaluate, load_golden_set
 from retrieval_eval.cli import cli
 from retrieval_eval.config.models import Thresholds
 from retrieval_eval.evaluation.results import RunSettings
-from retrieval_eval.golden.judgments import read_judgments, write_judgments
-from retrieval_eval.judging.pooling import pool
-from retrieval_eval.judging.recording import judge_and_save
+from retrieval_eval.labels.judgments import read_judgments, write_judgments
+from retrieval_eval.labels.pooling import pool
 from retrieval_eval.store import open_store
 from retrieval_eval.webui.app import create_app
+from retrieval_eval.workflows.recording import judge_and_save
 
 IDS = [f"q{i}" for i in range(8)]
 

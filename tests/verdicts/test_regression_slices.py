@@ -11,9 +11,9 @@ from statsmodels.stats.multitest import multipletests
 from store.builders import as_stored, make_run, question
 
 from retrieval_eval.config.models import Thresholds
-from retrieval_eval.judging.regression import Verdict, detect_regression
 from retrieval_eval.lint import power
 from retrieval_eval.reports.verdict import render_verdict
+from retrieval_eval.verdicts.regression import Verdict, detect_regression
 
 DEFAULT = Thresholds()
 

@@ -11,8 +11,8 @@ from store.builders import as_stored, ranked_run
 
 from retrieval_eval.config.models import Thresholds
 from retrieval_eval.evaluation.results import RunResult
-from retrieval_eval.judging.regression import Verdict, detect_regression, holm, mcnemar_exact
 from retrieval_eval.reports.verdict import render_verdict
+from retrieval_eval.verdicts.regression import Verdict, detect_regression, holm, mcnemar_exact
 
 
 def _run(ranks: dict[str, int | None], depths: Sequence[int], day: int = 0, **kw: Any) -> RunResult:

@@ -1,7 +1,7 @@
 """Pooling (TREC): the documents to judge are the union of several retrievers' top-k.
 
 For each question, every document in a retriever's top-``depth`` that is not judged
-(:mod:`retrieval_eval.golden.judged`: the set grades it, 0 included, or a judgment does) is a
+(:mod:`retrieval_eval.labels.judged`: the set grades it, 0 included, or a judgment does) is a
 candidate, saying where it came from (``bm25 #2``); lint's
 completeness candidates join with their check's name, and a replay's most-changed queries (new
 questions, keyed by their text) with the documents of both rankings. Unjudged documents count as
@@ -18,12 +18,12 @@ from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from retrieval_eval.golden.judged import Pair, judged_pairs
+from retrieval_eval.labels.judged import Pair, judged_pairs
 
 if TYPE_CHECKING:
     from retrieval_eval.evaluation.results import RunResult
-    from retrieval_eval.golden.judgments import Judgment
     from retrieval_eval.golden.models import GoldenQuestionSet
+    from retrieval_eval.labels.judgments import Judgment
     from retrieval_eval.lint.models import Finding
 
 DEPTH = 10  # `sets pool --depth` and the holes figure of `compare` and `run`
@@ -94,7 +94,7 @@ class Pool:
         """The pool as a judgments file's rows (grades empty), in the set's question order, then
         the new questions; with ``texts`` (document id -> text) each row carries its document's
         text, cut to :data:`TEXT_CHARS` (:func:`excerpt`)."""
-        from retrieval_eval.golden.judgments import Judgment  # pydantic: not at CLI start
+        from retrieval_eval.labels.judgments import Judgment  # pydantic: not at CLI start
 
         order = {q.id: i for i, q in enumerate(golden.questions)}
         asked = {q.id: q.question for q in golden.questions}
@@ -137,7 +137,7 @@ def pool(
 ) -> Pool:
     """Pool ``rankings`` (retriever -> question id -> distinct ids, best first) to ``depth``.
 
-    Judged pairs (:func:`~retrieval_eval.golden.judged.judged_pairs`: the set's grades and the
+    Judged pairs (:func:`~retrieval_eval.labels.judged.judged_pairs`: the set's grades and the
     ``judged`` pairs of judgments files and the store) are neither candidates nor holes; ``extra``
     adds (question key, document id, source) candidates such as lint's and a replay's (a key
     not in the set is a new question's, ``text:`` and its text); ``kept`` names retrievers
