@@ -501,7 +501,7 @@ def _gated(result: dict[str, Any]) -> list[int]:
 
 
 def _rate(result: dict[str, Any], depth: int) -> str:
-    from retrieval_eval.reports.numbers import pct
+    from retrieval_eval.formats.numbers import pct
 
     at = result.get("hits_at") or {}  # JSON: the depths are strings
     hits = at.get(str(depth), at.get(depth, result.get(f"top{depth}_hits")))
@@ -532,8 +532,8 @@ def verdict_line(
     depth (before → after when compared), the verdict and the run's link, e.g. ``top-1 68.8% →
     12.5% (−56.3 pts), top-3 ...; regression; run 12: http://.../runs/12``. ``result`` gives the
     rates of a run with nothing to compare with."""
+    from retrieval_eval.formats.numbers import pct, pts
     from retrieval_eval.reports.links import run_page_url
-    from retrieval_eval.reports.numbers import pct, pts
 
     verdict = recorded.get("verdict") or {}
     # the verdict's depths (JSON: string keys); one stored before them has top-1 and top-3

@@ -81,7 +81,7 @@ def _table_text(*tables: Table) -> str:
 
 
 def _echo_json(data: Any) -> None:
-    from retrieval_eval.reports.jsonio import dumps
+    from retrieval_eval.formats.jsonio import dumps
 
     click.echo(dumps(data))
 
@@ -175,7 +175,7 @@ def history(
 
     from rich.table import Table
 
-    from retrieval_eval.reports.numbers import MISSING, ci, pct
+    from retrieval_eval.formats.numbers import MISSING, ci, pct
     from retrieval_eval.reports.verdict import index_versus
 
     table = Table(title=f"{set_identifier} × {retriever}", title_justify="left")

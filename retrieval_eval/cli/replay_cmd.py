@@ -286,7 +286,7 @@ def _kept(outcome: ReplayOutcome, url: str, no_save: bool) -> str:
 def drift(sample: str, retriever: str, limit: int, db: str | None, config_path: str | None) -> None:
     """The replays of SAMPLE by RETRIEVER, newest first: mean RBO and top-1 changed over time."""
     from retrieval_eval.config.models import load_config
-    from retrieval_eval.reports.numbers import MISSING, decimal, pct
+    from retrieval_eval.formats.numbers import MISSING, decimal, pct
     from retrieval_eval.store.replays import replay_history
 
     config = load_config(config_path)

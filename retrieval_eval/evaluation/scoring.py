@@ -42,12 +42,14 @@ from typing import Any, Protocol, TypeVar
 
 from retrieval_eval.evaluation.aggregate import summarise
 from retrieval_eval.evaluation.deadline import Supervisor
-from retrieval_eval.evaluation.results import QuestionResult, RunResult, RunSettings, paused_gc
+from retrieval_eval.evaluation.results import QuestionResult, RunResult, RunSettings
 from retrieval_eval.golden.models import GoldenQuestion, GoldenQuestionSet
 from retrieval_eval.retrievers.base import EvaluatableRetriever, checked_identifier
+from retrieval_eval.retrievers.ranking import check_ranking, refuse_surrogate
+from retrieval_eval.safety.collector import paused_gc
 from retrieval_eval.safety.limits import quote
 from retrieval_eval.safety.redaction import redact
-from retrieval_eval.safety.surrogates import escaped, has_lone_surrogate, lone_surrogate
+from retrieval_eval.safety.surrogates import escaped, has_lone_surrogate
 
 DEFAULT_BATCH_SIZE = 64
 T = TypeVar("T")
@@ -67,14 +69,6 @@ class Asked(Protocol):
 Outcome = Callable[[Any, list[str] | None, int, float, str | None], T]
 
 
-def collapse(ranking: Sequence[str]) -> list[str]:
-    """Distinct ids in first-occurrence order, empty ids dropped."""
-    # dict.fromkeys keeps first occurrences in order
-    distinct = dict.fromkeys(ranking)
-    distinct.pop("", None)
-    return list(distinct)
-
-
 def judge(
     question: GoldenQuestion,
     ranking: Sequence[str] | None,
@@ -88,7 +82,7 @@ def judge(
     text (a lone surrogate) raises ValueError, as in :func:`judge_many`."""
     result = QuestionResult(**_judged(question, ranking, depth, latency_ms, error, relevance_level))
     if has_lone_surrogate(result.retrieved):
-        _refuse_surrogate(ranking or (), f"the ranking of question {quote(question.id)} holds")
+        refuse_surrogate(ranking or (), f"the ranking of question {quote(question.id)} holds")
     return result
 
 
@@ -167,46 +161,8 @@ def judge_many(
     if has_lone_surrogate(chain.from_iterable(r.retrieved for r in results)):
         bad = next(i for i, r in enumerate(results) if has_lone_surrogate(r.retrieved))
         what = f"the ranking of question {quote(results[bad].id)} holds"
-        _refuse_surrogate(rankings[bad] or (), what)
+        refuse_surrogate(rankings[bad] or (), what)
     return results
-
-
-def check_ranking(value: Any) -> list[str]:
-    """Accept a sequence of strings; anything else raises TypeError with what was wrong, and
-    an id that is no Unicode text (a lone surrogate, ``retrieval_eval.safety.surrogates``) ValueError."""
-    if type(value) is list:  # the common case, checked at C speed: join takes strings only
-        try:
-            joined = "".join(value)
-        except TypeError:
-            pass  # the loop below names the position and the type
-        else:
-            if lone_surrogate(joined) is not None:
-                _refuse_surrogate(value, "retriever returned")
-            return value.copy()
-    if isinstance(value, str | bytes) or not isinstance(value, Sequence):
-        hint = " (convert arrays with .tolist())" if hasattr(value, "tolist") else ""
-        raise TypeError(
-            f"retriever returned {type(value).__name__}, expected a sequence of document id "
-            f"strings{hint}"
-        )
-    for index, item in enumerate(value):
-        if not isinstance(item, str):
-            raise TypeError(
-                f"retriever returned {type(item).__name__} at position {index}, expected a "
-                "document id string"
-            )
-    ranking = list(value)
-    if has_lone_surrogate(ranking):
-        _refuse_surrogate(ranking, "retriever returned")
-    return ranking
-
-
-def _refuse_surrogate(ranking: Sequence[str], what: str) -> None:
-    index, char = next((i, c) for i, doc in enumerate(ranking) if (c := lone_surrogate(doc)))
-    raise ValueError(
-        f"{what} id {quote(ranking[index])} at position {index}, which is not text: it holds "
-        f"a lone surrogate ({char})"
-    )
 
 
 def _timed_out(budget_s: float) -> str:

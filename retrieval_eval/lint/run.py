@@ -34,11 +34,11 @@ from typing import TYPE_CHECKING, Any, cast
 
 from retrieval_eval.config.models import LintOptions, Thresholds
 from retrieval_eval.errors import ConfigError
+from retrieval_eval.formats.numbers import points
 from retrieval_eval.golden.models import GoldenQuestionSet
 from retrieval_eval.lint import completeness, dead, duplicates, forms, never_found, power
 from retrieval_eval.lint.models import Finding, LintReport, PowerReport
 from retrieval_eval.lint.render import what_is_seen
-from retrieval_eval.reports.numbers import points
 from retrieval_eval.retrievers.corpus import Document, beir_corpus_file, read_corpus
 
 if TYPE_CHECKING:

@@ -9,8 +9,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from retrieval_eval.evaluation.results import TOP_K, RunResult, as_pair, extra_depths
-from retrieval_eval.reports.markdown_text import md_text
-from retrieval_eval.reports.numbers import MISSING, ci, ms, p_value, pct, pts, pts_interval
+from retrieval_eval.formats.markdown_text import md_text
+from retrieval_eval.formats.numbers import MISSING, ci, ms, p_value, pct, pts, pts_interval
 from retrieval_eval.reports.verdict import depth_label, too_small_to_judge
 
 if TYPE_CHECKING:

@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from retrieval_eval.evaluation.results import RunResult
+from retrieval_eval.formats.jsonio import dumps
 from retrieval_eval.reports.csv import render_csv
 from retrieval_eval.reports.headline import (
     _power_line,
@@ -19,7 +20,6 @@ from retrieval_eval.reports.headline import (
     headline_text,
 )
 from retrieval_eval.reports.json import render_json
-from retrieval_eval.reports.jsonio import dumps
 from retrieval_eval.reports.markdown import render_markdown
 from retrieval_eval.reports.text import render_text
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from retrieval_eval.reports.numbers import change, p_value, pct, points, pts, pts_interval
+from retrieval_eval.formats.numbers import change, p_value, pct, points, pts, pts_interval
 
 if TYPE_CHECKING:
     from retrieval_eval.config.models import Thresholds

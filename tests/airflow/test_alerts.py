@@ -305,8 +305,8 @@ def test_regression_alert_with_stale_labels_reads_over_the_compared_questions(
     from retrieval_eval.airflow.alerts.slack import SlackAlertSender
     from retrieval_eval.airflow.alerts.webhook import WebhookAlertSender
     from retrieval_eval.cli import cli
+    from retrieval_eval.formats.numbers import pct
     from retrieval_eval.reports.headline import compared_count, judged_rates
-    from retrieval_eval.reports.numbers import pct
     from retrieval_eval.store import open_store
 
     examples = Path(__file__).resolve().parents[2] / "examples"

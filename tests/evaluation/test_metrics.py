@@ -21,13 +21,13 @@ from retrieval_eval.evaluation.results import (
     _FRAME_COLUMNS,
     QuestionResult,
     RunSettings,
-    paused_gc,
     questions_frame,
-    young_collections_only,
 )
-from retrieval_eval.evaluation.scoring import collapse, evaluate, judge, judge_many
+from retrieval_eval.evaluation.scoring import evaluate, judge, judge_many
 from retrieval_eval.golden.models import GoldenQuestion, GoldenQuestionSet
 from retrieval_eval.retrievers.base import FunctionRetriever
+from retrieval_eval.retrievers.ranking import collapse
+from retrieval_eval.safety.collector import paused_gc, young_collections_only
 from retrieval_eval.workflows.labelled_run import run_evaluation
 
 L2, L3, L4, L5 = (math.log2(n) for n in (2, 3, 4, 5))

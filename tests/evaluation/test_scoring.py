@@ -11,9 +11,10 @@ import pytest
 
 from retrieval_eval.config.models import Config
 from retrieval_eval.evaluation.results import RunSettings
-from retrieval_eval.evaluation.scoring import collapse, evaluate, judge, score_questions
+from retrieval_eval.evaluation.scoring import evaluate, judge, score_questions
 from retrieval_eval.golden.models import GoldenQuestion, GoldenQuestionSet
 from retrieval_eval.retrievers.base import FunctionRetriever
+from retrieval_eval.retrievers.ranking import collapse
 from retrieval_eval.workflows.labelled_run import run_evaluation
 
 

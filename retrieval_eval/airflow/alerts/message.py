@@ -34,8 +34,8 @@ from typing import TYPE_CHECKING, Any
 from pydantic import BaseModel, Field
 
 from retrieval_eval.evaluation.labels import source_text
+from retrieval_eval.formats.numbers import pct, pts
 from retrieval_eval.reports.links import run_page_url
-from retrieval_eval.reports.numbers import pct, pts
 from retrieval_eval.safety.redaction import redact, register_header, register_url, register_webhook
 from retrieval_eval.store.summary import RunSummary
 
