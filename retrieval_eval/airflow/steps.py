@@ -353,6 +353,7 @@ def persist_result(
     error says where the run went when the spool folder could not take it either).
     """
     from retrieval_eval.evaluation.results import RunResult
+    from retrieval_eval.reports.verdict import verdict_document
     from retrieval_eval.workflows.labelled_run import record_verdict, resolve_thresholds
 
     config = load_config(config_path)
@@ -373,7 +374,8 @@ def persist_result(
     failure = recorded.failure()
     if failure is not None:
         raise failure
-    return recorded.model_dump(mode="json")
+    # the XCom carries the verdict as the JSON contract has it: its figures and its words
+    return {**recorded.model_dump(mode="json"), "verdict": verdict_document(recorded.verdict)}
 
 
 def choose_branch(recorded: dict[str, Any]) -> str:
@@ -477,11 +479,12 @@ def approval_run_id(events: Mapping[Any, Iterable[Any]] | None) -> int:
 def stored_for_approval(store_url: str, run_id: int) -> tuple[dict[str, Any], dict[str, Any]]:
     """What :func:`approval_request` reads of a run (its record and its result, as the
     evaluation's XComs carried them), from the store."""
+    from retrieval_eval.reports.verdict import verdict_document
     from retrieval_eval.store import open_store
 
     with open_store(store_url) as store:
         run = store.get_run(run_id, questions=False)
-    verdict = run.verdict.model_dump(mode="json") if run.verdict is not None else {}
+    verdict = verdict_document(run.verdict) if run.verdict is not None else {}
     recorded = {"run_id": run.id, "saved": True, "verdict": verdict}
     return recorded, run.result.model_dump(mode="json")
 

@@ -322,7 +322,9 @@ def show(
         "created_at": run.created_at.isoformat(),
     }
     if fmt == "json":  # only JSON prints it, and dumping a verdict builds its pydantic schema
-        extra["regression"] = run.verdict.contract() if run.verdict else None
+        from retrieval_eval.reports.verdict import verdict_document
+
+        extra["regression"] = verdict_document(run.verdict) if run.verdict else None
     power, source = (None, None) if summary or fmt == "csv" else stored_power(run, config_path)
     text = render(
         run.result,

@@ -36,22 +36,12 @@ from retrieval_eval.errors import (
     UnknownNameError,
 )
 from retrieval_eval.evaluation.results import RunResult
+from retrieval_eval.verdicts.models import Cause
 from retrieval_eval.verdicts.regression import Verdict, detect_regression
 
 if TYPE_CHECKING:  # the store (SQLAlchemy) is imported by the calls that open one
     from retrieval_eval.store import Store, StoredRun
     from retrieval_eval.store.spool import Kept, SpooledReplay, SpooledRun
-
-BASELINE_REFUSED = (
-    "Not accepted as the baseline: the index lost labelled documents (dead_labels_baseline: "
-    "refuse); the previous baseline stays until `retrieval-eval runs accept RUN_ID`."
-)
-CHANGED = "The golden set's labels changed since the last stored run"
-LABELS_CHANGED = f"{CHANGED}; this run starts a new baseline."
-AWAITING_APPROVAL = (
-    f"{CHANGED}; this run is not the baseline until approved (approve_baseline): in Airflow "
-    "(Browse → Required Actions), or with `retrieval-eval runs accept RUN_ID`."
-)
 
 
 class Recorded(BaseModel):
@@ -104,10 +94,12 @@ def judge_and_save(
     def judge(baseline: StoredRun | None, comparable: bool) -> Verdict:
         # an invalid run starts no baseline: the note would contradict its verdict
         labels_changed = not comparable and result.valid
-        note = None
+        cause: Cause | None = None
         if labels_changed:
-            note = AWAITING_APPROVAL if approve_labels_change else LABELS_CHANGED
-        verdict = detect_regression(result, baseline, thresholds, comparable=comparable, note=note)
+            cause = "awaiting_approval" if approve_labels_change else "labels_changed"
+        verdict = detect_regression(
+            result, baseline, thresholds, comparable=comparable, cause=cause
+        )
         if labels_changed and approve_labels_change:
             verdict = verdict.model_copy(update={"baseline_refused": True, "needs_approval": True})
         return refused_as_baseline(verdict, result, dead_labels_baseline)
@@ -117,7 +109,7 @@ def judge_and_save(
 
 
 def refused_as_baseline(verdict: Verdict, result: RunResult, policy: str) -> Verdict:
-    """``verdict`` marked :attr:`~Verdict.baseline_refused` (and saying so) when ``policy`` is
+    """``verdict`` marked :attr:`~Verdict.baseline_refused` (for dead labels) when ``policy`` is
     ``refuse`` and a valid run that did not regress has stale questions (every target gone from
     the index): it would otherwise become the next run's baseline. A question that lost only
     some targets is still judged, and does not refuse the run."""
@@ -126,8 +118,7 @@ def refused_as_baseline(verdict: Verdict, result: RunResult, policy: str) -> Ver
         return verdict
     if labels is None or not labels.stale_questions:
         return verdict
-    summary = f"{verdict.summary} {BASELINE_REFUSED}".strip()
-    return verdict.model_copy(update={"baseline_refused": True, "summary": summary})
+    return verdict.model_copy(update={"baseline_refused": True, "refused_for_dead_labels": True})
 
 
 def record_run(
@@ -179,9 +170,14 @@ def record_run(
             kept = keep_spooled(entry, spool_dir)
         too_new = isinstance(exc, StoreTooNewError)
         problem = not_saved(exc, kept, "run", f"replays it into {shown}")
-        head = "Result store not used" if too_new else "Result store unreachable"
-        note = f"{head}: {problem}."
-        verdict = detect_regression(result, None, thresholds, comparable=False, note=note)
+        verdict = detect_regression(
+            result,
+            None,
+            thresholds,
+            comparable=False,
+            cause="store_too_new" if too_new else "store_unreachable",
+            store_problem=problem,
+        )
         return Recorded(
             run_id=None,
             saved=False,

@@ -128,11 +128,6 @@ class Rejudging:
     shortfall: str | None = None  # what could not be judged again (Rejudged.shortfall)
 
 
-def _labels(golden: GoldenQuestionSet) -> str:
-    version = f"version {golden.version}, " if golden.version is not None else ""
-    return f"labels {version}fingerprint {golden.fingerprint[:12]}"
-
-
 def rejudge_runs(
     store: Store,
     golden: GoldenQuestionSet,
@@ -169,9 +164,12 @@ def rejudge_runs(
             continue
         result = rejudged_result(run, golden, depths_for(retriever))
         thresholds = thresholds_for(retriever)
-        head = f"Re-judged run {run.id} against {_labels(golden)}."
-
-        run_id, verdict = store.judged_save(result, _judge(result, thresholds, head))
+        rejudged: dict[str, object] = {
+            "rejudged_from": run.id,
+            "labels_version": golden.version,
+            "labels_fingerprint": golden.fingerprint,
+        }
+        run_id, verdict = store.judged_save(result, _judge(result, thresholds, rejudged))
         done.append(
             Rejudging(
                 run.id,
@@ -186,7 +184,7 @@ def rejudge_runs(
 
 
 def _judge(
-    result: RunResult, thresholds: Thresholds, head: str
+    result: RunResult, thresholds: Thresholds, rejudged: dict[str, object]
 ) -> Callable[[StoredRun | None, bool], Verdict]:
     """The verdict of a re-judged run against the run before it with the same labels. The
     first with these labels starts their baseline: earlier runs under other labels are what
@@ -194,6 +192,6 @@ def _judge(
 
     def judged(baseline: StoredRun | None, _comparable: bool) -> Verdict:
         verdict = detect_regression(result, baseline, thresholds, comparable=True)
-        return verdict.model_copy(update={"summary": f"{head} {verdict.summary}"})
+        return verdict.model_copy(update=rejudged)  # which run, against which labels
 
     return judged

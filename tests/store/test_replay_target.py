@@ -22,6 +22,7 @@ from helpers import read_only, tmpfs
 from retrieval_eval.cli import cli
 from retrieval_eval.config.models import Thresholds
 from retrieval_eval.evaluation.results import RunResult
+from retrieval_eval.reports.verdict import verdict_summary
 from retrieval_eval.store import mask_url, open_store
 from retrieval_eval.store.spool import SpooledRun, write_spool
 from retrieval_eval.store.url import store_fingerprint
@@ -153,9 +154,9 @@ def test_the_hint_after_a_spooled_run_names_the_store(tmp_path: Path) -> None:
         make_run(hits(1, 2)), store_url=down, thresholds=Thresholds(), spool_dir=tmp_path
     )
     assert "which replays it into postgresql+psycopg://eval:***@127.0.0.1:1/results" in (
-        recorded.verdict.summary
+        verdict_summary(recorded.verdict)
     )
-    assert f"db replay --spool-dir {tmp_path}" in recorded.verdict.summary
+    assert f"db replay --spool-dir {tmp_path}" in verdict_summary(recorded.verdict)
 
 
 def _cli_env(home: Path) -> dict[str, str]:
