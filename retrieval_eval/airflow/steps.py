@@ -349,7 +349,7 @@ def persist_result(
     with ``approve_baseline`` a run under changed labels waits for approval to be a baseline.
 
     An unreachable store raises after the run was spooled, so the task retries with backoff
-    and, if it never succeeds, ``retrieval-eval db replay`` saves the spooled run later (the
+    and, if it never succeeds, ``retrieval-eval db flush`` saves the spooled run later (the
     error says where the run went when the spool folder could not take it either).
     """
     from retrieval_eval.evaluation.results import RunResult

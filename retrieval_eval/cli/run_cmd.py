@@ -205,7 +205,7 @@ def run(
     The run is saved to the result store (--db, $RETRIEVAL_EVAL_DB, the config's 'store:', else
     ~/.retrieval-eval/results.sqlite) and judged against its baseline; the verdict follows the
     report. Exit codes: 0 ok, 1 regression with --fail-on-regression, 2 bad input, 3 invalid run
-    or unreachable store (the run is then spooled; 'retrieval-eval db replay' saves it later),
+    or unreachable store (the run is then spooled; 'retrieval-eval db flush' saves it later),
     130 interrupted (Ctrl-C), 143 terminated (SIGTERM).
 
     When $GITHUB_STEP_SUMMARY names a file (a GitHub Actions step), the Markdown headline is

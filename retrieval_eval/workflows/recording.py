@@ -6,7 +6,7 @@ a spool file (a temporary folder when the spool cannot take it), :attr:`Recorded
 the caller where, and :meth:`Recorded.failure` is the error the caller ends with (exit 3; 2 for a
 store a newer retrieval-eval migrated).
 ``replay_spool`` saves spooled runs later, judging each against the baseline it would have had,
-into the store each was meant for (see :func:`replay_spooled`); spooled replays of query samples
+into the store each was meant for (see :func:`flush_spool`); spooled replays of query samples
 (:func:`retrieval_eval.workflows.replay.record_replay`) are saved by the same pass, each compared
 as it would have been when it ran.
 
@@ -169,7 +169,7 @@ def record_run(
             )
             kept = keep_spooled(entry, spool_dir)
         too_new = isinstance(exc, StoreTooNewError)
-        problem = not_saved(exc, kept, "run", f"replays it into {shown}")
+        problem = not_saved(exc, kept, "run", f"saves it into {shown}")
         verdict = detect_regression(
             result,
             None,
@@ -192,16 +192,16 @@ def record_run(
 def not_saved(exc: StoreUnavailableError, kept: Kept | None, what: str, saves: str) -> str:
     """What a run or replay (``what``) the store did not take says: the store's failure, where
     it went (the spool, else a temporary folder, else nowhere) and the command that saves it
-    later, which ``saves`` (a clause: "replays it into STORE")."""
+    later, which ``saves`` (a clause: "saves it into STORE")."""
     if kept is None:  # not to be saved
         return str(exc)
     if kept.path is None:
         return f"{exc}; {kept.problem}: the {what} was written nowhere, its report is all there is"
-    command = replay_command(kept.path.parent)
-    replay = f"save it {later(exc.exit_code)} with `{command}`, which {saves}"
+    command = flush_command(kept.path.parent)
+    flush = f"save it {later(exc.exit_code)} with `{command}`, which {saves}"
     if kept.problem is None:
-        return f"{exc}; the {what} was spooled to {kept.path}: {replay}"
-    return f"{exc}; {kept.problem}: {replay}"
+        return f"{exc}; the {what} was spooled to {kept.path}: {flush}"
+    return f"{exc}; {kept.problem}: {flush}"
 
 
 def errors_redacted(result: RunResult) -> RunResult:
@@ -220,16 +220,16 @@ def errors_redacted(result: RunResult) -> RunResult:
     return result.model_copy(update={"questions": questions}) if changed else result
 
 
-def replay_command(folder: Path) -> str:
+def flush_command(folder: Path) -> str:
     """The command that replays a spool folder, as a hint prints it."""
     from retrieval_eval.store.spool import default_spool_dir
 
     if folder == default_spool_dir():
-        return "retrieval-eval db replay"
-    return f"retrieval-eval db replay --spool-dir {folder}"
+        return "retrieval-eval db flush"
+    return f"retrieval-eval db flush --spool-dir {folder}"
 
 
-class Replayed(BaseModel):
+class Flushed(BaseModel):
     """What a replay did: the ids saved, in order (runs in ``ids``, replays of query samples in
     ``replays``), and the stores they went to; the files set aside (new path, reason); the
     files left in place (store unreachable, or not removable)."""
@@ -262,25 +262,23 @@ def replay_target(entry: SpooledRun | SpooledReplay, fallback: str) -> str | Non
     return None
 
 
-def replay_spooled(
-    store_url: str, spool_dir: Path | None = None, *, override: bool = True
-) -> Replayed:
+def flush_spool(store_url: str, spool_dir: Path | None = None, *, override: bool = True) -> Flushed:
     """Save the spooled runs of a folder, oldest first, one file in memory at a time, deleting
     each file once its run is saved.
 
     ``override``: every run goes into ``store_url``; else each into the store it recorded
     (:func:`replay_target`; files written before stores were recorded go into ``store_url``).
-    Holds the folder's lock (ReplayBusyError when another replay has it). Unreadable files are
+    Holds the folder's lock (FlushBusyError when another replay has it). Unreadable files are
     set aside and nothing is saved (InvalidInputError naming them: fix one and move it back, or
     replay again without it). A run pinned to a baseline that no longer exists, or meant for a
     store this replay cannot open, is set aside and the others are replayed. The files of an
-    unreachable store stay, and :attr:`Replayed.unreachable` says why. An interrupt raises
+    unreachable store stay, and :attr:`Flushed.unreachable` says why. An interrupt raises
     :class:`~retrieval_eval.errors.Interrupted` naming the runs saved so far.
     """
     from retrieval_eval.store.spool import default_spool_dir, replay_lock, scan_spool
 
     folder = spool_dir or default_spool_dir()
-    done = Replayed()
+    done = Flushed()
     with replay_lock(folder):
         paths, unreadable = scan_spool(folder)
         if unreadable:
@@ -289,7 +287,7 @@ def replay_spooled(
             names = "; ".join(reason for _, reason in unreadable)
             raise InvalidInputError(
                 f"{names}. Set aside in {folder / 'rejected'} (each with a .reason file); nothing "
-                f"was replayed: fix a file and move it back, or run `{replay_command(folder)}` "
+                f"was replayed: fix a file and move it back, or run `{flush_command(folder)}` "
                 f"again to replay the other {len(paths)} without it"
             )
         stores: dict[str, Store] = {}
@@ -302,7 +300,7 @@ def replay_spooled(
                 exc,
                 f"while replaying {folder}: saved run ids {saved}; the other spooled runs stay "
                 "there (the one being saved is saved in full or not at all, and replaying it "
-                f"again is harmless): run `{replay_command(folder)}` again",
+                f"again is harmless): run `{flush_command(folder)}` again",
             ) from None
         finally:
             for store in stores.values():
@@ -311,7 +309,7 @@ def replay_spooled(
 
 
 def _replay_one(
-    done: Replayed, path: Path, fallback: str, override: bool, stores: dict[str, Store]
+    done: Flushed, path: Path, fallback: str, override: bool, stores: dict[str, Store]
 ) -> None:
     from retrieval_eval.store import mask_url, open_store
     from retrieval_eval.store.spool import read_spool
@@ -325,7 +323,7 @@ def _replay_one(
             path,
             f"{path}: spooled for the result store at {entry.store}, whose full URL this replay "
             f"does not have (the store --db, $RETRIEVAL_EVAL_DB or the config name is "
-            f"{mask_url(fallback)}); replay it with `retrieval-eval db replay --db URL "
+            f"{mask_url(fallback)}); flush it with `retrieval-eval db flush --db URL "
             f"--spool-dir {path.parent / 'rejected'}`",
         )
         return
@@ -366,7 +364,7 @@ def _replay_one(
         )  # fmt: skip
 
 
-def _set_aside(done: Replayed, path: Path, reason: str) -> None:
+def _set_aside(done: Flushed, path: Path, reason: str) -> None:
     from retrieval_eval.store.spool import set_aside
 
     try:
@@ -381,10 +379,10 @@ def replay_spool(store_url: str, spool_dir: Path | None = None) -> list[int]:
 
     Raises StoreUnavailableError when the store is still unreachable (the files stay), and
     InvalidInputError naming a spool file that cannot be read (set aside, nothing saved) or a
-    run set aside for a pruned baseline. See :func:`replay_spooled` for the details.
+    run set aside for a pruned baseline. See :func:`flush_spool` for the details.
     """
 
-    done = replay_spooled(store_url, spool_dir)
+    done = flush_spool(store_url, spool_dir)
     if done.unreachable:
         raise store_error(done.unreachable, done.unreachable_exit_code)
     if done.set_aside:

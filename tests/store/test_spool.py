@@ -13,7 +13,7 @@ from retrieval_eval.errors import InvalidInputError, StoreUnavailableError
 from retrieval_eval.reports.verdict import verdict_summary
 from retrieval_eval.store import Store
 from retrieval_eval.store.spool import SpooledRun, write_spool
-from retrieval_eval.workflows.recording import record_run, replay_spool, replay_spooled
+from retrieval_eval.workflows.recording import flush_spool, record_run, replay_spool
 from store.builders import hits, make_run
 
 DOWN = "postgresql://eval:pa55-w0rd@127.0.0.1:1/results"  # nothing listens on port 1
@@ -146,7 +146,7 @@ def test_a_backlog_is_replayed_one_run_in_memory_at_a_time(tmp_path: Path) -> No
             write_spool(SpooledRun(result=run, thresholds=Thresholds()), folder)
         tracemalloc.start()
         try:
-            assert len(replay_spooled(db, folder).ids) == count
+            assert len(flush_spool(db, folder).ids) == count
             return tracemalloc.get_traced_memory()[1]
         finally:
             tracemalloc.stop()
