@@ -124,7 +124,7 @@ MUTATIONS: list[Mutation] = [
         SCORING_TESTS,
     ),
     _without(
-        "judge-keeps-empty-ids", "scoring", SCORING, '    seen.pop("", None)\n', SCORING_TESTS
+        "score-keeps-empty-ids", "scoring", SCORING, '    seen.pop("", None)\n', SCORING_TESTS
     ),
     _without(
         "collapse-keeps-empty-ids",

@@ -1,4 +1,4 @@
-"""The scoring protocol: overfetch, collapse to distinct documents, judge hits.
+"""The scoring protocol: overfetch, collapse to distinct documents, score hits.
 
 For each question the retriever is asked for ``depth × OVERFETCH_MULTIPLIER`` ids (12 for the
 default top-3). Duplicate ids collapse to their first occurrence and empty ids are ignored, so
@@ -69,7 +69,7 @@ class Asked(Protocol):
 Outcome = Callable[[Any, list[str] | None, int, float, str | None], T]
 
 
-def judge(
+def score_question(
     question: GoldenQuestion,
     ranking: Sequence[str] | None,
     *,
@@ -79,14 +79,14 @@ def judge(
     relevance_level: int = 1,
 ) -> QuestionResult:
     """Score one question from its raw ranking (or its error). A kept id that is no Unicode
-    text (a lone surrogate) raises ValueError, as in :func:`judge_many`."""
-    result = QuestionResult(**_judged(question, ranking, depth, latency_ms, error, relevance_level))
+    text (a lone surrogate) raises ValueError, as in :func:`score_many`."""
+    result = QuestionResult(**_scored(question, ranking, depth, latency_ms, error, relevance_level))
     if has_lone_surrogate(result.retrieved):
         refuse_surrogate(ranking or (), f"the ranking of question {quote(question.id)} holds")
     return result
 
 
-def _judged(
+def _scored(
     question: GoldenQuestion,
     ranking: Sequence[str] | None,
     depth: int,
@@ -135,7 +135,7 @@ def _judged(
     }
 
 
-def judge_many(
+def score_many(
     questions: Sequence[GoldenQuestion],
     rankings: Sequence[Sequence[str] | None],
     *,
@@ -144,7 +144,7 @@ def judge_many(
 ) -> list[QuestionResult]:
     """Score rankings you already hold (a run file, a notebook), one per question, in bulk.
 
-    The same rules and results as :func:`judge` (no latency is recorded), with the cyclic
+    The same rules and results as :func:`score_question` (no latency is recorded), with the cyclic
     garbage collector paused. A kept id that is no Unicode text (a lone surrogate) raises
     ValueError naming its question.
     """
@@ -153,7 +153,7 @@ def judge_many(
     with paused_gc():
         results = [
             QuestionResult.model_validate(
-                _judged(question, ranking, depth, None, None, relevance_level)
+                _scored(question, ranking, depth, None, None, relevance_level)
             )
             for question, ranking in zip(questions, rankings, strict=True)
         ]
@@ -197,14 +197,14 @@ def _result(
     error: str | None,
     level: int = 1,
 ) -> QuestionResult:
-    return QuestionResult.of_scorer(_judged(question, ranking, depth, latency_ms, error, level))
+    return QuestionResult.of_scorer(_scored(question, ranking, depth, latency_ms, error, level))
 
 
 def _chunk_scorer(
     retriever: EvaluatableRetriever, settings: RunSettings, outcome: Outcome[T]
 ) -> tuple[Callable[[Sequence[Any]], list[T]], Callable[[Any], T]]:
     """What asks about one chunk in the calling thread and turns each answer into ``outcome``
-    (:func:`_result` judges it), and what asks about one question; built once per run.
+    (:func:`_result` scores it), and what asks about one question; built once per run.
 
     A chunk of several questions is one ``retrieve_many`` call; otherwise each question is its
     own call. A call that took longer than its budget (``timeout_s`` per question) is recorded
@@ -241,7 +241,7 @@ def _chunk_scorer(
             return [outcome(q, None, depth, per_question, error) for q in chunk]
         # one malformed ranking fails its own question only, as with one call per question
         return [
-            _judge_raw(q, r, depth, per_question, outcome) for q, r in zip(chunk, raw, strict=True)
+            _score_raw(q, r, depth, per_question, outcome) for q, r in zip(chunk, raw, strict=True)
         ]
 
     def one(question: Any) -> T:
@@ -270,7 +270,7 @@ def _chunk_scorer(
     return score, one
 
 
-def _judge_raw(question: Any, raw: Any, depth: int, latency_ms: float, outcome: Outcome[T]) -> T:
+def _score_raw(question: Any, raw: Any, depth: int, latency_ms: float, outcome: Outcome[T]) -> T:
     try:
         ranking = check_ranking(raw)
     except (TypeError, ValueError) as exc:
@@ -290,7 +290,7 @@ def score_questions(
     *,
     progress: Callable[[int], None] | None = None,
 ) -> list[QuestionResult]:
-    """Ask the retriever every question (bounded concurrency) and judge each; order is kept.
+    """Ask the retriever every question (bounded concurrency) and score each; order is kept.
 
     Retrievers with ``retrieve_many`` get batches; others one call per question. At most
     ``settings.max_concurrency`` (else the retriever's ``max_concurrency``, else 1) calls run
@@ -313,8 +313,8 @@ def ask(
     progress: Callable[[int], None] | None = None,
 ) -> list[T]:
     """The protocol of :func:`score_questions` (batches, bounded concurrency, deadlines, errors
-    recorded), each answer handed to ``outcome`` instead of judged: a replay keeps rankings and
-    errors only, with no labels to judge them against. Order is kept."""
+    recorded), each answer handed to ``outcome`` instead of scored: a replay keeps rankings and
+    errors only, with no labels to score them against. Order is kept."""
     workers = settings.max_concurrency or getattr(retriever, "max_concurrency", 1) or 1
     batch_size = DEFAULT_BATCH_SIZE if hasattr(retriever, "retrieve_many") else 1
     # spread the work so every worker has some, without one batch per question
@@ -421,3 +421,7 @@ def evaluate(
         finished_at=datetime.now(UTC),
         run_key=run_key,
     )
+
+
+# the name of score_question before "judge" meant only relevance judgments (an export kept as it was)
+judge = score_question

@@ -3,7 +3,7 @@ rankings, without calling any retriever (``retrieval-eval sets rejudge``).
 
 Every stored run keeps, per question, the distinct documents it kept (``retrieved``, to the run's
 deepest depth or cutoff). :func:`rejudged_result` scores those against the current labels by the
-scoring rules (:func:`retrieval_eval.evaluation.scoring.judge`) and :func:`rejudge_runs` stores
+scoring rules (:func:`retrieval_eval.evaluation.scoring.score_question`) and :func:`rejudge_runs` stores
 each as a *re-judged run*: a new ``eval_result`` row naming the run it re-judges
 (``rejudged_from``), the labels it was judged against (fingerprint, set version) and what it
 could not judge again (:class:`~retrieval_eval.evaluation.results.Rejudged`). Its run date is
@@ -37,7 +37,7 @@ from typing import TYPE_CHECKING, Literal
 from retrieval_eval.errors import UnknownNameError
 from retrieval_eval.evaluation.aggregate import summarise_again
 from retrieval_eval.evaluation.results import Rejudged, RunResult
-from retrieval_eval.evaluation.scoring import judge
+from retrieval_eval.evaluation.scoring import score_question
 from retrieval_eval.golden.fingerprint import judged_fingerprint
 from retrieval_eval.golden.models import GoldenQuestionSet
 from retrieval_eval.verdicts.regression import Verdict, detect_regression
@@ -69,7 +69,7 @@ def rejudged_result(
             not_asked.append(question.id)
             continue
         questions.append(
-            judge(
+            score_question(
                 question,
                 None if before.error is not None else before.retrieved,
                 depth=known,
