@@ -2,7 +2,7 @@
 
 Every side starts from the same Python objects (the questions and their rankings) and ends with
 the same means: hit rate @1/@3, recall @1/@3, MRR and nDCG @1/@3. Ours is the library's scoring
-path, ``judge_many`` + ``summarise`` (which adds the by-form / by-class slices and latency
+path, ``score_many`` + ``summarise`` (which adds the by-form / by-class slices and latency
 percentiles on top). pytrec_eval's and ranx's times include building the ``{qid: {doc: score}}``
 dictionaries they take, since that is the price of using them. ranx is timed after a warm-up
 call that JIT-compiles the same metrics. The means are checked equal before any time counts.
@@ -18,7 +18,7 @@ from benchmarks.common import Row, best_times, seconds
 from benchmarks.synthetic import synthetic
 from retrieval_eval.evaluation.aggregate import summarise
 from retrieval_eval.evaluation.results import RunSettings
-from retrieval_eval.evaluation.scoring import judge_many
+from retrieval_eval.evaluation.scoring import score_many
 from retrieval_eval.golden.models import GoldenQuestion
 
 QUESTIONS = 100_000
@@ -36,7 +36,7 @@ TREC = {
 
 def ours(questions: list[GoldenQuestion], rankings: list[list[str]]) -> dict[str, Any]:
     settings = RunSettings(cutoffs=CUTOFFS)
-    results = judge_many(questions, rankings, depth=settings.depth)
+    results = score_many(questions, rankings, depth=settings.depth)
     run = summarise(
         results,
         set_identifier="bench.synthetic",

@@ -68,7 +68,7 @@ _EXPORTS = {
     "RetrieverRegistry": "retrieval_eval.retrievers.registry",
     "evaluate": "retrieval_eval.evaluation.scoring",
     "score_questions": "retrieval_eval.evaluation.scoring",
-    "collapse": "retrieval_eval.evaluation.scoring",
+    "collapse": "retrieval_eval.retrievers.ranking",
     "judge": "retrieval_eval.evaluation.scoring",
     "summarise": "retrieval_eval.evaluation.aggregate",
     "RunResult": "retrieval_eval.evaluation.results",

@@ -291,7 +291,7 @@ def example_contract() -> dict[str, Any]:
 
 
 def contract_page() -> str:
-    from retrieval_eval.reports.jsonio import dumps
+    from retrieval_eval.formats.jsonio import dumps
 
     example = dumps(example_contract())
     return "\n".join(

@@ -50,6 +50,7 @@ WEB_TESTS = ("tests/webui/test_escaping.py",)
 CHART_TESTS = ("tests/webui/test_escaping.py", "tests/webui/test_charts.py")
 
 SCORING = "retrieval_eval/evaluation/scoring.py"
+RANKING = "retrieval_eval/retrievers/ranking.py"
 RESULTS = "retrieval_eval/evaluation/results.py"
 GOLDEN_MODELS = "retrieval_eval/golden/models.py"
 AGGREGATE = "retrieval_eval/evaluation/aggregate.py"
@@ -123,12 +124,12 @@ MUTATIONS: list[Mutation] = [
         SCORING_TESTS,
     ),
     _without(
-        "judge-keeps-empty-ids", "scoring", SCORING, '    seen.pop("", None)\n', SCORING_TESTS
+        "score-keeps-empty-ids", "scoring", SCORING, '    seen.pop("", None)\n', SCORING_TESTS
     ),
     _without(
         "collapse-keeps-empty-ids",
         "scoring",
-        SCORING,
+        RANKING,
         '    distinct.pop("", None)\n',
         SCORING_TESTS,
     ),

@@ -115,7 +115,7 @@ def compare_and_save(
     A store that cannot be reached, when the task starts or at the save, spools the replay as
     the CLI's ``replay`` does (the sample drawn from its log again, and checked against the
     planned ``fingerprint``; compared with ``against`` now, with the replay before it when
-    ``db replay`` saves it) and raises StoreUnavailableError naming the spool file, so the task
+    ``db flush`` saves it) and raises StoreUnavailableError naming the spool file, so the task
     retries with backoff (as ``persist`` does for a run)."""
     from retrieval_eval.errors import StoreUnavailableError
     from retrieval_eval.store import open_store
@@ -173,7 +173,7 @@ def compare_and_save(
             )
         raise StoreUnavailableError(
             f"result store unreachable; replay spooled to {outcome.spool_path} "
-            "(`retrieval-eval db replay` saves it later)"
+            "(`retrieval-eval db flush` saves it later)"
         )
     from retrieval_eval.reports.replay import headline
 

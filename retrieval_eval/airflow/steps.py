@@ -349,10 +349,11 @@ def persist_result(
     with ``approve_baseline`` a run under changed labels waits for approval to be a baseline.
 
     An unreachable store raises after the run was spooled, so the task retries with backoff
-    and, if it never succeeds, ``retrieval-eval db replay`` saves the spooled run later (the
+    and, if it never succeeds, ``retrieval-eval db flush`` saves the spooled run later (the
     error says where the run went when the spool folder could not take it either).
     """
     from retrieval_eval.evaluation.results import RunResult
+    from retrieval_eval.reports.verdict import verdict_document
     from retrieval_eval.workflows.labelled_run import record_verdict, resolve_thresholds
 
     config = load_config(config_path)
@@ -373,7 +374,8 @@ def persist_result(
     failure = recorded.failure()
     if failure is not None:
         raise failure
-    return recorded.model_dump(mode="json")
+    # the XCom carries the verdict as the JSON contract has it: its figures and its words
+    return {**recorded.model_dump(mode="json"), "verdict": verdict_document(recorded.verdict)}
 
 
 def choose_branch(recorded: dict[str, Any]) -> str:
@@ -477,11 +479,12 @@ def approval_run_id(events: Mapping[Any, Iterable[Any]] | None) -> int:
 def stored_for_approval(store_url: str, run_id: int) -> tuple[dict[str, Any], dict[str, Any]]:
     """What :func:`approval_request` reads of a run (its record and its result, as the
     evaluation's XComs carried them), from the store."""
+    from retrieval_eval.reports.verdict import verdict_document
     from retrieval_eval.store import open_store
 
     with open_store(store_url) as store:
         run = store.get_run(run_id, questions=False)
-    verdict = run.verdict.model_dump(mode="json") if run.verdict is not None else {}
+    verdict = verdict_document(run.verdict) if run.verdict is not None else {}
     recorded = {"run_id": run.id, "saved": True, "verdict": verdict}
     return recorded, run.result.model_dump(mode="json")
 
@@ -501,7 +504,7 @@ def _gated(result: dict[str, Any]) -> list[int]:
 
 
 def _rate(result: dict[str, Any], depth: int) -> str:
-    from retrieval_eval.reports.numbers import pct
+    from retrieval_eval.formats.numbers import pct
 
     at = result.get("hits_at") or {}  # JSON: the depths are strings
     hits = at.get(str(depth), at.get(depth, result.get(f"top{depth}_hits")))
@@ -532,8 +535,8 @@ def verdict_line(
     depth (before → after when compared), the verdict and the run's link, e.g. ``top-1 68.8% →
     12.5% (−56.3 pts), top-3 ...; regression; run 12: http://.../runs/12``. ``result`` gives the
     rates of a run with nothing to compare with."""
+    from retrieval_eval.formats.numbers import pct, pts
     from retrieval_eval.reports.links import run_page_url
-    from retrieval_eval.reports.numbers import pct, pts
 
     verdict = recorded.get("verdict") or {}
     # the verdict's depths (JSON: string keys); one stored before them has top-1 and top-3

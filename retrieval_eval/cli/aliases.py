@@ -26,9 +26,12 @@ def note_renamed(ctx: click.Context, old: str, new: str) -> None:
         click.echo(f"note: `{old}` is now `{new}`", err=True)
 
 
-def old_command(group: click.Group, old: str, command: click.Command, new: str) -> None:
+def old_command(
+    group: click.Group, old: str, command: click.Command, new: str, said: str | None = None
+) -> None:
     """Add ``old`` to ``group``: a hidden copy of ``command`` (its options and arguments) that
-    notes the rename, then runs it. ``new`` is the new spelling from the top (``runs list``)."""
+    notes the rename, then runs it. ``new`` is the new spelling from the top (``runs list``);
+    ``said``, the old one from the top when the note must name its group (``db replay``)."""
     alias = copy.copy(command)
     alias.name = old
     alias.hidden = True
@@ -37,7 +40,7 @@ def old_command(group: click.Group, old: str, command: click.Command, new: str) 
 
     @functools.wraps(callback)
     def forward(*args: Any, **kwargs: Any) -> Any:
-        note_renamed(click.get_current_context(), old, new)
+        note_renamed(click.get_current_context(), said or old, new)
         return callback(*args, **kwargs)
 
     alias.callback = forward

@@ -1,4 +1,4 @@
-"""``retrieval-eval db``: create or upgrade the store's schema, replay spooled runs, show the URL.
+"""``retrieval-eval db``: create or upgrade the store's schema, flush spooled runs, show the URL.
 
 ``db_option`` (``--db URL``) is shared by every command that touches the store.
 """
@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 import click
 
 from retrieval_eval.cli import cli
+from retrieval_eval.cli.aliases import old_command
 from retrieval_eval.cli.options import config_option
 
 if TYPE_CHECKING:
@@ -95,7 +96,7 @@ def upgrade(db: str | None, config_path: str | None) -> None:
             click.echo(f"{store.display_url}: schema upgraded from {before or 'empty'} to {after}")
 
 
-@db.command("replay")
+@db.command("flush")
 @db_option
 @config_option
 @click.option(
@@ -104,28 +105,28 @@ def upgrade(db: str | None, config_path: str | None) -> None:
     default=None,
     help="Folder of spooled runs (default: $RETRIEVAL_EVAL_HOME/spool).",
 )
-def replay(db: str | None, config_path: str | None, spool_dir: Path | None) -> None:
+def flush(db: str | None, config_path: str | None, spool_dir: Path | None) -> None:
     """Save runs that were spooled while the store was unreachable; exit 3 if it still is (2 if
-    a newer retrieval-eval migrated it: upgrade the package, then replay).
+    a newer retrieval-eval migrated it: upgrade the package, then flush).
 
     Each run goes into the store it was spooled for (its password taken from the store that
     --db, $RETRIEVAL_EVAL_DB or the config name, when it is the same store); an explicit --db
-    puts every run there instead. A run that cannot be replayed (a pinned baseline that was
+    puts every run there instead. A run that cannot be saved (a pinned baseline that was
     pruned, a store whose full URL is not known here, an unreadable file) is set aside in
-    SPOOL/rejected with a .reason file and exits 2 once the others are replayed. While another
-    replay of the same folder runs, this one says so and exits 0: that one saves the runs.
+    SPOOL/rejected with a .reason file and exits 2 once the others are saved. While another
+    flush of the same folder runs, this one says so and exits 0: that one saves the runs.
     Replays of query samples spooled by `replay` are saved too, each compared with the replay
     of its series before it (or what it was compared with), as when it ran.
     """
     from retrieval_eval.errors import UnknownNameError
-    from retrieval_eval.store.spool import ReplayBusyError, default_spool_dir
-    from retrieval_eval.workflows.recording import later, replay_spooled, store_error
+    from retrieval_eval.store.spool import FlushBusyError, default_spool_dir
+    from retrieval_eval.workflows.recording import flush_spool, later, store_error
 
     url = store_url_for(db, config_path)
     folder = spool_dir or default_spool_dir()
     try:
-        done = replay_spooled(url, folder, override=db is not None)
-    except ReplayBusyError as exc:
+        done = flush_spool(url, folder, override=db is not None)
+    except FlushBusyError as exc:
         click.echo(str(exc), err=True)
         return
     for path, why in done.left:  # the error below is not repeated for each of its files
@@ -135,7 +136,7 @@ def replay(db: str | None, config_path: str | None, spool_dir: Path | None) -> N
     into = ", ".join(done.stores)
     if done.ids:
         click.echo(
-            f"replayed {len(done.ids)} spooled run(s) from {folder} into {into}: "
+            f"saved {len(done.ids)} spooled run(s) from {folder} into {into}: "
             + ", ".join(str(i) for i in done.ids)
         )
     if done.replays:
@@ -154,15 +155,19 @@ def replay(db: str | None, config_path: str | None, spool_dir: Path | None) -> N
     if done.unreachable:
         code = done.unreachable_exit_code
         raise store_error(
-            f"{done.unreachable}; its spooled runs stay in {folder}: replay them {later(code)}",
+            f"{done.unreachable}; its spooled runs stay in {folder}: flush them {later(code)}",
             code,
         )
     if done.set_aside:
         reasons = "\n".join(f"  - {reason} (now {path})" for path, reason in done.set_aside)
         raise UnknownNameError(
-            f"{len(done.set_aside)} spooled run(s) could not be replayed and were set aside "
+            f"{len(done.set_aside)} spooled run(s) could not be saved and were set aside "
             f"in {folder / 'rejected'}:\n{reasons}"
         )
+
+
+# the old name, from when re-saving spooled runs was called replaying (`replay` replays queries)
+old_command(db, "replay", flush, "db flush", said="db replay")
 
 
 @db.command("url")

@@ -81,7 +81,7 @@ def _table_text(*tables: Table) -> str:
 
 
 def _echo_json(data: Any) -> None:
-    from retrieval_eval.reports.jsonio import dumps
+    from retrieval_eval.formats.jsonio import dumps
 
     click.echo(dumps(data))
 
@@ -175,7 +175,7 @@ def history(
 
     from rich.table import Table
 
-    from retrieval_eval.reports.numbers import MISSING, ci, pct
+    from retrieval_eval.formats.numbers import MISSING, ci, pct
     from retrieval_eval.reports.verdict import index_versus
 
     table = Table(title=f"{set_identifier} × {retriever}", title_justify="left")
@@ -322,7 +322,9 @@ def show(
         "created_at": run.created_at.isoformat(),
     }
     if fmt == "json":  # only JSON prints it, and dumping a verdict builds its pydantic schema
-        extra["regression"] = run.verdict.contract() if run.verdict else None
+        from retrieval_eval.reports.verdict import verdict_document
+
+        extra["regression"] = verdict_document(run.verdict) if run.verdict else None
     power, source = (None, None) if summary or fmt == "csv" else stored_power(run, config_path)
     text = render(
         run.result,

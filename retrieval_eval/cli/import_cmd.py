@@ -247,7 +247,7 @@ def export_run_cmd(
     default; 5 for depths 1,5): compare success@k with other tools up to that depth, not
     deeper metrics. Failed questions have no lines.
     """
-    from retrieval_eval.golden.exporters import run_lines
+    from retrieval_eval.reports.trec import run_lines
     from retrieval_eval.store.store import open_store_to_read
 
     with open_store_to_read(store_url_for(db, config_path)) as store:  # never creates one

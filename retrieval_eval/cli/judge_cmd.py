@@ -106,8 +106,8 @@ def _check_question_ids(
 
 def _summary_text(summary: Summary) -> str:
     """Raters, agreement, conflicts and the merge rule, one line each (conflicts capped)."""
+    from retrieval_eval.formats.numbers import decimal
     from retrieval_eval.labels.agreement import MERGE_RULE
-    from retrieval_eval.reports.numbers import decimal
 
     both = summary.shared
     out = [f"raters: {', '.join(summary.raters) or 'none'}; {len(summary.merged)} pair(s) graded"]

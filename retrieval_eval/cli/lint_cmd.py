@@ -55,6 +55,7 @@ def lint(
     from retrieval_eval.lint import run_lint
     from retrieval_eval.lint.render import RENDERERS
     from retrieval_eval.workflows.labelled_run import opened_retriever, resolve_set
+    from retrieval_eval.workflows.lint import stored_for_lint
 
     if output not in (None, "-"):
         check_writable(output, "--output")
@@ -73,12 +74,13 @@ def lint(
         config.section_for(golden_set.identifier, retriever, "run").depths if retriever else None
     )
     try:
+        stored = stored_for_lint(store, golden_set) if store is not None else None
         with opened_retriever(config, retriever) if retriever else nullcontext() as built:
             report = run_lint(
                 golden_set,
                 retriever=built,
                 corpus=corpus,
-                store=store,
+                stored=stored,
                 options=config.lint,
                 thresholds=thresholds,
                 depths=depths,

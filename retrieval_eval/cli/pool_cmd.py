@@ -163,7 +163,7 @@ def pool(
 
 
 def _summary(gathered: object, set_identifier: str, where: str) -> None:
-    from retrieval_eval.reports.numbers import pct
+    from retrieval_eval.formats.numbers import pct
     from retrieval_eval.workflows.pool import Gathered
 
     assert isinstance(gathered, Gathered)

@@ -4,7 +4,7 @@ Exit codes: 0 done (drift is reported, not failed, unless ``--fail-on-drift``); 
 with ``--fail-on-drift``; 2 bad input (an unknown sample or retriever, a bad log row, a sample
 whose queries its log no longer holds, a report stdout cannot take); 3 an
 invalid replay (error rate past ``max_error_rate``) or an unreachable store (a replay is then
-spooled: ``db replay`` compares and saves it later).
+spooled: ``db flush`` compares and saves it later).
 """
 
 from __future__ import annotations
@@ -198,7 +198,7 @@ def replay(
     except StoreUnavailableError:
         if no_save:
             raise  # nothing to compare with and nowhere to keep it
-        store = None  # replayed anyway and spooled: `db replay` compares and saves it
+        store = None  # replayed anyway and spooled: `db flush` compares and saves it
     try:
         outcome = run_replay(
             config,
@@ -286,7 +286,7 @@ def _kept(outcome: ReplayOutcome, url: str, no_save: bool) -> str:
 def drift(sample: str, retriever: str, limit: int, db: str | None, config_path: str | None) -> None:
     """The replays of SAMPLE by RETRIEVER, newest first: mean RBO and top-1 changed over time."""
     from retrieval_eval.config.models import load_config
-    from retrieval_eval.reports.numbers import MISSING, decimal, pct
+    from retrieval_eval.formats.numbers import MISSING, decimal, pct
     from retrieval_eval.store.replays import replay_history
 
     config = load_config(config_path)

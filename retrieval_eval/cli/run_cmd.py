@@ -205,7 +205,7 @@ def run(
     The run is saved to the result store (--db, $RETRIEVAL_EVAL_DB, the config's 'store:', else
     ~/.retrieval-eval/results.sqlite) and judged against its baseline; the verdict follows the
     report. Exit codes: 0 ok, 1 regression with --fail-on-regression, 2 bad input, 3 invalid run
-    or unreachable store (the run is then spooled; 'retrieval-eval db replay' saves it later),
+    or unreachable store (the run is then spooled; 'retrieval-eval db flush' saves it later),
     130 interrupted (Ctrl-C), 143 terminated (SIGTERM).
 
     When $GITHUB_STEP_SUMMARY names a file (a GitHub Actions step), the Markdown headline is
@@ -272,7 +272,9 @@ def run(
     if failure is not None:
         raise failure
     if verdict.is_regression and fail_on_regression:
-        raise RegressionDetected(verdict.summary)
+        from retrieval_eval.reports.verdict import verdict_summary
+
+        raise RegressionDetected(verdict_summary(verdict))
 
 
 def _write_report(
@@ -282,12 +284,13 @@ def _write_report(
     step summary); a write that fails says ``kept``, with the exit code of the store's failure
     when the run was not saved."""
     from retrieval_eval.reports.report import render
+    from retrieval_eval.reports.verdict import verdict_document
 
     result, verdict, run_id, spool_path = done.result, done.verdict, done.run_id, done.spool_path
     extra: dict[str, object] = {
         "run_id": run_id,
         "saved": done.recorded.saved,
-        "regression": verdict.contract(),
+        "regression": verdict_document(verdict),
     }
     if spool_path is not None:
         extra["spool_path"] = str(spool_path)

@@ -85,7 +85,7 @@ def rejudge(
             lambda r: resolve_settings(config, golden.identifier, r).depths,
         )
     if fmt == "json":
-        from retrieval_eval.reports.jsonio import dumps
+        from retrieval_eval.formats.jsonio import dumps
 
         click.echo(
             dumps(

@@ -27,9 +27,9 @@ from retrieval_eval.evaluation.results import (
     RunSettings,
     SliceRates,
     extra_depths,
-    paused_gc,
 )
 from retrieval_eval.golden.forms import QuestionForm
+from retrieval_eval.safety.collector import paused_gc
 
 
 def _rate(hits: int, count: int) -> float | None:

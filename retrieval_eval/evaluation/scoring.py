@@ -1,4 +1,4 @@
-"""The scoring protocol: overfetch, collapse to distinct documents, judge hits.
+"""The scoring protocol: overfetch, collapse to distinct documents, score hits.
 
 For each question the retriever is asked for ``depth × OVERFETCH_MULTIPLIER`` ids (12 for the
 default top-3). Duplicate ids collapse to their first occurrence and empty ids are ignored, so
@@ -42,12 +42,14 @@ from typing import Any, Protocol, TypeVar
 
 from retrieval_eval.evaluation.aggregate import summarise
 from retrieval_eval.evaluation.deadline import Supervisor
-from retrieval_eval.evaluation.results import QuestionResult, RunResult, RunSettings, paused_gc
+from retrieval_eval.evaluation.results import QuestionResult, RunResult, RunSettings
 from retrieval_eval.golden.models import GoldenQuestion, GoldenQuestionSet
 from retrieval_eval.retrievers.base import EvaluatableRetriever, checked_identifier
+from retrieval_eval.retrievers.ranking import check_ranking, refuse_surrogate
+from retrieval_eval.safety.collector import paused_gc
 from retrieval_eval.safety.limits import quote
 from retrieval_eval.safety.redaction import redact
-from retrieval_eval.safety.surrogates import escaped, has_lone_surrogate, lone_surrogate
+from retrieval_eval.safety.surrogates import escaped, has_lone_surrogate
 
 DEFAULT_BATCH_SIZE = 64
 T = TypeVar("T")
@@ -67,15 +69,7 @@ class Asked(Protocol):
 Outcome = Callable[[Any, list[str] | None, int, float, str | None], T]
 
 
-def collapse(ranking: Sequence[str]) -> list[str]:
-    """Distinct ids in first-occurrence order, empty ids dropped."""
-    # dict.fromkeys keeps first occurrences in order
-    distinct = dict.fromkeys(ranking)
-    distinct.pop("", None)
-    return list(distinct)
-
-
-def judge(
+def score_question(
     question: GoldenQuestion,
     ranking: Sequence[str] | None,
     *,
@@ -85,14 +79,14 @@ def judge(
     relevance_level: int = 1,
 ) -> QuestionResult:
     """Score one question from its raw ranking (or its error). A kept id that is no Unicode
-    text (a lone surrogate) raises ValueError, as in :func:`judge_many`."""
-    result = QuestionResult(**_judged(question, ranking, depth, latency_ms, error, relevance_level))
+    text (a lone surrogate) raises ValueError, as in :func:`score_many`."""
+    result = QuestionResult(**_scored(question, ranking, depth, latency_ms, error, relevance_level))
     if has_lone_surrogate(result.retrieved):
-        _refuse_surrogate(ranking or (), f"the ranking of question {quote(question.id)} holds")
+        refuse_surrogate(ranking or (), f"the ranking of question {quote(question.id)} holds")
     return result
 
 
-def _judged(
+def _scored(
     question: GoldenQuestion,
     ranking: Sequence[str] | None,
     depth: int,
@@ -141,7 +135,7 @@ def _judged(
     }
 
 
-def judge_many(
+def score_many(
     questions: Sequence[GoldenQuestion],
     rankings: Sequence[Sequence[str] | None],
     *,
@@ -150,7 +144,7 @@ def judge_many(
 ) -> list[QuestionResult]:
     """Score rankings you already hold (a run file, a notebook), one per question, in bulk.
 
-    The same rules and results as :func:`judge` (no latency is recorded), with the cyclic
+    The same rules and results as :func:`score_question` (no latency is recorded), with the cyclic
     garbage collector paused. A kept id that is no Unicode text (a lone surrogate) raises
     ValueError naming its question.
     """
@@ -159,7 +153,7 @@ def judge_many(
     with paused_gc():
         results = [
             QuestionResult.model_validate(
-                _judged(question, ranking, depth, None, None, relevance_level)
+                _scored(question, ranking, depth, None, None, relevance_level)
             )
             for question, ranking in zip(questions, rankings, strict=True)
         ]
@@ -167,46 +161,8 @@ def judge_many(
     if has_lone_surrogate(chain.from_iterable(r.retrieved for r in results)):
         bad = next(i for i, r in enumerate(results) if has_lone_surrogate(r.retrieved))
         what = f"the ranking of question {quote(results[bad].id)} holds"
-        _refuse_surrogate(rankings[bad] or (), what)
+        refuse_surrogate(rankings[bad] or (), what)
     return results
-
-
-def check_ranking(value: Any) -> list[str]:
-    """Accept a sequence of strings; anything else raises TypeError with what was wrong, and
-    an id that is no Unicode text (a lone surrogate, ``retrieval_eval.safety.surrogates``) ValueError."""
-    if type(value) is list:  # the common case, checked at C speed: join takes strings only
-        try:
-            joined = "".join(value)
-        except TypeError:
-            pass  # the loop below names the position and the type
-        else:
-            if lone_surrogate(joined) is not None:
-                _refuse_surrogate(value, "retriever returned")
-            return value.copy()
-    if isinstance(value, str | bytes) or not isinstance(value, Sequence):
-        hint = " (convert arrays with .tolist())" if hasattr(value, "tolist") else ""
-        raise TypeError(
-            f"retriever returned {type(value).__name__}, expected a sequence of document id "
-            f"strings{hint}"
-        )
-    for index, item in enumerate(value):
-        if not isinstance(item, str):
-            raise TypeError(
-                f"retriever returned {type(item).__name__} at position {index}, expected a "
-                "document id string"
-            )
-    ranking = list(value)
-    if has_lone_surrogate(ranking):
-        _refuse_surrogate(ranking, "retriever returned")
-    return ranking
-
-
-def _refuse_surrogate(ranking: Sequence[str], what: str) -> None:
-    index, char = next((i, c) for i, doc in enumerate(ranking) if (c := lone_surrogate(doc)))
-    raise ValueError(
-        f"{what} id {quote(ranking[index])} at position {index}, which is not text: it holds "
-        f"a lone surrogate ({char})"
-    )
 
 
 def _timed_out(budget_s: float) -> str:
@@ -241,14 +197,14 @@ def _result(
     error: str | None,
     level: int = 1,
 ) -> QuestionResult:
-    return QuestionResult.of_scorer(_judged(question, ranking, depth, latency_ms, error, level))
+    return QuestionResult.of_scorer(_scored(question, ranking, depth, latency_ms, error, level))
 
 
 def _chunk_scorer(
     retriever: EvaluatableRetriever, settings: RunSettings, outcome: Outcome[T]
 ) -> tuple[Callable[[Sequence[Any]], list[T]], Callable[[Any], T]]:
     """What asks about one chunk in the calling thread and turns each answer into ``outcome``
-    (:func:`_result` judges it), and what asks about one question; built once per run.
+    (:func:`_result` scores it), and what asks about one question; built once per run.
 
     A chunk of several questions is one ``retrieve_many`` call; otherwise each question is its
     own call. A call that took longer than its budget (``timeout_s`` per question) is recorded
@@ -285,7 +241,7 @@ def _chunk_scorer(
             return [outcome(q, None, depth, per_question, error) for q in chunk]
         # one malformed ranking fails its own question only, as with one call per question
         return [
-            _judge_raw(q, r, depth, per_question, outcome) for q, r in zip(chunk, raw, strict=True)
+            _score_raw(q, r, depth, per_question, outcome) for q, r in zip(chunk, raw, strict=True)
         ]
 
     def one(question: Any) -> T:
@@ -314,7 +270,7 @@ def _chunk_scorer(
     return score, one
 
 
-def _judge_raw(question: Any, raw: Any, depth: int, latency_ms: float, outcome: Outcome[T]) -> T:
+def _score_raw(question: Any, raw: Any, depth: int, latency_ms: float, outcome: Outcome[T]) -> T:
     try:
         ranking = check_ranking(raw)
     except (TypeError, ValueError) as exc:
@@ -334,7 +290,7 @@ def score_questions(
     *,
     progress: Callable[[int], None] | None = None,
 ) -> list[QuestionResult]:
-    """Ask the retriever every question (bounded concurrency) and judge each; order is kept.
+    """Ask the retriever every question (bounded concurrency) and score each; order is kept.
 
     Retrievers with ``retrieve_many`` get batches; others one call per question. At most
     ``settings.max_concurrency`` (else the retriever's ``max_concurrency``, else 1) calls run
@@ -357,8 +313,8 @@ def ask(
     progress: Callable[[int], None] | None = None,
 ) -> list[T]:
     """The protocol of :func:`score_questions` (batches, bounded concurrency, deadlines, errors
-    recorded), each answer handed to ``outcome`` instead of judged: a replay keeps rankings and
-    errors only, with no labels to judge them against. Order is kept."""
+    recorded), each answer handed to ``outcome`` instead of scored: a replay keeps rankings and
+    errors only, with no labels to score them against. Order is kept."""
     workers = settings.max_concurrency or getattr(retriever, "max_concurrency", 1) or 1
     batch_size = DEFAULT_BATCH_SIZE if hasattr(retriever, "retrieve_many") else 1
     # spread the work so every worker has some, without one batch per question
@@ -465,3 +421,7 @@ def evaluate(
         finished_at=datetime.now(UTC),
         run_key=run_key,
     )
+
+
+# the name of score_question before "judge" meant only relevance judgments (an export kept as it was)
+judge = score_question

@@ -1,4 +1,5 @@
-"""Golden sets and runs out to TREC files, to cross-check with trec_eval, ranx or ir_measures.
+"""Golden sets out to TREC files, to cross-check with trec_eval, ranx or ir_measures (a run's
+lines: :mod:`retrieval_eval.reports.trec`).
 
 - :func:`qrels_lines`: ``qid 0 docid grade``, one line per judged document (grade 1 for an
   ungraded target, 0 for one judged not relevant). No-result questions have no targets, so
@@ -6,10 +7,6 @@
   skip (or score zero) queries without relevant judgments.
 - :func:`topics_lines`: ``qid<TAB>question`` (tabs and newlines in the text become spaces), which
   :func:`retrieval_eval.golden.importers.read_topics` reads back.
-- :func:`run_lines`: ``qid Q0 docid rank score tag`` from a :class:`RunResult`. A stored result
-  keeps only the distinct documents to its deepest cutoff (3 by default), so only metrics to that
-  depth (success@1, success@3) are comparable. Questions whose retrieval failed have no lines.
-  Scores descend with rank (n, n-1, ..., 1), so tools that sort by score keep our order.
 
 Ids with whitespace cannot be written in these formats: an error names the question.
 """
@@ -21,7 +18,6 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from retrieval_eval.errors import InvalidInputError
-from retrieval_eval.evaluation.results import RunResult
 from retrieval_eval.golden.models import GoldenQuestionSet
 
 
@@ -31,8 +27,8 @@ def qrels_lines(golden_set: GoldenQuestionSet) -> list[str]:
         if question.is_no_result:
             continue
         for doc_id, grade in question.relevance.items():
-            _check_token(question.id, "question id", question.id)
-            _check_token(question.id, "document id", doc_id)
+            check_token(question.id, "question id", question.id)
+            check_token(question.id, "document id", doc_id)
             lines.append(f"{question.id} 0 {doc_id} {grade}")
     return lines
 
@@ -40,23 +36,9 @@ def qrels_lines(golden_set: GoldenQuestionSet) -> list[str]:
 def topics_lines(golden_set: GoldenQuestionSet) -> list[str]:
     lines = []
     for question in golden_set.questions:
-        _check_token(question.id, "question id", question.id)
+        check_token(question.id, "question id", question.id)
         text = re.sub(r"[\t\r\n]", " ", question.question)  # other spacing kept as written
         lines.append(f"{question.id}\t{text}")
-    return lines
-
-
-def run_lines(result: RunResult, tag: str | None = None) -> list[str]:
-    tag = re.sub(r"\s+", "_", tag or result.retriever) or "retrieval-eval"
-    lines = []
-    for question in result.questions:
-        if question.error is not None:
-            continue
-        _check_token(question.id, "question id", question.id)
-        count = len(question.retrieved)
-        for rank, doc_id in enumerate(question.retrieved, start=1):
-            _check_token(question.id, "document id", doc_id)
-            lines.append(f"{question.id} Q0 {doc_id} {rank} {count - rank + 1} {tag}")
     return lines
 
 
@@ -69,7 +51,8 @@ def write_lines(lines: Iterable[str], path: str | Path) -> Path:
     return write_file(path, text + "\n" if text else "", make_folder=True)
 
 
-def _check_token(question_id: str, what: str, value: str) -> None:
+def check_token(question_id: str, what: str, value: str) -> None:
+    """Refuse an id (or text) a TREC file cannot hold: empty, or with whitespace."""
     if not value or any(c.isspace() for c in value):
         raise InvalidInputError(
             f"question {question_id!r}: {what} {value!r} contains whitespace, which TREC files "

@@ -67,7 +67,7 @@ def load_golden_set(path: str | Path, identifier: str | None = None) -> GoldenQu
         text = path.read_text(encoding="utf-8-sig")
     except (OSError, UnicodeDecodeError) as exc:
         raise GoldenSetError([f"{path}: cannot read the file ({shorten(str(exc))})"]) from None
-    from retrieval_eval.evaluation.results import paused_gc
+    from retrieval_eval.safety.collector import paused_gc
 
     # parsing and validating allocate a few objects per question and nothing cyclic
     with paused_gc():
@@ -437,7 +437,7 @@ def dump_golden_set(golden_set: GoldenQuestionSet, path: str | Path) -> Path:
     for question in data["questions"]:
         question["expected_document_ids"] = list(question["expected_document_ids"])
     if path.suffix.lower() == ".json":
-        from retrieval_eval.reports.jsonio import dumps
+        from retrieval_eval.formats.jsonio import dumps
 
         text = dumps(data) + "\n"
     else:

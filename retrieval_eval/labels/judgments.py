@@ -90,7 +90,7 @@ def read_judgment_lines(path: Path) -> list[tuple[int, Judgment]]:
 
     raw, lines = read_records(path, "judgments file", GoldenSetError)
     if path.suffix.lower() == ".csv":  # a cell written as text by our CSV writer, given back
-        from retrieval_eval.reports.csv import read_cell
+        from retrieval_eval.formats.csv_cells import read_cell
 
         raw = [{k: read_cell(v) for k, v in row.items()} for row in raw]
     try:
@@ -135,7 +135,7 @@ def write_records(records: Sequence[dict[str, Any]], path: Path) -> int:
     from retrieval_eval.safety.files import write_file
 
     if path.suffix.lower() == ".csv":
-        from retrieval_eval.reports.csv import csv_text
+        from retrieval_eval.formats.csv_cells import csv_text
 
         write_file(path, csv_text(FIELDS, ([r.get(k) for k in FIELDS] for r in records)))
     else:

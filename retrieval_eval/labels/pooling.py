@@ -3,7 +3,8 @@
 For each question, every document in a retriever's top-``depth`` that is not judged
 (:mod:`retrieval_eval.labels.judged`: the set grades it, 0 included, or a judgment does) is a
 candidate, saying where it came from (``bm25 #2``); lint's
-completeness candidates join with their check's name, and a replay's most-changed queries (new
+completeness candidates join with their check's name (:func:`retrieval_eval.lint.completeness.
+pool_candidates`), and a replay's most-changed queries (new
 questions, keyed by their text) with the documents of both rankings. Unjudged documents count as
 not relevant in every hit rate, which biases against a retriever that finds what the labellers
 never saw: the "holes" figure (as Elasticsearch's rank_eval ``unrated_docs``) is the share of a
@@ -24,7 +25,6 @@ if TYPE_CHECKING:
     from retrieval_eval.evaluation.results import RunResult
     from retrieval_eval.golden.models import GoldenQuestionSet
     from retrieval_eval.labels.judgments import Judgment
-    from retrieval_eval.lint.models import Finding
 
 DEPTH = 10  # `sets pool --depth` and the holes figure of `compare` and `run`
 TEXT_CHARS = 500  # a candidate's text in a judgments file: its first characters, cut at a word
@@ -157,21 +157,6 @@ def pool(
         if known and (key, doc) not in every:
             result.add(key, doc, source)
     return result
-
-
-def lint_candidates(findings: Iterable[Finding]) -> list[tuple[str, str, str]]:
-    """(question id, document id, source) of lint's completeness findings: the source is the
-    check's name with the target the document is like (``label_completeness: 82% like x.md``)."""
-    from retrieval_eval.lint.completeness import CHECK
-
-    found: list[tuple[str, str, str]] = []
-    for finding in findings:
-        if finding.check != CHECK:
-            continue
-        for doc, why in finding.details.get("candidates", {}).items():
-            like = f"{float(why['jaccard']):.0%} like {why['similar_to']}"
-            found.extend((qid, doc, f"{CHECK}: {like}") for qid in finding.question_ids)
-    return found
 
 
 def replay_candidates(

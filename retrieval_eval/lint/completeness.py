@@ -18,7 +18,7 @@ unless LSH puts them in one bucket (sub-quadratic, see ``benchmarks/lint.py``). 
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -103,3 +103,16 @@ def check_completeness(
                 )
             )
     return findings
+
+
+def pool_candidates(findings: Iterable[Finding]) -> list[tuple[str, str, str]]:
+    """(question id, document id, source) of lint's completeness findings: the source is the
+    check's name with the target the document is like (``label_completeness: 82% like x.md``)."""
+    found: list[tuple[str, str, str]] = []
+    for finding in findings:
+        if finding.check != CHECK:
+            continue
+        for doc, why in finding.details.get("candidates", {}).items():
+            like = f"{float(why['jaccard']):.0%} like {why['similar_to']}"
+            found.extend((qid, doc, f"{CHECK}: {like}") for qid in finding.question_ids)
+    return found

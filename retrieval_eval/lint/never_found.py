@@ -2,8 +2,8 @@
 
 Runs count when they are of this set, with the same labels fingerprint (the labels they were
 judged against are these), and valid. The newest ``RUNS_PER_RETRIEVER`` runs of every retriever
-with runs on the set are read through a :class:`~retrieval_eval.store.Store` opened read-only.
-The check never writes or creates a store.
+with runs on the set are read by the caller (:func:`retrieval_eval.workflows.lint.stored_for_lint`,
+from a store opened read-only) and handed in as :class:`StoredRuns`: the check reads no store.
 
 Each finding names, per retriever, what its newest such run returned at top 3 instead, for a
 person to judge: a label to add, a question to reword, or a retriever that truly cannot find it.
@@ -12,29 +12,48 @@ A question no counted run asked (added after them) is not reported.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import TYPE_CHECKING, Protocol
 
 from retrieval_eval.golden.models import GoldenQuestionSet
 from retrieval_eval.lint.models import Finding
 
 if TYPE_CHECKING:
-    from retrieval_eval.store.models import StoredRun
+    from retrieval_eval.evaluation.results import RunResult
+    from retrieval_eval.labels.judgments import Judgment
 
 CHECK = "never_found"
 RUNS_PER_RETRIEVER = 20
 
 
-def matching_runs(store: Any, golden_set: GoldenQuestionSet) -> list[StoredRun]:
-    """The stored valid runs judged against these labels, newest first per retriever."""
-    runs = []
-    for retriever in store.retrievers_for(golden_set.identifier):
-        for run in store.history(golden_set.identifier, retriever, limit=RUNS_PER_RETRIEVER):
-            if run.status == "valid" and run.result.labels_fingerprint == golden_set.fingerprint:
-                runs.append(run)
-    return runs
+class StoredRun(Protocol):
+    """What lint reads of a stored run (:class:`retrieval_eval.store.StoredRun` is one)."""
+
+    @property
+    def id(self) -> int: ...
+
+    @property
+    def run_date(self) -> datetime: ...
+
+    @property
+    def status(self) -> str: ...
+
+    @property
+    def result(self) -> RunResult: ...
 
 
-def check_never_found(golden_set: GoldenQuestionSet, runs: list[StoredRun]) -> list[Finding]:
+@dataclass(frozen=True)
+class StoredRuns:
+    """What a store holds of a set for lint: its valid runs judged against these labels (newest
+    first per retriever, at most ``RUNS_PER_RETRIEVER`` each) and its stored judgments."""
+
+    runs: Sequence[StoredRun] = ()
+    judgments: Sequence[Judgment] = field(default_factory=list)
+
+
+def check_never_found(golden_set: GoldenQuestionSet, runs: Sequence[StoredRun]) -> list[Finding]:
     hit: set[str] = set()
     asked: set[str] = set()
     instead: dict[str, dict[str, list[str]]] = {}

@@ -3,15 +3,15 @@
 Text and Markdown list the findings errors first, then the power figures next to the
 thresholds they are compared with. Stored and user strings (question ids, texts) are printed
 as they are: no markup is interpreted (the text format uses no rich); in Markdown they go
-through :func:`retrieval_eval.reports.markdown_text.md_text`, so they are shown, never rendered.
+through :func:`retrieval_eval.formats.markdown_text.md_text`, so they are shown, never rendered.
 """
 
 from __future__ import annotations
 
+from retrieval_eval.formats.jsonio import dumps
+from retrieval_eval.formats.markdown_text import md_text
+from retrieval_eval.formats.numbers import pct, points
 from retrieval_eval.lint.models import SEVERITIES, Finding, LintReport, PowerFigure, PowerReport
-from retrieval_eval.reports.jsonio import dumps
-from retrieval_eval.reports.markdown_text import md_text
-from retrieval_eval.reports.numbers import pct, points
 
 _ORDER = {severity: rank for rank, severity in enumerate(SEVERITIES)}
 

@@ -7,9 +7,11 @@ Inputs and what they enable:
 - ``corpus`` (a path, as the lexical adapter reads it, or documents): form honesty, label
   completeness. A folder holding a ``corpus.jsonl`` is a BEIR collection: its ``corpus.jsonl``
   is read (not the folder's ``.md`` files, such as a ``SOURCE.md``);
-- ``store`` (a read-only :class:`~retrieval_eval.store.Store`): never found, its judgments of
-  the set (judged pairs are no completeness candidate), and the rates for the power figures (the newest run of ``retriever`` when it has one, else the newest
-  of any retriever; ``result``, a run just made, wins over both);
+- ``stored`` (what a store holds of the set, :class:`~retrieval_eval.lint.never_found.StoredRuns`,
+  read by :func:`retrieval_eval.workflows.lint.stored_for_lint`): never found, its judgments of
+  the set (judged pairs are no completeness candidate), and the rates for the power figures (the
+  newest run of ``retriever`` when it has one, else the newest of any retriever; ``result``, a run
+  just made, wins over both);
 - always: duplicate questions, identical targets, power (without rates when nothing is stored).
 
 **A corpus that is not the set's** (the wrong folder: ids come out as ``corpus/billing/x.md``
@@ -34,17 +36,17 @@ from typing import TYPE_CHECKING, Any, cast
 
 from retrieval_eval.config.models import LintOptions, Thresholds
 from retrieval_eval.errors import ConfigError
+from retrieval_eval.formats.numbers import points
 from retrieval_eval.golden.models import GoldenQuestionSet
 from retrieval_eval.lint import completeness, dead, duplicates, forms, never_found, power
 from retrieval_eval.lint.models import Finding, LintReport, PowerReport
 from retrieval_eval.lint.render import what_is_seen
-from retrieval_eval.reports.numbers import points
 from retrieval_eval.retrievers.corpus import Document, beir_corpus_file, read_corpus
 
 if TYPE_CHECKING:
     from retrieval_eval.evaluation.labels import DeadLabels
     from retrieval_eval.evaluation.results import RunResult
-    from retrieval_eval.store.models import StoredRun
+    from retrieval_eval.lint.never_found import StoredRun, StoredRuns
 
 NO_CORPUS = "no corpus: give --corpus PATH, or --retriever R whose adapter has one"
 POWER = "power"
@@ -99,7 +101,7 @@ def run_lint(
     *,
     retriever: Any = None,
     corpus: Path | Sequence[Document] | None = None,
-    store: Any = None,
+    stored: StoredRuns | None = None,
     options: LintOptions | None = None,
     thresholds: Thresholds | None = None,
     result: RunResult | None = None,
@@ -140,19 +142,17 @@ def run_lint(
     else:
         texts = {doc.id: doc.content for doc in documents}
         ran(forms.CHECK, forms.check_forms(golden_set, texts, options))
-        from retrieval_eval.store.judgments import read_stored_judgments
-
-        judged = read_stored_judgments(store, golden_set.identifier) if store is not None else []
+        judged = list(stored.judgments) if stored is not None else []
         found = completeness.check_completeness(golden_set, documents, options, path, judged)
         ran(completeness.CHECK, found)
 
     ran(duplicates.CHECK, duplicates.check_duplicates(golden_set, options))
 
     runs: list[StoredRun] = []
-    if store is None:
+    if stored is None:
         report.checks_skipped[never_found.CHECK] = "no result store with runs of this set"
     else:
-        runs = never_found.matching_runs(store, golden_set)
+        runs = list(stored.runs)
         if runs:
             ran(never_found.CHECK, never_found.check_never_found(golden_set, runs))
         else:

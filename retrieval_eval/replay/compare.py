@@ -18,9 +18,9 @@ from dataclasses import dataclass, field
 from typing import Any, Literal, NamedTuple
 
 from retrieval_eval.evaluation.intervals import Interval, wilson
-from retrieval_eval.evaluation.results import paused_gc
 from retrieval_eval.replay.rbo import rbo, top1_changed
 from retrieval_eval.replay.specs import DriftThresholds
+from retrieval_eval.safety.collector import paused_gc
 from retrieval_eval.safety.limits import shorten
 
 DriftState = Literal["first", "no_drift", "drift", "invalid", "empty"]
@@ -230,7 +230,7 @@ def compare(
 def _verdict(
     first: bool, queries: int, overall: Figures, error_rate: float, limits: DriftThresholds
 ) -> tuple[DriftState, tuple[str, ...]]:
-    from retrieval_eval.reports.numbers import decimal, pct
+    from retrieval_eval.formats.numbers import decimal, pct
 
     if error_rate > limits.max_error_rate:
         return "invalid", (

@@ -13,12 +13,14 @@ from dataclasses import dataclass
 from operator import attrgetter
 from typing import Any, NamedTuple
 
-from retrieval_eval.evaluation.results import RunSettings, young_collections_only
-from retrieval_eval.evaluation.scoring import Asked, ask, collapse
+from retrieval_eval.evaluation.results import RunSettings
+from retrieval_eval.evaluation.scoring import Asked, ask
 from retrieval_eval.golden.models import GoldenQuestion, QuestionForm
 from retrieval_eval.replay.compare import Ranked
 from retrieval_eval.replay.samples import QuerySample, SampledQuery
 from retrieval_eval.retrievers.base import EvaluatableRetriever
+from retrieval_eval.retrievers.ranking import collapse
+from retrieval_eval.safety.collector import young_collections_only
 
 DEFAULT_K = 10
 

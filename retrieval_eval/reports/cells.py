@@ -6,7 +6,7 @@ from collections.abc import Sequence
 
 from retrieval_eval.evaluation.intervals import Interval
 from retrieval_eval.evaluation.results import DEPTHS, QuestionResult, SliceRates
-from retrieval_eval.reports.numbers import ci, decimal_interval, ms, pct
+from retrieval_eval.formats.numbers import ci, decimal_interval, ms, pct
 
 
 def rate_line(

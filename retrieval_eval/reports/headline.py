@@ -9,9 +9,15 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from retrieval_eval.evaluation.results import TOP_K, RunResult, as_pair, extra_depths
-from retrieval_eval.reports.markdown_text import md_text
-from retrieval_eval.reports.numbers import MISSING, ci, ms, p_value, pct, pts, pts_interval
-from retrieval_eval.reports.verdict import depth_label, too_small_to_judge
+from retrieval_eval.formats.markdown_text import md_text
+from retrieval_eval.formats.numbers import MISSING, ci, ms, p_value, pct, pts, pts_interval
+from retrieval_eval.reports.verdict import (
+    depth_label,
+    regression_reasons,
+    too_small_to_judge,
+    verdict_summary,
+    warning_reasons,
+)
 
 if TYPE_CHECKING:
     from retrieval_eval.lint.models import PowerReport
@@ -150,15 +156,16 @@ def outcome_lines(result: RunResult, verdict: Verdict | None) -> list[str]:
     lines = []
     if verdict is not None and verdict.state in _COMPARED:
         lines.append(f"Flipped questions: {_flips(verdict)}")
-        if verdict.reasons:
-            lines.append(f"Regressed: {'; '.join(verdict.reasons)}")
-        if verdict.warnings:
-            lines.append(f"Warned (not a regression): {'; '.join(verdict.warnings)}")
+        reasons, warnings = regression_reasons(verdict), warning_reasons(verdict)
+        if reasons:
+            lines.append(f"Regressed: {'; '.join(reasons)}")
+        if warnings:
+            lines.append(f"Warned (not a regression): {'; '.join(warnings)}")
         small = too_small_to_judge(verdict)
         if small:
             lines.append(small)
     elif verdict is not None:
-        lines.append(verdict.summary)
+        lines.append(verdict_summary(verdict))
     status = "valid" if result.valid else "INVALID"
     lines.append(
         f"Errors: {result.error_count}/{result.question_count} ({status} run); "
@@ -266,9 +273,9 @@ def headline_document(
         **{f"top{d}_{key}": None for d in deeper for key in ("delta", "delta_ci")},
         "flips": None,
         "p_value": None,
-        "reasons": [] if verdict is None else list(verdict.reasons),
-        "warnings": [] if verdict is None else list(verdict.warnings),
-        "summary": "" if verdict is None else verdict.summary,
+        "reasons": [] if verdict is None else regression_reasons(verdict),
+        "warnings": [] if verdict is None else warning_reasons(verdict),
+        "summary": "" if verdict is None else verdict_summary(verdict),
         # the deltas are over these questions and rates (fewer than all when labels went stale)
         "compared_questions": None,
         "top1_baseline": None,

@@ -21,6 +21,7 @@ from __future__ import annotations
 from html import escape
 from typing import TYPE_CHECKING
 
+from retrieval_eval.formats.numbers import MISSING, ci, decimal, pct
 from retrieval_eval.reports.cells import (
     CI_NOTE,
     depth_headers,
@@ -35,7 +36,6 @@ from retrieval_eval.reports.headline import (
     outcome_lines,
     where_line,
 )
-from retrieval_eval.reports.numbers import MISSING, ci, decimal, pct
 
 if TYPE_CHECKING:
     from retrieval_eval.evaluation.intervals import Interval

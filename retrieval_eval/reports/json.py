@@ -1,12 +1,12 @@
 """The JSON contract document of a run (``--format json``): ``{**result.contract(), **extra}``,
-indented, written by :mod:`retrieval_eval.reports.jsonio` (NaN and infinities as ``null``)."""
+indented, written by :mod:`retrieval_eval.formats.jsonio` (NaN and infinities as ``null``)."""
 
 from __future__ import annotations
 
 from typing import Any
 
 from retrieval_eval.evaluation.results import RunResult
-from retrieval_eval.reports.jsonio import dumps
+from retrieval_eval.formats.jsonio import dumps
 
 
 def render_json(result: RunResult, extra: dict[str, Any] | None = None) -> str:

@@ -6,7 +6,7 @@
   McNemar p, Holm-corrected p, ``*`` when significant), the legend, any warnings, and the
   questions where they disagree on top-1, one column per retriever. Aligned columns (rich).
 - markdown: the same tables as GitHub tables; the disagreements in a collapsed ``<details>``;
-  names and ids through :func:`~retrieval_eval.reports.markdown_text.md_text` (shown, never rendered).
+  names and ids through :func:`~retrieval_eval.formats.markdown_text.md_text` (shown, never rendered).
 - csv: one row per retriever (RFC 4180), the rates, intervals and comparison flattened into
   columns (``holes_depth``, ``holes_unjudged``, ``holes_slots``, ``holes_share`` after the
   seed's columns, then the deeper depths' ``top{k}_hit_rate``, ``top{k}_ci_low``,
@@ -28,10 +28,10 @@ from collections.abc import Sequence
 from textwrap import wrap
 from typing import TYPE_CHECKING
 
-from retrieval_eval.reports.csv import _number, csv_text
-from retrieval_eval.reports.jsonio import dumps
-from retrieval_eval.reports.markdown_text import md_row, md_text
-from retrieval_eval.reports.numbers import (
+from retrieval_eval.formats.csv_cells import csv_text
+from retrieval_eval.formats.jsonio import dumps
+from retrieval_eval.formats.markdown_text import md_row, md_text
+from retrieval_eval.formats.numbers import (
     ci,
     decimal,
     ms,
@@ -40,6 +40,7 @@ from retrieval_eval.reports.numbers import (
     pts_interval,
     signed_points,
 )
+from retrieval_eval.reports.csv import _number
 from retrieval_eval.reports.text import add_rows, new_table, print_tables
 from retrieval_eval.workflows.leaderboard import Entry, Leaderboard, Outcome
 

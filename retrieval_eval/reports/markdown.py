@@ -5,6 +5,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from retrieval_eval.evaluation.results import RunResult
+from retrieval_eval.formats.markdown_text import md_fence, md_row
+from retrieval_eval.formats.numbers import decimal
 from retrieval_eval.reports.cells import (
     CI_NOTE,
     depth_headers,
@@ -13,8 +15,6 @@ from retrieval_eval.reports.cells import (
     slice_cells,
 )
 from retrieval_eval.reports.headline import _power_line, headline_markdown
-from retrieval_eval.reports.markdown_text import md_fence, md_row
-from retrieval_eval.reports.numbers import decimal
 
 if TYPE_CHECKING:
     from retrieval_eval.lint.models import PowerReport

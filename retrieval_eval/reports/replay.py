@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from retrieval_eval.formats.numbers import ci, decimal, pct
 from retrieval_eval.replay.compare import Comparison, Figures, QueryChange
-from retrieval_eval.reports.numbers import ci, decimal, pct
 from retrieval_eval.reports.verdict import index_versus
 from retrieval_eval.workflows.replay import ReplayOutcome
 
@@ -45,7 +45,7 @@ def headline(outcome: ReplayOutcome) -> str:
 
 def render_replay(outcome: ReplayOutcome, fmt: str = "text", most: int = 10) -> str:
     if fmt == "json":
-        from retrieval_eval.reports.jsonio import dumps
+        from retrieval_eval.formats.jsonio import dumps
 
         return dumps(replay_document(outcome, most)) + "\n"
     if fmt == "markdown":
@@ -154,7 +154,7 @@ FIGURE_COLUMNS = (
 
 
 def _markdown(outcome: ReplayOutcome, most: int) -> str:
-    from retrieval_eval.reports.markdown_text import md_text
+    from retrieval_eval.formats.markdown_text import md_text
 
     c = outcome.comparison
     lines = [f"### {md_text(headline(outcome).splitlines()[0])}", ""]

@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from retrieval_eval.evaluation.results import RunResult
+from retrieval_eval.formats.jsonio import dumps
 from retrieval_eval.reports.csv import render_csv
 from retrieval_eval.reports.headline import (
     _power_line,
@@ -19,7 +20,6 @@ from retrieval_eval.reports.headline import (
     headline_text,
 )
 from retrieval_eval.reports.json import render_json
-from retrieval_eval.reports.jsonio import dumps
 from retrieval_eval.reports.markdown import render_markdown
 from retrieval_eval.reports.text import render_text
 
@@ -42,7 +42,7 @@ def render(
 ) -> str:
     """The report in ``fmt``; with ``verdict`` the verdict is part of it (text: the block after
     the report; Markdown: the badge and deltas in the headline, the details folded; JSON: the
-    caller puts ``verdict.contract()`` in ``extra``). ``summary=True``: the headline alone
+    caller puts :func:`~retrieval_eval.reports.verdict.verdict_document` in ``extra``). ``summary=True``: the headline alone
     (JSON: :func:`headline_document`); CSV has no summary. ``power``
     (:func:`retrieval_eval.lint.power.run_power`): the smallest drop this set size detects,
     next to the thresholds (text: a last line; Markdown: under the headline, before the folded

@@ -13,6 +13,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from retrieval_eval.evaluation.results import RunResult, SliceRates, miss_depth
+from retrieval_eval.formats.numbers import decimal, ms
 from retrieval_eval.reports.cells import (
     CI_NOTE,
     depth_headers,
@@ -21,7 +22,6 @@ from retrieval_eval.reports.cells import (
     rate_line,
     slice_cells,
 )
-from retrieval_eval.reports.numbers import decimal, ms
 
 if TYPE_CHECKING:
     from rich.console import RenderableType

@@ -1,18 +1,25 @@
 """A regression verdict in words: the text block printed after a report (or a Markdown
-section), and the ``reasons`` and ``summary`` sentences a compared verdict carries.
+section), its ``reasons``, ``warnings`` and ``summary`` sentences, and the JSON contract's
+``regression`` object that carries them (:func:`verdict_document`).
 
-:mod:`retrieval_eval.verdicts.regression` decides; this module says what it decided.
+:mod:`retrieval_eval.verdicts.regression` decides and the store keeps the verdict as data
+(states, codes and figures); this module says what it decided, when it is read. A verdict stored
+by a version that worded it when deciding (:attr:`Verdict.worded_when_decided`) keeps its words.
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from retrieval_eval.reports.numbers import change, p_value, pct, points, pts, pts_interval
+from retrieval_eval.formats.numbers import change, p_value, pct, points, pts, pts_interval
 
 if TYPE_CHECKING:
-    from retrieval_eval.config.models import Thresholds
-    from retrieval_eval.verdicts.models import DepthChange, SliceRegression, Verdict
+    from retrieval_eval.verdicts.models import (
+        DepthChange,
+        LabelsAttention,
+        SliceRegression,
+        Verdict,
+    )
 
 _SHOWN_IDS = 12  # flipped ids listed in the text block; JSON lists them all
 _SHOWN_SLICES = 3  # slice regressions named in the summary; the verdict lists them all
@@ -23,27 +30,58 @@ def depth_label(depth: int) -> str:
     return f"top-{depth}"
 
 
-def regression_reasons(verdict: Verdict, thresholds: Thresholds) -> list[str]:
+BECOMES_BASELINE = "it becomes the baseline."
+# the same first run, judged but not saved (`run --no-save`): nothing stored, no baseline
+NOT_SAVED_BASELINE = "it would be the baseline, but it is not saved."
+BASELINE_REFUSED = (
+    "Not accepted as the baseline: the index lost labelled documents (dead_labels_baseline: "
+    "refuse); the previous baseline stays until `retrieval-eval runs accept RUN_ID`."
+)
+CHANGED = "The golden set's labels changed since the last stored run"
+LABELS_CHANGED = f"{CHANGED}; this run starts a new baseline."
+AWAITING_APPROVAL = (
+    f"{CHANGED}; this run is not the baseline until approved (approve_baseline): in Airflow "
+    "(Browse → Required Actions), or with `retrieval-eval runs accept RUN_ID`."
+)
+# the fields the verdict is worded from: the JSON contract carries their words instead
+_WORDED_FROM = {
+    "cause",
+    "baseline_set",
+    "store_problem",
+    "errored",
+    "questions",
+    "set_identifier",
+    "retriever",
+    "severity",
+    "max_latency_p95_increase",
+    "labels_attention",
+    "refused_for_dead_labels",
+    "not_saved",
+    "rejudged_from",
+    "labels_version",
+    "labels_fingerprint",
+}
+
+
+def regression_reasons(verdict: Verdict) -> list[str]:
     """What regressed, one phrase each: each gated depth whose overall drop exceeded its
     threshold, the slice regressions, a latency regression (the overall checks when their
     severity is ``error``)."""
-    return _fired(verdict, thresholds, "error", verdict.slice_regressions, "regression")
+    if verdict.worded_when_decided:
+        return list(verdict.reasons)
+    return _fired(verdict, "error", verdict.slice_regressions, "regression")
 
 
-def warning_reasons(verdict: Verdict, thresholds: Thresholds) -> list[str]:
+def warning_reasons(verdict: Verdict) -> list[str]:
     """The ``warn`` checks that fired, one phrase each, as :func:`regression_reasons` words
     them: they show in the verdict and alert but do not make the run a regression."""
-    return _fired(verdict, thresholds, "warn", verdict.slice_warnings, "drop")
+    if verdict.worded_when_decided:
+        return list(verdict.warnings)
+    return _fired(verdict, "warn", verdict.slice_warnings, "drop")
 
 
-def _fired(
-    verdict: Verdict,
-    thresholds: Thresholds,
-    severity: str,
-    slices: list[SliceRegression],
-    noun: str,
-) -> list[str]:
-    overall = thresholds.severity == severity
+def _fired(verdict: Verdict, severity: str, slices: list[SliceRegression], noun: str) -> list[str]:
+    overall = (verdict.severity or "error") == severity
     reasons = [
         f"{depth_label(depth)} {pts(change.delta)} (max drop {points(change.max_drop)})"
         for depth, change in verdict.by_depth.items()
@@ -56,10 +94,81 @@ def _fired(
             f"{len(named)} slice {noun}{'s' if len(named) != 1 else ''} "
             f"({', '.join(named[:_SHOWN_SLICES])}{more})"
         )
-    limit = thresholds.max_latency_p95_increase
+    limit = verdict.max_latency_p95_increase
     if verdict.latency_regression and limit is not None and overall:
         reasons.append(f"latency p95 {change(verdict.latency_p95_ratio)} (max {change(limit)})")
     return reasons
+
+
+def verdict_summary(verdict: Verdict) -> str:
+    """The verdict in one paragraph: why nothing was compared, or what was (a compared verdict:
+    :func:`compared_summary`), then the dead labels, whether the run was refused as a baseline,
+    and for a re-judged run the labels it was scored against first."""
+    if verdict.worded_when_decided:
+        return verdict.summary
+    prefix = _cause(verdict)
+    if verdict.state == "invalid_run":
+        summary = (
+            f"{prefix}Run invalid: {verdict.errored} of {verdict.questions} questions errored; "
+            "it is not compared and never becomes a baseline."
+        )
+    elif verdict.state == "not_comparable":
+        summary = f"{prefix}Not comparable: no regression check for this run."
+    elif verdict.state == "baseline":
+        becomes = NOT_SAVED_BASELINE if verdict.not_saved else BECOMES_BASELINE
+        summary = (
+            f"{prefix}First run for {verdict.set_identifier} × {verdict.retriever} with these "
+            f"labels: {becomes}"
+        )
+    else:
+        summary = compared_summary(verdict, regression_reasons(verdict))
+    if verdict.labels_attention is not None:
+        summary += f" {_attention(verdict.labels_attention)}."
+    if verdict.refused_for_dead_labels:
+        summary = f"{summary} {BASELINE_REFUSED}".strip()
+    if verdict.rejudged_from is not None:
+        version = (
+            f"version {verdict.labels_version}, " if verdict.labels_version is not None else ""
+        )
+        labels = f"labels {version}fingerprint {(verdict.labels_fingerprint or '')[:12]}"
+        summary = f"Re-judged run {verdict.rejudged_from} against {labels}. {summary}"
+    return summary
+
+
+def _cause(verdict: Verdict) -> str:
+    """Why nothing was compared, as the sentence the summary opens with ("" for none)."""
+    run = verdict.baseline_run_id
+    sentences = {
+        "other_set": f"Baseline run {run} is for set {verdict.baseline_set!r}.",
+        "labels_changed_since_baseline": f"The golden set's labels changed since baseline run {run}.",
+        "baseline_invalid": f"Baseline run {run} is invalid.",
+        "labels_changed": LABELS_CHANGED,
+        "awaiting_approval": AWAITING_APPROVAL,
+        "store_unreachable": f"Result store unreachable: {verdict.store_problem}.",
+        "store_too_new": f"Result store not used: {verdict.store_problem}.",
+    }
+    return f"{sentences[verdict.cause]} " if verdict.cause else ""
+
+
+def _attention(labels: LabelsAttention) -> str:
+    """The dead-label check's line, as :meth:`DeadLabels.summary` words it."""
+    from retrieval_eval.evaluation.labels import source_text
+
+    return (
+        f"labels need attention: {labels.dead} id{'s' if labels.dead != 1 else ''} no longer in "
+        f"the index ({labels.stale} stale question{'s' if labels.stale != 1 else ''}, "
+        f"{labels.partly_dead} partly dead; {source_text(labels.source)})"
+    )
+
+
+def verdict_document(verdict: Verdict) -> dict[str, object]:
+    """The ``regression`` object of the JSON contract (``run --format json``, ``runs show``, the
+    DAG's XCom): the verdict's figures with its ``reasons``, ``warnings`` and ``summary`` worded."""
+    document = verdict.model_dump(mode="json", exclude=_WORDED_FROM)
+    document["reasons"] = regression_reasons(verdict)
+    document["warnings"] = warning_reasons(verdict)
+    document["summary"] = verdict_summary(verdict)
+    return document
 
 
 def too_small_to_judge(verdict: Verdict) -> str:
@@ -129,8 +238,9 @@ def compared_summary(verdict: Verdict, reasons: list[str]) -> str:
             for d, c in verdict.by_depth.items()
         )
         summary = f"No regression {against}: {rates}; {flips}."
-    if verdict.warnings:
-        summary += f" Warnings only (severity warn): {'; '.join(verdict.warnings)}."
+    warnings = warning_reasons(verdict)
+    if warnings:
+        summary += f" Warnings only (severity warn): {'; '.join(warnings)}."
     small = too_small_to_judge(verdict)
     if small:
         summary += f" {small}"
@@ -185,14 +295,13 @@ def render_verdict(verdict: Verdict, *, markdown: bool = False) -> str:
         ]
         if verdict.latency_regression and verdict.latency_p95_ratio is not None:
             lines.append(f"  Latency p95: {change(verdict.latency_p95_ratio)} (latency regression)")
-        if verdict.reasons:
-            lines.append(f"  Regressed: {'; '.join(verdict.reasons)}")
-        if verdict.warnings:
-            lines.append(
-                f"  Warned (severity warn, not a regression): {'; '.join(verdict.warnings)}"
-            )
+        reasons, warnings = regression_reasons(verdict), warning_reasons(verdict)
+        if reasons:
+            lines.append(f"  Regressed: {'; '.join(reasons)}")
+        if warnings:
+            lines.append(f"  Warned (severity warn, not a regression): {'; '.join(warnings)}")
     else:
-        lines.append(f"  {verdict.summary}")
+        lines.append(f"  {verdict_summary(verdict)}")
     if verdict.dead_ids or verdict.stale_questions:
         lines.append(
             f"  Labels need attention: {len(verdict.dead_ids)} id"

@@ -114,7 +114,7 @@ class ChunkedRetriever(OptionsAdapter):
         )
 
     def _documents(self, chunk_ids: Sequence[str], limit: int) -> list[str]:
-        from retrieval_eval.evaluation.scoring import check_ranking, collapse
+        from retrieval_eval.retrievers.ranking import check_ranking, collapse
 
         return collapse(self.mapper.map(check_ranking(chunk_ids)))[:limit]
 

@@ -189,7 +189,7 @@ class StoreRetriever:
 
     def _ranking(self, values: Iterable[str], limit: int) -> list[str]:
         """Stored id values best first -> distinct document ids, each at its best chunk."""
-        from retrieval_eval.evaluation.scoring import collapse
+        from retrieval_eval.retrievers.ranking import collapse
 
         return collapse([self._document(value) for value in values])[:limit]
 

@@ -1,4 +1,4 @@
-"""The spool: runs and replays the store could not take, kept as JSON files until ``db replay``
+"""The spool: runs and replays the store could not take, kept as JSON files until ``db flush``
 saves them.
 
 One file per run, ``<run_key>.json`` in ``$RETRIEVAL_EVAL_HOME/spool`` by default, written
@@ -71,7 +71,7 @@ SpooledRanking = tuple[str, list[str], str | None]
 
 
 class SpooledReplay(BaseModel):
-    """A replay the store could not take: everything ``db replay`` needs to compare and save it
+    """A replay the store could not take: everything ``db flush`` needs to compare and save it
     without the config, the log or the retriever."""
 
     kind: Literal["replay"] = "replay"
@@ -117,8 +117,8 @@ SpoolEntry = Annotated[
 _ENTRY: TypeAdapter[SpooledRun | SpooledReplay] = TypeAdapter(SpoolEntry)
 
 
-class ReplayBusyError(RetrievalEvalError):
-    """Another ``db replay`` holds the spool folder's lock: it is saving these runs already."""
+class FlushBusyError(RetrievalEvalError):
+    """Another ``db flush`` holds the spool folder's lock: it is saving these runs already."""
 
     exit_code = 0
 
@@ -157,7 +157,7 @@ class Kept:
 def keep_spooled(entry: SpooledRun | SpooledReplay, spool_dir: Path | None = None) -> Kept:
     """Write ``entry`` (a run or a replay) to the spool; when the folder cannot take it
     (OSError: full, read-only), to a new folder of the system's temporary folder, readable by
-    this user only (it holds the questions or queries), which ``db replay --spool-dir``
+    this user only (it holds the questions or queries), which ``db flush --spool-dir``
     replays like any spool folder."""
     folder = spool_dir or default_spool_dir()
     try:
@@ -193,13 +193,13 @@ def read_spool(path: Path) -> SpooledRun | SpooledReplay:
         char = quote(exc.object[exc.start : exc.end])
         raise InvalidInputError(
             f"{path}: not a readable spooled run (it holds a lone surrogate, {char}, which is "
-            "not text); fix or remove the file, then run `retrieval-eval db replay` again"
+            "not text); fix or remove the file, then run `retrieval-eval db flush` again"
         ) from None
     except (OSError, ValueError, ValidationError) as exc:
         first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
         raise InvalidInputError(
             f"{path}: not a readable spooled run ({first}); fix or remove the file, then run "
-            "`retrieval-eval db replay` again"
+            "`retrieval-eval db flush` again"
         ) from None
 
 
@@ -233,7 +233,7 @@ def set_aside(path: Path, reason: str) -> Path:
 
 @contextlib.contextmanager
 def replay_lock(spool_dir: Path | None = None) -> Iterator[None]:
-    """Hold the spool folder's replay lock; ReplayBusyError when another process holds it. An
+    """Hold the spool folder's replay lock; FlushBusyError when another process holds it. An
     absent folder needs no lock (there is nothing to replay)."""
     folder = spool_dir or default_spool_dir()
     try:
@@ -249,8 +249,8 @@ def replay_lock(spool_dir: Path | None = None) -> Iterator[None]:
         except OSError as exc:
             if exc.errno not in (errno.EWOULDBLOCK, errno.EAGAIN):
                 raise
-            raise ReplayBusyError(
-                f"another `retrieval-eval db replay` is replaying {folder} right now; it saves "
+            raise FlushBusyError(
+                f"another `retrieval-eval db flush` is flushing {folder} right now; it saves "
                 "these runs, nothing to do here"
             ) from None
         yield

@@ -124,7 +124,11 @@ class RunSummary(AtDepths):
     index_version: str | None = None
     package_version: str | None = None
     baseline_index_version: str | None = None
+    # the words of a verdict stored with them (older versions); one stored as data is worded
+    # when read, from ``verdict`` (kept out of dumps): reports.verdict.verdict_summary
     verdict_summary: str = ""
+    # a Verdict (typed Any: the summary's schema does not build the verdict's, nor import it)
+    verdict: Any = Field(default=None, exclude=True, repr=False)
     by_form: dict[str, SliceSummary] = Field(default_factory=dict)
     by_hard_class: dict[str, SliceSummary] = Field(default_factory=dict)
     # expected ids the run's dead-label check found gone (0: none, or not checked): `history`
@@ -225,6 +229,7 @@ def _verdict_figures(verdict: Verdict | None) -> dict[str, Any]:
         "top3_delta": verdict.top3_delta,
         "delta_at": {d: c.delta for d, c in changes.items()},
         "verdict_summary": verdict.summary,
+        "verdict": verdict,
         "baseline_index_version": verdict.baseline_index_version,
     }
     if verdict.compared_questions is not None:  # stale questions were left out

@@ -13,6 +13,31 @@ from retrieval_eval.config.lookup import Severity
 from retrieval_eval.verdicts.significance import holm, mcnemar_exact
 
 VerdictState = Literal["baseline", "not_comparable", "no_regression", "regression", "invalid_run"]
+# why a run was not compared (or, for an invalid run, what else was wrong), as a code that
+# reports word: the baseline is of another set, its labels changed, it is invalid; the set's
+# labels changed since the last stored run (a new baseline starts, or awaits approval); the
+# store could not be reached, or a newer retrieval-eval migrated it
+Cause = Literal[
+    "other_set",
+    "labels_changed_since_baseline",
+    "baseline_invalid",
+    "labels_changed",
+    "awaiting_approval",
+    "store_unreachable",
+    "store_too_new",
+]
+
+
+class LabelsAttention(BaseModel):
+    """The run's dead-label check in figures, when it found dead ids: how many ids are gone,
+    how many questions lost every target (stale) or some (partly dead), and how it looked."""
+
+    model_config = ConfigDict(defer_build=True)  # schema built at first use, not at import
+
+    dead: int
+    stale: int
+    partly_dead: int
+    source: str = ""
 
 
 class SliceRegression(BaseModel):
@@ -117,13 +142,35 @@ class Verdict(BaseModel):
     # the index builds this run and its baseline measured, when compared (None: not recorded)
     index_version: str | None = None
     baseline_index_version: str | None = None
+    # what the verdict is worded from (reports.verdict), beside the figures above: why nothing
+    # was compared and its figures, the run's size when invalid, the pair a first run starts,
+    # the overall checks' severity and latency limit, the labels a re-judged run was scored
+    # against, and the flags of what became of the run
+    cause: Cause | None = None
+    baseline_set: str | None = None  # cause other_set: the baseline's set
+    store_problem: str | None = None  # cause store_*: what failed and where the run went
+    errored: int | None = None  # invalid_run: questions that errored, of ``questions``
+    questions: int | None = None
+    set_identifier: str | None = None  # baseline: the (set, retriever) it starts
+    retriever: str | None = None
+    severity: Severity | None = None  # the overall checks' (depth drops, latency)
+    max_latency_p95_increase: float | None = None
+    labels_attention: LabelsAttention | None = None
+    refused_for_dead_labels: bool = False  # baseline_refused by dead_labels_baseline: refuse
+    not_saved: bool = False  # judged but not saved (run --no-save): a first run starts nothing
+    rejudged_from: int | None = None  # the stored run re-judged, against these labels:
+    labels_version: int | None = None
+    labels_fingerprint: str | None = None
+    # the words of verdicts stored before they were worded when read (reports.verdict reads
+    # them as they are); a verdict decided now leaves them empty
     reasons: list[str] = Field(default_factory=list)  # what regressed, one phrase each
     warnings: list[str] = Field(default_factory=list)  # warn checks that fired, one phrase each
     summary: str = ""
 
-    def contract(self) -> dict[str, object]:
-        """The ``regression`` object of ``run --format json``."""
-        return self.model_dump(mode="json")
+    @property
+    def worded_when_decided(self) -> bool:
+        """Stored by a version that put its sentences in the verdict (every one had a summary)."""
+        return bool(self.summary)
 
     def changes(self) -> dict[int, DepthChange]:
         """Every gated depth's change (empty when nothing was compared). A verdict stored

@@ -59,8 +59,14 @@ from typing import TYPE_CHECKING, Literal, Protocol
 from retrieval_eval.errors import RetrievalEvalError
 from retrieval_eval.evaluation.intervals import paired_difference
 from retrieval_eval.evaluation.results import QuestionResult, RunResult, SliceRates
-from retrieval_eval.reports.verdict import compared_summary, regression_reasons, warning_reasons
-from retrieval_eval.verdicts.models import DepthChange, SliceRegression, Verdict, holm_adjust
+from retrieval_eval.verdicts.models import (
+    Cause,
+    DepthChange,
+    LabelsAttention,
+    SliceRegression,
+    Verdict,
+    holm_adjust,
+)
 from retrieval_eval.verdicts.significance import holm, mcnemar_exact
 
 if TYPE_CHECKING:
@@ -90,11 +96,6 @@ class RegressionDetected(RetrievalEvalError):
     """A regression, reported with ``--fail-on-regression``: exit code 1."""
 
     exit_code = 1
-
-
-BECOMES_BASELINE = "it becomes the baseline."
-# the same first run, judged but not saved (`run --no-save`): nothing stored, no baseline
-NOT_SAVED_BASELINE = "it would be the baseline, but it is not saved."
 
 
 def _delta(current: float | None, baseline: float | None) -> float | None:
@@ -251,23 +252,37 @@ def detect_regression(
     thresholds: Thresholds,
     *,
     comparable: bool = True,
-    note: str | None = None,
+    cause: Cause | None = None,
+    store_problem: str | None = None,
 ) -> Verdict:
-    """The verdict for ``current`` against ``baseline`` (None: nothing to compare with).
+    """The verdict for ``current`` against ``baseline`` (None: nothing to compare with), as data:
+    :mod:`retrieval_eval.reports.verdict` words it.
 
     ``comparable=False`` forces ``not_comparable`` (the caller knows older runs used other
     labels); a baseline whose set or labels fingerprint differs is not comparable either.
-    ``note`` is prepended to the summary (why there is no baseline, for instance).
+    ``cause`` says why the caller found nothing to compare (the labels changed, the store could
+    not be reached: ``store_problem`` says what failed and where the run went).
     """
-    verdict = _detect(current, baseline, thresholds, comparable=comparable, note=note)
+    verdict = _detect(current, baseline, thresholds, comparable=comparable, cause=cause)
+    verdict.store_problem = (
+        store_problem if verdict.cause in ("store_unreachable", "store_too_new") else None
+    )
+    verdict.severity = thresholds.severity
+    verdict.max_latency_p95_increase = thresholds.max_latency_p95_increase
     labels = current.dead_labels
     if labels is None or not labels.dead_ids:
         return verdict
-    update: dict[str, object] = {"summary": f"{verdict.summary} {labels.summary()}."}
+    verdict.labels_attention = LabelsAttention(
+        dead=len(labels.dead_ids),
+        stale=len(labels.stale_questions),
+        partly_dead=len(labels.partly_dead),
+        source=labels.source,
+    )
     if verdict.state not in ("regression", "no_regression"):
         # nothing was compared, so nothing was left out: list the run's own stale questions
-        update.update(dead_ids=list(labels.dead_ids), stale_questions=list(labels.stale_questions))
-    return verdict.model_copy(update=update)
+        verdict.dead_ids = list(labels.dead_ids)
+        verdict.stale_questions = list(labels.stale_questions)
+    return verdict
 
 
 def _detect(
@@ -276,40 +291,39 @@ def _detect(
     thresholds: Thresholds,
     *,
     comparable: bool,
-    note: str | None,
+    cause: Cause | None,
 ) -> Verdict:
-    prefix = f"{note} " if note else ""
     baseline_id = baseline.id if baseline is not None else None
     if not current.valid:
         # never compared, so no baseline run is named (nor stored, nor shown by history)
         return Verdict(
             state="invalid_run",
-            summary=f"{prefix}Run invalid: {current.error_count} of {current.question_count} "
-            "questions errored; it is not compared and never becomes a baseline.",
+            cause=cause,
+            errored=current.error_count,
+            questions=current.question_count,
         )
+    baseline_set = None
     if baseline is not None and comparable:
         old = baseline.result
         if old.set_identifier != current.set_identifier:
-            comparable = False
-            note = f"baseline run {baseline.id} is for set {old.set_identifier!r}"
+            comparable, cause, baseline_set = False, "other_set", old.set_identifier
         elif old.labels_fingerprint != current.labels_fingerprint:
-            comparable = False
-            note = f"the golden set's labels changed since baseline run {baseline.id}"
+            comparable, cause = False, "labels_changed_since_baseline"
         elif baseline.status != "valid":
-            comparable = False
-            note = f"baseline run {baseline.id} is invalid"
-        prefix = f"{note[0].upper()}{note[1:]}. " if note else prefix
+            comparable, cause = False, "baseline_invalid"
     if not comparable:
         return Verdict(
             state="not_comparable",
             baseline_run_id=baseline_id,
-            summary=f"{prefix}Not comparable: no regression check for this run.",
+            cause=cause,
+            baseline_set=baseline_set,
         )
     if baseline is None:
         return Verdict(
             state="baseline",
-            summary=f"{prefix}First run for {current.set_identifier} × {current.retriever} with "
-            f"these labels: {BECOMES_BASELINE}",
+            cause=cause,
+            set_identifier=current.set_identifier,
+            retriever=current.retriever,
         )
     return _compare(current, baseline, thresholds)
 
@@ -451,7 +465,4 @@ def _compare(current: RunResult, baseline: Baseline, thresholds: Thresholds) -> 
         index_version=index_version,
         baseline_index_version=baseline.result.index_version,
     )
-    reasons = regression_reasons(verdict, thresholds)
-    warnings = warning_reasons(verdict, thresholds)
-    verdict = verdict.model_copy(update={"reasons": reasons, "warnings": warnings})
-    return verdict.model_copy(update={"summary": compared_summary(verdict, reasons)})
+    return verdict

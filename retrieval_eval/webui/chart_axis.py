@@ -17,7 +17,7 @@ from collections.abc import Callable, Sequence
 
 from markupsafe import escape
 
-from retrieval_eval.reports.numbers import pct
+from retrieval_eval.formats.numbers import pct
 
 CHAR_W = 6.6  # average glyph width of the 12 px system font, for the layout
 Scale = Callable[[int], float]  # x position of run i

@@ -44,7 +44,7 @@ from dataclasses import dataclass, field
 
 from markupsafe import Markup, escape
 
-from retrieval_eval.reports.numbers import pct
+from retrieval_eval.formats.numbers import pct
 from retrieval_eval.webui.chart_axis import unique_labels, x_labels, y_ticks
 from retrieval_eval.webui.chart_marks import (
     BASELINE_COLOUR,

@@ -3,7 +3,7 @@
 Kept apart from :mod:`views` (what is shown) so the JSON API never carries presentation, and from
 the templates so the formatting rules are plain, testable functions.
 
-Numbers are written by :mod:`retrieval_eval.reports.numbers` (the templates' filters); dates in
+Numbers are written by :mod:`retrieval_eval.formats.numbers` (the templates' filters); dates in
 UTC.
 
 History charts draw each rate with its 95 % Wilson band: the run's stored interval overall, and
@@ -21,8 +21,8 @@ from typing import Any, TypedDict
 
 from markupsafe import Markup, escape
 
+from retrieval_eval.formats.numbers import MISSING
 from retrieval_eval.reports.links import dag_run_of, dag_run_url
-from retrieval_eval.reports.numbers import MISSING
 from retrieval_eval.reports.verdict import depth_label
 from retrieval_eval.store.summary import RunSummary, SliceSummary, label_changes
 from retrieval_eval.webui.charts import LineChart, Series, line_chart

@@ -14,7 +14,7 @@ from fastapi import Request
 from fastapi.responses import HTMLResponse
 from jinja2 import Environment, PackageLoader, select_autoescape
 
-from retrieval_eval.reports import numbers
+from retrieval_eval.formats import numbers
 
 if TYPE_CHECKING:
     from types import ModuleType

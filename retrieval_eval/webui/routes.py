@@ -16,7 +16,7 @@ from fastapi import APIRouter, Depends, Form, Path, Query, Request
 from fastapi.responses import HTMLResponse, JSONResponse, RedirectResponse
 from pydantic import BaseModel, StringConstraints
 
-from retrieval_eval.reports.jsonio import dumps
+from retrieval_eval.formats.jsonio import dumps
 from retrieval_eval.reports.links import DASHBOARD_PREFIX
 from retrieval_eval.safety.limits import quote
 from retrieval_eval.webui.rendering import modules, render
@@ -71,7 +71,7 @@ def _store(request: Request) -> Store:
 
 
 class _OrjsonResponse(JSONResponse):
-    """A page's JSON twin, written by :mod:`retrieval_eval.reports.jsonio` (compact)."""
+    """A page's JSON twin, written by :mod:`retrieval_eval.formats.jsonio` (compact)."""
 
     def render(self, content: Any) -> bytes:
         return dumps(content, indent=False).encode("utf-8")

@@ -22,7 +22,7 @@ from collections.abc import Mapping, Sequence
 
 from markupsafe import Markup, escape
 
-from retrieval_eval.reports.numbers import pct
+from retrieval_eval.formats.numbers import pct
 from retrieval_eval.webui.chart_marks import (
     BASELINE_COLOUR,
     DASHES,

@@ -31,6 +31,7 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 from retrieval_eval.errors import UnknownNameError
+from retrieval_eval.reports.verdict import verdict_document
 from retrieval_eval.store import Store, StoredRun
 from retrieval_eval.store.questions import questions_by_id
 from retrieval_eval.store.summary import RunSummary
@@ -153,6 +154,16 @@ class RunView(BaseModel):
     judged_slices: JudgedSlices | None = None
 
 
+def worded(summary: RunSummary) -> RunSummary:
+    """``summary`` with its verdict's sentence (:func:`retrieval_eval.reports.verdict.
+    verdict_summary`): the store keeps a verdict as data, worded when read."""
+    from retrieval_eval.reports.verdict import verdict_summary
+
+    if summary.verdict is None:  # no verdict, or one only its words were kept of
+        return summary
+    return summary.model_copy(update={"verdict_summary": verdict_summary(summary.verdict)})
+
+
 def gated_depths(runs: list[RunSummary]) -> list[int]:
     """Every depth one of ``runs`` gates, in order: the columns a page lists them in (a run
     that does not gate one of them shows it missing)."""
@@ -162,7 +173,7 @@ def gated_depths(runs: list[RunSummary]) -> list[int]:
 def overview(store: Store | None, runs: int) -> Overview:
     """Every (set, retriever) pair by set then retriever, each with its ``runs`` newest runs."""
     pairs: dict[tuple[str, str], list[RunSummary]] = {}
-    for summary in store.summaries(limit=runs) if store else []:
+    for summary in map(worded, store.summaries(limit=runs) if store else []):
         pairs.setdefault((summary.set, summary.retriever), []).insert(0, summary)  # oldest first
     listed = [
         PairOverview(set=s, retriever=r, latest=found[-1], recent=found)
@@ -196,7 +207,10 @@ def history(store: Store | None, set_identifier: str, retriever: str, runs: int)
 
     # as judged against the newest labels where a re-judged run has them (sets rejudge)
     newest = (
-        like_with_like(store.summaries(set_identifier, retriever, runs, slices=True))
+        [
+            worded(s)
+            for s in like_with_like(store.summaries(set_identifier, retriever, runs, slices=True))
+        ]
         if store
         else []
     )
@@ -244,12 +258,12 @@ def run_view(store: Store | None, run_id: int, query: ListQuery | None = None) -
     )
     labels = stored.result.dead_labels
     return RunView(
-        run=RunSummary.of(stored),
+        run=worded(RunSummary.of(stored)),
         run_key=stored.result.run_key,
         set_name=stored.result.set_name,
         settings=stored.result.settings.model_dump(mode="json"),
-        verdict=stored.verdict.model_dump(mode="json") if stored.verdict else None,
-        baseline=RunSummary.of(baseline) if baseline else None,
+        verdict=verdict_document(stored.verdict) if stored.verdict else None,
+        baseline=worded(RunSummary.of(baseline)) if baseline else None,
         flips=flips,
         questions=questions,
         listing=listing,

@@ -195,12 +195,9 @@ def record_verdict(
 ) -> Recorded:
     """Judge the run against its baseline and save it (:func:`~retrieval_eval.workflows.recording.
     record_run`); with no store (``store_url`` None) it is judged as a first run, kept nowhere.
-    A first run not to be saved says it does not become the baseline."""
-    from retrieval_eval.verdicts.regression import (
-        BECOMES_BASELINE,
-        NOT_SAVED_BASELINE,
-        detect_regression,
-    )
+    A first run not to be saved is marked so (:attr:`Verdict.not_saved`): it does not become
+    the baseline."""
+    from retrieval_eval.verdicts.regression import detect_regression
 
     if store_url is None:
         verdict = detect_regression(result, None, thresholds)
@@ -220,8 +217,7 @@ def record_verdict(
     verdict = recorded.verdict
     if save or verdict.state != "baseline":
         return recorded
-    summary = verdict.summary.replace(BECOMES_BASELINE, NOT_SAVED_BASELINE)
-    return recorded.model_copy(update={"verdict": verdict.model_copy(update={"summary": summary})})
+    return recorded.model_copy(update={"verdict": verdict.model_copy(update={"not_saved": True})})
 
 
 def power_figures(result: RunResult, thresholds: Thresholds, config: Config) -> PowerReport:

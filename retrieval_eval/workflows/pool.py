@@ -29,7 +29,6 @@ from retrieval_eval.labels.pooling import (
     DEPTH,
     Holes,
     Pool,
-    lint_candidates,
     pool,
     replay_candidates,
 )
@@ -192,7 +191,7 @@ def _lint_candidates(
 ) -> list[tuple[str, str, str]]:
     """Lint's completeness candidates over ``corpus`` (a mismatch is an error), else over the
     first opened retriever's corpus (a mismatch is a note); ``judgments``' pairs are judged."""
-    from retrieval_eval.lint.completeness import CHECK, check_completeness
+    from retrieval_eval.lint.completeness import CHECK, check_completeness, pool_candidates
     from retrieval_eval.lint.run import CorpusMismatchError, corpus_mismatch, corpus_path
     from retrieval_eval.retrievers.corpus import beir_corpus_file, read_corpus
 
@@ -211,7 +210,7 @@ def _lint_candidates(
         notes.append(f"{CHECK}: skipped: {mismatch}")
         return []
     found = check_completeness(golden, documents, config.lint, path, judgments)
-    return lint_candidates(found)
+    return pool_candidates(found)
 
 
 def _texts(opened: dict[str, Any], ids: list[str], notes: list[str]) -> dict[str, str]:

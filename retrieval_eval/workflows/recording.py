@@ -6,7 +6,7 @@ a spool file (a temporary folder when the spool cannot take it), :attr:`Recorded
 the caller where, and :meth:`Recorded.failure` is the error the caller ends with (exit 3; 2 for a
 store a newer retrieval-eval migrated).
 ``replay_spool`` saves spooled runs later, judging each against the baseline it would have had,
-into the store each was meant for (see :func:`replay_spooled`); spooled replays of query samples
+into the store each was meant for (see :func:`flush_spool`); spooled replays of query samples
 (:func:`retrieval_eval.workflows.replay.record_replay`) are saved by the same pass, each compared
 as it would have been when it ran.
 
@@ -36,22 +36,12 @@ from retrieval_eval.errors import (
     UnknownNameError,
 )
 from retrieval_eval.evaluation.results import RunResult
+from retrieval_eval.verdicts.models import Cause
 from retrieval_eval.verdicts.regression import Verdict, detect_regression
 
 if TYPE_CHECKING:  # the store (SQLAlchemy) is imported by the calls that open one
     from retrieval_eval.store import Store, StoredRun
     from retrieval_eval.store.spool import Kept, SpooledReplay, SpooledRun
-
-BASELINE_REFUSED = (
-    "Not accepted as the baseline: the index lost labelled documents (dead_labels_baseline: "
-    "refuse); the previous baseline stays until `retrieval-eval runs accept RUN_ID`."
-)
-CHANGED = "The golden set's labels changed since the last stored run"
-LABELS_CHANGED = f"{CHANGED}; this run starts a new baseline."
-AWAITING_APPROVAL = (
-    f"{CHANGED}; this run is not the baseline until approved (approve_baseline): in Airflow "
-    "(Browse → Required Actions), or with `retrieval-eval runs accept RUN_ID`."
-)
 
 
 class Recorded(BaseModel):
@@ -104,10 +94,12 @@ def judge_and_save(
     def judge(baseline: StoredRun | None, comparable: bool) -> Verdict:
         # an invalid run starts no baseline: the note would contradict its verdict
         labels_changed = not comparable and result.valid
-        note = None
+        cause: Cause | None = None
         if labels_changed:
-            note = AWAITING_APPROVAL if approve_labels_change else LABELS_CHANGED
-        verdict = detect_regression(result, baseline, thresholds, comparable=comparable, note=note)
+            cause = "awaiting_approval" if approve_labels_change else "labels_changed"
+        verdict = detect_regression(
+            result, baseline, thresholds, comparable=comparable, cause=cause
+        )
         if labels_changed and approve_labels_change:
             verdict = verdict.model_copy(update={"baseline_refused": True, "needs_approval": True})
         return refused_as_baseline(verdict, result, dead_labels_baseline)
@@ -117,7 +109,7 @@ def judge_and_save(
 
 
 def refused_as_baseline(verdict: Verdict, result: RunResult, policy: str) -> Verdict:
-    """``verdict`` marked :attr:`~Verdict.baseline_refused` (and saying so) when ``policy`` is
+    """``verdict`` marked :attr:`~Verdict.baseline_refused` (for dead labels) when ``policy`` is
     ``refuse`` and a valid run that did not regress has stale questions (every target gone from
     the index): it would otherwise become the next run's baseline. A question that lost only
     some targets is still judged, and does not refuse the run."""
@@ -126,8 +118,7 @@ def refused_as_baseline(verdict: Verdict, result: RunResult, policy: str) -> Ver
         return verdict
     if labels is None or not labels.stale_questions:
         return verdict
-    summary = f"{verdict.summary} {BASELINE_REFUSED}".strip()
-    return verdict.model_copy(update={"baseline_refused": True, "summary": summary})
+    return verdict.model_copy(update={"baseline_refused": True, "refused_for_dead_labels": True})
 
 
 def record_run(
@@ -178,10 +169,15 @@ def record_run(
             )
             kept = keep_spooled(entry, spool_dir)
         too_new = isinstance(exc, StoreTooNewError)
-        problem = not_saved(exc, kept, "run", f"replays it into {shown}")
-        head = "Result store not used" if too_new else "Result store unreachable"
-        note = f"{head}: {problem}."
-        verdict = detect_regression(result, None, thresholds, comparable=False, note=note)
+        problem = not_saved(exc, kept, "run", f"saves it into {shown}")
+        verdict = detect_regression(
+            result,
+            None,
+            thresholds,
+            comparable=False,
+            cause="store_too_new" if too_new else "store_unreachable",
+            store_problem=problem,
+        )
         return Recorded(
             run_id=None,
             saved=False,
@@ -196,16 +192,16 @@ def record_run(
 def not_saved(exc: StoreUnavailableError, kept: Kept | None, what: str, saves: str) -> str:
     """What a run or replay (``what``) the store did not take says: the store's failure, where
     it went (the spool, else a temporary folder, else nowhere) and the command that saves it
-    later, which ``saves`` (a clause: "replays it into STORE")."""
+    later, which ``saves`` (a clause: "saves it into STORE")."""
     if kept is None:  # not to be saved
         return str(exc)
     if kept.path is None:
         return f"{exc}; {kept.problem}: the {what} was written nowhere, its report is all there is"
-    command = replay_command(kept.path.parent)
-    replay = f"save it {later(exc.exit_code)} with `{command}`, which {saves}"
+    command = flush_command(kept.path.parent)
+    flush = f"save it {later(exc.exit_code)} with `{command}`, which {saves}"
     if kept.problem is None:
-        return f"{exc}; the {what} was spooled to {kept.path}: {replay}"
-    return f"{exc}; {kept.problem}: {replay}"
+        return f"{exc}; the {what} was spooled to {kept.path}: {flush}"
+    return f"{exc}; {kept.problem}: {flush}"
 
 
 def errors_redacted(result: RunResult) -> RunResult:
@@ -224,16 +220,16 @@ def errors_redacted(result: RunResult) -> RunResult:
     return result.model_copy(update={"questions": questions}) if changed else result
 
 
-def replay_command(folder: Path) -> str:
+def flush_command(folder: Path) -> str:
     """The command that replays a spool folder, as a hint prints it."""
     from retrieval_eval.store.spool import default_spool_dir
 
     if folder == default_spool_dir():
-        return "retrieval-eval db replay"
-    return f"retrieval-eval db replay --spool-dir {folder}"
+        return "retrieval-eval db flush"
+    return f"retrieval-eval db flush --spool-dir {folder}"
 
 
-class Replayed(BaseModel):
+class Flushed(BaseModel):
     """What a replay did: the ids saved, in order (runs in ``ids``, replays of query samples in
     ``replays``), and the stores they went to; the files set aside (new path, reason); the
     files left in place (store unreachable, or not removable)."""
@@ -266,25 +262,23 @@ def replay_target(entry: SpooledRun | SpooledReplay, fallback: str) -> str | Non
     return None
 
 
-def replay_spooled(
-    store_url: str, spool_dir: Path | None = None, *, override: bool = True
-) -> Replayed:
+def flush_spool(store_url: str, spool_dir: Path | None = None, *, override: bool = True) -> Flushed:
     """Save the spooled runs of a folder, oldest first, one file in memory at a time, deleting
     each file once its run is saved.
 
     ``override``: every run goes into ``store_url``; else each into the store it recorded
     (:func:`replay_target`; files written before stores were recorded go into ``store_url``).
-    Holds the folder's lock (ReplayBusyError when another replay has it). Unreadable files are
+    Holds the folder's lock (FlushBusyError when another replay has it). Unreadable files are
     set aside and nothing is saved (InvalidInputError naming them: fix one and move it back, or
     replay again without it). A run pinned to a baseline that no longer exists, or meant for a
     store this replay cannot open, is set aside and the others are replayed. The files of an
-    unreachable store stay, and :attr:`Replayed.unreachable` says why. An interrupt raises
+    unreachable store stay, and :attr:`Flushed.unreachable` says why. An interrupt raises
     :class:`~retrieval_eval.errors.Interrupted` naming the runs saved so far.
     """
     from retrieval_eval.store.spool import default_spool_dir, replay_lock, scan_spool
 
     folder = spool_dir or default_spool_dir()
-    done = Replayed()
+    done = Flushed()
     with replay_lock(folder):
         paths, unreadable = scan_spool(folder)
         if unreadable:
@@ -293,7 +287,7 @@ def replay_spooled(
             names = "; ".join(reason for _, reason in unreadable)
             raise InvalidInputError(
                 f"{names}. Set aside in {folder / 'rejected'} (each with a .reason file); nothing "
-                f"was replayed: fix a file and move it back, or run `{replay_command(folder)}` "
+                f"was replayed: fix a file and move it back, or run `{flush_command(folder)}` "
                 f"again to replay the other {len(paths)} without it"
             )
         stores: dict[str, Store] = {}
@@ -306,7 +300,7 @@ def replay_spooled(
                 exc,
                 f"while replaying {folder}: saved run ids {saved}; the other spooled runs stay "
                 "there (the one being saved is saved in full or not at all, and replaying it "
-                f"again is harmless): run `{replay_command(folder)}` again",
+                f"again is harmless): run `{flush_command(folder)}` again",
             ) from None
         finally:
             for store in stores.values():
@@ -315,7 +309,7 @@ def replay_spooled(
 
 
 def _replay_one(
-    done: Replayed, path: Path, fallback: str, override: bool, stores: dict[str, Store]
+    done: Flushed, path: Path, fallback: str, override: bool, stores: dict[str, Store]
 ) -> None:
     from retrieval_eval.store import mask_url, open_store
     from retrieval_eval.store.spool import read_spool
@@ -329,7 +323,7 @@ def _replay_one(
             path,
             f"{path}: spooled for the result store at {entry.store}, whose full URL this replay "
             f"does not have (the store --db, $RETRIEVAL_EVAL_DB or the config name is "
-            f"{mask_url(fallback)}); replay it with `retrieval-eval db replay --db URL "
+            f"{mask_url(fallback)}); flush it with `retrieval-eval db flush --db URL "
             f"--spool-dir {path.parent / 'rejected'}`",
         )
         return
@@ -370,7 +364,7 @@ def _replay_one(
         )  # fmt: skip
 
 
-def _set_aside(done: Replayed, path: Path, reason: str) -> None:
+def _set_aside(done: Flushed, path: Path, reason: str) -> None:
     from retrieval_eval.store.spool import set_aside
 
     try:
@@ -385,10 +379,10 @@ def replay_spool(store_url: str, spool_dir: Path | None = None) -> list[int]:
 
     Raises StoreUnavailableError when the store is still unreachable (the files stay), and
     InvalidInputError naming a spool file that cannot be read (set aside, nothing saved) or a
-    run set aside for a pruned baseline. See :func:`replay_spooled` for the details.
+    run set aside for a pruned baseline. See :func:`flush_spool` for the details.
     """
 
-    done = replay_spooled(store_url, spool_dir)
+    done = flush_spool(store_url, spool_dir)
     if done.unreachable:
         raise store_error(done.unreachable, done.unreachable_exit_code)
     if done.set_aside:

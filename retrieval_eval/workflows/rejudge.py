@@ -3,7 +3,7 @@ rankings, without calling any retriever (``retrieval-eval sets rejudge``).
 
 Every stored run keeps, per question, the distinct documents it kept (``retrieved``, to the run's
 deepest depth or cutoff). :func:`rejudged_result` scores those against the current labels by the
-scoring rules (:func:`retrieval_eval.evaluation.scoring.judge`) and :func:`rejudge_runs` stores
+scoring rules (:func:`retrieval_eval.evaluation.scoring.score_question`) and :func:`rejudge_runs` stores
 each as a *re-judged run*: a new ``eval_result`` row naming the run it re-judges
 (``rejudged_from``), the labels it was judged against (fingerprint, set version) and what it
 could not judge again (:class:`~retrieval_eval.evaluation.results.Rejudged`). Its run date is
@@ -37,7 +37,7 @@ from typing import TYPE_CHECKING, Literal
 from retrieval_eval.errors import UnknownNameError
 from retrieval_eval.evaluation.aggregate import summarise_again
 from retrieval_eval.evaluation.results import Rejudged, RunResult
-from retrieval_eval.evaluation.scoring import judge
+from retrieval_eval.evaluation.scoring import score_question
 from retrieval_eval.golden.fingerprint import judged_fingerprint
 from retrieval_eval.golden.models import GoldenQuestionSet
 from retrieval_eval.verdicts.regression import Verdict, detect_regression
@@ -69,7 +69,7 @@ def rejudged_result(
             not_asked.append(question.id)
             continue
         questions.append(
-            judge(
+            score_question(
                 question,
                 None if before.error is not None else before.retrieved,
                 depth=known,
@@ -128,11 +128,6 @@ class Rejudging:
     shortfall: str | None = None  # what could not be judged again (Rejudged.shortfall)
 
 
-def _labels(golden: GoldenQuestionSet) -> str:
-    version = f"version {golden.version}, " if golden.version is not None else ""
-    return f"labels {version}fingerprint {golden.fingerprint[:12]}"
-
-
 def rejudge_runs(
     store: Store,
     golden: GoldenQuestionSet,
@@ -169,9 +164,12 @@ def rejudge_runs(
             continue
         result = rejudged_result(run, golden, depths_for(retriever))
         thresholds = thresholds_for(retriever)
-        head = f"Re-judged run {run.id} against {_labels(golden)}."
-
-        run_id, verdict = store.judged_save(result, _judge(result, thresholds, head))
+        rejudged: dict[str, object] = {
+            "rejudged_from": run.id,
+            "labels_version": golden.version,
+            "labels_fingerprint": golden.fingerprint,
+        }
+        run_id, verdict = store.judged_save(result, _judge(result, thresholds, rejudged))
         done.append(
             Rejudging(
                 run.id,
@@ -186,7 +184,7 @@ def rejudge_runs(
 
 
 def _judge(
-    result: RunResult, thresholds: Thresholds, head: str
+    result: RunResult, thresholds: Thresholds, rejudged: dict[str, object]
 ) -> Callable[[StoredRun | None, bool], Verdict]:
     """The verdict of a re-judged run against the run before it with the same labels. The
     first with these labels starts their baseline: earlier runs under other labels are what
@@ -194,6 +192,6 @@ def _judge(
 
     def judged(baseline: StoredRun | None, _comparable: bool) -> Verdict:
         verdict = detect_regression(result, baseline, thresholds, comparable=True)
-        return verdict.model_copy(update={"summary": f"{head} {verdict.summary}"})
+        return verdict.model_copy(update=rejudged)  # which run, against which labels
 
     return judged

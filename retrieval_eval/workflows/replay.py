@@ -10,7 +10,7 @@ saved as its own replay of the sample (compared with the one of its series befor
 replay's ``compared_id`` names: its page and ``sets pool --replay`` read both rankings there.
 
 Saving is :func:`record_replay`: one transaction, or, when the store cannot be reached, a spool
-file (:class:`~retrieval_eval.store.spool.SpooledReplay`) that ``db replay`` compares and saves
+file (:class:`~retrieval_eval.store.spool.SpooledReplay`) that ``db flush`` compares and saves
 later, as for runs (:func:`save_spooled`). A replay started while the store is unreachable draws
 its sample from the log again and is compared when it is saved.
 """
@@ -180,7 +180,7 @@ def run_replay(
     last. With ``store_url``, saving is :func:`record_replay` (spooled when the store is
     unreachable, also when it went away after it was read); with ``store`` None as well (it
     could not be opened, or failed while it was read), the sample is drawn from the log and the
-    replay compared with ``against`` only, the rest when ``db replay`` saves it.
+    replay compared with ``against`` only, the rest when ``db flush`` saves it.
     """
     if against is not None and against_run is not None:
         raise InvalidInputError("give --against RETRIEVER or --against-run ID, not both")
@@ -447,7 +447,7 @@ def record_replay(
     when the store cannot be reached, keep it as a run is kept
     (:func:`~retrieval_eval.store.spool.keep_spooled`: the spool, else a new folder of the
     temporary folder) and say so in the outcome's ``notes``, ``problem`` and ``spool_path``
-    (``db replay`` compares and saves it later). Never raises StoreUnavailableError."""
+    (``db flush`` compares and saves it later). Never raises StoreUnavailableError."""
     from retrieval_eval.store import mask_url, open_store
     from retrieval_eval.store.spool import keep_spooled
     from retrieval_eval.workflows.recording import not_saved

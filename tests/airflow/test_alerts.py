@@ -14,6 +14,7 @@ from store.builders import make_run, question
 from retrieval_eval.airflow.alerts import build_message, send_alerts, sender_for
 from retrieval_eval.airflow.alerts.webhook import webhook_url
 from retrieval_eval.evaluation.labels import DeadLabels
+from retrieval_eval.reports.verdict import regression_reasons
 from retrieval_eval.verdicts.regression import SliceRegression, Verdict
 from retrieval_eval.workflows.recording import Recorded
 
@@ -78,7 +79,7 @@ def test_a_regression_whose_overall_rate_rose_says_first_what_regressed() -> Non
     )
     assert lines[2] == "Top-1: 45.5% → 50.0%"
     assert "Slice form=match top1: 100.0% → 40.0% (-60.0 pts)" in lines
-    assert message.model_dump(mode="json")["reasons"] == verdict.reasons
+    assert message.model_dump(mode="json")["reasons"] == regression_reasons(verdict)
 
 
 def test_invalid_run_message_does_not_call_it_a_regression() -> None:
@@ -305,8 +306,8 @@ def test_regression_alert_with_stale_labels_reads_over_the_compared_questions(
     from retrieval_eval.airflow.alerts.slack import SlackAlertSender
     from retrieval_eval.airflow.alerts.webhook import WebhookAlertSender
     from retrieval_eval.cli import cli
+    from retrieval_eval.formats.numbers import pct
     from retrieval_eval.reports.headline import compared_count, judged_rates
-    from retrieval_eval.reports.numbers import pct
     from retrieval_eval.store import open_store
 
     examples = Path(__file__).resolve().parents[2] / "examples"

@@ -1,10 +1,10 @@
 """A replay DAG whose store goes away before its compare-and-save task: the replay is spooled
 (nothing lost, no password), the task fails for a retry saying where the replay went, and
-``db replay`` later compares and saves it exactly as it does a replay the CLI spooled
+``db flush`` later compares and saves it exactly as it does a replay the CLI spooled
 (``tests/cli/test_spooled_replays.py``).
 
 Real parts: a PostgreSQL database of the test's own, renamed away by the retriever's first
-answer (the replay task has read its sample by then) and renamed back before ``db replay``;
+answer (the replay task has read its sample by then) and renamed back before ``db flush``;
 Airflow's ``dag.test()``; the CLI."""
 
 from __future__ import annotations
@@ -75,7 +75,7 @@ def test_a_replay_whose_store_went_away_is_spooled_then_saved_by_db_replay(
         (path,) = sorted((home / "spool").glob("replay-*.json"))
         assert f"replay spooled to {path}" in log  # the task's error
         assert f"the replay was spooled to {path}" in log  # its log line, as the CLI's note
-        assert "db replay" in log
+        assert "db flush" in log
         text = path.read_text(encoding="utf-8")
         assert PASSWORD not in log and PASSWORD not in text
         spooled = json.loads(text)
@@ -85,7 +85,7 @@ def test_a_replay_whose_store_went_away_is_spooled_then_saved_by_db_replay(
         database.give_back()
         monkeypatch.setenv("RETRIEVAL_EVAL_HOME", str(home))
         monkeypatch.delenv("RETRIEVAL_EVAL_DB", raising=False)
-        saved = invoke(config, "db", "replay", "--db", database.url)
+        saved = invoke(config, "db", "flush", "--db", database.url)
         assert saved.exit_code == 0, saved.output
         assert "saved 1 spooled replay(s)" in saved.stdout and not path.exists()
         with open_store(database.url) as store:
@@ -99,7 +99,7 @@ def test_a_replay_whose_store_went_away_is_spooled_then_saved_by_db_replay(
         # one sample: the one drawn again from the log is the one the DAG had stored
         assert found is not None and newest.sample_id == oldest.sample_id == found[0]
         assert [q[1] for q in spooled["queries"]] == [q.text for q in found[1].queries]
-        again = invoke(config, "db", "replay", "--db", database.url)
+        again = invoke(config, "db", "flush", "--db", database.url)
         assert again.exit_code == 0 and "no spooled runs" in again.stdout
     finally:
         database.drop()

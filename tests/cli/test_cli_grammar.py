@@ -71,6 +71,7 @@ RENAMED_COMMANDS = [
     (["export-run", "1"], ["runs", "export", "1"]),
     (["prune", "--older-than", "3650"], ["runs", "prune", "--older-than", "3650"]),
     (["baseline", "accept", "2"], ["runs", "accept", "2"]),
+    (["db", "replay"], ["db", "flush"]),  # re-saving spooled runs: `replay` replays queries
 ]
 NOTES = {
     "history": "note: `history` is now `runs list`",
@@ -79,6 +80,7 @@ NOTES = {
     "export-run": "note: `export-run` is now `runs export`",
     "prune": "note: `prune` is now `runs prune`",
     "baseline": "note: `accept` is now `runs accept`",
+    "db": "note: `db replay` is now `db flush`",
 }
 
 

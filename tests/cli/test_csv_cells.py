@@ -1,4 +1,4 @@
-"""Every CSV the project emits goes through one writer (``reports.csv.csv_text``): a text cell a
+"""Every CSV the project emits goes through one writer (``formats.csv_cells.csv_text``): a text cell a
 spreadsheet would run as a formula (``= + - @``, a tab, a carriage return) is written as text,
 numbers stay numbers, and a judgments file read back gives every text as it was. Through the
 real commands: ``replay --export-draft x.csv`` (CSV by the suffix, an unknown suffix refused
@@ -15,8 +15,8 @@ import pytest
 import yaml
 
 from cli.replay_configs import CORPUS, invoke, write_config
+from retrieval_eval.formats.csv_cells import FORMULA_STARTS, csv_text
 from retrieval_eval.labels.judgments import Judgment, read_judgments, write_judgments
-from retrieval_eval.reports.csv import FORMULA_STARTS, csv_text
 
 FORMULAS = [
     '=HYPERLINK("http://example.com/x","refund")',

@@ -1,6 +1,6 @@
 """Interrupted runs exit 130 (Ctrl-C, SIGINT, a KeyboardInterrupt a retriever raises) or 143
 (SIGTERM), never 1 (a regression), and say what was and was not saved: nothing while the
-retriever runs; the saved run's id while its report is written; the runs a ``db replay`` saved
+retriever runs; the saved run's id while its report is written; the runs a ``db flush`` saved
 before it stopped (the next one saves the rest). Real processes, real signals.
 """
 
@@ -107,7 +107,7 @@ def test_an_interrupted_replay_names_the_runs_it_saved_and_the_next_one_saves_th
         for day in (1, 2, 3):
             spool(make_run(hits(1, 2), retriever="later", day=day), url, folder)
         env = environment(work)
-        replay = [str(EXE), "db", "replay", "--db", url]
+        replay = [str(EXE), "db", "flush", "--db", url]
         with open_store(url) as store, store.engine.begin() as conn:
             store._serialise(conn, "demo.set", "later", GRADER)  # what a save of "later" waits for
             proc = subprocess.Popen(

@@ -1,7 +1,7 @@
 """A store a newer retrieval-eval migrated: every command says so, names the revision and tells
 to upgrade the package; exit 2, no traceback, ``db upgrade`` included (Alembic never sees it).
-``run`` prints its report and spools the run (``db replay`` saves it once the package is
-upgraded); ``db replay`` leaves the files. Both backends."""
+``run`` prints its report and spools the run (``db flush`` saves it once the package is
+upgraded); ``db flush`` leaves the files. Both backends."""
 
 from __future__ import annotations
 
@@ -111,12 +111,12 @@ def test_run_prints_the_report_spools_the_run_and_exits_2(newer_db: str, tmp_pat
 
 def test_db_replay_leaves_the_spooled_runs_and_exits_2(newer_db: str) -> None:
     spooled = Path(json.loads(_run(newer_db).stdout)["spool_path"])
-    done = CliRunner().invoke(cli, ["db", "replay", "--db", newer_db])
+    done = CliRunner().invoke(cli, ["db", "flush", "--db", newer_db])
     assert done.exit_code == 2, (done.output, done.exception)
     _says_newer(done.stderr)
     assert done.stderr.count(FUTURE) == 1  # said once, not once more per file
     assert f"left in place: {spooled}" in done.stderr and spooled.is_file()
-    assert "replay them once retrieval-eval is upgraded" in done.stderr
+    assert "flush them once retrieval-eval is upgraded" in done.stderr
 
 
 def test_db_upgrade_in_a_real_process_exits_2_without_a_traceback(newer_db: str) -> None:

@@ -3,7 +3,7 @@
 - its PostgreSQL database renamed away while the retriever answers (by the retriever itself, on
   its first call, with ``ALTER DATABASE ... RENAME``, which PostgreSQL refuses while any other
   session is connected: so it also shows the replay holds no connection while it retrieves): the
-  report is printed, the replay spooled, exit 3, and ``db replay`` saves it compared with the
+  report is printed, the replay spooled, exit 3, and ``db flush`` saves it compared with the
   replay before it once the database is back;
 - a spool folder on a full tmpfs: the replay goes to a new folder of the temporary folder, or,
   when that fails too, the message says it was written nowhere; exit 3 either way;
@@ -84,14 +84,14 @@ def test_a_store_renamed_while_the_retriever_answers_spools_the_replay(
     assert doc["spool_path"] == str(path)
     assert f"the replay was spooled to {path}" in away.stderr
     assert "cannot reach the result store at postgresql+psycopg://postgres:***@" in away.stderr
-    assert "`retrieval-eval db replay`, which compares it with the replay of its series" in (
+    assert "`retrieval-eval db flush`, which compares it with the replay of its series" in (
         away.stderr
     )
     assert PASSWORD not in away.output and PASSWORD not in path.read_text()
     assert "Traceback" not in away.output
 
     database.give_back()
-    saved = invoke(config, "db", "replay", "--db", database.url)
+    saved = invoke(config, "db", "flush", "--db", database.url)
     assert saved.exit_code == 0, saved.output
     with open_store(database.url) as store:
         newest, oldest = replay_history(store, "log", RETRIEVER)
@@ -137,12 +137,12 @@ def test_store_down_and_spool_full_keep_the_replay_in_a_temporary_folder(
             in said
         )
         assert f"so it was written to {kept} instead" in said
-        assert f"`retrieval-eval db replay --spool-dir {kept.parent}`" in said
+        assert f"`retrieval-eval db flush --spool-dir {kept.parent}`" in said
     assert PASSWORD not in done.stdout + done.stderr
     assert [p.name for p in full_spool.iterdir()] == ["filler"]  # no .partial left behind
     # the file in the temporary folder is saved like any spooled replay
     db = f"sqlite:///{tmp_path / 'results.sqlite'}"
-    saved = invoke(config, "db", "replay", "--spool-dir", str(kept.parent), "--db", db)
+    saved = invoke(config, "db", "flush", "--spool-dir", str(kept.parent), "--db", db)
     assert saved.exit_code == 0, saved.output
     assert "saved 1 spooled replay(s)" in saved.stdout and not kept.exists()
 

@@ -55,14 +55,14 @@ def test_store_down_and_spool_unwritable_keep_the_run_in_a_temporary_folder(
         assert "cannot reach the result store at postgresql+psycopg://eval:***@127.0.0.1:1" in said
         assert f"the spool folder {spool} could not take the run ({reason})" in said
         assert f"so it was written to {kept} instead" in said
-        assert f"`retrieval-eval db replay --spool-dir {kept.parent}`" in said
+        assert f"`retrieval-eval db flush --spool-dir {kept.parent}`" in said
     assert "Sup3r-Secr3t" not in done.stdout + done.stderr
     assert list(spool.iterdir()) == []  # no .partial left behind
     # the file in the temporary folder replays like any spooled run
     db = f"sqlite:///{tmp_path / 'results.sqlite'}"
-    replay = run_script("db", "replay", "--spool-dir", str(kept.parent), "--db", db, cwd=workdir)
+    replay = run_script("db", "flush", "--spool-dir", str(kept.parent), "--db", db, cwd=workdir)
     assert replay.returncode == 0, replay.stderr
-    assert "replayed 1 spooled run(s)" in replay.stdout and not kept.exists()
+    assert "saved 1 spooled run(s)" in replay.stdout and not kept.exists()
 
 
 def test_store_spool_and_temporary_folder_all_unwritable_still_print_the_report(

@@ -1,5 +1,5 @@
 """A replay survives a store that is down: spooled (exit 3, the stored form of every query and
-no password in the file), then ``db replay`` compares it with the replay of its series before it
+no password in the file), then ``db flush`` compares it with the replay of its series before it
 and saves it in one transaction, as it would have been saved when it ran.
 
 The store is a real PostgreSQL database that is unreachable for a while: renamed away
@@ -60,7 +60,7 @@ def test_a_replay_spooled_while_the_store_was_away_is_compared_when_saved(
     doc = json.loads(down.stdout)  # the report is still printed
     assert doc["replay_id"] is None and doc["state"] == "first"  # compared once it is saved
     (path,) = _spooled(tmp_path)
-    assert doc["spool_path"] == str(path) and "db replay" in doc["notes"][0]
+    assert doc["spool_path"] == str(path) and "db flush" in doc["notes"][0]
     text = path.read_text(encoding="utf-8")
     assert PASSWORD not in down.output and PASSWORD not in text
     assert "jane.doe" not in text and "<email>" in text  # the stored form only

@@ -177,22 +177,22 @@ def test_an_unreachable_store_exits_3_spools_and_replays(db: str, tmp_path: Path
     assert data["regression"]["state"] == "not_comparable"
     spool = Path(data["spool_path"])
     assert spool.parent == tmp_path / "home" / "spool" and spool.is_file()
-    assert str(spool) in down.stderr and "db replay" in down.stderr
+    assert str(spool) in down.stderr and "db flush" in down.stderr
     assert "Sup3r-Secr3t" not in down.output
     assert "eval:***@127.0.0.1:1" in down.stderr
 
-    still_down = invoke("db", "replay", "--db", DOWN)
+    still_down = invoke("db", "flush", "--db", DOWN)
     assert still_down.exit_code == 3
     assert spool.is_file()
-    replayed = invoke("db", "replay", "--db", db)
+    replayed = invoke("db", "flush", "--db", db)
     assert replayed.exit_code == 0, replayed.output
-    assert "replayed 1 spooled run(s)" in replayed.stdout
+    assert "saved 1 spooled run(s)" in replayed.stdout
     assert not spool.exists()
     with open_store(db) as store:
         (run,) = store.history("handbook.demo", "handbook_bm25")
     assert run.result.run_key == data["run_key"]
     assert run.verdict_state == "baseline"
-    assert invoke("db", "replay", "--db", db).stdout.startswith("no spooled runs in ")
+    assert invoke("db", "flush", "--db", db).stdout.startswith("no spooled runs in ")
 
 
 def test_bad_store_urls_exit_2_before_running(db: str) -> None:

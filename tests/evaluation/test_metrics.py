@@ -21,13 +21,13 @@ from retrieval_eval.evaluation.results import (
     _FRAME_COLUMNS,
     QuestionResult,
     RunSettings,
-    paused_gc,
     questions_frame,
-    young_collections_only,
 )
-from retrieval_eval.evaluation.scoring import collapse, evaluate, judge, judge_many
+from retrieval_eval.evaluation.scoring import evaluate, score_many, score_question
 from retrieval_eval.golden.models import GoldenQuestion, GoldenQuestionSet
 from retrieval_eval.retrievers.base import FunctionRetriever
+from retrieval_eval.retrievers.ranking import collapse
+from retrieval_eval.safety.collector import paused_gc, young_collections_only
 from retrieval_eval.workflows.labelled_run import run_evaluation
 
 L2, L3, L4, L5 = (math.log2(n) for n in (2, 3, 4, 5))
@@ -264,17 +264,17 @@ BULK_CASES: list[tuple[list[str], list[Any] | None]] = [
 ]
 
 
-def test_judge_many_equals_judge_question_by_question() -> None:
+def test_score_many_equals_score_question_one_by_one() -> None:
     questions = [q(f"q{i}", targets) for i, (targets, _) in enumerate(BULK_CASES)]
     rankings = [ranking for _, ranking in BULK_CASES]
-    bulk = judge_many(questions, rankings, depth=3)
-    one_by_one = [judge(x, r, depth=3) for x, r in zip(questions, rankings, strict=True)]
+    bulk = score_many(questions, rankings, depth=3)
+    one_by_one = [score_question(x, r, depth=3) for x, r in zip(questions, rankings, strict=True)]
     assert bulk == one_by_one
     assert [b.model_dump() for b in bulk] == [o.model_dump() for o in one_by_one]
     assert [b.model_fields_set for b in bulk] == [o.model_fields_set for o in one_by_one]
 
 
-def test_judge_many_follows_the_protocol_on_random_rankings() -> None:
+def test_score_many_follows_the_protocol_on_random_rankings() -> None:
     """Against the rules written plainly: collapse, first target, top-1/top-3, no-result."""
     rng = random.Random(11)
     docs = ["a", "b", "c", "d", "e", "f", ""]
@@ -284,7 +284,7 @@ def test_judge_many_follows_the_protocol_on_random_rankings() -> None:
         questions.append(q(f"q{i}", targets))
         rankings.append(rng.choices(docs, k=rng.randint(0, 8)))
     for question, ranking, result in zip(
-        questions, rankings, judge_many(questions, rankings, depth=4), strict=True
+        questions, rankings, score_many(questions, rankings, depth=4), strict=True
     ):
         distinct = collapse(ranking)
         targets = set(question.expected_document_ids)
@@ -299,13 +299,13 @@ def test_judge_many_follows_the_protocol_on_random_rankings() -> None:
             assert result.top1_hit == result.top3_hit == (not distinct)
 
 
-def test_judge_many_rejects_what_judge_rejects() -> None:
+def test_score_many_rejects_what_score_question_rejects() -> None:
     with pytest.raises(ValidationError):
-        judge(q("a", ["a"]), [1, 2])  # type: ignore[list-item]
+        score_question(q("a", ["a"]), [1, 2])  # type: ignore[list-item]
     with pytest.raises(ValidationError):
-        judge_many([q("a", ["a"])], [[1, 2]])  # type: ignore[list-item]
+        score_many([q("a", ["a"])], [[1, 2]])  # type: ignore[list-item]
     with pytest.raises(ValueError, match="2 rankings for 1 questions"):
-        judge_many([q("a", ["a"])], [["a"], ["b"]])
+        score_many([q("a", ["a"])], [["a"], ["b"]])
 
 
 def test_paused_gc_restores_the_collector_state() -> None:

@@ -174,7 +174,7 @@ def test_contract_has_the_documented_keys_and_slices() -> None:
 
 
 def test_contract_questions_are_what_model_dump_gives() -> None:
-    from retrieval_eval.evaluation.scoring import judge_many
+    from retrieval_eval.evaluation.scoring import score_many
     from retrieval_eval.golden.models import GoldenQuestion
 
     fields = {
@@ -185,7 +185,7 @@ def test_contract_questions_are_what_model_dump_gives() -> None:
         GoldenQuestion(id="t1", question="x", form="gap", expected_document_ids=("d",)),
         GoldenQuestion(id="t2", question="y", form="match", hard_class="h"),
     ]
-    judged = judge_many(questions, [["d", "e"], ["e"]])
+    judged = score_many(questions, [["d", "e"], ["e"]])
     result = run([*RESULTS, *judged])
     expected = [q.model_dump(mode="json", include=fields) for q in result.questions]
     assert result.contract()["questions"] == expected

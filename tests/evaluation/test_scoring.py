@@ -11,9 +11,10 @@ import pytest
 
 from retrieval_eval.config.models import Config
 from retrieval_eval.evaluation.results import RunSettings
-from retrieval_eval.evaluation.scoring import collapse, evaluate, judge, score_questions
+from retrieval_eval.evaluation.scoring import evaluate, score_question, score_questions
 from retrieval_eval.golden.models import GoldenQuestion, GoldenQuestionSet
 from retrieval_eval.retrievers.base import FunctionRetriever
+from retrieval_eval.retrievers.ranking import collapse
 from retrieval_eval.workflows.labelled_run import run_evaluation
 
 
@@ -94,7 +95,7 @@ def test_top1_hit_is_the_first_distinct_document() -> None:
 
 
 def test_judge_ranks_beyond_twelve_are_still_counted_from_the_ranking_given() -> None:
-    result = judge(q("x", ["t"]), [f"d{i}" for i in range(12)] + ["t"])
+    result = score_question(q("x", ["t"]), [f"d{i}" for i in range(12)] + ["t"])
     assert result.first_hit_rank == 13 and not result.top3_hit
 
 

@@ -9,9 +9,10 @@ from helpers import shared_collection
 
 from retrieval_eval.errors import InvalidInputError
 from retrieval_eval.evaluation.scoring import evaluate
-from retrieval_eval.golden.exporters import qrels_lines, run_lines, topics_lines, write_lines
+from retrieval_eval.golden.exporters import qrels_lines, topics_lines, write_lines
 from retrieval_eval.golden.importers import import_beir, read_qrels
 from retrieval_eval.golden.models import GoldenQuestion, GoldenQuestionSet
+from retrieval_eval.reports.trec import run_lines
 from retrieval_eval.retrievers.base import FunctionRetriever
 from retrieval_eval.retrievers.run_file import RunFileRetriever, read_run
 

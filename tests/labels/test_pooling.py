@@ -5,12 +5,12 @@ from __future__ import annotations
 import pytest
 from helpers import shared_collection
 
-from retrieval_eval.evaluation.scoring import collapse
 from retrieval_eval.golden.importers import import_beir
 from retrieval_eval.golden.models import GoldenQuestion, GoldenQuestionSet
 from retrieval_eval.labels.judged import judged_pairs
 from retrieval_eval.labels.judgments import Judgment
 from retrieval_eval.labels.pooling import pool
+from retrieval_eval.retrievers.ranking import collapse
 from retrieval_eval.retrievers.run_file import read_run
 
 

@@ -18,6 +18,7 @@ from retrieval_eval.lint.power import detectable_drop
 from retrieval_eval.lint.render import RENDERERS
 from retrieval_eval.retrievers.base import FunctionRetriever
 from retrieval_eval.store import open_store, open_store_to_read
+from retrieval_eval.workflows.lint import stored_for_lint
 
 N = 20
 SET = golden(*(question(f"q{i}", f"Question number {i}?", "match", f"d{i}.md") for i in range(N)))
@@ -50,7 +51,9 @@ def url(tmp_path_factory: pytest.TempPathFactory) -> str:
 
 def test_the_churn_is_measured_at_each_gated_depth_over_the_stored_runs(url: str) -> None:
     with open_store_to_read(url) as reader:
-        report = run_lint(SET, retriever=_retriever(THIRD), store=reader, depths=[1, 5])
+        report = run_lint(
+            SET, retriever=_retriever(THIRD), stored=stored_for_lint(reader, SET), depths=[1, 5]
+        )
     power = report.power
     assert power is not None
     assert power.churn_at == pytest.approx(CHURN)
@@ -75,7 +78,7 @@ def test_without_two_stored_runs_the_churn_is_assumed_and_said(tmp_path: Path) -
     with open_store(url) as store:
         store.save(evaluate(SET, _retriever(FIRST), RunSettings(depths=[1, 5])))
     with open_store_to_read(url) as reader:
-        report = run_lint(SET, retriever=_retriever(FIRST), store=reader)
+        report = run_lint(SET, retriever=_retriever(FIRST), stored=stored_for_lint(reader, SET))
     power = report.power
     assert power is not None and power.churn_at == {} and power.churn_from.startswith("assumed")
     # the depths default to the stored run's gated ones

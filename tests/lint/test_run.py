@@ -16,6 +16,7 @@ from retrieval_eval.lint.power import questions_needed
 from retrieval_eval.lint.render import RENDERERS
 from retrieval_eval.retrievers.base import FunctionRetriever
 from retrieval_eval.store import open_store, open_store_to_read
+from retrieval_eval.workflows.lint import stored_for_lint
 
 SET = golden(
     question("found", "How long do refunds take?", "match", "refunds.md"),
@@ -46,7 +47,7 @@ def test_every_check_runs_when_every_input_is_given(tmp_path: Path) -> None:
             )
             store.save(evaluate(SET, retriever, RunSettings()))
     with open_store_to_read(url) as reader:
-        report = run_lint(SET, retriever=Index(), corpus=DOCS, store=reader)
+        report = run_lint(SET, retriever=Index(), corpus=DOCS, stored=stored_for_lint(reader, SET))
     assert report.checks_skipped == {}
     assert set(report.checks_run) >= {"dead_labels", "form_honesty", "never_found", "power"}
     dead = [f for f in report.findings if f.check == "dead_labels"]

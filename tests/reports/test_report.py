@@ -9,8 +9,8 @@ import pytest
 
 from retrieval_eval.evaluation.results import RunResult, RunSettings
 from retrieval_eval.evaluation.scoring import evaluate
+from retrieval_eval.formats.jsonio import dumps
 from retrieval_eval.golden.models import GoldenQuestion, GoldenQuestionSet
-from retrieval_eval.reports.jsonio import dumps
 from retrieval_eval.reports.markdown import render_markdown
 from retrieval_eval.reports.report import render
 from retrieval_eval.reports.text import PIPE_WIDTH, render_text

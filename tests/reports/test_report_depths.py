@@ -16,6 +16,7 @@ from retrieval_eval.evaluation.results import RunResult
 from retrieval_eval.reports.html import render_html
 from retrieval_eval.reports.leaderboard import render_leaderboard
 from retrieval_eval.reports.report import render
+from retrieval_eval.reports.verdict import verdict_document
 from retrieval_eval.verdicts.regression import Verdict, detect_regression
 from retrieval_eval.workflows.leaderboard import compare_runs
 
@@ -65,7 +66,9 @@ def test_json_report_summary_and_csv_carry_the_deep_depth(
     judged: tuple[RunResult, Verdict],
 ) -> None:
     current, verdict = judged
-    full = json.loads(render(current, "json", {"regression": verdict.contract()}, verdict=verdict))
+    full = json.loads(
+        render(current, "json", {"regression": verdict_document(verdict)}, verdict=verdict)
+    )
     assert full["depths"] == [1, 5] and full["top5_hits"] == 4
     assert full["regression"]["by_depth"]["5"]["dropped"] is True
     summary = json.loads(render(current, "json", {}, verdict=verdict, summary=True))

@@ -22,6 +22,7 @@ from retrieval_eval.reports.headline import headline_document
 from retrieval_eval.reports.html import render_html
 from retrieval_eval.reports.markdown import render_markdown
 from retrieval_eval.reports.report import render
+from retrieval_eval.reports.verdict import verdict_document, verdict_summary
 from retrieval_eval.store.models import StoredRun
 from retrieval_eval.verdicts.regression import Verdict, detect_regression
 
@@ -77,7 +78,7 @@ def test_badges_of_the_states_that_are_not_compared(
     assert "| top-1 | 75.0% (3/4) | [30.1%, 95.4%] | – | – |" in text
     assert "Flipped" not in text
     if sentence:
-        assert verdict is not None and f"\n{verdict.summary}\n" in text
+        assert verdict is not None and f"\n{verdict_summary(verdict)}\n" in text
 
 
 def test_no_regression_badge() -> None:
@@ -89,7 +90,7 @@ def test_no_regression_badge() -> None:
 
 def test_summary_is_the_headline_alone_in_every_format() -> None:
     current, verdict = _compared(REGRESSED)
-    extra = {"run_id": 5, "regression": verdict.contract()}
+    extra = {"run_id": 5, "regression": verdict_document(verdict)}
     markdown = render(current, "markdown", extra, verdict=verdict, summary=True)
     assert render_markdown(current, verdict, 5).startswith(markdown)
     assert "<details>" not in markdown

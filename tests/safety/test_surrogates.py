@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 from golden.test_loaders import problems_of, write
 
-from retrieval_eval.evaluation.scoring import judge, judge_many
+from retrieval_eval.evaluation.scoring import score_many, score_question
 from retrieval_eval.golden.models import GoldenQuestion
 from retrieval_eval.safety.surrogates import escaped, has_lone_surrogate, lone_surrogate
 
@@ -71,14 +71,14 @@ def test_pairs_and_other_scripts_are_text(tmp_path: Path) -> None:
     assert load_golden_set(path).questions[0].question == "Wo ist 😀 — ça?"
 
 
-def test_judge_many_names_the_question_whose_kept_id_is_no_text() -> None:
+def test_score_many_names_the_question_whose_kept_id_is_no_text() -> None:
     questions = [GoldenQuestion(**{**QUESTION, "id": name}) for name in ("fine", "raises", "x")]
     with pytest.raises(ValueError, match=r"question 'raises' holds id 'c\\ud800' at position 2"):
-        judge_many(questions, [["a"], ["a", "a", f"c{LONE}"], ["a"]])
+        score_many(questions, [["a"], ["a", "a", f"c{LONE}"], ["a"]])
     with pytest.raises(ValueError, match=r"question 'fine' holds id 'c\\ud800' at position 1"):
-        judge(questions[0], ["a", f"c{LONE}"])  # one question: the same rule
+        score_question(questions[0], ["a", f"c{LONE}"])  # one question: the same rule
     # an id past the kept depth is never stored or shown: no error
-    assert judge_many(questions[:1], [["a", "b", "c", f"d{LONE}"]])[0].retrieved == ["a", "b", "c"]
+    assert score_many(questions[:1], [["a", "b", "c", f"d{LONE}"]])[0].retrieved == ["a", "b", "c"]
 
 
 def test_a_file_name_that_is_not_utf8_names_the_set_escaped(tmp_path: Path) -> None:

@@ -93,7 +93,7 @@ def ranked_run(
 ) -> RunResult:
     """A run judged by the real scorer at ``depths``: question ``qid``'s one target sits at rank
     ``ranks[qid]`` (None: not retrieved) of a ranking of ``fetched`` ids."""
-    from retrieval_eval.evaluation.scoring import judge_many
+    from retrieval_eval.evaluation.scoring import score_many
     from retrieval_eval.golden.models import GoldenQuestion
 
     questions = [
@@ -114,7 +114,7 @@ def ranked_run(
         rankings.append(ranking)
     started = T0 + timedelta(days=day)
     return summarise(
-        judge_many(questions, rankings, depth=max(depths)),
+        score_many(questions, rankings, depth=max(depths)),
         set_identifier="demo.set",
         labels_fingerprint="fp-1",
         retriever=retriever,

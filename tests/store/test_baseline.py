@@ -8,6 +8,7 @@ import pytest
 
 from retrieval_eval.config.models import Thresholds
 from retrieval_eval.errors import UnknownNameError
+from retrieval_eval.reports.verdict import verdict_summary
 from retrieval_eval.store import Store
 from retrieval_eval.workflows.recording import Recorded, record_run
 from store.builders import hits, make_run, question
@@ -68,7 +69,7 @@ def test_a_label_edit_gives_not_comparable_then_a_new_baseline(store_url: str) -
     edited = _record(store_url, make_run(hits(2, 10), day=1, fingerprint="fp-2"))
     assert edited.verdict.state == "not_comparable"
     assert not edited.verdict.is_regression
-    assert "labels changed" in edited.verdict.summary
+    assert "labels changed" in verdict_summary(edited.verdict)
     after = _record(store_url, make_run(hits(2, 10), day=2, fingerprint="fp-2"))
     assert after.verdict.state == "no_regression"
     assert after.verdict.baseline_run_id == edited.run_id
@@ -116,7 +117,7 @@ def test_a_pinned_invalid_run_is_not_comparable(store_url: str) -> None:
         store_url, make_run(hits(8, 10), day=1), baseline_run_id=outage.run_id
     ).verdict
     assert (verdict.state, verdict.baseline_run_id) == ("not_comparable", outage.run_id)
-    assert f"Baseline run {outage.run_id} is invalid" in verdict.summary
+    assert f"Baseline run {outage.run_id} is invalid" in verdict_summary(verdict)
     assert verdict.top1_delta is None and not verdict.is_regression
 
 
@@ -173,7 +174,7 @@ def test_labels_changed_back_compare_with_the_last_run_under_those_labels(
     # nothing stored under B's labels: B starts its own baseline, compared with nothing
     assert other.verdict.state == "not_comparable"
     assert other.verdict.baseline_run_id is None
-    assert "starts a new baseline" in other.verdict.summary
+    assert "starts a new baseline" in verdict_summary(other.verdict)
     third = _record(store_url, make_run(hits(8, 10), day=2, fingerprint="fp-A"))
     assert third.verdict.state == "no_regression"
     assert third.verdict.baseline_run_id == first.run_id

@@ -7,6 +7,7 @@ from __future__ import annotations
 from retrieval_eval.config.models import Thresholds
 from retrieval_eval.evaluation.labels import DeadLabels
 from retrieval_eval.evaluation.results import RunResult
+from retrieval_eval.reports.verdict import verdict_summary
 from retrieval_eval.store import Store
 from retrieval_eval.workflows.recording import Recorded, record_run
 from store.builders import hits, make_run
@@ -31,7 +32,7 @@ def test_a_first_run_with_dead_labels_is_stored_but_not_the_baseline(
     first = _record(store_url, _dead(make_run(hits(8, 10), day=0)))
     assert first.saved and first.verdict.state == "baseline"
     assert first.verdict.baseline_refused
-    assert "Not accepted as the baseline" in first.verdict.summary
+    assert "Not accepted as the baseline" in verdict_summary(first.verdict)
     run = store.get_run(first.run_id)  # type: ignore[arg-type]
     assert run.verdict is not None and run.verdict.baseline_refused
     assert store.find_baseline(run.result.set_identifier, run.result.retriever, "fp-1") is None

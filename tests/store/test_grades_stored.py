@@ -7,7 +7,7 @@ from sqlalchemy import inspect, update
 
 from retrieval_eval.evaluation import metrics
 from retrieval_eval.evaluation.results import RunSettings
-from retrieval_eval.evaluation.scoring import judge_many, summarise_set
+from retrieval_eval.evaluation.scoring import score_many, summarise_set
 from retrieval_eval.golden.models import GoldenQuestionSet
 from retrieval_eval.store import Store
 from retrieval_eval.store.migrate import HEAD, alembic_config
@@ -27,7 +27,7 @@ GOLDEN = GoldenQuestionSet.model_validate(
 
 def _run(level: int = 1):  # type: ignore[no-untyped-def]
     settings = RunSettings(cutoffs=[1, 3], relevance_level=level)
-    questions = judge_many(
+    questions = score_many(
         GOLDEN.questions, [["b", "a", "c"], ["y", "x"]], depth=settings.depth, relevance_level=level
     )
     return summarise_set(GOLDEN, questions, retriever="r", settings=settings)

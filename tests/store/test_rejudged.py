@@ -14,6 +14,7 @@ from retrieval_eval.config.models import Thresholds
 from retrieval_eval.errors import InvalidInputError, UnknownNameError
 from retrieval_eval.evaluation.results import RunSettings
 from retrieval_eval.golden.models import GoldenQuestion, GoldenQuestionSet
+from retrieval_eval.reports.verdict import verdict_summary
 from retrieval_eval.store import Store, open_store
 from retrieval_eval.store.migrate import HEAD, alembic_config
 from retrieval_eval.workflows.recording import judge_and_save
@@ -55,6 +56,20 @@ def test_too_short_rankings_say_which_depths_and_metrics_are_left_out(store: Sto
     # hit@k at k <= the stored depth is what a fresh run gives
     fresh = evaluate(v2, FunctionRetriever(_search, "bm25"), RunSettings())
     assert [q.top1_hit for q in result.questions] == [q.top1_hit for q in fresh.questions[:2]]
+
+
+def test_a_rejudged_verdict_stores_which_run_and_labels_and_words_them(store: Store) -> None:
+    v1 = _set({"a": "a-1", "b": "b-2"})
+    saved = judge_and_save(store, evaluate(v1, FunctionRetriever(_search, "bm25")), Thresholds())
+    v2 = _set({"a": "a-1", "b": "b-1"})
+    (done,) = rejudge_runs(store, v2, store.runs_of_set("edge"), lambda _r: Thresholds())
+    assert done.outcome == "rejudged" and done.rejudged_id is not None
+    verdict = store.get_run(done.rejudged_id).verdict
+    assert verdict is not None and verdict.summary == ""  # stored as data
+    assert (verdict.rejudged_from, verdict.labels_fingerprint) == (saved.run_id, v2.fingerprint)
+    assert verdict_summary(verdict).startswith(
+        f"Re-judged run {saved.run_id} against labels fingerprint {v2.fingerprint[:12]}. "
+    )
 
 
 def test_invalid_runs_are_skipped_and_bad_run_ids_are_named(store: Store) -> None:

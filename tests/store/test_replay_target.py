@@ -1,4 +1,4 @@
-"""``db replay`` saves each spooled run into the store it was meant for, sets aside what cannot be
+"""``db flush`` saves each spooled run into the store it was meant for, sets aside what cannot be
 replayed and replays the rest, and two replays of one folder never trip over each other.
 
 The spool files are real files; the two concurrent replays are real processes; the read-only
@@ -22,6 +22,7 @@ from helpers import read_only, tmpfs
 from retrieval_eval.cli import cli
 from retrieval_eval.config.models import Thresholds
 from retrieval_eval.evaluation.results import RunResult
+from retrieval_eval.reports.verdict import verdict_summary
 from retrieval_eval.store import mask_url, open_store
 from retrieval_eval.store.spool import SpooledRun, write_spool
 from retrieval_eval.store.url import store_fingerprint
@@ -125,7 +126,7 @@ def test_a_run_pinned_to_a_pruned_baseline_is_set_aside_and_the_others_replayed(
     spool(make_run(hits(4, 4), day=2), db, home / "spool")
     done = replay()
     assert done.exit_code == 2, done.output
-    assert "replayed 2 spooled run(s)" in done.stdout
+    assert "saved 2 spooled run(s)" in done.stdout
     assert "Traceback" not in done.output and "no stored run with id 77" in done.stderr
     aside = home / "spool" / "rejected" / pinned.name
     assert aside.is_file() and "77" in aside.with_name(pinned.name + ".reason").read_text()
@@ -152,10 +153,10 @@ def test_the_hint_after_a_spooled_run_names_the_store(tmp_path: Path) -> None:
     recorded = record_run(
         make_run(hits(1, 2)), store_url=down, thresholds=Thresholds(), spool_dir=tmp_path
     )
-    assert "which replays it into postgresql+psycopg://eval:***@127.0.0.1:1/results" in (
-        recorded.verdict.summary
+    assert "which saves it into postgresql+psycopg://eval:***@127.0.0.1:1/results" in (
+        verdict_summary(recorded.verdict)
     )
-    assert f"db replay --spool-dir {tmp_path}" in recorded.verdict.summary
+    assert f"db flush --spool-dir {tmp_path}" in verdict_summary(recorded.verdict)
 
 
 def _cli_env(home: Path) -> dict[str, str]:
@@ -180,7 +181,7 @@ def test_a_replay_while_another_holds_the_lock_says_so_and_leaves_the_files(
     finally:
         os.close(fd)
     assert busy.returncode == 0, busy.stderr
-    assert "another `retrieval-eval db replay` is replaying" in busy.stderr
+    assert "another `retrieval-eval db flush` is flushing" in busy.stderr
     assert "Traceback" not in busy.stderr and path.is_file()
 
 
@@ -229,6 +230,6 @@ def test_a_read_only_spool_folder_is_replayed_and_what_stays_is_said(
     )
     assert done.returncode == 0, done.stderr
     assert "Traceback" not in done.stderr
-    assert "replayed 1 spooled run(s)" in done.stdout
+    assert "saved 1 spooled run(s)" in done.stdout
     assert f"left in place: {path}" in done.stderr and "harmless" in done.stderr
     assert len(keys(db)) == 1

@@ -10,6 +10,7 @@ from sqlalchemy import inspect, text
 
 from retrieval_eval import installed_version
 from retrieval_eval.config.models import Thresholds
+from retrieval_eval.reports.verdict import verdict_summary
 from retrieval_eval.store import Store, open_store
 from retrieval_eval.store.migrate import HEAD, alembic_config
 from retrieval_eval.workflows.recording import judge_and_save
@@ -54,11 +55,11 @@ def test_a_run_keeps_its_versions_and_its_verdict_names_the_baselines(store: Sto
     last = judge_and_save(store, unnamed, Thresholds())
     assert judged.verdict.baseline_index_version == "2026-11-29.1"
     assert f"against run {base.run_id} (index 2026-11-30.2 vs 2026-11-29.1):" in (
-        judged.verdict.summary
+        verdict_summary(judged.verdict)
     )
     # one side unknown names no pair: "index None vs ..." would say something false
     assert last.verdict.baseline_index_version == "2026-11-30.2"
-    assert "(index" not in last.verdict.summary
+    assert "(index" not in verdict_summary(last.verdict)
     newest, middle, oldest = store.summaries("demo.set", "bm25")
     assert [r.index_version for r in (newest, middle, oldest)] == [
         None,

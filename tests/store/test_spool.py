@@ -10,9 +10,10 @@ import pytest
 
 from retrieval_eval.config.models import Thresholds
 from retrieval_eval.errors import InvalidInputError, StoreUnavailableError
+from retrieval_eval.reports.verdict import verdict_summary
 from retrieval_eval.store import Store
 from retrieval_eval.store.spool import SpooledRun, write_spool
-from retrieval_eval.workflows.recording import record_run, replay_spool, replay_spooled
+from retrieval_eval.workflows.recording import flush_spool, record_run, replay_spool
 from store.builders import hits, make_run
 
 DOWN = "postgresql://eval:pa55-w0rd@127.0.0.1:1/results"  # nothing listens on port 1
@@ -24,8 +25,8 @@ def test_an_unreachable_store_spools_the_run(tmp_path: Path) -> None:
     assert recorded.saved is False and recorded.run_id is None
     assert recorded.spool_path == tmp_path / f"{result.run_key}.json"
     assert recorded.verdict.state == "not_comparable"
-    assert "unreachable" in recorded.verdict.summary
-    assert str(recorded.spool_path) in recorded.verdict.summary
+    assert "unreachable" in verdict_summary(recorded.verdict)
+    assert str(recorded.spool_path) in verdict_summary(recorded.verdict)
     assert "pa55-w0rd" not in recorded.model_dump_json()
     spooled = json.loads(recorded.spool_path.read_text(encoding="utf-8"))
     assert spooled["result"]["run_key"] == result.run_key
@@ -145,7 +146,7 @@ def test_a_backlog_is_replayed_one_run_in_memory_at_a_time(tmp_path: Path) -> No
             write_spool(SpooledRun(result=run, thresholds=Thresholds()), folder)
         tracemalloc.start()
         try:
-            assert len(replay_spooled(db, folder).ids) == count
+            assert len(flush_spool(db, folder).ids) == count
             return tracemalloc.get_traced_memory()[1]
         finally:
             tracemalloc.stop()

@@ -8,7 +8,7 @@ from store.builders import as_stored, hits, make_run, question
 
 from retrieval_eval.config.models import Thresholds
 from retrieval_eval.evaluation.intervals import paired_difference
-from retrieval_eval.reports.verdict import render_verdict
+from retrieval_eval.reports.verdict import render_verdict, verdict_document, verdict_summary
 from retrieval_eval.verdicts.regression import detect_regression, mcnemar_exact
 
 DEFAULT = Thresholds()
@@ -151,7 +151,7 @@ def test_a_slice_regression_that_cancels_out_overall_is_caught() -> None:
     assert first.p_value == mcnemar_exact(20, 0)
     assert first.p_holm == pytest.approx(6 * mcnemar_exact(20, 0))
     assert first.detectable_drop is not None and first.detectable_drop > 0.10
-    assert "hard_class=A" in verdict.summary
+    assert "hard_class=A" in verdict_summary(verdict)
 
 
 def test_slices_smaller_than_min_slice_questions_are_not_judged() -> None:
@@ -202,7 +202,7 @@ def test_flips_list_question_ids_and_the_p_value_follows_them() -> None:
     assert verdict.top3_flipped_to_miss == verdict.flipped_to_miss
     assert verdict.top3_flipped_to_hit == ["q008"]
     assert verdict.p_value == pytest.approx(0.21875)  # b=5, c=1: 2 * 7/64
-    assert "McNemar exact p = 0.219" in verdict.summary
+    assert "McNemar exact p = 0.219" in verdict_summary(verdict)
 
 
 def test_the_paired_interval_of_the_change_sits_next_to_the_p_value() -> None:
@@ -220,11 +220,13 @@ def test_the_paired_interval_of_the_change_sits_next_to_the_p_value() -> None:
     low, high = verdict.top1_delta_ci  # type: ignore[misc]
     assert verdict.top1_delta == pytest.approx(-0.4)
     assert low < -0.4 < high
-    assert "(change 95% CI [" in verdict.summary and "McNemar exact p = 0.219)" in verdict.summary
+    assert "(change 95% CI [" in verdict_summary(
+        verdict
+    ) and "McNemar exact p = 0.219)" in verdict_summary(verdict)
     text = render_verdict(verdict)
     pts = f"[{low * 100:+.1f}, {high * 100:+.1f}] pts"
     assert f"McNemar exact p = 0.219; change 95% CI {pts}" in text
-    assert verdict.contract()["top1_delta_ci"] == [low, high]
+    assert verdict_document(verdict)["top1_delta_ci"] == [low, high]
 
 
 def test_the_interval_is_over_the_questions_both_runs_have() -> None:
@@ -266,7 +268,7 @@ def test_an_invalid_run_is_never_compared() -> None:
     assert verdict.state == "invalid_run"
     assert verdict.is_regression is False
     assert verdict.top1_delta is None
-    assert "4 of 4 questions errored" in verdict.summary
+    assert "4 of 4 questions errored" in verdict_summary(verdict)
     # never compared, so it names no baseline run: not in the verdict, the store or the headline
     assert verdict.baseline_run_id is None
     assert "baseline run" not in render_verdict(verdict)
@@ -281,7 +283,7 @@ def test_another_labels_fingerprint_is_not_comparable() -> None:
     assert verdict.state == "not_comparable"
     assert verdict.is_regression is False
     assert verdict.baseline_run_id == 3
-    assert "labels changed since baseline run 3" in verdict.summary
+    assert "labels changed since baseline run 3" in verdict_summary(verdict)
 
 
 def test_another_set_is_not_comparable() -> None:
@@ -289,12 +291,20 @@ def test_another_set_is_not_comparable() -> None:
     assert detect_regression(make_run(hits(1, 10)), baseline, DEFAULT).state == "not_comparable"
 
 
-def test_comparable_false_forces_not_comparable_with_the_note() -> None:
+def test_comparable_false_forces_not_comparable_with_its_cause() -> None:
     verdict = detect_regression(
-        make_run(hits(1, 2)), None, DEFAULT, comparable=False, note="Store unreachable."
+        make_run(hits(1, 2)),
+        None,
+        DEFAULT,
+        comparable=False,
+        cause="store_unreachable",
+        store_problem="the run went to the spool",
     )
-    assert verdict.state == "not_comparable"
-    assert verdict.summary.startswith("Store unreachable.")
+    assert verdict.state == "not_comparable" and verdict.cause == "store_unreachable"
+    assert verdict.summary == "" and verdict.reasons == []  # data: worded when read
+    assert verdict_summary(verdict).startswith(
+        "Result store unreachable: the run went to the spool. Not comparable"
+    )
 
 
 def test_latency_regression_is_opt_in() -> None:
@@ -356,4 +366,4 @@ def test_contract_holds_the_json_keys() -> None:
         "top3_flipped_to_hit",
         "p_value",
         "summary",
-    } <= set(verdict.contract())
+    } <= set(verdict_document(verdict))

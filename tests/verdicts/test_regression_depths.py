@@ -11,7 +11,7 @@ from store.builders import as_stored, ranked_run
 
 from retrieval_eval.config.models import Thresholds
 from retrieval_eval.evaluation.results import RunResult
-from retrieval_eval.reports.verdict import render_verdict
+from retrieval_eval.reports.verdict import regression_reasons, render_verdict, verdict_summary
 from retrieval_eval.verdicts.regression import Verdict, detect_regression, holm, mcnemar_exact
 
 
@@ -37,7 +37,11 @@ def _verdict(depths: Sequence[int], thresholds: Thresholds | None = None, **kw: 
 
 def test_a_drop_at_depth_5_only_regresses_when_5_is_gated() -> None:
     seed = _verdict([1, 3])
-    assert (seed.state, seed.reasons, list(seed.by_depth)) == ("no_regression", [], [1, 3])
+    assert (seed.state, regression_reasons(seed), list(seed.by_depth)) == (
+        "no_regression",
+        [],
+        [1, 3],
+    )
     deep = _verdict([1, 5])
     assert deep.state == "regression" and list(deep.by_depth) == [1, 5]
     five = deep.by_depth[5]
@@ -46,7 +50,7 @@ def test_a_drop_at_depth_5_only_regresses_when_5_is_gated() -> None:
     assert not deep.by_depth[1].dropped and deep.by_depth[1].delta == 0
     # every question is a "match": the form slice drops as much, but 6 flips of 20 are not
     # significant after Holm across its two depths, and 20 questions cannot see 10 points
-    assert deep.reasons == ["top-5 -30.0 pts (max drop 10.0 pts)"]
+    assert regression_reasons(deep) == ["top-5 -30.0 pts (max drop 10.0 pts)"]
     assert [(s.scope, s.metric) for s in deep.slices_too_small] == [("form=match", "top5")]
     assert five.flipped_to_miss == [f"c{i}" for i in range(6)] and five.flipped_to_hit == []
     assert five.p_value == mcnemar_exact(6, 0)
@@ -102,7 +106,7 @@ def test_the_text_names_every_gated_depth_with_holm() -> None:
     assert five.startswith("  Top-5 flips: 6 hit→miss (c0, c1, c2, c3, c4, c5), 0 miss→hit;")
     assert "McNemar exact p = 0.0312; change 95% CI [" in five
     assert five.endswith("Holm-adjusted p = 0.125")  # 4 depths: 4 × 0.03125
-    summary = _verdict([1, 3, 5, 10]).summary
+    summary = verdict_summary(_verdict([1, 3, 5, 10]))
     assert summary.startswith("Regression against run 1: top-5 -30.0 pts (max drop 10.0 pts); ")
     assert "top-1 flips: 0 hit→miss, 0 miss→hit" in summary
     assert "top-5 flips: 6 hit→miss, 0 miss→hit" in summary and "Holm-adjusted 0.125" in summary

@@ -12,7 +12,13 @@ from store.builders import as_stored, make_run, question
 
 from retrieval_eval.config.models import Thresholds
 from retrieval_eval.lint import power
-from retrieval_eval.reports.verdict import render_verdict
+from retrieval_eval.reports.verdict import (
+    regression_reasons,
+    render_verdict,
+    verdict_document,
+    verdict_summary,
+    warning_reasons,
+)
 from retrieval_eval.verdicts.regression import Verdict, detect_regression
 
 DEFAULT = Thresholds()
@@ -64,9 +70,9 @@ def test_a_six_question_slice_falling_50_points_is_too_small_to_judge() -> None:
     assert lint.threshold_too_small
     assert (
         "Too small to judge: hard_class=tiny top1 -50.0 pts (6 questions, Holm-adjusted p = 1)"
-        in (verdict.summary)
+        in (verdict_summary(verdict))
     )
-    assert verdict.summary.startswith("No regression against run")
+    assert verdict_summary(verdict).startswith("No regression against run")
     assert "Too small to judge: hard_class=tiny top1 100.0% → 50.0% (-50.0 pts); 6 questions" in (
         render_verdict(verdict)
     )
@@ -107,10 +113,10 @@ def test_a_slice_of_its_own_threshold_and_severity() -> None:
         ("top1", "warn"),
         ("top3", "warn"),
     ]
-    assert warned.warnings == [
+    assert warning_reasons(warned) == [
         "2 slice drops (hard_class=tiny top1 -40.0 pts, hard_class=tiny top3 -40.0 pts)"
     ]
-    assert "Warnings only (severity warn): 2 slice drops" in warned.summary
+    assert "Warnings only (severity warn): 2 slice drops" in verdict_summary(warned)
     text = render_verdict(warned)
     assert "Slice warning: hard_class=tiny top1 100.0% → 60.0% (-40.0 pts)" in text
     assert "Warned (severity warn, not a regression): 2 slice drops" in text
@@ -121,11 +127,16 @@ def test_an_overall_check_of_severity_warn_does_not_regress() -> None:
     after = [question(f"q{i:02d}", i < 10) for i in range(20)]  # -30 pts overall
     errors = _verdict(before, after)
     assert (
-        errors.state == "regression" and errors.reasons[0] == "top-1 -30.0 pts (max drop 10.0 pts)"
+        errors.state == "regression"
+        and regression_reasons(errors)[0] == "top-1 -30.0 pts (max drop 10.0 pts)"
     )
     warned = _verdict(before, after, Thresholds(severity="warn"))
-    assert (warned.state, warned.is_regression, warned.reasons) == ("no_regression", False, [])
-    assert warned.warnings[0] == "top-1 -30.0 pts (max drop 10.0 pts)"
+    assert (warned.state, warned.is_regression, regression_reasons(warned)) == (
+        "no_regression",
+        False,
+        [],
+    )
+    assert warning_reasons(warned)[0] == "top-1 -30.0 pts (max drop 10.0 pts)"
     assert warned.by_depth[1].dropped and warned.by_depth[1].severity == "warn"
     # a slice of its own severity error still fails the run when the overall only warns
     mixed = Thresholds.model_validate(
@@ -135,8 +146,8 @@ def test_an_overall_check_of_severity_warn_does_not_regress() -> None:
     many_before = [question(f"q{i:03d}", i < 160) for i in range(200)]
     many_after = [question(f"q{i:03d}", i < 100) for i in range(200)]
     both = _verdict(many_before, many_after, mixed)
-    assert both.state == "regression" and both.warnings[0].startswith("top-1 -30.0 pts")
-    assert both.reasons == [
+    assert both.state == "regression" and warning_reasons(both)[0].startswith("top-1 -30.0 pts")
+    assert regression_reasons(both) == [
         "2 slice regressions (form=match top1 -30.0 pts, form=match top3 -30.0 pts)"
     ]
 
@@ -158,14 +169,14 @@ def test_a_verdict_stored_before_the_slice_rule_still_reads() -> None:
     }  # fmt: skip
     verdict = Verdict.model_validate(old)
     assert verdict.slice_regressions[0].severity == "error"
-    assert verdict.slices_too_small == [] and verdict.warnings == []
+    assert verdict.slices_too_small == [] and warning_reasons(verdict) == []
     text = render_verdict(verdict)
     assert "  Slice regression: form=gap top1 60.0% → 30.0% (-30.0 pts)\n" in text
 
 
 def test_the_json_contract_carries_the_slice_figures() -> None:
     before, after = _runs(6, 3, 6, 34, 14, 4)
-    contract = _verdict(before, after).contract()
+    contract = verdict_document(_verdict(before, after))
     (first, _) = contract["slices_too_small"]  # type: ignore[misc]
     assert set(first) == {
         "dimension", "value", "metric", "baseline", "current", "delta", "questions",

@@ -10,7 +10,7 @@ from store.builders import as_stored, hits, make_run
 from retrieval_eval.config.models import Thresholds
 from retrieval_eval.evaluation.labels import DeadLabels
 from retrieval_eval.evaluation.results import RunResult
-from retrieval_eval.reports.verdict import render_verdict
+from retrieval_eval.reports.verdict import render_verdict, verdict_summary
 from retrieval_eval.store.rows import result_row, stored_run
 from retrieval_eval.verdicts.regression import detect_regression
 
@@ -49,8 +49,8 @@ def test_a_drop_explained_entirely_by_dead_labels_is_not_a_regression() -> None:
     assert verdict.top1_baseline == pytest.approx(5 / 7)
     assert verdict.top1_current == pytest.approx(5 / 7)
     assert verdict.flipped_to_miss == [] and verdict.p_value == 1.0
-    assert "3 stale-label questions" in verdict.summary
-    assert "labels need attention: 3 ids no longer in the index" in verdict.summary
+    assert "3 stale-label questions" in verdict_summary(verdict)
+    assert "labels need attention: 3 ids no longer in the index" in verdict_summary(verdict)
     text = render_verdict(verdict)
     assert "Labels need attention: 3 ids no longer in the index" in text
     assert "q000, q001, q002" in text
@@ -110,7 +110,7 @@ def test_without_a_baseline_the_verdict_still_names_the_dead_labels() -> None:
     verdict = detect_regression(with_dead(make_run(hits(8, 10)), ["q009"]), None, DEFAULT)
     assert verdict.state == "baseline"
     assert verdict.dead_ids == ["doc-q009"] and verdict.stale_questions == ["q009"]
-    assert "labels need attention: 1 id no longer in the index" in verdict.summary
+    assert "labels need attention: 1 id no longer in the index" in verdict_summary(verdict)
 
 
 def test_dead_labels_are_stored_in_details_and_read_back() -> None:

@@ -10,7 +10,7 @@ import xml.etree.ElementTree as ET
 
 import pytest
 
-from retrieval_eval.reports import numbers
+from retrieval_eval.formats import numbers
 from retrieval_eval.store import open_store
 from retrieval_eval.webui import pages
 from retrieval_eval.webui.chart_axis import CHAR_W, tick_positions, unique_labels

@@ -8,7 +8,7 @@ from pathlib import Path
 from fastapi.testclient import TestClient
 
 from retrieval_eval.evaluation.results import RunSettings
-from retrieval_eval.evaluation.scoring import judge_many, summarise_set
+from retrieval_eval.evaluation.scoring import score_many, summarise_set
 from retrieval_eval.golden.models import GoldenQuestionSet
 from retrieval_eval.store import open_store
 from retrieval_eval.verdicts.regression import Verdict
@@ -28,7 +28,7 @@ GOLDEN = GoldenQuestionSet.model_validate(
 def test_the_run_page_shows_grades_where_a_question_gives_them(tmp_path: Path) -> None:
     url = f"sqlite:///{tmp_path / 'results.sqlite'}"
     settings = RunSettings()
-    questions = judge_many(GOLDEN.questions, [["b.md", "a.md"], ["x.md"]], depth=settings.depth)
+    questions = score_many(GOLDEN.questions, [["b.md", "a.md"], ["x.md"]], depth=settings.depth)
     result = summarise_set(GOLDEN, questions, retriever="r", settings=settings)
     with open_store(url) as store:
         run_id = store.save(result, Verdict(state="baseline"))
@@ -53,12 +53,12 @@ def test_the_csv_report_adds_a_grades_column_only_for_a_graded_run() -> None:
     from retrieval_eval.reports.csv import render_csv
 
     settings = RunSettings()
-    questions = judge_many(GOLDEN.questions, [["b.md"], ["x.md"]], depth=settings.depth)
+    questions = score_many(GOLDEN.questions, [["b.md"], ["x.md"]], depth=settings.depth)
     rows = list(csv.DictReader(io.StringIO(render_csv(
         summarise_set(GOLDEN, questions, retriever="r", settings=settings)
     ))))  # fmt: skip
     assert json.loads(rows[0]["grades"]) == {"a.md": 3, "b.md": 1} and rows[1]["grades"] == ""
     plain = GOLDEN.model_copy(update={"questions": GOLDEN.questions[1:]})
-    ungraded = judge_many(plain.questions, [["x.md"]], depth=settings.depth)
+    ungraded = score_many(plain.questions, [["x.md"]], depth=settings.depth)
     header = render_csv(summarise_set(plain, ungraded, retriever="r", settings=settings))
     assert header.splitlines()[0].endswith("stale_label,dead_ids")

@@ -16,6 +16,7 @@ from store.builders import ranked_run
 
 from retrieval_eval.config.models import Thresholds
 from retrieval_eval.evaluation.labels import DeadLabels
+from retrieval_eval.reports.verdict import verdict_summary
 from retrieval_eval.webui.app import create_app
 from retrieval_eval.workflows.recording import record_run
 
@@ -49,7 +50,7 @@ def judged(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Judged]:
     recorded = record_run(rebuilt, store_url=url, thresholds=Thresholds())
     # two of nine lost at top-5 (22 points), all of it stale: the verdict leaves them out
     assert recorded.verdict.stale_questions == STALE
-    assert recorded.verdict.state == "no_regression", recorded.verdict.summary
+    assert recorded.verdict.state == "no_regression", verdict_summary(recorded.verdict)
     app = create_app(url, require_auth=False)
     with TestClient(app) as client:
         assert recorded.run_id is not None

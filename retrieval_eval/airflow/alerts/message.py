@@ -34,8 +34,9 @@ from typing import TYPE_CHECKING, Any
 from pydantic import BaseModel, Field
 
 from retrieval_eval.evaluation.labels import source_text
+from retrieval_eval.formats.numbers import pct, pts
 from retrieval_eval.reports.links import run_page_url
-from retrieval_eval.reports.numbers import pct, pts
+from retrieval_eval.reports.verdict import regression_reasons, verdict_summary, warning_reasons
 from retrieval_eval.safety.redaction import redact, register_header, register_url, register_webhook
 from retrieval_eval.store.summary import RunSummary
 
@@ -242,8 +243,8 @@ def build_message(
         error_count=summary.error_count,
         question_count=summary.question_count,
         slice_regressions=[s.model_dump(mode="json") for s in verdict.slice_regressions],
-        reasons=[redact(r) for r in verdict.reasons],
-        warnings=[redact(w) for w in verdict.warnings],
+        reasons=[redact(r) for r in regression_reasons(verdict)],
+        warnings=[redact(w) for w in warning_reasons(verdict)],
         slice_warnings=[s.model_dump(mode="json") for s in verdict.slice_warnings],
         slices_too_small=[s.model_dump(mode="json") for s in verdict.slices_too_small],
         flipped_to_miss=list(verdict.flipped_to_miss),
@@ -252,7 +253,7 @@ def build_message(
             for d, c in changes.items()
             if d not in (1, first) and c.dropped and c.flipped_to_miss
         },
-        summary=redact(summary.verdict_summary),
+        summary=redact(verdict_summary(verdict)),
         link=link,
         dead_ids=list(verdict.dead_ids or (labels.dead_ids if labels else [])),
         stale_questions=list(verdict.stale_questions or (labels.stale_questions if labels else [])),

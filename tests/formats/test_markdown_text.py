@@ -19,10 +19,10 @@ from markdown_it import MarkdownIt
 from store.builders import make_run, question
 
 from retrieval_eval.config.models import Thresholds
+from retrieval_eval.formats.markdown_text import md_fence, md_text
 from retrieval_eval.lint.models import Finding, LintReport
 from retrieval_eval.lint.render import render_markdown as lint_markdown
 from retrieval_eval.reports.leaderboard import render_leaderboard
-from retrieval_eval.reports.markdown_text import md_fence, md_text
 from retrieval_eval.reports.report import render
 from retrieval_eval.store import Store, open_store
 from retrieval_eval.verdicts.regression import detect_regression
