@@ -60,7 +60,7 @@ def samples_build(name: str, refresh: bool, db: str | None, config_path: str | N
     from collections import Counter
 
     from retrieval_eval.config.models import load_config
-    from retrieval_eval.workflows.replay import stored_sample
+    from retrieval_eval.workflows.samples import stored_sample
 
     config = load_config(config_path)
     config.sample_spec(name)  # an unknown name before the store is opened
@@ -226,7 +226,7 @@ def replay(
 
         texts = None
         if draft_captured_text:
-            from retrieval_eval.replay.samples import resolve_texts
+            from retrieval_eval.workflows.samples import resolve_texts
 
             texts = resolve_texts(outcome.sample, spec, config.base_dir)
         with output_errors(str(export_draft), "--export-draft", kept, code):

@@ -142,8 +142,8 @@ def gather(
             extra.extend(_lint_candidates(config, golden, corpus, opened, notes, judgments))
         if replay_id is not None:
             from retrieval_eval.replay.draft import draft_rows, refuse_hashed
-            from retrieval_eval.replay.samples import resolve_texts
             from retrieval_eval.workflows.replay import stored_record
+            from retrieval_eval.workflows.samples import resolve_texts
 
             assert store is not None
             outcome = stored_record(store, replay_id)

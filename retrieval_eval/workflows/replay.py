@@ -2,7 +2,7 @@
 process, the replay DAG runs its steps as tasks.
 
 plan: the sample (built and stored once) split into batches → execute: the retriever asked one
-batch, each query as captured (:func:`~retrieval_eval.replay.samples.resolve_texts`), keys and
+batch, each query as captured (:func:`~retrieval_eval.workflows.samples.resolve_texts`), keys and
 ids kept only → reduce: the batches joined into one :class:`~retrieval_eval.replay.record.
 ReplayRecord` and given the rankings it is compared with → record: saved in one transaction,
 or spooled when the store cannot be reached.
@@ -37,8 +37,9 @@ from retrieval_eval.errors import InvalidInputError, StoreUnavailableError
 from retrieval_eval.replay.compare import DriftThresholds, Ranked
 from retrieval_eval.replay.record import Ranking, ReplayRecord
 from retrieval_eval.replay.run import ReplaySettings, replay_sample
-from retrieval_eval.replay.samples import QuerySample, SampleSpec, build_sample, resolve_texts
+from retrieval_eval.replay.samples import QuerySample, SampleSpec
 from retrieval_eval.workflows.base import Workflow, register
+from retrieval_eval.workflows.samples import resolve_texts, stored_sample
 
 if TYPE_CHECKING:
     from retrieval_eval.config.models import Config
@@ -295,23 +296,6 @@ def batch_ranges(count: int, max_batches: int, min_batch: int = 1) -> list[tuple
     batches = max(1, min(math.ceil(max(count, 1) / min_batch), max_batches, max(count, 1)))
     size = max(1, math.ceil(count / batches))
     return [(i, min(i + size, count)) for i in range(0, max(count, 1), size)]
-
-
-def stored_sample(
-    config: Config, store: Store | None, name: str, *, refresh: bool = False
-) -> tuple[int | None, QuerySample, SampleSpec]:
-    """The newest stored sample ``name`` (built from its log and stored when there is none, or
-    with ``refresh``); without a store, built anew."""
-    from retrieval_eval.store.replays import latest_sample, save_sample
-
-    spec = config.sample_spec(name)
-    if store is not None and not refresh:
-        found = latest_sample(store, name)
-        if found is not None:
-            return found[0], found[1], spec
-    sample = build_sample(name, spec, config.base_dir)
-    sample_id = save_sample(store, sample) if store is not None else None
-    return sample_id, sample, spec
 
 
 def replay_settings(
