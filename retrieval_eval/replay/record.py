@@ -99,8 +99,10 @@ class ReplayRecord(BaseModel):
 
     @classmethod
     def of_sample(cls, sample: QuerySample, **fields: Any) -> ReplayRecord:
-        """A record of ``sample`` (its fields packed), the rest from ``fields``."""
-        record = cls(
+        """A record of ``sample`` (its fields packed), the rest from ``fields``: values this
+        process made, so not validated again (a replay's rankings are 100,000s of tuples);
+        JSON that crosses a process (an XCom, a spool file) is validated where it is read."""
+        record = cls.model_construct(
             sample_name=sample.name,
             privacy=sample.privacy,
             log_queries=sample.log_queries,

@@ -227,7 +227,7 @@ class Replay(Workflow[ReplayJob, ReplayBatch, ReplayPart, ReplayRecord, ReplayRe
         before = (
             None if job.against is None else rankings_of(config, part, spec, job.against, settings)
         )
-        return ReplayPart(
+        return ReplayPart.model_construct(  # made here: validated when read from an XCom
             sample_id=batch.sample_id,
             fingerprint=batch.fingerprint,
             after=_packed(after),
