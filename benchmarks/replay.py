@@ -59,7 +59,7 @@ def _bare_loop(sample: Any, retriever: Any, before: Any) -> float:
 
 
 def run() -> list[Row]:
-    from retrieval_eval.replay.record import Ranking, ReplayRecord
+    from retrieval_eval.replay.record import ReplayRecord, packed
     from retrieval_eval.replay.run import ReplaySettings, replay_sample
     from retrieval_eval.store import open_store
     from retrieval_eval.store.replays import save_replay, save_sample
@@ -86,11 +86,11 @@ def run() -> list[Row]:
                     k=K,
                     p=0.9,
                     started_at=datetime.now(UTC),
-                    rankings=[Ranking(r.key, list(r.ids), r.error) for r in after],
+                    rankings=packed(after),
                     before=packed_before,
                 )
 
-            packed_before = [Ranking(r.key, list(r.ids), r.error) for r in before]
+            packed_before = packed(before)
             parts = {"ask": float("inf"), "compare": float("inf"), "save": float("inf")}
 
             def ours() -> Any:

@@ -11,12 +11,14 @@ the one replay still flush; version 1's ``against`` (``"retriever NAME"``) reads
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from datetime import datetime
 from pathlib import Path
 from typing import Any, Literal, NamedTuple
 
 from pydantic import BaseModel, Field, PrivateAttr, model_validator
 
+from retrieval_eval.evaluation.results import paused_gc
 from retrieval_eval.replay.compare import Comparison, Ranked, compare
 from retrieval_eval.replay.samples import QuerySample, SampledQuery
 from retrieval_eval.replay.specs import DriftThresholds, Privacy
@@ -34,6 +36,12 @@ class Ranking(NamedTuple):
     key: str
     ids: list[str]
     error: str | None = None
+
+
+@paused_gc()  # bulk allocation only: no user code runs in here
+def packed(rankings: Sequence[Ranked]) -> list[Ranking]:
+    """Rankings as they travel: keys and ids, no query text."""
+    return [Ranking(r.key, list(r.ids), r.error) for r in rankings]
 
 
 CompareWith = Literal["previous", "replay", "retriever"]
@@ -98,6 +106,7 @@ class ReplayRecord(BaseModel):
         return data
 
     @classmethod
+    @paused_gc()  # bulk allocation only: no user code runs in here
     def of_sample(cls, sample: QuerySample, **fields: Any) -> ReplayRecord:
         """A record of ``sample`` (its fields packed), the rest from ``fields``: values this
         process made, so not validated again (a replay's rankings are 100,000s of tuples);
@@ -136,6 +145,7 @@ class ReplayRecord(BaseModel):
     def run_date(self) -> datetime:
         return self.started_at
 
+    @paused_gc()
     def ranked(self, rankings: list[Ranking]) -> list[Ranked]:
         """``rankings`` joined with the sample's stored texts, counts and buckets."""
         by_key = {q[0]: q for q in self.queries}

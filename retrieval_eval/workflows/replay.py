@@ -35,7 +35,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from retrieval_eval.errors import InvalidInputError, StoreUnavailableError
 from retrieval_eval.replay.compare import DriftThresholds, Ranked
-from retrieval_eval.replay.record import Ranking, ReplayRecord
+from retrieval_eval.replay.record import Ranking, ReplayRecord, packed
 from retrieval_eval.replay.run import ReplaySettings, replay_sample
 from retrieval_eval.replay.samples import QuerySample, SampleSpec
 from retrieval_eval.workflows.base import Workflow, register
@@ -88,10 +88,6 @@ class ReplayPart(BaseModel):
     fingerprint: str
     after: list[Ranking]
     before: list[Ranking] | None = None
-
-
-def _packed(rankings: Sequence[Ranked]) -> list[Ranking]:
-    return [Ranking(r.key, list(r.ids), r.error) for r in rankings]
 
 
 @register
@@ -230,8 +226,8 @@ class Replay(Workflow[ReplayJob, ReplayBatch, ReplayPart, ReplayRecord, ReplayRe
         return ReplayPart.model_construct(  # made here: validated when read from an XCom
             sample_id=batch.sample_id,
             fingerprint=batch.fingerprint,
-            after=_packed(after),
-            before=None if before is None else _packed(before),
+            after=packed(after),
+            before=None if before is None else packed(before),
         )
 
     def reduce(self, parts: Sequence[ReplayPart]) -> ReplayRecord:
@@ -367,7 +363,7 @@ def compared(store: Store, record: ReplayRecord, earlier: datetime | None = None
             return record.but(before=None, compared_id=None, compared_index_version=None)
         stored = found
     return record.but(
-        before=_packed(rankings(store, stored.id)),
+        before=packed(rankings(store, stored.id)),
         compared_id=stored.id,
         compared_index_version=stored.index_version,
     )
@@ -491,10 +487,10 @@ def stored_record(store: Store, replay_id: int) -> ReplayRecord:
         retriever=stored.retriever,
         k=stored.k,
         p=stored.p,
-        rankings=_packed(rankings(store, replay_id)),
+        rankings=packed(rankings(store, replay_id)),
         compare_with="replay",
         compared_id=stored.compared_id,
-        before=_packed(rankings(store, stored.compared_id)),
+        before=packed(rankings(store, stored.compared_id)),
         compared_index_version=compared_with.index_version,
         index_version=stored.index_version,
         package_version=stored.package_version,
