@@ -59,10 +59,10 @@ def _bare_loop(sample: Any, retriever: Any, before: Any) -> float:
 
 
 def run() -> list[Row]:
-    from retrieval_eval.replay.compare import compare
+    from retrieval_eval.replay.record import ReplayRecord, packed
     from retrieval_eval.replay.run import ReplaySettings, replay_sample
     from retrieval_eval.store import open_store
-    from retrieval_eval.store.replays import ReplayRecord, save_replay, save_sample
+    from retrieval_eval.store.replays import save_replay, save_sample
 
     schema, url = pg_schema(PG)
     try:
@@ -75,46 +75,52 @@ def run() -> list[Row]:
         with open_store(url.replace("postgresql://", "postgresql+psycopg://")) as store:
             sample_id = save_sample(store, sample)
 
-            def record(after: Any, comparison: Any) -> ReplayRecord:
-                return ReplayRecord(
-                    uuid.uuid4().hex,
-                    sample_id,
-                    sample.name,
-                    "instant",
-                    K,
-                    0.9,
-                    datetime.now(UTC),
-                    after,
-                    comparison,
+            def record(after: Any) -> ReplayRecord:
+                """The replay as the workflow records it: rankings packed, compared with
+                ``before`` (its comparison a view, computed when first read)."""
+                return ReplayRecord.of_sample(
+                    sample,
+                    run_key=uuid.uuid4().hex,
+                    sample_id=sample_id,
+                    retriever="instant",
+                    k=K,
+                    p=0.9,
+                    started_at=datetime.now(UTC),
+                    rankings=packed(after),
+                    before=packed_before,
                 )
 
+            packed_before = packed(before)
             parts = {"ask": float("inf"), "compare": float("inf"), "save": float("inf")}
 
             def ours() -> Any:
                 t0 = time.perf_counter()
                 after = replay_sample(sample, texts, retriever, settings)
                 t1 = time.perf_counter()
-                comparison = compare(before, after, k=K)
+                replayed = record(after)
+                comparison = replayed.comparison  # the record built, then compared
                 t2 = time.perf_counter()
-                save_replay(store, record(after, comparison))
+                save_replay(store, replayed)
                 t3 = time.perf_counter()
                 for name, took in (("ask", t1 - t0), ("compare", t2 - t1), ("save", t3 - t2)):
                     parts[name] = min(parts[name], took)
-                return after, comparison
+                return replayed, comparison
 
             whole = best_times(
                 {"bare": lambda: _bare_loop(sample, retriever, before), "ours": ours},
                 REPEAT,
                 budget_s=240,
             )
-            after, comparison = ours()
+            replayed, _comparison = ours()
             bare, constrained = _tables(store)
             rows = [
-                (1, i, r.key, r.ids, r.error, 0.5, 0.1, 0.5, True, 2) for i, r in enumerate(after)
+                (1, i, r.key, r.ids, r.error, 0.5, 0.1, 0.5, True, 2)
+                for i, r in enumerate(replayed.rankings)
             ]
             saves = best_times(
                 {
-                    "save": lambda: save_replay(store, record(after, comparison)),
+                    # a new run key each time; the comparison computed once, kept by but()
+                    "save": lambda: save_replay(store, replayed.but(run_key=uuid.uuid4().hex)),
                     "copy": lambda: _copy(store, bare, rows),
                     "constrained": lambda: _copy(store, constrained, rows),
                 },

@@ -30,8 +30,8 @@ from retrieval_eval.cli.options import (
 
 if TYPE_CHECKING:
     from retrieval_eval.config.models import Config
+    from retrieval_eval.replay.record import ReplayRecord
     from retrieval_eval.store import Store
-    from retrieval_eval.workflows.replay import ReplayOutcome
 
 
 @contextlib.contextmanager
@@ -60,7 +60,7 @@ def samples_build(name: str, refresh: bool, db: str | None, config_path: str | N
     from collections import Counter
 
     from retrieval_eval.config.models import load_config
-    from retrieval_eval.workflows.replay import stored_sample
+    from retrieval_eval.workflows.samples import stored_sample
 
     config = load_config(config_path)
     config.sample_spec(name)  # an unknown name before the store is opened
@@ -170,10 +170,11 @@ def replay(
     retriever: a nightly replay shows what last night's index rebuild moved.
     """
     from retrieval_eval.config.models import load_config
-    from retrieval_eval.errors import InvalidInputError, InvalidRunError, StoreUnavailableError
+    from retrieval_eval.errors import InvalidInputError, InvalidRunError
     from retrieval_eval.reports.replay import render_replay
-    from retrieval_eval.store import open_store, resolve_store_url
-    from retrieval_eval.workflows.replay import run_replay
+    from retrieval_eval.store import resolve_store_url
+    from retrieval_eval.workflows.base import run_in_process
+    from retrieval_eval.workflows.replay import Replay, ReplayJob
 
     if against and against_run:
         raise click.UsageError("give --against RETRIEVER or --against-run ID, not both")
@@ -193,29 +194,20 @@ def replay(
 
         refuse_hashed(spec.privacy, sample, "--draft-captured-text")
     url = resolve_store_url(db, config)
-    try:
-        store: Store | None = open_store(url)
-    except StoreUnavailableError:
-        if no_save:
-            raise  # nothing to compare with and nowhere to keep it
-        store = None  # replayed anyway and spooled: `db flush` compares and saves it
-    try:
-        outcome = run_replay(
-            config,
-            store,
-            sample,
-            retriever,
-            against=against,
-            against_run=against_run,
-            k=k,
-            p=p,
-            index_version=index_version,
-            save=not no_save,
-            store_url=url,
-        )
-    finally:
-        if store is not None:
-            store.close()
+    job = ReplayJob(
+        config_path=config_path,
+        sample=sample,
+        retriever=retriever,
+        against=against,
+        against_run=against_run,
+        k=k,
+        p=p,
+        index_version=index_version,
+        save=not no_save,
+        store_url=url,
+    )
+    # an unreachable store: replayed anyway and spooled (`db flush` compares and saves it)
+    outcome = run_in_process(Replay(job, config=config))
     from retrieval_eval.cli.output_file import emit, output_errors
 
     # a report or draft that cannot be written still says what became of the replay, with the
@@ -234,7 +226,7 @@ def replay(
 
         texts = None
         if draft_captured_text:
-            from retrieval_eval.replay.samples import resolve_texts
+            from retrieval_eval.workflows.samples import resolve_texts
 
             texts = resolve_texts(outcome.sample, spec, config.base_dir)
         with output_errors(str(export_draft), "--export-draft", kept, code):
@@ -258,7 +250,7 @@ def replay(
         raise SystemExit(1)
 
 
-def _saved(outcome: ReplayOutcome, url: str) -> str:
+def _saved(outcome: ReplayRecord, url: str) -> str:
     from retrieval_eval.store import mask_url
 
     rid = outcome.replay_id
@@ -268,7 +260,7 @@ def _saved(outcome: ReplayOutcome, url: str) -> str:
     )
 
 
-def _kept(outcome: ReplayOutcome, url: str, no_save: bool) -> str:
+def _kept(outcome: ReplayRecord, url: str, no_save: bool) -> str:
     """What a report that could not be written leaves: the saved (or spooled) replay."""
     if outcome.replay_id is not None:
         return f"; the replay was saved: {_saved(outcome, url)}"

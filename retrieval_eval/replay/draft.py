@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from retrieval_eval.workflows.replay import ReplayOutcome
+    from retrieval_eval.replay.record import ReplayRecord
 
 
 def refuse_hashed(privacy: str, sample: str, flag: str) -> None:
@@ -27,7 +27,7 @@ def refuse_hashed(privacy: str, sample: str, flag: str) -> None:
 
 
 def draft_rows(
-    outcome: ReplayOutcome, most: int = 50, texts: Mapping[str, str] | None = None
+    outcome: ReplayRecord, most: int = 50, texts: Mapping[str, str] | None = None
 ) -> list[dict[str, object]]:
     """A row per (moved query, document); the question is ``texts[key]`` when given (the
     captured texts), else the stored form."""
@@ -56,7 +56,7 @@ def draft_rows(
 
 
 def write_draft(
-    outcome: ReplayOutcome, path: Path, most: int = 50, texts: Mapping[str, str] | None = None
+    outcome: ReplayRecord, path: Path, most: int = 50, texts: Mapping[str, str] | None = None
 ) -> int:
     """Write the candidates as a judgments file, JSONL or CSV by the path's suffix; returns how
     many rows."""

@@ -3,7 +3,7 @@
 The same overfetch (``k`` × the multiplier), collapse to distinct documents, per-call timeouts,
 bounded concurrency and error recording as :func:`retrieval_eval.evaluation.scoring.evaluate`;
 each query keeps its top-``k`` distinct ids. Every query is asked its text as captured
-(:func:`~retrieval_eval.replay.samples.resolve_texts`); results keep only its stored form.
+(:func:`~retrieval_eval.workflows.samples.resolve_texts`); results keep only its stored form.
 """
 
 from __future__ import annotations

@@ -8,8 +8,8 @@ from typing import Any
 
 from retrieval_eval.formats.numbers import ci, decimal, pct
 from retrieval_eval.replay.compare import Comparison, Figures, QueryChange
+from retrieval_eval.replay.record import ReplayRecord
 from retrieval_eval.reports.verdict import index_versus
-from retrieval_eval.workflows.replay import ReplayOutcome
 
 STATE_WORDS = {
     "first": "FIRST REPLAY (nothing to compare with yet)",
@@ -24,14 +24,14 @@ def _rbo(value: float | None) -> str:
     return decimal(value, 3)
 
 
-def headline(outcome: ReplayOutcome) -> str:
+def headline(outcome: ReplayRecord) -> str:
     c = outcome.comparison
     o = c.overall
     version = f", index {outcome.index_version}" if outcome.index_version else ""
     what = f"sample {outcome.sample_name} ({len(outcome.rankings)} queries{version})"
     if c.state == "first" or outcome.against is None:
         return f"{STATE_WORDS[c.state]}: {what}, retriever {outcome.retriever}"
-    before = outcome.compared.index_version if outcome.compared is not None else None
+    before = outcome.compared_index_version
     was = f" ({index})" if (index := index_versus(outcome.index_version, before)) else ""
     line = f"{STATE_WORDS[c.state]}: {what}, retriever {outcome.retriever} against {outcome.against}{was}"
     if o.queries == 0:
@@ -43,7 +43,7 @@ def headline(outcome: ReplayOutcome) -> str:
     )
 
 
-def render_replay(outcome: ReplayOutcome, fmt: str = "text", most: int = 10) -> str:
+def render_replay(outcome: ReplayRecord, fmt: str = "text", most: int = 10) -> str:
     if fmt == "json":
         from retrieval_eval.formats.jsonio import dumps
 
@@ -57,7 +57,7 @@ def _figures_rows(c: Comparison) -> list[tuple[str, Figures]]:
     return [("all", c.overall), *c.buckets.items()]
 
 
-def _text(outcome: ReplayOutcome, most: int) -> str:
+def _text(outcome: ReplayRecord, most: int) -> str:
     from rich.console import RenderableType
     from rich.text import Text
 
@@ -118,7 +118,7 @@ def _text(outcome: ReplayOutcome, most: int) -> str:
     return print_tables(parts, width=120, tty=False)
 
 
-def failed_line(outcome: ReplayOutcome) -> str:
+def failed_line(outcome: ReplayRecord) -> str:
     c = outcome.comparison
     return (
         f"{c.errors} of {len(outcome.rankings)} queries failed ({pct(c.error_rate)}): never "
@@ -132,7 +132,7 @@ def reason_lines(groups: list[dict[str, Any]]) -> list[str]:
     return [f"{g['reason']}: {g['count']} (e.g. {g['example']})" for g in groups]
 
 
-def sides(outcome: ReplayOutcome) -> list[str]:
+def sides(outcome: ReplayRecord) -> list[str]:
     """Which rankings are "before" and which "after": with ``--against`` the other retriever
     is before, the one replayed after."""
     if outcome.against is None:
@@ -153,7 +153,7 @@ FIGURE_COLUMNS = (
 )
 
 
-def _markdown(outcome: ReplayOutcome, most: int) -> str:
+def _markdown(outcome: ReplayRecord, most: int) -> str:
     from retrieval_eval.formats.markdown_text import md_text
 
     c = outcome.comparison
@@ -216,7 +216,7 @@ def _change_doc(m: QueryChange) -> dict[str, Any]:
     }
 
 
-def replay_document(outcome: ReplayOutcome, most: int = 10) -> dict[str, Any]:
+def replay_document(outcome: ReplayRecord, most: int = 10) -> dict[str, Any]:
     """The replay's JSON contract."""
     c = outcome.comparison
     return {
@@ -228,9 +228,9 @@ def replay_document(outcome: ReplayOutcome, most: int = 10) -> dict[str, Any]:
         "privacy": outcome.sample.privacy,
         "retriever": outcome.retriever,
         "against": outcome.against,
-        "compared_replay_id": outcome.compared.id if outcome.compared else None,
+        "compared_replay_id": outcome.compared_id if outcome.before is not None else None,
         "index_version": outcome.index_version,
-        "compared_index_version": outcome.compared.index_version if outcome.compared else None,
+        "compared_index_version": outcome.compared_index_version,
         "k": c.k,
         "p": c.p,
         "state": c.state,

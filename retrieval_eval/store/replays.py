@@ -9,7 +9,7 @@ and retriever that is not ``invalid``; replays of different samples are never co
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, fields
 from datetime import UTC, datetime
 from typing import Any
@@ -17,8 +17,8 @@ from typing import Any
 from sqlalchemy import Connection, delete, func, insert, select
 
 from retrieval_eval.errors import UnknownNameError
-from retrieval_eval.replay.carry import same_named
 from retrieval_eval.replay.compare import Comparison, QueryChange, Ranked
+from retrieval_eval.replay.record import ReplayRecord
 from retrieval_eval.replay.samples import QuerySample, SampledQuery
 from retrieval_eval.store.schema import query_sample, query_sample_item, replay_ranking, replay_run
 from retrieval_eval.store.store import Store, inserted_id
@@ -51,8 +51,8 @@ COPY_TYPES = (
 
 
 @dataclass(frozen=True, slots=True)
-class _Replay:
-    """What names a replay, saved or read back: its key, sample, retriever, k, p and date."""
+class StoredReplay:
+    """A replay's row: what history, the dashboard and alerts read."""
 
     run_key: str
     sample_id: int
@@ -61,12 +61,6 @@ class _Replay:
     k: int
     p: float
     run_date: datetime
-
-
-@dataclass(frozen=True, slots=True)
-class StoredReplay(_Replay):
-    """A replay's row: what history, the dashboard and alerts read."""
-
     id: int
     index_version: str | None
     package_version: str | None
@@ -80,18 +74,6 @@ class StoredReplay(_Replay):
     weighted_mean_rbo: float | None
     weighted_top1_changed: float | None
     figures: dict[str, Any]
-
-
-@dataclass(frozen=True, slots=True)
-class ReplayRecord(_Replay):
-    """What one replay saves: its identity, rankings and comparison."""
-
-    rankings: Sequence[Ranked]
-    comparison: Comparison
-    compared_id: int | None = None
-    against: str | None = None
-    index_version: str | None = None
-    package_version: str | None = None
 
 
 def save_sample(store: Store, sample: QuerySample) -> int:
@@ -186,7 +168,10 @@ def _sample(conn: Connection, row: Any) -> QuerySample:
 
 
 def save_replay(store: Store, record: ReplayRecord) -> int:
-    """Save a replay and its rankings in one transaction; idempotent on ``run_key``."""
+    """Save a replay (its sample stored: ``sample_id``) and its rankings in one transaction;
+    idempotent on ``run_key``."""
+    if record.sample_id is None:
+        raise ValueError("a replay is saved once its sample is: store the sample first")
     comparison = record.comparison
     figures = _figures(comparison)
     with store._guard(), store.engine.begin() as conn:
@@ -200,8 +185,17 @@ def save_replay(store: Store, record: ReplayRecord) -> int:
             conn,
             replay_run,
             dict(
-                # the columns the record has a field of the same name for
-                same_named(record, replay_run.columns.keys()),
+                run_key=record.run_key,
+                sample_id=record.sample_id,
+                sample_name=record.sample_name,
+                retriever=record.retriever,
+                k=record.k,
+                p=record.p,
+                run_date=record.started_at,
+                compared_id=record.compared_id,
+                against=record.against,
+                index_version=record.index_version,
+                package_version=record.package_version,
                 created_at=datetime.now(UTC),
                 query_count=len(record.rankings),
                 error_count=sum(1 for r in record.rankings if r.error is not None),

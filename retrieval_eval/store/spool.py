@@ -6,7 +6,6 @@ atomically (temporary file, then rename) so a crash never leaves half a run, and
 leaves no ``.partial`` behind. A file holds the run, the thresholds, any pinned baseline and the
 store it was meant for (its URL without the password, and a fingerprint of the full URL), so
 replaying judges the run exactly as ``run`` would have, in the store ``run`` would have used.
-def read_spool(path: Path) -> SpooledRun | SpooledReplay:
 
 A file that cannot be replayed is set aside in ``rejected/`` beside a ``.reason`` text file; one
 replay at a time holds the folder's lock (:func:`replay_lock`, an ``flock`` on the folder itself,
@@ -33,7 +32,7 @@ from retrieval_eval.config.models import Thresholds
 from retrieval_eval.errors import InvalidInputError, RetrievalEvalError
 from retrieval_eval.evaluation.results import RunResult
 from retrieval_eval.paths import home_dir
-from retrieval_eval.replay.compare import DriftThresholds
+from retrieval_eval.replay.record import ReplayRecord
 from retrieval_eval.safety.limits import quote
 
 SPOOL_VERSION = 1
@@ -64,46 +63,6 @@ class SpooledRun(BaseModel):
         return f"{self.run_key}.json"
 
 
-# one query of a sample as spooled: key, stored text, count, bucket, the log's id
-SpooledQuery = tuple[str, str, int, Literal["head", "torso", "tail"], str | None]
-# one query's ranking: key, top-k distinct ids, error
-SpooledRanking = tuple[str, list[str], str | None]
-
-
-class SpooledReplay(BaseModel):
-    """A replay the store could not take: everything ``db flush`` needs to compare and save it
-    without the config, the log or the retriever."""
-
-    kind: Literal["replay"] = "replay"
-    version: int = SPOOL_VERSION
-    run_key: str
-    started_at: datetime  # when it was replayed: its run_date once saved
-    sample_name: str
-    privacy: Literal["redacted", "hashed", "plain"]
-    log_queries: int
-    log_traffic: int
-    queries: list[SpooledQuery]
-    retriever: str
-    k: int
-    p: float
-    thresholds: DriftThresholds
-    rankings: list[SpooledRanking]
-    # "previous": the valid replay of the series before it; "replay": ``compared_id``;
-    # "retriever": ``before``, another retriever's rankings replayed at the same time
-    compare_with: Literal["previous", "replay", "retriever"] = "previous"
-    compared_id: int | None = None
-    against: str | None = None
-    before: list[SpooledRanking] | None = None
-    index_version: str | None = None
-    package_version: str | None = None
-    store: str | None = None
-    store_fingerprint: str | None = None
-
-    @property
-    def file_name(self) -> str:
-        return f"replay-{self.run_key}.json"
-
-
 def _kind(value: Any) -> str:
     """A file's kind; files written before replays were spooled are runs."""
     kind = value.get("kind", "run") if isinstance(value, dict) else getattr(value, "kind", "run")
@@ -111,10 +70,10 @@ def _kind(value: Any) -> str:
 
 
 SpoolEntry = Annotated[
-    Annotated[SpooledRun, Tag("run")] | Annotated[SpooledReplay, Tag("replay")],
+    Annotated[SpooledRun, Tag("run")] | Annotated[ReplayRecord, Tag("replay")],
     Discriminator(_kind),
 ]
-_ENTRY: TypeAdapter[SpooledRun | SpooledReplay] = TypeAdapter(SpoolEntry)
+_ENTRY: TypeAdapter[SpooledRun | ReplayRecord] = TypeAdapter(SpoolEntry)
 
 
 class FlushBusyError(RetrievalEvalError):
@@ -127,7 +86,7 @@ def default_spool_dir() -> Path:
     return home_dir() / "spool"
 
 
-def write_spool(entry: SpooledRun | SpooledReplay, spool_dir: Path | None = None) -> Path:
+def write_spool(entry: SpooledRun | ReplayRecord, spool_dir: Path | None = None) -> Path:
     """Write one spooled run or replay; return its path. Rewriting the same one replaces its
     file."""
     folder = spool_dir or default_spool_dir()
@@ -154,7 +113,7 @@ class Kept:
     problem: str | None = None
 
 
-def keep_spooled(entry: SpooledRun | SpooledReplay, spool_dir: Path | None = None) -> Kept:
+def keep_spooled(entry: SpooledRun | ReplayRecord, spool_dir: Path | None = None) -> Kept:
     """Write ``entry`` (a run or a replay) to the spool; when the folder cannot take it
     (OSError: full, read-only), to a new folder of the system's temporary folder, readable by
     this user only (it holds the questions or queries), which ``db flush --spool-dir``
@@ -181,7 +140,7 @@ def _why(exc: OSError) -> str:
     return exc.strerror or type(exc).__name__
 
 
-def read_spool(path: Path) -> SpooledRun | SpooledReplay:
+def read_spool(path: Path) -> SpooledRun | ReplayRecord:
     """Load one spool file; InvalidInputError names the file and what is wrong with it."""
     try:
         data: Any = json.loads(path.read_text(encoding="utf-8"))

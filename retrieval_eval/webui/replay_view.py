@@ -13,10 +13,9 @@ from typing import TYPE_CHECKING, Any
 from fastapi import HTTPException
 from pydantic import BaseModel, Field
 
-from retrieval_eval.replay.carry import carried
-
 if TYPE_CHECKING:
     from retrieval_eval.store import Store
+    from retrieval_eval.store.replays import StoredReplay
 
 PAGE_SIZE = 50
 
@@ -71,14 +70,21 @@ class ReplayPage(BaseModel):
     queries: list[Moved]
 
 
-def _row(stored: Any, compared_version: str | None = None) -> ReplayRow:
-    return carried(
-        ReplayRow,
-        stored,
+def _row(stored: StoredReplay, compared_version: str | None = None) -> ReplayRow:
+    return ReplayRow(
         replay_id=stored.id,
+        run_date=stored.run_date,
+        state=stored.state,
+        index_version=stored.index_version,
         compared_index_version=compared_version,
+        compared_id=stored.compared_id,
+        against=stored.against,
         queries=stored.query_count,
         errors=stored.error_count,
+        mean_rbo=stored.mean_rbo,
+        top1_changed=stored.top1_changed,
+        weighted_mean_rbo=stored.weighted_mean_rbo,
+        weighted_top1_changed=stored.weighted_top1_changed,
     )
 
 
@@ -129,23 +135,28 @@ def replay_page(
             404, f"page {page} of replay {replay_id} does not exist ({pages} pages)"
         )
     compared = get_replay(opened, stored.compared_id) if stored.compared_id else None
-    return carried(
-        ReplayPage,
-        stored,
+    return ReplayPage(
         replay=_row(stored, compared.index_version if compared else None),
         sample=stored.sample_name,
+        retriever=stored.retriever,
+        k=stored.k,
+        p=stored.p,
+        figures=stored.figures,
         bucket=bucket,
         page=page,
         pages=pages,
         total=total,
         queries=[
-            carried(
-                Moved,
-                c,
+            Moved(
                 query=c.text,
+                count=c.count,
+                bucket=c.bucket,
+                rbo=c.rbo,
+                top1_changed=c.top1_changed,
                 before=list(c.before),
                 after=list(c.ids),
                 moves=_moves(list(c.before), list(c.ids)),
+                error=c.error,
             )
             for c in shown
         ],

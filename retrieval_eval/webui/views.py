@@ -183,20 +183,22 @@ def overview(store: Store | None, runs: int) -> Overview:
 
 
 def _replay_series(store: Store) -> list[ReplaySeries]:
-    from retrieval_eval.replay.carry import carried
     from retrieval_eval.store.replays import replay_history, replay_pairs
 
     series = []
     for sample, retriever, count in replay_pairs(store):
         latest = replay_history(store, sample, retriever, 1)[0]
         series.append(
-            carried(
-                ReplaySeries,
-                latest,
+            ReplaySeries(
                 sample=sample,
                 retriever=retriever,
                 replays=count,
                 latest_id=latest.id,
+                state=latest.state,
+                mean_rbo=latest.mean_rbo,
+                top1_changed=latest.top1_changed,
+                index_version=latest.index_version,
+                against=latest.against,
             )
         )
     return series

@@ -8,7 +8,7 @@ with no stored run on the set is an error naming what is stored and suggesting `
 
 Besides: lint's completeness candidates (``--corpus``, else the corpus of the first retriever
 that has one), a stored replay's most-changed queries (:func:`retrieval_eval.workflows.replay.
-stored_outcome`), and the texts of every candidate from the retrievers that offer
+stored_record`), and the texts of every candidate from the retrievers that offer
 ``document_texts`` (each asked once, for the ids still without a text). What could not be done
 (no corpus, a retriever the config does not build, a text lookup that failed) is a note, not an
 error: the candidates found stand.
@@ -141,11 +141,11 @@ def gather(
             extra.extend(_lint_candidates(config, golden, corpus, opened, notes, judgments))
         if replay_id is not None:
             from retrieval_eval.replay.draft import draft_rows, refuse_hashed
-            from retrieval_eval.replay.samples import resolve_texts
-            from retrieval_eval.workflows.replay import stored_outcome
+            from retrieval_eval.workflows.replay import stored_record
+            from retrieval_eval.workflows.samples import resolve_texts
 
             assert store is not None
-            outcome = stored_outcome(store, replay_id)
+            outcome = stored_record(store, replay_id)
             asked = None
             if captured_text:
                 spec = config.sample_spec(outcome.sample_name)

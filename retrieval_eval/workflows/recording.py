@@ -40,8 +40,9 @@ from retrieval_eval.verdicts.models import Cause
 from retrieval_eval.verdicts.regression import Verdict, detect_regression
 
 if TYPE_CHECKING:  # the store (SQLAlchemy) is imported by the calls that open one
+    from retrieval_eval.replay.record import ReplayRecord
     from retrieval_eval.store import Store, StoredRun
-    from retrieval_eval.store.spool import Kept, SpooledReplay, SpooledRun
+    from retrieval_eval.store.spool import Kept, SpooledRun
 
 
 class Recorded(BaseModel):
@@ -244,7 +245,7 @@ class Flushed(BaseModel):
     unreachable_exit_code: int = 3  # its kind: 2 for a store a newer retrieval-eval migrated
 
 
-def replay_target(entry: SpooledRun | SpooledReplay, fallback: str) -> str | None:
+def replay_target(entry: SpooledRun | ReplayRecord, fallback: str) -> str | None:
     """The store a spooled run goes to: the one it recorded, with its password from
     ``fallback`` (the store the flags name) when their fingerprints agree, as recorded when the
     URL holds no password; ``fallback`` for a file that recorded none. None: unknown."""

@@ -68,7 +68,7 @@ def test_no_query_ranked_by_both_replays_is_nothing_to_compare() -> None:
 
 
 def test_a_dag_run_with_nothing_to_compare_takes_the_invalid_replay_branch() -> None:
-    from retrieval_eval.airflow import replay_steps
+    from retrieval_eval.airflow import replay_tasks
 
-    assert replay_steps.choose_branch({"state": "empty"}) == replay_steps.BRANCH_INVALID
-    assert replay_steps.choose_branch({"state": "no_drift"}) == replay_steps.BRANCH_OK
+    assert replay_tasks.choose_branch("empty") == replay_tasks.BRANCH_INVALID
+    assert replay_tasks.choose_branch("no_drift") == replay_tasks.BRANCH_OK

@@ -182,31 +182,26 @@ def test_the_dag_steps_ask_the_captured_text_on_two_nights(
     monkeypatch: pytest.MonkeyPatch,
     capsys: pytest.CaptureFixture[str],
 ) -> None:
-    from retrieval_eval.airflow import replay_steps
+    from retrieval_eval.workflows.replay import Replay, ReplayJob, ReplayPart
 
     config = str(_config(tmp_path, monkeypatch, privacy))
     url = f"sqlite:///{tmp_path / 'store.sqlite'}"
     states = []
     for night in (1, 2):
-        planned = replay_steps.plan_replay(config, "log", "recorder", 2, store_url=url)
-        batches = [
-            replay_steps.replay_batch(config, "log", "recorder", b, store_url=url) for b in planned
-        ]
-        for batch in batches:
-            _holds_none("an XCom", json.dumps(batch))
-        saved = replay_steps.compare_and_save(
-            config,
-            "log",
-            "recorder",
-            batches,
-            sample_id=planned[0]["sample_id"],
-            fingerprint=planned[0]["fingerprint"],
-            store_url=url,
+        # as the DAG's tasks run the steps: a workflow rebuilt from the job in each task
+        job = ReplayJob(
+            config_path=config, sample="log", retriever="recorder", store_url=url,
             run_key=f"night-{night}",
-        )
-        _holds_none("the saved summary", json.dumps(saved))
-        states.append(saved["state"])
-        (why,) = saved["error_reasons"]  # for the alert and the failed task's message
+        )  # fmt: skip
+        planned = Replay(job).plan(2)
+        batches = [Replay(job).execute(b).model_dump_json() for b in planned]
+        for batch in batches:
+            _holds_none("an XCom", batch)
+        flow = Replay(job)
+        saved = flow.record(flow.reduce([ReplayPart.model_validate_json(b) for b in batches]))
+        _holds_none("the saved replay", saved.model_dump_json())
+        states.append(saved.comparison.state)
+        (why,) = saved.comparison.error_reasons()  # for the alert and the failed task's message
         assert why["count"] == 1 and why["reason"].endswith("RuntimeError")
         assert _asked(tmp_path) == Counter({t: night for t in ASKED})
     assert states == ["first", "no_drift"]

@@ -10,8 +10,9 @@ import pytest
 from retrieval_eval.replay.compare import DriftThresholds, Ranked, compare
 from retrieval_eval.replay.rbo import rbo
 from retrieval_eval.replay.run import ReplaySettings, replay_sample
-from retrieval_eval.replay.samples import SampleSource, SampleSpec, build_sample
+from retrieval_eval.replay.specs import SampleSource, SampleSpec
 from retrieval_eval.retrievers.base import FunctionRetriever
+from retrieval_eval.workflows.samples import build_sample
 
 
 def sample_of(tmp_path: Path, queries: dict[str, int], privacy: str = "plain"):

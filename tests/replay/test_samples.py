@@ -11,13 +11,8 @@ import pytest
 from pydantic import ValidationError
 
 from retrieval_eval.errors import SampleError, SourceUnavailableError
-from retrieval_eval.replay.samples import (
-    SampleSource,
-    SampleSpec,
-    build_sample,
-    read_log,
-    resolve_texts,
-)
+from retrieval_eval.replay.specs import SampleSource, SampleSpec
+from retrieval_eval.workflows.samples import build_sample, read_log, resolve_texts
 
 
 def write_jsonl(path: Path, rows: list[dict]) -> Path:

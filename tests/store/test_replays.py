@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
 
-from retrieval_eval.replay.compare import Ranked, compare
+from retrieval_eval.replay.compare import Ranked
+from retrieval_eval.replay.record import Ranking, ReplayRecord
 from retrieval_eval.replay.samples import QuerySample, SampledQuery
 from retrieval_eval.store import Store
 from retrieval_eval.store.replays import (
-    ReplayRecord,
     get_replay,
     latest_sample,
     previous_replay,
@@ -48,16 +48,19 @@ def record(
     compared_id: int | None = None,
     key: str = "r",
 ) -> ReplayRecord:
-    return ReplayRecord(
+    def packed(rows: list[Ranked]) -> list[Ranking]:
+        return [Ranking(r.key, list(r.ids), r.error) for r in rows]
+
+    return ReplayRecord.of_sample(
+        SAMPLE,
         run_key=key,
         sample_id=sample_id,
-        sample_name=SAMPLE.name,
         retriever="bm25",
         k=10,
         p=0.9,
-        run_date=when,
-        rankings=rows,
-        comparison=compare(before, rows),
+        started_at=when,
+        rankings=packed(rows),
+        before=None if before is None else packed(before),
         compared_id=compared_id,
         index_version="2026-11-30.2",
         package_version="0.1.0",
@@ -123,9 +126,11 @@ def test_a_replay_is_saved_whole_or_not_at_all(store: Store) -> None:
 
     sample_id = save_sample(store, SAMPLE)
     rows = ranked()
-    keyless = [*rows, rows[0]._replace(key=None)]  # type: ignore[arg-type]
-    with pytest.raises(StoreUnavailableError):
-        save_replay(store, record(sample_id, keyless, None, datetime.now(UTC)))
+    whole = record(sample_id, rows, None, datetime.now(UTC))
+    assert whole.comparison.state == "first"  # computed once, for the rankings swapped below
+    keyless = [*whole.rankings, whole.rankings[0]._replace(key=None)]
+    with pytest.raises(StoreUnavailableError):  # the model would refuse it: swapped in unchecked
+        save_replay(store, whole.model_copy(update={"rankings": keyless}))
     with pytest.raises(ValueError, match="two rankings of one query"):
         save_replay(store, record(sample_id, [*rows, rows[0]], None, datetime.now(UTC)))
     with store.engine.connect() as conn:

@@ -105,31 +105,30 @@ def _replays(store: Any) -> int:
     sample is named by the set's payload, the index version by the corpus revision's."""
     from datetime import UTC, datetime, timedelta
 
-    from retrieval_eval.replay.compare import Ranked, compare
+    from retrieval_eval.replay.record import Ranking, ReplayRecord
     from retrieval_eval.replay.samples import QuerySample, SampledQuery
-    from retrieval_eval.store.replays import ReplayRecord, save_replay, save_sample
+    from retrieval_eval.store.replays import save_replay, save_sample
 
     sample = QuerySample(P["set"], "plain", (SampledQuery("k1", P["question"], 5, "head"),), 1, 5)
     sample_id = save_sample(store, sample)
-    first = [Ranked("k1", P["question"], 5, "head", (P["expected_id"], P["retrieved_id"]))]
-    moved = [Ranked("k1", P["question"], 5, "head", (P["retrieved_id"], "doc-z"))]
+    first = [Ranking("k1", [P["expected_id"], P["retrieved_id"]])]
+    moved = [Ranking("k1", [P["retrieved_id"], "doc-z"])]
     ids = []
     for day, rows, before in ((0, first, None), (1, moved, first)):
         ids.append(
             save_replay(
                 store,
-                ReplayRecord(
+                ReplayRecord.of_sample(
+                    sample,
                     run_key=f"replay-{day}",
                     sample_id=sample_id,
-                    sample_name=P["set"],
                     retriever=P["retriever"],
                     k=10,
                     p=0.9,
-                    run_date=datetime.now(UTC) - timedelta(days=1 - day),
+                    started_at=datetime.now(UTC) - timedelta(days=1 - day),
                     rankings=rows,
-                    comparison=compare(before, rows),
-                    compared_id=ids[0] if ids else None,
-                    against=f"replay {ids[0]}" if ids else None,
+                    before=before,
+                    compared_id=ids[0] if ids else None,  # against: "replay N", as compared
                     index_version=P["corpus_revision"],
                 ),
             )
