@@ -13,9 +13,9 @@ import math
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from retrieval_eval.airflow.steps import batch_count
 from retrieval_eval.config.models import load_config
 from retrieval_eval.errors import InvalidInputError
+from retrieval_eval.workflows.labelled_run import batch_count
 
 if TYPE_CHECKING:
     from retrieval_eval.store import Store
@@ -36,7 +36,7 @@ def plan_replay(
     min_batch_questions: int = 1,
 ) -> list[dict[str, Any]]:
     """Draw and store the sample (once), fill the retrievers' caches, split into batches
-    (:func:`retrieval_eval.airflow.steps.batch_count`: one per ``min_batch_questions``)."""
+    (:func:`retrieval_eval.workflows.labelled_run.batch_count`: one per ``min_batch_questions``)."""
     from retrieval_eval.store import open_store
     from retrieval_eval.workflows.replay import stored_sample
 

@@ -12,7 +12,7 @@ from typing import Any
 from airflow.sdk import get_current_context, task
 from airflow.sdk.exceptions import AirflowFailException
 
-from retrieval_eval.airflow.tasks import bad_input_fails_at_once, dag_run_marks, store_url
+from retrieval_eval.airflow.runtime import bad_input_fails_at_once, dag_run_marks, store_url
 from retrieval_eval.reports.links import replay_page_url
 
 
