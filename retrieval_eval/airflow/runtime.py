@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 from retrieval_eval.errors import InvalidInputError
 
 if TYPE_CHECKING:  # the workflows are imported by the tasks that run them, not by a DAG file
+    from retrieval_eval.config.models import Config
     from retrieval_eval.workflows.base import Workflow
 
 INDEX_VERSION_KEYS = ("index_version", "version", "build")
@@ -38,8 +39,9 @@ def bad_input_fails_at_once() -> Iterator[None]:
         raise AirflowFailException(str(exc)) from None
 
 
-def store_url(job: Mapping[str, Any]) -> str:
-    """The store at run time: the Airflow connection when configured, else the usual lookup."""
+def store_url(job: Mapping[str, Any], config: Config | None = None) -> str:
+    """The store at run time: the Airflow connection when configured, else the usual lookup
+    (``config``: the job's, when the caller has read it already)."""
     from airflow.sdk import BaseHook
 
     from retrieval_eval.airflow.hooks import connection_store
@@ -47,7 +49,7 @@ def store_url(job: Mapping[str, Any]) -> str:
     from retrieval_eval.store import store_url_for
 
     return store_url_for(
-        load_config(job.get("config_path")),
+        config if config is not None else load_config(job.get("config_path")),
         job.get("store_connection_id"),
         lambda conn_id: connection_store(BaseHook.get_connection(conn_id)),
     )
@@ -161,6 +163,7 @@ def labelled_run(
     """The labelled run of ``job`` in this DAG run: the Params override the job's settings and
     thresholds (a Param's ``baseline_run_id`` pins the baseline), and the job's own
     ``index_version`` wins over the triggering asset event's."""
+    from retrieval_eval.config.models import load_config
     from retrieval_eval.workflows.labelled_run import LabelledRun, LabelledRunJob
 
     params = context.get("params") or {}
@@ -178,13 +181,14 @@ def labelled_run(
             "started_at": getattr(dag_run, "start_date", None),
         }
     )
-    url = functools.cache(lambda: store_url(job))
+    config = load_config(spec.config_path)  # read once per task: the store's and the run's
+    url = functools.cache(lambda: store_url(job, config))
     # resolving the store registers its password with the redaction policy: a search service
     # that echoes it must not put it in any task's log or XCom; a bad store fails the plan
     # (its check, in order) and the record task, never retrieval
     with contextlib.suppress(Exception):
         url()
-    return LabelledRun(spec, store_url=url)
+    return LabelledRun(spec, store_url=url, config=config)
 
 
 BINDERS: dict[

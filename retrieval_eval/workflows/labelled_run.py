@@ -177,18 +177,11 @@ def _check_gated(settings: RunSettings, limits: Thresholds, given: Mapping[str, 
         )
 
 
-def evaluate_run(plan: Plan, *, progress: bool = False) -> RunResult:
-    """Build the retriever, evaluate the set, and find its dead labels (one ``existing_ids``
-    call while the retriever is open: stale labels are left out of the verdict)."""
-    with opened_retriever(plan.config, plan.retriever_name) as retriever:
-        return evaluate_opened(plan, retriever, progress=progress)
-
-
 def evaluate_opened(
     plan: Plan, retriever: EvaluatableRetriever, *, progress: bool = False
 ) -> RunResult:
-    """:func:`evaluate_run` with the retriever already open (``sets pool --fresh`` also asks it
-    for texts); the caller closes it."""
+    """Evaluate the plan's set with the retriever already open and find its dead labels (``sets
+    pool --fresh`` also asks it for texts); the caller closes it."""
     result = evaluate(plan.golden_set, retriever, plan.settings, progress=progress)
     return attach_dead_labels(result, plan.golden_set, retriever)
 
@@ -256,10 +249,11 @@ def run_evaluation(
     progress: bool = False,
     **overrides: Any,
 ) -> RunResult:
-    """Load, build, evaluate; the retriever is closed afterwards when it can be."""
-    return evaluate_run(
-        resolve_run(config, set_name, retriever_name, run=overrides), progress=progress
-    )
+    """Load, build, evaluate (the labelled run's plan, execute and reduce, in this process, as
+    one batch); the retriever is closed afterwards when it can be. Nothing is recorded."""
+    job = LabelledRunJob(set=set_name, retriever=retriever_name, run=overrides)
+    workflow = LabelledRun(job, config=config, progress=progress)
+    return workflow.reduce([workflow.execute(batch) for batch in workflow.plan()]).result
 
 
 LINT_FINDINGS_KEPT = 50  # findings stored with the run; the counts cover all of them
