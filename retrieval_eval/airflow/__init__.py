@@ -1,7 +1,9 @@
-"""The Airflow layer: the DAG factory and alert senders. The only Airflow-aware code in the package.
+"""The Airflow layer: the DAG factory, the one workflow adapter, alert senders. The only
+Airflow-aware code in the package.
 
 ``build_evaluation_dag`` turns one configured evaluation into a DAG; ``build_dags`` builds every
-evaluation of a config. They are imported on first use, which imports Airflow: Airflow itself
+evaluation of a config; ``evaluate_retrieval`` adds a labelled run to a team's own DAG as a task
+group (``verdict_of`` its outcome). They are imported on first use, which imports Airflow: Airflow itself
 imports :mod:`retrieval_eval.airflow.provider` while its configuration loads, before
 ``airflow.sdk`` can be imported.
 """
@@ -10,11 +12,17 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from retrieval_eval.airflow.factory import build_dags, build_evaluation_dag, dag_id_for
+    from retrieval_eval.airflow.group import evaluate_retrieval, verdict_of
 
-__all__ = ["build_dags", "build_evaluation_dag", "dag_id_for"]
+__all__ = ["build_dags", "build_evaluation_dag", "dag_id_for", "evaluate_retrieval", "verdict_of"]
+_GROUP = {"evaluate_retrieval", "verdict_of"}
 
 
 def __getattr__(name: str) -> Any:
+    if name in _GROUP:
+        from retrieval_eval.airflow import group
+
+        return getattr(group, name)
     if name in __all__:
         from retrieval_eval.airflow import factory
 

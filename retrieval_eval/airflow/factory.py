@@ -1,22 +1,23 @@
 """The DAG factory: one DAG per configured (golden set, retriever) pair.
 
-load_golden_set → [lint] → retrieve (mapped over batches) → score → persist (its "Run page"
-extra link: :mod:`retrieval_eval.airflow.links`) → check_regression →
-one of alert_regression / alert_invalid_run / no_regression / baseline (a first run), plus
-alert_labels when the verdict names dead labels (expected ids no longer in the index: their own
-alert, never a regression), plus, for an evaluation with ``approve_baseline``, request_approval
-for a regression or a run under changed labels: it starts the evaluation's approval DAG
-(approve_baseline, a human-in-the-loop request, → accept_baseline:
-:mod:`retrieval_eval.airflow.approval`), so the evaluation's DAG run ends without waiting. The evaluation's ``fail_on_regression`` and ``fail_on_dead_labels``
-end the DAG run failed after the alert.
-
-``lint`` is there unless the config says ``lint: off``: it runs after ``load_golden_set`` (so
-the adapter cache is built) and before retrieval; its findings reach ``score`` (the run's
-``dead_labels`` and stored ``lint`` details). ``lint: fail`` fails the run there on any error.
+The labelled run's four steps come from the one adapter (:mod:`retrieval_eval.airflow.adapter`),
+under the task ids the DAG always had: load_golden_set (plan: every option checked, the
+retriever's cache built, the set linted unless the config says ``lint: off``; ``lint: fail``
+fails the run there on any error) → retrieve (execute, mapped over batches) → score (reduce) →
+persist (record; its "Run page" extra link: :mod:`retrieval_eval.airflow.links`) →
+check_regression → one of alert_regression / alert_invalid_run / no_regression / baseline (a
+first run), plus alert_labels when the verdict names dead labels (expected ids no longer in the
+index: their own alert, never a regression), plus, for an evaluation with ``approve_baseline``,
+request_approval for a regression or a run under changed labels: it starts the evaluation's
+approval DAG (approve_baseline, a human-in-the-loop request, → accept_baseline:
+:mod:`retrieval_eval.airflow.approval`), so the evaluation's DAG run ends without waiting. The
+evaluation's ``fail_on_regression`` and ``fail_on_dead_labels`` end the DAG run failed after the
+alert.
 
 Building a DAG is cheap: nothing here loads a set, builds a retriever or opens the store; the
-tasks (:mod:`retrieval_eval.airflow.tasks`) do that at run time through
-:mod:`retrieval_eval.airflow.steps`. This module wires them and nothing else.
+tasks do that at run time through the workflow
+(:class:`~retrieval_eval.workflows.labelled_run.LabelledRun`). This module wires them and
+nothing else.
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ from typing import Any
 from airflow.sdk import DAG, Asset, AssetAny, AssetOrTimeSchedule, CronTriggerTimetable, Param
 
 from retrieval_eval.airflow import tasks
+from retrieval_eval.airflow.adapter import workflow_tasks
 from retrieval_eval.airflow.deadline import deadline_for
 from retrieval_eval.airflow.links import RunPageLink
 from retrieval_eval.config.models import (
@@ -39,6 +41,13 @@ from retrieval_eval.config.models import (
 )
 
 START_DATE = datetime(2024, 1, 1, tzinfo=UTC)
+# the labelled run's steps under the task ids its DAG has always had
+LABELLED_RUN_TASK_IDS = {
+    "plan": "load_golden_set",
+    "execute": "retrieve",
+    "reduce": "score",
+    "record": "persist",
+}
 
 
 def dag_id_for(set_identifier: str, retriever: str) -> str:
@@ -128,7 +137,8 @@ def job_for(
     options: AirflowOptions,
     lint_mode: str = "off",
 ) -> dict[str, Any]:
-    """What every task of the evaluation's DAG needs to know, as a small JSON-able dict."""
+    """What every task of the evaluation's DAG needs to know, as a small JSON-able dict: the
+    fields of :class:`~retrieval_eval.workflows.labelled_run.LabelledRunJob` it sets."""
     return {
         "config_path": config_path,
         "set": evaluation.set,
@@ -173,7 +183,8 @@ def build_evaluation_dag(
     """Build the DAG for one evaluation; ``config_path`` is re-read by each task at run time.
 
     ``note`` is added to the DAG's documentation (the demo DAG says why it is there).
-    ``lint_mode`` (``off``, ``warn``, ``fail``: the config's ``lint.mode``) adds the lint task.
+    ``lint_mode`` (``off``, ``warn``, ``fail``: the config's ``lint.mode``) lints the set in the
+    plan task, before any retrieval.
     """
     options = airflow_options or AirflowOptions()
     job = job_for(evaluation, config_path, options, lint_mode)
@@ -187,14 +198,8 @@ def build_evaluation_dag(
         params=_params(),
     ) as dag:
         # XComArgs stand in for the values at run time (typed Any for the checker)
-        planned: Any = tasks.load_golden_set(job=job)
-        batches: Any = tasks.retrieve.partial(job=job).expand(batch=planned)
-        lint: Any = None
-        if lint_mode != "off":
-            lint = tasks.lint(job=job)
-            planned >> lint >> batches
-        result: Any = tasks.score(job=job, batch_results=batches, lint_outcome=lint)
-        recorded: Any = tasks.persist(job=job, result=result)
+        run = workflow_tasks("labelled_run", job, task_ids=LABELLED_RUN_TASK_IDS)
+        recorded: Any = run.outcome
         # the DAG run's way to its run page (Airflow lets a task set no note on its DAG run)
         recorded.operator.operator_extra_links = (RunPageLink(),)
         approval = {"approve_baseline": True} if evaluation.approve_baseline else {}
@@ -202,10 +207,10 @@ def build_evaluation_dag(
             recorded=recorded, ui_base_url=options.ui_base_url, **approval
         )
         branch >> [
-            tasks.alert_regression(job=job, result=result, recorded=recorded),
-            tasks.alert_invalid_run(job=job, result=result, recorded=recorded),
-            tasks.alert_labels(job=job, result=result, recorded=recorded),
-            tasks.no_regression(recorded=recorded, job=job, result=result),
+            tasks.alert_regression(job=job, recorded=recorded),
+            tasks.alert_invalid_run(job=job, recorded=recorded),
+            tasks.alert_labels(job=job, recorded=recorded),
+            tasks.no_regression(recorded=recorded, job=job),
             tasks.baseline(recorded=recorded),
         ]
         if evaluation.approve_baseline:

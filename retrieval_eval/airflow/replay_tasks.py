@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 from airflow.sdk import get_current_context, task
 from airflow.sdk.exceptions import AirflowFailException
 
-from retrieval_eval.airflow.tasks import bad_input_fails_at_once, dag_run_marks, store_url
+from retrieval_eval.airflow.runtime import bad_input_fails_at_once, dag_run_marks, store_url
 from retrieval_eval.reports.links import replay_page_url
 
 if TYPE_CHECKING:
@@ -53,7 +53,7 @@ def _record(saved: dict[str, Any]) -> ReplayRecord:
 @task
 def load_sample(job: dict[str, Any]) -> list[dict[str, Any]]:
     """Draw and store the sample once, fill the retrievers' caches, split into batches."""
-    from retrieval_eval.airflow.steps import MAX_MAP_LENGTH
+    from retrieval_eval.airflow.adapter import MAX_MAP_LENGTH
 
     with bad_input_fails_at_once():
         batches = _replay(job).plan(min(job["max_batches"], MAX_MAP_LENGTH))

@@ -24,8 +24,7 @@ from retrieval_eval.cli.options import (
 
 if TYPE_CHECKING:
     from retrieval_eval.config.models import Config
-    from retrieval_eval.workflows.labelled_run import PipelineRun
-    from retrieval_eval.workflows.recording import Recorded
+    from retrieval_eval.workflows.recording import RunRecord
 
 
 def _cutoffs(ctx: click.Context, param: click.Parameter, value: str | None) -> list[int] | None:
@@ -215,7 +214,8 @@ def run(
     from retrieval_eval.config.models import load_config
     from retrieval_eval.errors import Interrupted, InvalidRunError
     from retrieval_eval.verdicts.regression import RegressionDetected
-    from retrieval_eval.workflows.labelled_run import resolve_run, run_pipeline
+    from retrieval_eval.workflows.base import run_in_process
+    from retrieval_eval.workflows.labelled_run import LabelledRun, LabelledRunJob
 
     if output:
         from retrieval_eval.cli.output_file import check_writable
@@ -227,10 +227,10 @@ def run(
     config = load_config(config_path)
     # --no-save with no store file has nothing to compare with: SQLAlchemy is never loaded
     storeless = no_save and baseline_run_id is None and absent_store_file(db, config) is not None
-    plan = resolve_run(
-        config,
-        set_name,
-        retriever_name,
+    job = LabelledRunJob(
+        config_path=config_path,
+        set=set_name,
+        retriever=retriever_name,
         identifier=identifier,
         run={
             "cutoffs": cutoffs,
@@ -245,20 +245,22 @@ def run(
             "max_top3_drop": max_top3_drop,
             **{f"max_top{depth}_drop": drop for depth, drop in max_drops.items()},
         },
-        check_store=None if storeless else lambda: _check_store(db, config),
-    )
-
-    store_url = None if storeless else _store_url(db, config)
-    done = run_pipeline(
-        plan,
-        store_url=store_url,
-        baseline_run_id=baseline_run_id,
         save=not no_save,
-        progress=sys.stderr.isatty() if progress is None else progress,
+        baseline_run_id=baseline_run_id,
         index_version=index_version,
     )
-    result, verdict, failure = done.result, done.verdict, done.recorded.failure()
-    kept = _kept(done.recorded, store_url, fmt)
+    flow = LabelledRun(
+        job,
+        config=config,
+        store_url=None if storeless else lambda: _store_url(db, config),
+        check_store=None if storeless else lambda: _check_store(db, config),
+        progress=sys.stderr.isatty() if progress is None else progress,
+    )
+    flow.resolve()
+    store_url = None if storeless else _store_url(db, config)
+    done = run_in_process(flow)
+    result, verdict, failure = done.result, done.verdict, done.failure()
+    kept = _kept(done, store_url, fmt)
     try:
         _write_report(done, fmt, summary, output, store_url, kept)
     except KeyboardInterrupt as exc:
@@ -278,7 +280,7 @@ def run(
 
 
 def _write_report(
-    done: PipelineRun, fmt: str, summary: bool, output: str | None, store_url: str | None, kept: str
+    done: RunRecord, fmt: str, summary: bool, output: str | None, store_url: str | None, kept: str
 ) -> None:
     """Render the report and write it to ``output`` or stdout (and the headline to the GitHub
     step summary); a write that fails says ``kept``, with the exit code of the store's failure
@@ -289,7 +291,7 @@ def _write_report(
     result, verdict, run_id, spool_path = done.result, done.verdict, done.run_id, done.spool_path
     extra: dict[str, object] = {
         "run_id": run_id,
-        "saved": done.recorded.saved,
+        "saved": done.saved,
         "regression": verdict_document(verdict),
     }
     if spool_path is not None:
@@ -303,7 +305,7 @@ def _write_report(
         _append_step_summary(
             step_summary, render(result, "markdown", extra, verdict=verdict, summary=True)
         )
-    failure = done.recorded.failure()
+    failure = done.failure()
     code = 2 if failure is None else failure.exit_code  # a store failure keeps its exit code
     if output:
         from retrieval_eval.cli.output_file import output_errors
@@ -322,7 +324,7 @@ def _write_report(
             click.echo(text, nl=False)
 
 
-def _kept(recorded: Recorded, store_url: str | None, fmt: str) -> str:
+def _kept(recorded: RunRecord, store_url: str | None, fmt: str) -> str:
     """What a report that could not be written leaves: the saved run, and how to see its report;
     or why the run was not saved, and where it went."""
     run_id = recorded.run_id

@@ -293,9 +293,9 @@ class RunOptions(BaseModel):
 
 
 class LintOptions(PowerOptions):
-    """``sets lint`` and the DAG's optional lint task (:mod:`retrieval_eval.lint`).
+    """``sets lint`` and the DAG's optional lint before retrieval (:mod:`retrieval_eval.lint`).
 
-    ``lint: warn`` is shorthand for ``lint: {mode: warn}``. ``mode``: ``off`` skips the DAG task,
+    ``lint: warn`` is shorthand for ``lint: {mode: warn}``. ``mode``: ``off`` skips it in the DAG,
     ``warn`` records and alerts findings, ``fail`` also fails the run on error findings. The
     thresholds' reasons are in the lint modules' docstrings.
     """
@@ -303,8 +303,8 @@ class LintOptions(PowerOptions):
     model_config = ConfigDict(use_attribute_docstrings=True, extra="forbid")
 
     mode: Literal["off", "warn", "fail"] = "warn"
-    """`off` skips the DAG's lint task, `warn` records and alerts findings, `fail` also fails the
-    run on error findings."""
+    """`off` skips the DAG's lint (its first task lints before retrieval), `warn` records and
+    alerts findings, `fail` also fails the run on error findings."""
     # form honesty: share of a question's stemmed content words found in its best target's text
     match_min_overlap: float = Field(default=0.2, ge=0, le=1)
     """A `match` question shares at least this share of its stemmed content words with its best
@@ -523,7 +523,8 @@ class Config(BaseModel):
     thresholds: Thresholds = Field(default_factory=Thresholds)
     """Regression thresholds (each evaluation may override)."""
     lint: LintOptions = Field(default_factory=LintOptions)
-    """`sets lint` and the DAG's lint task, and the power settings the verdict shares."""
+    """`sets lint` and the DAG's lint before retrieval, and the power settings the verdict
+    shares."""
     dead_labels_baseline: DeadLabelsBaseline = "refuse"
     """May a run whose index lost labelled documents become the baseline: `refuse` or `allow` (per
     evaluation too)."""

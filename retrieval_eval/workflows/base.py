@@ -55,6 +55,12 @@ class Workflow(ABC, Generic[JobT, BatchT, PartT, ReducedT, OutcomeT]):
     def record(self, reduced: ReducedT) -> OutcomeT:
         """Store what was reduced (or spool it when the store is down); the outcome says what."""
 
+    def failure(self, outcome: OutcomeT) -> Exception | None:
+        """The error an outcome ends with although it was recorded (a store that was down and
+        the work spooled): a DAG task raises it to retry, the CLI after its report. None: done.
+        """
+        return None
+
 
 WORKFLOWS: dict[str, type[Workflow]] = {}  # type: ignore[type-arg]
 

@@ -1,5 +1,11 @@
 """Record a run: choose its baseline, judge it, save both. The one call the CLI and the DAG share.
 
+:class:`RunRecord` is the one record of a labelled run once recorded: the result, the thresholds
+it was judged with, the store it was meant for, what recording did (id, verdict, where it was
+spooled) and the power figure. Its JSON is what the DAG's record task hands on (XCom) and what
+the spool keeps: a spool file is the record's :class:`~retrieval_eval.store.spool.SpooledRun`
+fields, so files written before the record existed are read and flushed the same way.
+
 If the store cannot be reached, nothing is lost and nothing is raised: the verdict says the store
 was unreachable (state ``not_comparable``, or ``invalid_run`` for an invalid run), the run goes to
 a spool file (a temporary folder when the spool cannot take it), :attr:`Recorded.spool_path` tells
@@ -23,7 +29,7 @@ judged and saved in one transaction serialised per (set, retriever): see
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel
 
@@ -35,14 +41,17 @@ from retrieval_eval.errors import (
     StoreUnavailableError,
     UnknownNameError,
 )
+from retrieval_eval.evaluation.labels import DeadLabels
 from retrieval_eval.evaluation.results import RunResult
+from retrieval_eval.lint.models import PowerReport
+from retrieval_eval.store.spool import SpooledRun
 from retrieval_eval.verdicts.models import Cause
 from retrieval_eval.verdicts.regression import Verdict, detect_regression
 
 if TYPE_CHECKING:  # the store (SQLAlchemy) is imported by the calls that open one
     from retrieval_eval.replay.record import ReplayRecord
     from retrieval_eval.store import Store, StoredRun
-    from retrieval_eval.store.spool import Kept, SpooledRun
+    from retrieval_eval.store.spool import Kept
 
 
 class Recorded(BaseModel):
@@ -60,6 +69,20 @@ class Recorded(BaseModel):
     def failure(self) -> StoreUnavailableError | None:
         """The error a command ends with for :attr:`problem`, None when there is none."""
         return None if self.problem is None else store_error(self.problem, self.problem_exit_code)
+
+
+class RunRecord(SpooledRun, Recorded):
+    """One labelled run, recorded: what it spools (:class:`SpooledRun`: the result, the
+    thresholds, a pinned baseline, the store it was meant for), what recording did
+    (:class:`Recorded`: its id, its verdict, where it was spooled, the store's failure) and the
+    smallest drop the set's size detects (``power``). The CLI renders it, the DAG's record task
+    returns its JSON, an alert reads it; a spool file holds its :class:`SpooledRun` fields."""
+
+    power: PowerReport | None = None
+
+    @property
+    def dead_labels(self) -> DeadLabels | None:
+        return self.result.dead_labels
 
 
 def later(exit_code: int) -> str:
@@ -132,9 +155,9 @@ def record_run(
     spool_dir: Path | None = None,
     dead_labels_baseline: str = "refuse",
     approve_labels_change: bool = False,
-) -> Recorded:
+) -> RunRecord:
     """Pick the baseline, build the verdict, save run and verdict in one transaction
-    (``approve_labels_change``: see :func:`judge_and_save`).
+    (``approve_labels_change``: see :func:`judge_and_save`); the record says what was done.
 
     Never raises StoreUnavailableError: a store that fails gives a spooled run (when ``save``;
     see :func:`~retrieval_eval.store.spool.keep_spooled` for a spool that fails too), a verdict
@@ -142,13 +165,21 @@ def record_run(
     (exit 2).
     """
     from retrieval_eval.store import mask_url, open_store
-    from retrieval_eval.store.spool import SpooledRun, keep_spooled
+    from retrieval_eval.store.spool import keep_spooled
     from retrieval_eval.store.url import parse_store_url, store_fingerprint
 
     result = errors_redacted(result)
+    shown = mask_url(parse_store_url(store_url))
+    meant: dict[str, Any] = {
+        "result": result,
+        "thresholds": thresholds,
+        "baseline_run_id": baseline_run_id,
+        "store": shown,
+        "store_fingerprint": store_fingerprint(store_url),
+    }
     try:
         with open_store(store_url) as store:
-            return judge_and_save(
+            recorded = judge_and_save(
                 store,
                 result,
                 thresholds,
@@ -157,18 +188,11 @@ def record_run(
                 dead_labels_baseline=dead_labels_baseline,
                 approve_labels_change=approve_labels_change,
             )
+        return RunRecord(
+            **meant, run_id=recorded.run_id, saved=recorded.saved, verdict=recorded.verdict
+        )
     except StoreUnavailableError as exc:
-        shown = mask_url(parse_store_url(store_url))
-        kept = None
-        if save:
-            entry = SpooledRun(
-                result=result,
-                thresholds=thresholds,
-                baseline_run_id=baseline_run_id,
-                store=shown,
-                store_fingerprint=store_fingerprint(store_url),
-            )
-            kept = keep_spooled(entry, spool_dir)
+        kept = keep_spooled(SpooledRun(**meant), spool_dir) if save else None
         too_new = isinstance(exc, StoreTooNewError)
         problem = not_saved(exc, kept, "run", f"saves it into {shown}")
         verdict = detect_regression(
@@ -179,7 +203,8 @@ def record_run(
             cause="store_too_new" if too_new else "store_unreachable",
             store_problem=problem,
         )
-        return Recorded(
+        return RunRecord(
+            **meant,
             run_id=None,
             saved=False,
             verdict=verdict,

@@ -1,4 +1,5 @@
-"""``approve_baseline``: the steps behind the approval request, on a real SQLite store.
+"""``approve_baseline``: the labelled run and the tasks behind the approval request, on a real
+SQLite store.
 
 A run under changed labels is saved refused as a baseline until approved; the branch asks for an
 approval only for it and for a regression; the request names the run, its figures, the current
@@ -15,8 +16,23 @@ from typing import Any
 import yaml
 from dag_helpers import EXAMPLES
 
-from retrieval_eval.airflow import steps
+from retrieval_eval.airflow.approval import (
+    accept_run,
+    approval_request,
+    approval_run_id,
+    stored_for_approval,
+)
+from retrieval_eval.airflow.branching import (
+    BRANCH_APPROVE,
+    BRANCH_BASELINE,
+    BRANCH_OK,
+    BRANCH_REGRESSION,
+    choose_branches,
+)
+from retrieval_eval.airflow.lines import verdict_line
 from retrieval_eval.store import open_store
+from retrieval_eval.workflows.base import run_in_process
+from retrieval_eval.workflows.labelled_run import LabelledRun, LabelledRunJob
 
 UI = "http://airflow.example/retrieval-eval"
 
@@ -39,12 +55,16 @@ def _config(folder: Path, golden: Path, **lexical: Any) -> str:
     return str(path)
 
 
-def _run(config: str, key: str) -> dict[str, Any]:
-    (batch,) = steps.plan_batches(config, "handbook.demo", 1)
-    done = steps.retrieve_batch(
-        config, "handbook.demo", "bm25", batch["fingerprint"], 0, batch["stop"]
+def _record(config: str, key: str, url: str, approve: bool = False) -> dict[str, Any]:
+    """One labelled run recorded; its record as the persist task's XCom carries it."""
+    job = LabelledRunJob(
+        config_path=config,
+        set="handbook.demo",
+        retriever="bm25",
+        run_key=key,
+        approve_baseline=approve,
     )
-    return steps.reduce_results(config, "handbook.demo", "bm25", [done], run_key=key)
+    return run_in_process(LabelledRun(job, store_url=lambda: url)).model_dump(mode="json")
 
 
 def _relabelled(source: Path, target: Path) -> Path:
@@ -59,27 +79,27 @@ def test_changed_labels_wait_for_approval_and_approving_accepts_the_run(tmp_path
     golden = tmp_path / "handbook.yaml"
     golden.write_text((EXAMPLES / "golden" / "handbook.yaml").read_text())
     config = _config(tmp_path, golden)
-    first_result = _run(config, "k1")
-    first = steps.persist_result(config, first_result, store_url=url, approve_baseline=True)
-    assert steps.choose_branches(first, approve_baseline=True) == [steps.BRANCH_BASELINE]
+    first = _record(config, "k1", url, approve=True)
+    first_result = first["result"]
+    assert choose_branches(first, approve_baseline=True) == [BRANCH_BASELINE]
 
     _relabelled(golden, golden)
-    result = _run(config, "k2")
+    recorded = _record(config, "k2", url, approve=True)
+    result = recorded["result"]
     assert result["labels_fingerprint"] != first_result["labels_fingerprint"]
-    recorded = steps.persist_result(config, result, store_url=url, approve_baseline=True)
     verdict = recorded["verdict"]
     assert verdict["state"] == "not_comparable"
     assert verdict["needs_approval"] and verdict["baseline_refused"]
-    assert "not the baseline until approved" in steps.verdict_line(recorded, UI, result)
-    assert steps.choose_branches(recorded, approve_baseline=True) == [
-        steps.BRANCH_OK,
-        steps.BRANCH_APPROVE,
+    assert "not the baseline until approved" in verdict_line(recorded, UI, result)
+    assert choose_branches(recorded, approve_baseline=True) == [
+        BRANCH_OK,
+        BRANCH_APPROVE,
     ]
-    assert steps.choose_branches(recorded) == [steps.BRANCH_OK]  # not configured: no request
+    assert choose_branches(recorded) == [BRANCH_OK]  # not configured: no request
     with open_store(url) as store:  # not a baseline yet: the next run would ask again
         assert store.find_baseline("handbook.demo", "bm25", result["labels_fingerprint"]) is None
 
-    subject, body = steps.approval_request(recorded, result, UI, url, 3600)
+    subject, body = approval_request(recorded, result, UI, url, 3600)
     run_id = recorded["run_id"]
     assert subject == f"Accept run {run_id} as the baseline of handbook.demo × bm25?"
     assert "labels changed" in body
@@ -90,7 +110,7 @@ def test_changed_labels_wait_for_approval_and_approving_accepts_the_run(tmp_path
     questions = yaml.safe_load(golden.read_text())["questions"]
     assert not any(q["question"] in body for q in questions)  # figures and ids, no question
 
-    message = steps.accept_run(url, run_id)
+    message = accept_run(url, run_id)
     assert message.startswith(f"run {run_id} accepted as baseline for handbook.demo × bm25")
     with open_store(url) as store:
         accepted = store.find_baseline("handbook.demo", "bm25", result["labels_fingerprint"])
@@ -102,26 +122,24 @@ def test_changed_labels_wait_for_approval_and_approving_accepts_the_run(tmp_path
 def test_a_regression_asks_and_without_an_approval_the_baseline_stays(tmp_path: Path) -> None:
     url = f"sqlite:///{tmp_path / 'r.sqlite'}"
     golden = EXAMPLES / "golden" / "handbook.yaml"
-    good = steps.persist_result(
-        _config(tmp_path, golden), _run(_config(tmp_path, golden), "k1"), store_url=url
-    )
+    good = _record(_config(tmp_path, golden), "k1", url)
     degraded = _config(tmp_path, golden, min_score=1e9)
-    result = _run(degraded, "k2")
-    recorded = steps.persist_result(degraded, result, store_url=url, approve_baseline=True)
+    recorded = _record(degraded, "k2", url, approve=True)
+    result = recorded["result"]
     assert recorded["verdict"]["state"] == "regression"
     assert not recorded["verdict"]["needs_approval"]
-    assert steps.choose_branches(recorded, approve_baseline=True) == [
-        steps.BRANCH_REGRESSION,
-        steps.BRANCH_APPROVE,
+    assert choose_branches(recorded, approve_baseline=True) == [
+        BRANCH_REGRESSION,
+        BRANCH_APPROVE,
     ]
-    _subject, body = steps.approval_request(recorded, result, UI, url, 90)
+    _subject, body = approval_request(recorded, result, UI, url, 90)
     assert "it regressed: " in body and " → " in body  # the figures before → after
     # the approval DAG reads the run its triggering event names back from the store, and asks
     # the same
     event = SimpleNamespace(extra={"run_id": recorded["run_id"]}, timestamp=None)
-    run_id = steps.approval_run_id({"retrieval-eval://approval/d": [event]})
-    stored_recorded, stored_result = steps.stored_for_approval(url, run_id)
-    assert steps.approval_request(stored_recorded, stored_result, UI, url, 90) == (
+    run_id = approval_run_id({"retrieval-eval://approval/d": [event]})
+    stored_recorded, stored_result = stored_for_approval(url, run_id)
+    assert approval_request(stored_recorded, stored_result, UI, url, 90) == (
         _subject,
         body,
     )
@@ -144,6 +162,6 @@ def test_the_approval_asks_about_the_newest_run_its_events_name() -> None:
         return SimpleNamespace(extra=extra, timestamp=datetime(2026, 1, 1, hour, tzinfo=UTC))
 
     events = {"retrieval-eval://approval/d": [event(7, 3), event(9, 5), event(8, 4)]}
-    assert steps.approval_run_id(events) == 9
+    assert approval_run_id(events) == 9
     with pytest.raises(ValueError, match="request_approval"):
-        steps.approval_run_id({"retrieval-eval://approval/d": [event(None, 1)]})
+        approval_run_id({"retrieval-eval://approval/d": [event(None, 1)]})

@@ -11,8 +11,7 @@ from dag_helpers import EXAMPLES, ROOT, write_config
 pytestmark = pytest.mark.airflow
 
 EXPECTED_TASKS = {
-    "load_golden_set",
-    "lint",  # config lint: warn, the default
+    "load_golden_set",  # the plan: it lints the set too (config lint: warn, the default)
     "retrieve",
     "score",
     "persist",
@@ -65,10 +64,10 @@ def test_demo_dag_shape(monkeypatch: pytest.MonkeyPatch) -> None:
     ]
     alerts = {"alert_regression", "alert_invalid_run", "alert_labels"}
     chain = {
-        "load_golden_set": {"lint", "retrieve"},
-        "lint": {"retrieve", "score"},  # before retrieval; its findings go to score
+        "load_golden_set": {"retrieve"},  # lint before retrieval; the findings ride batch 0
         "retrieve": {"score"},
-        "score": {"persist", *alerts, "no_regression"},  # no_regression may send "recovered"
+        "score": {"persist"},
+        # the record (result included) is all the branch and alert tasks read
         "persist": {"check_regression", *alerts, "no_regression", "baseline"},
         "check_regression": {*alerts, "no_regression", "baseline"},
     }
@@ -203,7 +202,9 @@ def test_parsing_builds_no_retriever_and_touches_no_store(
     assert list(bag.dags) == ["retrieval_eval__some_set__r"]
 
 
-def test_lint_off_leaves_the_lint_task_out(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+def test_lint_off_is_a_job_setting_not_a_task(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
     config = write_config(
         tmp_path / "c.yaml",
         store="sqlite:///x.sqlite",
@@ -212,8 +213,10 @@ def test_lint_off_leaves_the_lint_task_out(monkeypatch: pytest.MonkeyPatch, tmp_
     )
     bag = _bag(monkeypatch, config)
     dag = bag.dags["retrieval_eval__handbook_demo__handbook_bm25"]
-    assert {t.task_id for t in dag.tasks} == EXPECTED_TASKS - {"lint"}
-    assert dag.get_task("load_golden_set").downstream_task_ids == {"retrieve"}
+    assert {t.task_id for t in dag.tasks} == EXPECTED_TASKS
+    plan = dag.get_task("load_golden_set")
+    assert plan.op_kwargs["workflow"] == "labelled_run"
+    assert plan.op_kwargs["job"]["lint"] == "off"
 
 
 def test_approve_baseline_asks_in_an_approval_dag_of_its_own_only_where_configured(

@@ -323,8 +323,9 @@ def _approval_steps(
     through REST API v2 and the run is then the store's baseline; a regression under the same
     labels fails its DAG run at once (``fail_on_regression``), asks too, is rejected, and the
     approved run stays the baseline."""
-    from retrieval_eval.airflow import steps
     from retrieval_eval.store import open_store
+    from retrieval_eval.workflows.base import run_in_process
+    from retrieval_eval.workflows.labelled_run import LabelledRun, LabelledRunJob
 
     started = time.monotonic()
     labels = folder / "handbook.yaml"
@@ -332,12 +333,9 @@ def _approval_steps(
     approval: dict[str, Any] = {"set": labels}
     _write_config(config, golden, corpus, approval)
     # the baseline under the old labels, recorded in this process as `retrieval-eval run` does
-    (batch,) = steps.plan_batches(str(config), APPROVAL, 1)
-    done = steps.retrieve_batch(
-        str(config), APPROVAL, "handbook", batch["fingerprint"], 0, batch["stop"]
-    )
-    seeded = steps.reduce_results(str(config), APPROVAL, "handbook", [done], run_key="seed")
-    old = steps.persist_result(str(config), seeded, store_url=store_url)["run_id"]
+    job = LabelledRunJob(config_path=str(config), set=APPROVAL, retriever="handbook")
+    seed = run_in_process(LabelledRun(job, store_url=lambda: store_url))
+    old, seeded = seed.run_id, seed.result.model_dump(mode="json")
     data = yaml.safe_load(labels.read_text())
     data["questions"][0]["expected_document_ids"].append("billing/invoices.md")
     labels.write_text(yaml.safe_dump(data))

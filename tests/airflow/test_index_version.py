@@ -1,11 +1,12 @@
 """Which index a DAG run measured: the triggering asset events' ``extra`` (Airflow's own
-accessor over its own event models, no scheduler), carried by the score task into the stored
-run, its baseline's named in the verdict and the alert."""
+accessor over its own event models, no scheduler), read when a task binds its labelled run and
+carried into the stored run, its baseline's named in the verdict and the alert."""
 
 from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 import pytest
@@ -15,11 +16,11 @@ from airflow.sdk.execution_time.context import TriggeringAssetEventsAccessor
 from dag_helpers import EXAMPLES
 
 from retrieval_eval import installed_version
-from retrieval_eval.airflow import steps
 from retrieval_eval.airflow.alerts import build_message
-from retrieval_eval.evaluation.results import RunResult
+from retrieval_eval.airflow.lines import score_line
+from retrieval_eval.airflow.runtime import index_version, labelled_run
 from retrieval_eval.store import open_store
-from retrieval_eval.workflows.recording import Recorded
+from retrieval_eval.workflows.base import run_in_process
 
 CONFIG = str(EXAMPLES / "retrieval_eval.yaml")
 T0 = datetime(2026, 11, 30, 4, 0, tzinfo=UTC)
@@ -52,7 +53,7 @@ def test_the_newest_event_naming_a_version_wins_across_assets() -> None:
         event("index://faq", {"build": "faq-7"}, 3),
         event("index://faq", {"unrelated": 1}, 9),  # newest, but names no version
     )
-    assert steps.index_version(events) == "2026-11-30.2"
+    assert index_version(events) == "2026-11-30.2"
 
 
 @pytest.mark.parametrize(
@@ -68,35 +69,35 @@ def test_the_newest_event_naming_a_version_wins_across_assets() -> None:
     ],
 )
 def test_what_an_extra_names(extra: dict[str, Any], expected: str | None) -> None:
-    assert steps.index_version(accessor(event("index://docs", extra))) == expected
+    assert index_version(accessor(event("index://docs", extra))) == expected
 
 
 def test_a_run_no_asset_event_started_names_no_index() -> None:
-    assert steps.index_version(accessor()) is None
-    assert steps.index_version(None) is None
+    assert index_version(accessor()) is None
+    assert index_version(None) is None
 
 
-def test_the_score_task_stores_the_version_and_the_alert_names_both(tmp_path: Path) -> None:
+def test_the_bound_run_stores_the_version_and_the_alert_names_both(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """Two asset-triggered runs: the second is judged against the first, and its verdict, its
     history row and its alert say which two index builds were compared."""
-    (batch,) = steps.plan_batches(CONFIG, "handbook.demo", 1)
-    done = steps.retrieve_batch(
-        CONFIG, "handbook.demo", "handbook_bm25", batch["fingerprint"], 0, batch["stop"]
-    )
     url = f"sqlite:///{tmp_path / 'r.sqlite'}"
+    monkeypatch.setenv("RETRIEVAL_EVAL_DB", url)  # the store the task resolves at run time
+    job = {"config_path": CONFIG, "set": "handbook.demo", "retriever": "handbook_bm25"}
     recorded = []
     for key, version in (("k1", "2026-11-29.1"), ("k2", "2026-11-30.2")):
-        versions = accessor(event("index://handbook", {"index_version": version}))
-        result = steps.reduce_results(
-            CONFIG,
-            "handbook.demo",
-            "handbook_bm25",
-            [done],
-            run_key=key,
-            index_version=steps.index_version(versions),
-        )
-        assert f"(index {version})" in steps.score_line(result)
-        recorded.append((result, steps.persist_result(CONFIG, result, store_url=url)))
+        context = {
+            "dag_run": SimpleNamespace(dag_id="d", run_id=key, start_date=None),
+            "params": {},
+            "triggering_asset_events": accessor(
+                event("index://handbook", {"index_version": version})
+            ),
+        }
+        record = run_in_process(labelled_run(job, context))
+        assert record.result.run_key == f"airflow:d:{key}"
+        assert f"(index {version})" in score_line(record.result.model_dump(mode="json"))
+        recorded.append((record.result, record.model_dump(mode="json")))
     (result, second) = recorded[1]
     assert second["verdict"]["baseline_index_version"] == "2026-11-29.1"
     summary = second["verdict"]["summary"]
@@ -104,9 +105,8 @@ def test_the_score_task_stores_the_version_and_the_alert_names_both(tmp_path: Pa
         f"No regression against run {recorded[0][1]['run_id']} "
         "(index 2026-11-30.2 vs 2026-11-29.1):"
     )
-    message = build_message(
-        "regression", RunResult.model_validate(result), Recorded.model_validate(second)
-    )
+    assert record.run_id == second["run_id"]
+    message = build_message("regression", result, record)
     assert "index 2026-11-30.2 vs 2026-11-29.1" in message.text()
     assert (message.index_version, message.baseline_index_version) == (
         "2026-11-30.2",

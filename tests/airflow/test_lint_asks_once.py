@@ -1,5 +1,6 @@
-"""The DAG's lint task asks the retriever's ``existing_ids`` once (issue 14): the dead-label
-check it makes for the run is handed to ``run_lint``, which would otherwise ask again."""
+"""A linted labelled run (the DAG's ``lint: warn``) asks the retriever's ``existing_ids`` once
+(issue 14): the dead-label check its plan makes is handed to ``run_lint``, which would otherwise
+ask again, and to the run, whose batches then do not ask."""
 
 from __future__ import annotations
 
@@ -9,8 +10,8 @@ from typing import ClassVar
 import yaml
 from dag_helpers import EXAMPLES
 
-from retrieval_eval.airflow import steps
 from retrieval_eval.retrievers.lexical import LexicalOptions, LexicalRetriever
+from retrieval_eval.workflows.labelled_run import LabelledRun, LabelledRunJob
 
 GONE = "billing/refunds.md"  # dropped from the index by the counting retriever
 
@@ -39,14 +40,26 @@ def _config(tmp_path: Path) -> str:
     return str(path)
 
 
-def test_the_lint_task_asks_existing_ids_once_and_still_reports_dead_labels(
+def test_a_linted_run_asks_existing_ids_once_and_still_reports_dead_labels(
     tmp_path: Path,
 ) -> None:
     CountingIndex.calls.clear()
-    outcome = steps.lint_set(
-        _config(tmp_path), "handbook.demo", f"{__name__}:CountingIndex", "warn"
+    job = LabelledRunJob(
+        config_path=_config(tmp_path),
+        set="handbook.demo",
+        retriever=f"{__name__}:CountingIndex",
+        lint="warn",
+        max_batches=3,
     )
-    assert len(CountingIndex.calls) == 1
+    workflow = LabelledRun(job)
+    batches = workflow.plan(max_batches=3)
+    outcome = batches[0].lint
+    assert outcome is not None and len(CountingIndex.calls) == 1
+    record = workflow.record(workflow.reduce([workflow.execute(batch) for batch in batches]))
+    assert len(CountingIndex.calls) == 1  # three batches, and the run, asked no more
+    assert record.result.dead_labels is not None
+    assert record.result.dead_labels.dead_ids == [GONE]
+    assert record.verdict.dead_ids == [GONE]
     assert GONE in CountingIndex.calls[0]
     assert outcome["dead_labels"]["dead_ids"] == [GONE]
     # run_lint's dead-label findings come from that one answer: the same dead id, as errors

@@ -1,5 +1,5 @@
 """A manual run's Params override the gated depths and the per-depth thresholds, checked before
-any retrieval: ``steps.manual_overrides`` on its own, then real ``dag.test()`` runs of the demo
+any retrieval: ``runtime.manual_overrides`` on its own, then real ``dag.test()`` runs of the demo
 DAG in one plan (a good override stored at its depths and threshold; bad ones failing
 the load task, no ``retrieve`` task run, the log naming the Param and the fix)."""
 
@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 from dag_helpers import run_plan, write_config
 
-from retrieval_eval.airflow.steps import manual_overrides
+from retrieval_eval.airflow.runtime import manual_overrides
 from retrieval_eval.errors import InvalidInputError
 
 DAG_ID = "retrieval_eval__handbook_demo__handbook_bm25"

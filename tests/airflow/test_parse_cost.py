@@ -52,7 +52,7 @@ CORE_AT_RUN_TIME = (
     "retrieval_eval.workflows.labelled_run",
     "retrieval_eval.golden.loaders",
     "retrieval_eval.retrievers.registry",
-    "retrieval_eval.airflow.steps",
+    "retrieval_eval.workflows.base",
 )
 
 

@@ -77,19 +77,15 @@ def test_run_refuses_a_bad_store_before_importing_the_retriever(team: Path, retr
 def test_the_dags_first_task_refuses_a_bad_store_before_importing_the_retriever(
     team: Path, store: str
 ) -> None:
-    from retrieval_eval.airflow import steps
     from retrieval_eval.config.models import load_config
     from retrieval_eval.store import resolve_store_url
+    from retrieval_eval.workflows.labelled_run import LabelledRun, LabelledRunJob
 
     config = write_config(team, store)
+    job = LabelledRunJob(config_path=str(config), set="first.check", retriever="noisy")
+    workflow = LabelledRun(job, store_url=lambda: resolve_store_url(None, load_config(config)))
     with pytest.raises(InvalidInputError, match="store"):
-        steps.plan_batches(
-            str(config),
-            "first.check",
-            1,
-            retriever_name="noisy",
-            check_store=lambda: resolve_store_url(None, load_config(config)),
-        )
+        workflow.plan()
     assert not (team / "code" / "IMPORTED").exists()
     assert "noisy_first_mod" not in sys.modules
 

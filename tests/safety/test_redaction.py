@@ -490,24 +490,32 @@ def cli_group() -> Any:
 
 
 def airflow_run(config: Path, golden: Path, run_key: str) -> int:
-    """The DAG's work as its tasks do it, in one process: plain steps, then the alert task's body
-    (it prints the message and the outcome to the task log and posts to Slack)."""
-    from retrieval_eval.airflow import steps, tasks
+    """The DAG's work as its tasks do it, in one process: the labelled run its tasks bind (the
+    store resolved as a task resolves it), then the alert task's body (it prints the message and
+    the outcome to the task log and posts to Slack)."""
+    from types import SimpleNamespace
 
-    (batch,) = steps.plan_batches(str(config), str(golden), 1, retriever_name="api")
-    part = steps.retrieve_batch(
-        str(config), str(golden), "api", batch["fingerprint"], batch["start"], batch["stop"]
-    )
-    result = steps.reduce_results(str(config), str(golden), "api", [part], run_key=run_key)
-    recorded = steps.persist_result(str(config), result, store_url=os.environ["RETRIEVAL_EVAL_DB"])
-    assert steps.choose_branch(recorded) == steps.BRANCH_INVALID
+    from retrieval_eval.airflow import tasks
+    from retrieval_eval.airflow.branching import BRANCH_INVALID, choose_branch
+    from retrieval_eval.airflow.runtime import labelled_run
+    from retrieval_eval.workflows.base import run_in_process
+
     job = {
         "config_path": str(config),
+        "set": str(golden),
+        "retriever": "api",
         "alerts": [{"type": "slack", "connection_id": "slack_r"}],
         "ui_base_url": "https://airflow.example/re",
         "store_connection_id": None,
     }
-    tasks._alert(job, "invalid_run", result, recorded)
+    _, dag_id, run_id = run_key.split(":", 2)  # the run key a DAG run of dag_id gives
+    context = {"dag_run": SimpleNamespace(dag_id=dag_id, run_id=run_id), "params": {}}
+    workflow = labelled_run(job, context)
+    record = run_in_process(workflow)
+    assert workflow.failure(record) is None
+    recorded = record.model_dump(mode="json")
+    assert choose_branch(recorded) == BRANCH_INVALID
+    tasks._alert(job, "invalid_run", recorded)
     return int(recorded["run_id"])
 
 

@@ -110,6 +110,37 @@ def test_a_run_spooled_before_replays_were_spooled_still_replays(
     assert store.get_run(saved).result.run_key == result.run_key
 
 
+def test_the_spool_file_is_the_records_spooled_part_and_old_files_still_flush(
+    tmp_path: Path, store_url: str, store: Store
+) -> None:
+    """A spool file holds the record's :class:`SpooledRun` fields, the same JSON: its run, its
+    thresholds, the store it was meant for. A file as the first versions wrote it (no kind, no
+    store fields) and a whole record's JSON (what the DAG's record task hands on) flush too."""
+    from retrieval_eval.workflows.recording import RunRecord
+
+    first, second, third = (make_run(hits(8, 10), day=day) for day in (0, 1, 2))
+    record = record_run(first, store_url=DOWN, thresholds=Thresholds(), spool_dir=tmp_path)
+    assert isinstance(record, RunRecord) and record.spool_path is not None
+    spooled = json.loads(record.spool_path.read_text(encoding="utf-8"))
+    ours = json.loads(record.model_dump_json())
+    assert spooled == {name: ours[name] for name in SpooledRun.model_fields}
+    old = {"result": json.loads(second.model_dump_json()), "thresholds": {}, "version": 1}
+    (tmp_path / f"{second.run_key}.json").write_text(json.dumps(old), encoding="utf-8")
+    whole = RunRecord.model_validate({**ours, "result": json.loads(third.model_dump_json())})
+    (tmp_path / f"{third.run_key}.json").write_text(whole.model_dump_json(), encoding="utf-8")
+    ids = replay_spool(store_url, tmp_path)
+    assert [store.get_run(i).result.run_key for i in ids] == [
+        first.run_key,
+        second.run_key,
+        third.run_key,
+    ]
+    assert [store.get_run(i).verdict_state for i in ids] == [
+        "baseline",
+        "no_regression",
+        "no_regression",
+    ]
+
+
 def test_a_broken_spool_file_is_named(tmp_path: Path, store_url: str) -> None:
     (tmp_path / "broken.json").write_text("{not json", encoding="utf-8")
     with pytest.raises(InvalidInputError, match=r"broken\.json: not a readable spooled run"):
