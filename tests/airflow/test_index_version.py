@@ -17,7 +17,7 @@ from dag_helpers import EXAMPLES
 
 from retrieval_eval import installed_version
 from retrieval_eval.airflow.alerts import build_message
-from retrieval_eval.airflow.lines import score_line
+from retrieval_eval.airflow.lines import score_line, worded_verdict
 from retrieval_eval.airflow.runtime import index_version, labelled_run
 from retrieval_eval.store import open_store
 from retrieval_eval.workflows.base import run_in_process
@@ -100,7 +100,7 @@ def test_the_bound_run_stores_the_version_and_the_alert_names_both(
         recorded.append((record.result, record.model_dump(mode="json")))
     (result, second) = recorded[1]
     assert second["verdict"]["baseline_index_version"] == "2026-11-29.1"
-    summary = second["verdict"]["summary"]
+    summary = str(worded_verdict(second)["summary"])  # stored as data, worded when read
     assert summary.startswith(
         f"No regression against run {recorded[0][1]['run_id']} "
         "(index 2026-11-30.2 vs 2026-11-29.1):"
