@@ -1,7 +1,8 @@
 """The DAG factory: one DAG per configured (golden set, retriever) pair.
 
 load_golden_set → [lint] → retrieve (mapped over batches) → score → persist (its "Run page"
-extra link: :mod:`retrieval_eval.airflow.links`) → check_regression →
+extra link: :mod:`retrieval_eval.airflow.links`; its outlet, ``retrieval-eval://<set>/<retriever>``,
+gets an event whose ``extra`` is the verdict: :mod:`retrieval_eval.airflow.outcome`) → check_regression →
 one of alert_regression / alert_invalid_run / no_regression / baseline (a first run), plus
 alert_labels when the verdict names dead labels (expected ids no longer in the index: their own
 alert, never a regression), plus, for an evaluation with ``approve_baseline``, request_approval
@@ -30,6 +31,7 @@ from airflow.sdk import DAG, Asset, AssetAny, AssetOrTimeSchedule, CronTriggerTi
 from retrieval_eval.airflow import tasks
 from retrieval_eval.airflow.deadline import deadline_for
 from retrieval_eval.airflow.links import RunPageLink
+from retrieval_eval.airflow.outcome import evaluation_asset_uri
 from retrieval_eval.config.models import (
     AirflowOptions,
     Config,
@@ -141,6 +143,8 @@ def job_for(
         "store_connection_id": options.store_connection_id,
         "ui_base_url": options.ui_base_url,
         "lint": lint_mode,
+        # the asset the persist task updates with the verdict (airflow/outcome.py)
+        "outlet": evaluation_asset_uri(evaluation.set, evaluation.retriever),
         # only when set: an evaluation without it keeps the job (and the DAG) it always had
         **({"approve_baseline": True} if evaluation.approve_baseline else {}),
     }
@@ -186,28 +190,13 @@ def build_evaluation_dag(
         doc_md=_doc(evaluation, config_path) + (f"\n{note}\n" if note else ""),
         params=_params(),
     ) as dag:
-        # XComArgs stand in for the values at run time (typed Any for the checker)
-        planned: Any = tasks.load_golden_set(job=job)
-        batches: Any = tasks.retrieve.partial(job=job).expand(batch=planned)
-        lint: Any = None
-        if lint_mode != "off":
-            lint = tasks.lint(job=job)
-            planned >> lint >> batches
-        result: Any = tasks.score(job=job, batch_results=batches, lint_outcome=lint)
-        recorded: Any = tasks.persist(job=job, result=result)
-        # the DAG run's way to its run page (Airflow lets a task set no note on its DAG run)
-        recorded.operator.operator_extra_links = (RunPageLink(),)
-        approval = {"approve_baseline": True} if evaluation.approve_baseline else {}
-        branch: Any = tasks.check_regression(
-            recorded=recorded, ui_base_url=options.ui_base_url, **approval
+        recorded, branch = evaluation_tasks(
+            job,
+            options,
+            lint_mode=lint_mode,
+            outlets=[Asset(job["outlet"])],
+            approve_baseline=evaluation.approve_baseline,
         )
-        branch >> [
-            tasks.alert_regression(job=job, result=result, recorded=recorded),
-            tasks.alert_invalid_run(job=job, result=result, recorded=recorded),
-            tasks.alert_labels(job=job, result=result, recorded=recorded),
-            tasks.no_regression(recorded=recorded, job=job, result=result),
-            tasks.baseline(recorded=recorded),
-        ]
         if evaluation.approve_baseline:
             from retrieval_eval.airflow.approval import approval_asset_uri
 
@@ -215,6 +204,46 @@ def build_evaluation_dag(
             ask: Any = tasks.request_approval.override(outlets=[Asset(uri)])
             branch >> ask(recorded=recorded, approval_asset=uri)
     return dag
+
+
+def evaluation_tasks(
+    job: dict[str, Any],
+    options: AirflowOptions,
+    *,
+    lint_mode: str = "off",
+    index_version: Any = None,
+    outlets: list[Asset] | None = None,
+    approve_baseline: bool = False,
+) -> tuple[Any, Any]:
+    """The labelled run's tasks, in the DAG or task group being defined: load_golden_set →
+    [lint] → retrieve (mapped) → score → persist (with ``outlets``) → check_regression → the
+    alert branches. Returns persist's and check_regression's XComArgs. ``index_version`` (a
+    value, template or XComArg) names the index build when no asset event does."""
+    # XComArgs stand in for the values at run time (typed Any for the checker)
+    planned: Any = tasks.load_golden_set(job=job)
+    batches: Any = tasks.retrieve.partial(job=job).expand(batch=planned)
+    lint: Any = None
+    if lint_mode != "off":
+        lint = tasks.lint(job=job)
+        planned >> lint >> batches
+    marks = {"index_version": index_version} if index_version is not None else {}
+    result: Any = tasks.score(job=job, batch_results=batches, lint_outcome=lint, **marks)
+    record: Any = tasks.persist.override(outlets=outlets) if outlets else tasks.persist
+    recorded: Any = record(job=job, result=result)
+    # the DAG run's way to its run page (Airflow lets a task set no note on its DAG run)
+    recorded.operator.operator_extra_links = (RunPageLink(),)
+    approval = {"approve_baseline": True} if approve_baseline else {}
+    branch: Any = tasks.check_regression(
+        recorded=recorded, ui_base_url=options.ui_base_url, **approval
+    )
+    branch >> [
+        tasks.alert_regression(job=job, result=result, recorded=recorded),
+        tasks.alert_invalid_run(job=job, result=result, recorded=recorded),
+        tasks.alert_labels(job=job, result=result, recorded=recorded),
+        tasks.no_regression(recorded=recorded, job=job, result=result),
+        tasks.baseline(recorded=recorded),
+    ]
+    return recorded, branch
 
 
 def build_approval_dag(evaluation: EvaluationSpec, dag: DAG, job: dict[str, Any]) -> DAG:

@@ -75,6 +75,13 @@ def dag_run_marks() -> dict[str, Any]:
     }
 
 
+def group_prefix() -> str:
+    """``"<group id>."`` when the running task is inside a task group (``evaluate_retrieval`` in
+    a team's DAG), else ``""``: what the task ids it names (branches) need before them."""
+    task_id = str(get_current_context()["ti"].task_id)
+    return task_id.rpartition(".")[0] + "." if "." in task_id else ""
+
+
 @task
 def load_golden_set(job: dict[str, Any]) -> list[dict[str, Any]]:
     """Validate the set (a bad set fails here, every problem listed) and every other option
@@ -137,9 +144,19 @@ def score(
     job: dict[str, Any],
     batch_results: list[dict[str, Any]],
     lint_outcome: dict[str, Any] | None = None,
+    index_version: Any = None,
 ) -> dict[str, Any]:
+    """Aggregate the batches into the run. ``index_version`` (``evaluate_retrieval``'s, e.g. the
+    build task's output) wins over the triggering asset events'; a run of a task group gets a
+    run key of its own (``airflow:<dag>:<run>#<group>``: one DAG run may evaluate twice)."""
     from retrieval_eval.airflow import steps
+    from retrieval_eval.evaluation.results import index_version_text
 
+    marks = dag_run_marks()
+    if index_version_text(index_version) is not None:
+        marks["index_version"] = index_version_text(index_version)
+    if group_prefix():
+        marks["run_key"] += "#" + group_prefix().rstrip(".")
     with bad_input_fails_at_once():
         result = steps.reduce_results(
             job["config_path"],
@@ -149,7 +166,7 @@ def score(
             started_at=getattr(get_current_context()["dag_run"], "start_date", None),
             overrides=manual_overrides()["run"],
             lint=lint_outcome,
-            **dag_run_marks(),
+            **marks,
         )
     print(steps.score_line(result))
     return result
@@ -172,7 +189,24 @@ def persist(job: dict[str, Any], result: dict[str, Any]) -> dict[str, Any]:
     # Airflow 3's execution API lets a task set no note on its own DAG run: the log (and the
     # task's "Run page" extra link, airflow/links.py) says where the run page is
     print(steps.verdict_line(recorded, dashboard_url(job.get("ui_base_url")), result))
+    emit_outcome(job, result, recorded)
     return recorded
+
+
+def emit_outcome(job: dict[str, Any], result: dict[str, Any], recorded: dict[str, Any]) -> None:
+    """The recorded verdict (:mod:`retrieval_eval.airflow.outcome`) as this task's ``outcome``
+    XCom and, when the job names its outlet asset, as that asset event's ``extra``."""
+    from airflow.sdk import Asset
+
+    from retrieval_eval.airflow.outcome import outcome_of
+    from retrieval_eval.reports.links import run_page_url
+
+    page = run_page_url(dashboard_url(job.get("ui_base_url")), recorded.get("run_id"))
+    outcome = outcome_of(result, recorded, page)
+    context = get_current_context()
+    context["ti"].xcom_push(key="outcome", value=outcome)
+    if job.get("outlet"):
+        context["outlet_events"][Asset(job["outlet"])].extra = outcome
 
 
 @task.branch
@@ -183,7 +217,7 @@ def check_regression(
 
     branches = steps.choose_branches(recorded, approve_baseline)
     print(f"{steps.verdict_line(recorded, dashboard_url(ui_base_url))} → {', '.join(branches)}")
-    return branches
+    return [group_prefix() + branch for branch in branches]
 
 
 def _alert(
