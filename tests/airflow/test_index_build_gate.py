@@ -132,3 +132,29 @@ def test_the_gate_refuses_an_unknown_mode() -> None:
 
     with pytest.raises(ValueError, match="give 'skip'"):
         retrieval_gate(None, on_regression="warn")
+
+
+def test_fail_mode_fails_on_a_regression_or_an_invalid_run_and_passes_the_rest() -> None:
+    from airflow.sdk.exceptions import AirflowFailException
+
+    from retrieval_eval.airflow import gate
+
+    verdict = {
+        "state": "regression",
+        "passed": False,
+        "set": "handbook.demo",
+        "retriever": "candidate",
+        "run_id": 12,
+        "run_key": "airflow:d:r#g",
+        "index_version": "v2",
+        "set_fingerprint": "abc123abc123",
+        "hit_rates": {"1": 0.065, "3": 0.326},
+        "baseline_hit_rates": {"1": 0.652, "3": 0.804},
+        "run_page": "http://airflow.example/retrieval-eval/runs/12",
+    }
+    with pytest.raises(AirflowFailException, match=r"top-1 65\.2% → 6\.5%.*runs/12"):
+        gate._gate.function(verdict, on_regression="fail")
+    with pytest.raises(AirflowFailException, match="invalid run"):
+        gate._gate.function({**verdict, "state": "invalid_run"}, on_regression="fail")
+    passing = {**verdict, "state": "no_regression", "passed": True}
+    assert gate._gate.function(passing, on_regression="fail") is True
