@@ -158,3 +158,10 @@ def test_fail_mode_fails_on_a_regression_or_an_invalid_run_and_passes_the_rest()
         gate._gate.function({**verdict, "state": "invalid_run"}, on_regression="fail")
     passing = {**verdict, "state": "no_regression", "passed": True}
     assert gate._gate.function(passing, on_regression="fail") is True
+
+
+def test_a_group_run_key_still_names_its_dag_run() -> None:
+    from retrieval_eval.reports.links import DagRunRef, dag_run_of
+
+    key = "airflow:index_build:manual__2026-12-04T19:15:16+00:00#evaluate__handbook_demo__c"
+    assert dag_run_of(key) == DagRunRef("index_build", "manual__2026-12-04T19:15:16+00:00")
