@@ -137,6 +137,12 @@ def _write_config(
                         "max_batches": 1,
                         "approve_baseline": True,
                         "fail_on_regression": True,
+                        # every run of it takes longer: the scheduler notices the missed
+                        # deadline and the triggerer sends the "not finished" alert
+                        "deadline_s": 1,
+                        "alerts": [
+                            {"type": "slack", "connection_id": "slack_test", "kinds": ["deadline"]}
+                        ],
                     },
                 ],
                 "airflow": {
@@ -384,8 +390,22 @@ def test_approve_baseline_through_rest(local: Local) -> None:
     _approval_steps(
         local.af, local.config, local.golden, local.corpus, local.store_url, local.folder
     )
+    # 8. its DAG's deadline (1 s) was missed by every run: Airflow's DeadlineAlert, on the real
+    #    scheduler and triggerer, sent "not finished" (only to the channel taking `deadline`)
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline and not _deadline_alerts(local.slack):
+        time.sleep(1)
+    missed = _deadline_alerts(local.slack)
+    assert missed, [r["body"].get("text") for r in local.slack.requests][-3:]
+    assert "not finished within 1 s of being queued" in missed[0]
     logs = local.af.logs()
     assert WEBHOOK_SECRET not in logs and PG_PASSWORD not in logs
+
+
+def _deadline_alerts(slack: RecordingServer) -> list[str]:
+    """The texts of the approval DAG's "not finished" alerts the loopback Slack received."""
+    texts = [str(r["body"].get("text", "")) for r in list(slack.requests)]
+    return [t for t in texts if APPROVAL_DAG in t and "not finished" in t]
 
 
 def _approval_steps(
