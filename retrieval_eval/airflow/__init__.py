@@ -3,7 +3,7 @@ Airflow-aware code in the package.
 
 ``build_evaluation_dag`` turns one configured evaluation into a DAG; ``build_dags`` builds every
 evaluation of a config; ``evaluate_retrieval`` adds a labelled run to a team's own DAG as a task
-group (``verdict_of`` its outcome). They are imported on first use, which imports Airflow: Airflow itself
+group and returns its verdict, which ``retrieval_gate`` acts on. They are imported on first use, which imports Airflow: Airflow itself
 imports :mod:`retrieval_eval.airflow.provider` while its configuration loads, before
 ``airflow.sdk`` can be imported.
 """
@@ -12,13 +12,24 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from retrieval_eval.airflow.factory import build_dags, build_evaluation_dag, dag_id_for
-    from retrieval_eval.airflow.group import evaluate_retrieval, verdict_of
+    from retrieval_eval.airflow.gate import retrieval_gate
+    from retrieval_eval.airflow.group import evaluate_retrieval
 
-__all__ = ["build_dags", "build_evaluation_dag", "dag_id_for", "evaluate_retrieval", "verdict_of"]
-_GROUP = {"evaluate_retrieval", "verdict_of"}
+__all__ = [
+    "build_dags",
+    "build_evaluation_dag",
+    "dag_id_for",
+    "evaluate_retrieval",
+    "retrieval_gate",
+]
+_GROUP = {"evaluate_retrieval"}
 
 
 def __getattr__(name: str) -> Any:
+    if name == "retrieval_gate":
+        from retrieval_eval.airflow import gate
+
+        return gate.retrieval_gate
     if name in _GROUP:
         from retrieval_eval.airflow import group
 

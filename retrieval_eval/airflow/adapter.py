@@ -84,6 +84,9 @@ def record(workflow: str, job: dict[str, Any], reduced: dict[str, Any]) -> dict[
     done: dict[str, Any] = _step(
         workflow, job, "record", lambda flow: flow.reduced_type.model_validate(reduced)
     )
+    from retrieval_eval.airflow.outcome import announce
+
+    announce(workflow, job, done, get_current_context())
     return done
 
 
@@ -98,14 +101,20 @@ class Wired:
 
 
 def workflow_tasks(
-    workflow: str, job: Mapping[str, Any], *, task_ids: Mapping[str, str] | None = None
+    workflow: str,
+    job: Mapping[str, Any],
+    *,
+    task_ids: Mapping[str, str] | None = None,
+    outlets: list[Any] | None = None,
 ) -> Wired:
     """Add the workflow's four tasks to the DAG (or task group) being defined; ``task_ids``
-    renames steps (``{"plan": "load_golden_set", ...}``), by default each is its step's name."""
+    renames steps (``{"plan": "load_golden_set", ...}``), by default each is its step's name;
+    ``outlets`` are the record task's (its asset events carry the outcome: airflow/outcome.py)."""
     ids = {step: step for step in STEPS} | dict(task_ids or {})
     kwargs: dict[str, Any] = {"workflow": workflow, "job": dict(job)}
     planned: Any = plan.override(task_id=ids["plan"])(**kwargs)
     parts: Any = execute.override(task_id=ids["execute"]).partial(**kwargs).expand(batch=planned)
     reduced: Any = reduce.override(task_id=ids["reduce"])(**kwargs, parts=parts)
-    outcome: Any = record.override(task_id=ids["record"])(**kwargs, reduced=reduced)
+    recorder = record.override(task_id=ids["record"], **({"outlets": outlets} if outlets else {}))
+    outcome: Any = recorder(**kwargs, reduced=reduced)
     return Wired(planned, parts, reduced, outcome)

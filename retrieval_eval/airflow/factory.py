@@ -4,7 +4,9 @@ The labelled run's four steps come from the one adapter (:mod:`retrieval_eval.ai
 under the task ids the DAG always had: load_golden_set (plan: every option checked, the
 retriever's cache built, the set linted unless the config says ``lint: off``; ``lint: fail``
 fails the run there on any error) → retrieve (execute, mapped over batches) → score (reduce) →
-persist (record; its "Run page" extra link: :mod:`retrieval_eval.airflow.links`) →
+persist (record; its "Run page" extra link: :mod:`retrieval_eval.airflow.links`; its outlet
+``retrieval-eval://<set>/<retriever>`` gets an event whose ``extra`` is the verdict:
+:mod:`retrieval_eval.airflow.outcome`) →
 check_regression → one of alert_regression / alert_invalid_run / no_regression / baseline (a
 first run), plus alert_labels when the verdict names dead labels (expected ids no longer in the
 index: their own alert, never a regression), plus, for an evaluation with ``approve_baseline``,
@@ -32,6 +34,7 @@ from retrieval_eval.airflow import tasks
 from retrieval_eval.airflow.adapter import workflow_tasks
 from retrieval_eval.airflow.deadline import deadline_for
 from retrieval_eval.airflow.links import RunPageLink
+from retrieval_eval.airflow.outcome import evaluation_asset_uri
 from retrieval_eval.config.models import (
     AirflowOptions,
     Config,
@@ -151,6 +154,8 @@ def job_for(
         "store_connection_id": options.store_connection_id,
         "ui_base_url": options.ui_base_url,
         "lint": lint_mode,
+        # the asset the persist task updates with the verdict (airflow/outcome.py)
+        "outlet": evaluation_asset_uri(evaluation.set, evaluation.retriever),
         # only when set: an evaluation without it keeps the job (and the DAG) it always had
         **({"approve_baseline": True} if evaluation.approve_baseline else {}),
     }
@@ -197,22 +202,12 @@ def build_evaluation_dag(
         doc_md=_doc(evaluation, config_path) + (f"\n{note}\n" if note else ""),
         params=_params(),
     ) as dag:
-        # XComArgs stand in for the values at run time (typed Any for the checker)
-        run = workflow_tasks("labelled_run", job, task_ids=LABELLED_RUN_TASK_IDS)
-        recorded: Any = run.outcome
-        # the DAG run's way to its run page (Airflow lets a task set no note on its DAG run)
-        recorded.operator.operator_extra_links = (RunPageLink(),)
-        approval = {"approve_baseline": True} if evaluation.approve_baseline else {}
-        branch: Any = tasks.check_regression(
-            recorded=recorded, ui_base_url=options.ui_base_url, **approval
+        recorded, branch = evaluation_tasks(
+            job,
+            options,
+            outlets=[Asset(job["outlet"])],
+            approve_baseline=evaluation.approve_baseline,
         )
-        branch >> [
-            tasks.alert_regression(job=job, recorded=recorded),
-            tasks.alert_invalid_run(job=job, recorded=recorded),
-            tasks.alert_labels(job=job, recorded=recorded),
-            tasks.no_regression(recorded=recorded, job=job),
-            tasks.baseline(recorded=recorded),
-        ]
         if evaluation.approve_baseline:
             from retrieval_eval.airflow.approval import approval_asset_uri
 
@@ -220,6 +215,35 @@ def build_evaluation_dag(
             ask: Any = tasks.request_approval.override(outlets=[Asset(uri)])
             branch >> ask(recorded=recorded, approval_asset=uri)
     return dag
+
+
+def evaluation_tasks(
+    job: dict[str, Any],
+    options: AirflowOptions,
+    *,
+    outlets: list[Asset] | None = None,
+    approve_baseline: bool = False,
+) -> tuple[Any, Any]:
+    """The labelled run's tasks in the DAG or task group being defined, through the one adapter
+    (load_golden_set → retrieve, mapped → score → persist, with ``outlets``), then
+    check_regression → the alert branches. Returns persist's and check_regression's XComArgs."""
+    # XComArgs stand in for the values at run time (typed Any for the checker)
+    run = workflow_tasks("labelled_run", job, task_ids=LABELLED_RUN_TASK_IDS, outlets=outlets)
+    recorded: Any = run.outcome
+    # the DAG run's way to its run page (Airflow lets a task set no note on its DAG run)
+    recorded.operator.operator_extra_links = (RunPageLink(),)
+    approval = {"approve_baseline": True} if approve_baseline else {}
+    branch: Any = tasks.check_regression(
+        recorded=recorded, ui_base_url=options.ui_base_url, **approval
+    )
+    branch >> [
+        tasks.alert_regression(job=job, recorded=recorded),
+        tasks.alert_invalid_run(job=job, recorded=recorded),
+        tasks.alert_labels(job=job, recorded=recorded),
+        tasks.no_regression(recorded=recorded, job=job),
+        tasks.baseline(recorded=recorded),
+    ]
+    return recorded, branch
 
 
 def build_approval_dag(evaluation: EvaluationSpec, dag: DAG, job: dict[str, Any]) -> DAG:

@@ -1,83 +1,79 @@
-"""A labelled run inside a team's own DAG: ``evaluate_retrieval`` adds it as a task group.
+"""``evaluate_retrieval``: the labelled run as a task group inside any DAG (a team's index build).
 
-::
+The generated DAGs evaluate on a schedule or an asset event; a team that already has an
+index-build DAG wants "promote the new index only if the evaluation passes" in that DAG. This
+puts the same tasks the generated DAG runs (the same batches, retries, store, alerts and verdict:
+:func:`retrieval_eval.airflow.factory.evaluation_tasks`) in a task group, and returns the
+recorded verdict (:class:`retrieval_eval.airflow.outcome.Outcome`, as an XComArg) for
+:func:`retrieval_eval.airflow.gate.retrieval_gate` or any task of the DAG::
 
-    from retrieval_eval.airflow import evaluate_retrieval, verdict_of
+    version = build_index()
+    verdict = evaluate_retrieval(set="handbook.demo", retriever="candidate", index_version=version)
+    retrieval_gate(verdict) >> promote(version)
 
-    with DAG("index_build", ...):
-        evaluated = build_index() >> evaluate_retrieval(set="handbook.demo", retriever="bm25")
-        # verdict_of(evaluated): the run's outcome JSON (its "verdict", "run_id", "result")
-
-The group holds the same four tasks the generated evaluation DAG runs, through the same adapter
-(:mod:`retrieval_eval.airflow.adapter`): plan → retrieve (mapped over batches) → score → record,
-with the same batches, retries (the DAG's default args), bad-input failures, store (the config's,
-or the Airflow connection ``store_connection_id``) and spool when it is down. Its last task's
-XCom is the outcome: the :class:`~retrieval_eval.workflows.recording.RunRecord` as JSON, whose
-``verdict`` says ``baseline``, ``no_regression``, ``regression``, ``invalid_run`` or
-``not_comparable``. Alerts stay the generated DAG's; a gate reads the verdict.
+The config is read when the DAG file is parsed (as the generated DAGs' file does): the
+evaluation configured for the pair, if any, gives the batches, alerts and gates; the config's
+``airflow:`` section the retries, timeouts and store connection.
 """
 
 from __future__ import annotations
 
-from typing import Any
+from pathlib import Path
+from typing import Any, cast
 
-from airflow.sdk import TaskGroup
+from airflow.sdk import TaskGroup, XComArg
 
-from retrieval_eval.airflow.adapter import workflow_tasks
-
-RECORD_TASK = "record"
+from retrieval_eval.airflow.factory import (
+    dag_id_for,
+    default_args_for,
+    evaluation_tasks,
+    job_for,
+)
+from retrieval_eval.config.models import EvaluationSpec, load_config
 
 
 def evaluate_retrieval(
-    set: str,  # the config's and the CLI's word for a golden set
+    set: str,
     retriever: str,
-    config_path: str | None = None,
-    index_version: str | None = None,
+    config_path: str | Path | None = None,
+    index_version: Any = None,
     store_connection_id: str | None = None,
     *,
-    group_id: str = "evaluate_retrieval",
-    max_batches: int = 8,
-    min_batch_questions: int = 25,
-    lint: str = "off",
-    baseline_run_id: int | None = None,
-    thresholds: dict[str, Any] | None = None,
-) -> TaskGroup:
-    """Add a labelled run of ``retriever`` on ``set`` to the DAG being defined, as a task group.
+    group_id: str | None = None,
+) -> Any:
+    """Add the labelled run of ``set`` × ``retriever`` to the DAG being defined, as a task group
+    (``group_id``, default ``evaluate__<set>__<retriever>``); return its verdict's XComArg.
 
-    ``config_path`` is read by each task at run time (None: the usual lookup,
-    ``$RETRIEVAL_EVAL_CONFIG`` first). ``index_version`` names the index build measured (a
-    Jinja template is rendered, e.g. an upstream task's XCom); None: the triggering asset
-    event's, if any. ``lint`` (``off``, ``warn``, ``fail``) lints the set before retrieval.
-    ``thresholds`` override the config's (``{"max_top1_drop": 0.05}``). The DAG run's Params
-    named as the generated DAG's (``depths``, ``max_top1_drop``, ...) apply here too.
+    ``config_path``: the config (None: ``$RETRIEVAL_EVAL_CONFIG`` and the usual lookup).
+    ``index_version``: the index build measured (a value, a template or an upstream task's
+    output, which the group then runs after), stored with the run. ``store_connection_id`` wins over the config's
+    ``airflow.store_connection_id``. The run's key is ``airflow:<dag>:<run>#<group id>``.
     """
-    job: dict[str, Any] = {
-        "config_path": config_path,
-        "set": set,
-        "retriever": retriever,
-        "index_version": index_version,
-        "store_connection_id": store_connection_id,
-        "max_batches": max_batches,
-        "min_batch_questions": min_batch_questions,
-        "lint": lint,
-        "baseline_run_id": baseline_run_id,
-        "thresholds": dict(thresholds or {}),
-    }
-    with TaskGroup(group_id=group_id) as group:
-        workflow_tasks(
-            "labelled_run",
-            job,
-            task_ids={
-                "plan": "plan",
-                "execute": "retrieve",
-                "reduce": "score",
-                "record": RECORD_TASK,
-            },
-        )
-    return group
+    config = load_config(config_path)
+    spec = next(
+        (e for e in config.evaluations if e.set == set and e.retriever == retriever),
+        None,
+    ) or EvaluationSpec(set=set, retriever=retriever, schedule=None)
+    options = config.airflow
+    if store_connection_id is not None:
+        options = options.model_copy(update={"store_connection_id": store_connection_id})
+    path = str(config.path) if config.path else None
+    job = {k: v for k, v in job_for(spec, path, options, config.lint.mode).items() if k != "outlet"}
+    job.pop("approve_baseline", None)  # the approval DAG belongs to the generated DAGs
+    if index_version is not None:  # a value, a template or an XComArg: rendered at run time
+        job["index_version"] = index_version
+    with TaskGroup(
+        group_id or group_id_for(set, retriever),
+        default_args=cast(Any, default_args_for(spec, options)),  # attrs' converter types it _T
+        tooltip=f"Retrieval evaluation: {set} × {retriever}",
+    ) as group:
+        recorded, _branch = evaluation_tasks(job, options)
+    if isinstance(index_version, XComArg):
+        # the build first: no batch may search the index before the task naming it is done
+        index_version >> group
+    return recorded["outcome"]
 
 
-def verdict_of(group: TaskGroup) -> Any:
-    """The outcome (XComArg) of a group :func:`evaluate_retrieval` added: its record task's."""
-    record: Any = group.children[f"{group.group_id}.{RECORD_TASK}"]
-    return record.output
+def group_id_for(set_identifier: str, retriever: str) -> str:
+    """``evaluate__<set>__<retriever>``, cleaned as the generated DAGs' ids are."""
+    return dag_id_for(set_identifier, retriever).replace("retrieval_eval__", "evaluate__", 1)

@@ -150,7 +150,17 @@ def run_key(context: Mapping[str, Any]) -> str:
     from retrieval_eval.reports.links import run_key_for
 
     dag_run = context["dag_run"]
-    return run_key_for(dag_run.dag_id, dag_run.run_id)
+    key = run_key_for(dag_run.dag_id, dag_run.run_id)
+    group = group_prefix(context).rstrip(".")
+    return f"{key}#{group}" if group else key  # one DAG run may evaluate several pairs
+
+
+def group_prefix(context: Mapping[str, Any]) -> str:
+    """``"<group id>."`` when the running task is inside a task group (``evaluate_retrieval`` in
+    a team's DAG), else ``""``: what the task ids it names (branches) need before them."""
+    ti = context.get("ti")
+    task_id = str(getattr(ti, "task_id", "") or "")
+    return task_id.rpartition(".")[0] + "." if "." in task_id else ""
 
 
 def _given(values: Mapping[str, Any]) -> dict[str, Any]:

@@ -29,7 +29,9 @@ def check_regression(
     branches = choose_branches(recorded, approve_baseline)
     line = verdict_line(recorded, dashboard_url(ui_base_url), recorded.get("result"))
     print(f"{line} → {', '.join(branches)}")
-    return branches
+    from retrieval_eval.airflow.runtime import group_prefix
+
+    return [group_prefix(get_current_context()) + branch for branch in branches]
 
 
 def _alert(

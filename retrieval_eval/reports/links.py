@@ -30,9 +30,11 @@ def run_key_for(dag_id: str, run_id: str) -> str:
 
 def dag_run_of(run_key: str) -> DagRunRef | None:
     """The DAG run a run key names, or None when the run was not made by a DAG. A DAG id
-    holds no ``:``, so everything after the second one is the run id."""
+    holds no ``:``, so everything after the second one is the run id, up to a ``#`` (a task
+    group's run: ``airflow:<dag>:<run>#<group>``; Airflow's run ids hold no ``#``)."""
     prefix, _, rest = run_key.partition(":")
     dag_id, _, run_id = rest.partition(":")
+    run_id = run_id.partition("#")[0]
     if prefix != _AIRFLOW or not dag_id or not run_id:
         return None
     return DagRunRef(dag_id, run_id)

@@ -379,6 +379,7 @@ class LabelledRunJob(BaseModel):
     fail_on_regression: bool = False
     fail_on_dead_labels: bool = False
     alerts: list[dict[str, Any]] = []
+    outlet: str | None = None  # the asset whose event carries the verdict (airflow/outcome.py)
 
 
 class LabelledBatch(BaseModel):

@@ -13,6 +13,9 @@ Selected alone with ``pytest -m deployment``; ``make test`` and CI run them with
    fails its DAG run at once, asks too and, rejected, leaves it. Every
    figure checked comes from the set that ran: a retriever that returns nothing still hits the
    questions that expect nothing (the demo set has three, SciFact none).
+The same started Airflow runs the index-build examples (examples/dags/index_build_gate.py):
+the gated build promotes a good index and not a corrupted one, and the promotion DAG started by
+the evaluation's verdict event reads the verdict and promotes.
 The CeleryExecutor deployment is in ``test_deployment_celery.py``: a module of its own, so that
 the two deployments run on the two test workers at once.
 """
@@ -20,6 +23,7 @@ the two deployments run on the two test workers at once.
 from __future__ import annotations
 
 import json
+import os
 import time
 import uuid
 from collections.abc import Iterator
@@ -29,7 +33,7 @@ from typing import Any
 
 import pytest
 import yaml
-from dag_helpers import EXAMPLES
+from dag_helpers import EXAMPLES, ROOT
 from deployment import Deployment, deployment
 from helpers import REQUIRE_DATA_ENV, required, shared_collection, shared_data
 from slack_server import RecordingServer
@@ -45,6 +49,12 @@ APPROVAL = "handbook.approval"
 APPROVAL_DAG = "retrieval_eval__handbook_approval__handbook"
 # where its runs' approvals wait: a DAG of its own, started by the evaluation's request
 ASKING_DAG = "retrieval_eval_approval__handbook_approval__handbook"
+# examples/dags/index_build_gate.py: the gated build, the build that only announces its version,
+# the evaluation its event starts, and the promotion the verdict's event starts
+GATED, BUILD = "demo_index_build_gated", "demo_index_build"
+CANDIDATE_DAG = "retrieval_eval__handbook_demo__handbook_candidate"
+PROMOTION = "demo_index_promotion"
+GATE_DAGS = (GATED, BUILD, CANDIDATE_DAG, PROMOTION)
 
 
 def _approval_set(folder: Path) -> Path:
@@ -127,6 +137,12 @@ def _write_config(
                         "max_batches": 1,
                         "approve_baseline": True,
                         "fail_on_regression": True,
+                        # every run of it takes longer: the scheduler notices the missed
+                        # deadline and the triggerer sends the "not finished" alert
+                        "deadline_s": 1,
+                        "alerts": [
+                            {"type": "slack", "connection_id": "slack_test", "kinds": ["deadline"]}
+                        ],
                     },
                 ],
                 "airflow": {
@@ -151,6 +167,16 @@ def store_schema(pg_url: str) -> Iterator[str]:
     yield schema
     with psycopg.connect(pg_url, autocommit=True) as conn:
         conn.execute(f'drop schema "{schema}" cascade')
+
+
+def _dags_folder(folder: Path) -> Path:
+    """The deployment's DAGs folder: the package's DAG file and the index-build examples (links:
+    each file finds its config and corpus where it really is)."""
+    folder.mkdir()
+    (folder / "retrieval_eval_dags.py").symlink_to(ROOT / "dags" / "retrieval_eval_dags.py")
+    for name in ("index_build_gate.py", "demo_index.py", ".airflowignore"):
+        (folder / name).symlink_to(EXAMPLES / "dags" / name)
+    return folder
 
 
 def _store_url(pg_url: str, schema: str) -> str:
@@ -196,6 +222,7 @@ def local(
     store_url = _store_url(pg_url, store_schema)
     with RecordingServer() as slack:
         env = {
+            "AIRFLOW__CORE__DAGS_FOLDER": str(_dags_folder(tmp_path / "dags")),
             "RETRIEVAL_EVAL_CONFIG": str(config),
             "RETRIEVAL_EVAL_HOME": str(tmp_path / "re_home"),
             "AIRFLOW_CONN_RETRIEVAL_EVAL_DB": store_url,
@@ -211,6 +238,8 @@ def local(
             af.wait_for_dag(dag_id)
             af.wait_for_dag(APPROVAL_DAG)
             af.wait_for_dag(ASKING_DAG)  # new DAGs start paused: unpaused as the evaluations
+            for example in GATE_DAGS:
+                af.wait_for_dag(example)
             yield Local(af, tmp_path, config, golden, corpus, expected, dag_id, store_url, slack)
 
 
@@ -305,14 +334,78 @@ def test_local_executor_deployment(local: Local) -> None:
 
 
 @pytest.mark.timeout(1200)
+def test_the_index_build_gates_its_promotion(local: Local) -> None:
+    """The example index-build DAGs on the running scheduler: the gated build promotes a good
+    index and skips the promotion of a corrupted one; a build that only announces its version
+    starts the evaluation DAG, whose verdict's event starts the promotion DAG, which reads the
+    verdict (index version, state) and promotes."""
+    af = local.af
+    live = local.folder / "re_home" / "demo-index" / "live"
+    # 1. a good build: a baseline, promoted
+    good = af.trigger(GATED, "good")
+    assert af.wait(GATED, good) == "success"
+    tis = af.task_instances(GATED, good)
+    assert tis["retrieval_gate"]["state"] == "success"
+    assert tis["promote"]["state"] == "success"
+    assert os.readlink(live) == "versions/v1"
+    # 2. a corrupted build: a regression; the gate skips the promotion, live stays on v1
+    bad = af.trigger(GATED, "corrupted", conf={"degraded": True})
+    assert af.wait(GATED, bad) == "success"
+    tis = af.task_instances(GATED, bad)
+    group = "evaluate__handbook_demo__handbook_candidate"
+    assert tis[f"{group}.alert_regression"]["state"] == "success"
+    assert tis["promote"]["state"] == "skipped"
+    assert os.readlink(live) == "versions/v1"
+    # 3. through assets: build v3 -> its event starts the evaluation -> the verdict's event
+    #    starts the promotion, which reads it and promotes v3
+    built = af.trigger(BUILD, "announced")
+    assert af.wait(BUILD, built) == "success"
+    evaluated = af.wait_for_triggered(CANDIDATE_DAG, set())
+    assert af.wait(CANDIDATE_DAG, evaluated) == "success"
+    promoted = af.wait_for_triggered(PROMOTION, set())
+    assert af.wait(PROMOTION, promoted) == "success"
+    assert os.readlink(live) == "versions/v3"
+    events = af.api("GET", "/assets/events", params={"source_dag_id": CANDIDATE_DAG, "limit": 10})[
+        "asset_events"
+    ]
+    (event,) = [e for e in events if e["source_run_id"] == evaluated]
+    assert event["uri"] == "retrieval-eval://handbook.demo/handbook_candidate"
+    extra = event["extra"]
+    assert (extra["state"], extra["passed"], extra["index_version"]) == (
+        "no_regression",
+        True,
+        "v3",
+    )
+    assert extra["run_key"] == f"airflow:{CANDIDATE_DAG}:{evaluated}"
+    assert extra["run_page"].endswith(f"/retrieval-eval/runs/{extra['run_id']}")
+    logs = af.logs()
+    assert "retrieval gate: no regression of handbook.demo × handbook_candidate (index v3)" in logs
+    assert "the tasks after retrieval_gate are skipped" in logs
+
+
+@pytest.mark.timeout(1200)
 def test_approve_baseline_through_rest(local: Local) -> None:
     """The demo set's ``approve_baseline`` DAG in the same deployment (it reads no shared data:
     CI runs this module once, with the shared data: see .ci/run)."""
     _approval_steps(
         local.af, local.config, local.golden, local.corpus, local.store_url, local.folder
     )
+    # 8. its DAG's deadline (1 s) was missed by every run: Airflow's DeadlineAlert, on the real
+    #    scheduler and triggerer, sent "not finished" (only to the channel taking `deadline`)
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline and not _deadline_alerts(local.slack):
+        time.sleep(1)
+    missed = _deadline_alerts(local.slack)
+    assert missed, [r["body"].get("text") for r in local.slack.requests][-3:]
+    assert "not finished within 1 s of being queued" in missed[0]
     logs = local.af.logs()
     assert WEBHOOK_SECRET not in logs and PG_PASSWORD not in logs
+
+
+def _deadline_alerts(slack: RecordingServer) -> list[str]:
+    """The texts of the approval DAG's "not finished" alerts the loopback Slack received."""
+    texts = [str(r["body"].get("text", "")) for r in list(slack.requests)]
+    return [t for t in texts if APPROVAL_DAG in t and "not finished" in t]
 
 
 def _approval_steps(

@@ -20,7 +20,7 @@ from datetime import datetime
 
 from airflow.sdk import DAG, task
 
-from retrieval_eval.airflow import evaluate_retrieval, verdict_of
+from retrieval_eval.airflow import evaluate_retrieval
 
 OUT = {out!r}
 
@@ -33,20 +33,19 @@ def build():
 @task
 def gate(outcome):
     with open(OUT, "w") as handle:
-        json.dump({{"state": outcome["verdict"]["state"], "run_id": outcome["run_id"],
-                   "index_version": outcome["result"]["index_version"]}}, handle)
+        json.dump({{"state": outcome["state"], "run_id": outcome["run_id"],
+                   "index_version": outcome["index_version"]}}, handle)
 
 
 with DAG("team_index_build", schedule=None, start_date=datetime(2024, 1, 1), catchup=False):
-    group = evaluate_retrieval(
+    verdict = evaluate_retrieval(
         set="handbook.demo",
         retriever="handbook_bm25",
         index_version="{{{{ ti.xcom_pull(task_ids='build') }}}}",
         group_id="evaluate",
-        min_batch_questions=10,
     )
-    build() >> group
-    gate(verdict_of(group))
+    build() >> verdict.operator.task_group
+    gate(verdict)
 """
 
 
@@ -77,9 +76,8 @@ def test_a_team_dag_evaluates_its_build_and_reads_the_verdict(
     (outcome,), log = run_plan(env, [{"dag_id": "team_index_build"}], tmp_path)
     assert outcome["state"] == "success", log[-3000:]
     tasks: dict[str, Any] = outcome["tasks"]
-    batches = sorted(k for k in tasks if k.startswith("evaluate.retrieve["))
-    assert batches == [f"evaluate.retrieve[{i}]" for i in range(5)]  # 46 questions, 10 a batch
-    for step in ("evaluate.plan", "evaluate.score", "evaluate.record", "gate"):
+    assert any(k.startswith("evaluate.retrieve") for k in tasks)
+    for step in ("evaluate.load_golden_set", "evaluate.score", "evaluate.persist", "gate"):
         assert tasks[step] == "success", step
     seen = json.loads(out.read_text(encoding="utf-8"))
     with sqlite3.connect(store) as db:
@@ -87,5 +85,5 @@ def test_a_team_dag_evaluates_its_build_and_reads_the_verdict(
             "select id, index_version, run_key from eval_result"
         ).fetchall()
     assert seen == {"state": "baseline", "run_id": run_id, "index_version": "v7"}
-    assert version == "v7" and key == f"airflow:team_index_build:{outcome['run_id']}"
+    assert version == "v7" and key == f"airflow:team_index_build:{outcome['run_id']}#evaluate"
     assert "scored 46 questions of handbook.demo × handbook_bm25 (index v7)" in log
