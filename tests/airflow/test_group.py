@@ -4,6 +4,7 @@ index version, evaluates it as a task group and hands the group's verdict to its
 from __future__ import annotations
 
 import json
+import os
 import sqlite3
 from pathlib import Path
 from typing import Any
@@ -71,6 +72,9 @@ def test_a_team_dag_evaluates_its_build_and_reads_the_verdict(
     env = {
         **airflow_env,
         "AIRFLOW__CORE__DAGS_FOLDER": str(dags),
+        # a plan process of its own (one per import path): one that ran another DAGs folder
+        # may hold a DAG bag without this DAG
+        "PYTHONPATH": os.pathsep.join([str(dags), airflow_env["PYTHONPATH"]]),
         "RETRIEVAL_EVAL_CONFIG": str(config),
     }
     (outcome,), log = run_plan(env, [{"dag_id": "team_index_build"}], tmp_path)
