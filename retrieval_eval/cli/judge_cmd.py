@@ -6,6 +6,10 @@ a bad row (line-numbered) or a question id that is not the set's is exit 2 and s
 Rows without a grade (not judged yet) are skipped and counted. The agreement of the raters, the
 conflicts and the merge rule are printed; the graded rows go into the store in one transaction.
 An unreachable store is exit 3, saying that none of the file's rows were stored.
+
+``sets judge auto`` grades pooled pairs with a model judge of the config's ``judges:``
+(:mod:`retrieval_eval.workflows.judge`), ``sets judge calibrate`` measures it against people;
+see docs/how-to/model-judges.md.
 """
 
 from __future__ import annotations
