@@ -268,6 +268,13 @@ def test_calibrate_measures_kappa_and_tau_as_the_simulation_does_and_opens_the_g
         ).exit_code
         == 0
     )
+    pool_args = ("sets", "pool", SET, "--retrievers", "r0,r1,r2,r3", "--depth", "10")
+    pool_args += ("--no-lint", "--no-texts", "--config", cfg)
+    before = invoke(*pool_args)
+    assert before.exit_code == 0, before.output
+    offered_before = {
+        (r["question_id"], r["document_id"]) for r in map(json.loads, before.stdout.splitlines())
+    }
     # people graded a sample of the pool (their file keeps the texts)
     rng = random.Random(3)
     graded = rng.sample([p for p in world["pool"]], 150)
@@ -339,6 +346,19 @@ def test_calibrate_measures_kappa_and_tau_as_the_simulation_does_and_opens_the_g
     with open_store(f"sqlite:///{home / 'results.sqlite'}") as store:
         gated = read_stored_judgments(store, SET)
     assert any(r.rater == "judge:sim" for r in gated)  # the gate is open now
+    after = invoke(*pool_args)
+    offered_after = {
+        (r["question_id"], r["document_id"]) for r in map(json.loads, after.stdout.splitlines())
+    }
+    unanswered = {
+        (r["question_id"], r["document_id"])
+        for r in world["pool"]
+        if r["text"] in world["unreadable"] or (r["question_id"], r["document_id"]) == world["slow"]
+    }
+    # before: every retrieved pair but the targets; after: only what neither people nor the
+    # calibrated judge graded
+    assert offered_after == {p for p in offered_before if p in unanswered}
+    assert len(offered_before) > len(offered_after)
 
     text_out = invoke(
         "sets",
