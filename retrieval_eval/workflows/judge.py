@@ -15,7 +15,7 @@ from __future__ import annotations
 import math
 from collections import Counter
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from pydantic import BaseModel
 
@@ -175,17 +175,7 @@ class JudgeWorkflow(Workflow[JudgeJob, JudgeBatch, JudgePart, JudgeReduced, Judg
             if hit is None:
                 asks.append(Asked(offset, pair.question, pair.text))
                 continue
-            answers.append(
-                PairAnswer(
-                    index=batch.start + offset,
-                    grade=hit.grade,
-                    reason=hit.reason,
-                    input_tokens=hit.input_tokens,
-                    output_tokens=hit.output_tokens,
-                    cost_usd=hit.cost_usd,
-                    cached=True,
-                )
-            )
+            answers.append(_answer(batch.start + offset, hit, cached=True))
         found, tally = judge_all(
             judge,
             asks,
@@ -194,17 +184,7 @@ class JudgeWorkflow(Workflow[JudgeJob, JudgeBatch, JudgePart, JudgeReduced, Judg
             on_answer=self.on_answer,
         )
         for offset, answer in found.items():
-            answers.append(
-                PairAnswer(
-                    index=batch.start + offset,
-                    grade=answer.grade,
-                    reason=answer.reason,
-                    input_tokens=answer.input_tokens,
-                    output_tokens=answer.output_tokens,
-                    cost_usd=answer.cost_usd,
-                    answered=answer.answered,
-                )
-            )
+            answers.append(_answer(batch.start + offset, answer, answered=answer.answered))
         answers.sort(key=lambda a: a.index)
         return JudgePart(answers=answers, stopped=tally.stopped, error=tally.error)
 
@@ -293,6 +273,19 @@ class JudgeWorkflow(Workflow[JudgeJob, JudgeBatch, JudgePart, JudgeReduced, Judg
             reasons=dict(reasons),
             grades={a.index: a.grade for a in reduced.answers if a.grade is not None},
         )
+
+
+def _answer(index: int, given: Any, **flags: bool) -> PairAnswer:
+    """A pair's answer from a cached or a fresh one (both have grade, reason, tokens, cost)."""
+    return PairAnswer(
+        index=index,
+        grade=given.grade,
+        reason=given.reason,
+        input_tokens=given.input_tokens,
+        output_tokens=given.output_tokens,
+        cost_usd=given.cost_usd,
+        **flags,
+    )
 
 
 def _reason_kind(reason: str | None) -> str:
