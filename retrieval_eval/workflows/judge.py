@@ -480,6 +480,7 @@ def calibrate(
     from contextlib import ExitStack
 
     from retrieval_eval.labels.calibration import agreement_figures, hit_rate, ranking_tau, sample
+    from retrieval_eval.labels.pooling import excerpt
     from retrieval_eval.store import open_store, resolve_store_url
     from retrieval_eval.store.judges import add_calibration
     from retrieval_eval.store.judgments import stored_judgments
@@ -499,7 +500,8 @@ def calibrate(
         notes: list[str] = []
         with ExitStack() as stack:
             opened = {n: stack.enter_context(opened_retriever(config, n)) for n in retrievers}
-            by_doc = _texts(opened, missing, notes)
+            # as the pool shows them (its excerpt): the judge reads what `judge auto` gives it
+            by_doc = {doc: excerpt(text) for doc, text in _texts(opened, missing, notes).items()}
     questions = {q.id: q.question for q in golden.questions}
     with_text = []
     for pair in candidates:
