@@ -82,3 +82,35 @@ def test_judge_all_runs_concurrently_and_stops_at_max_pairs() -> None:
     assert tally.stopped == "--max-pairs 4 was reached" and tally.graded == 4
     answers, tally = judge_all(judge, pairs)
     assert len(answers) == 10 and tally.stopped is None
+
+
+def test_the_rate_limit_spaces_requests_and_gives_up_past_the_deadline() -> None:
+    import time
+
+    from retrieval_eval.labels.model_judges import RateLimit
+
+    limit = RateLimit(per_minute=600)  # one every 0.1 s
+    start = time.monotonic()
+    for _ in range(5):
+        assert limit.wait(start + 10)
+    assert time.monotonic() - start >= 0.39
+    assert not limit.wait(time.monotonic())  # the next slot is after this deadline
+    assert RateLimit(None).wait(0.0)  # no limit: never waits
+
+
+def test_retry_after_reads_seconds_and_http_dates() -> None:
+    from datetime import UTC, datetime, timedelta
+    from email.utils import format_datetime
+
+    import httpx
+
+    from retrieval_eval.labels.model_judges import _retry_after
+
+    def answer(value: str | None) -> httpx.Response:
+        return httpx.Response(429, headers={"Retry-After": value} if value else {})
+
+    assert _retry_after(answer("3")) == 3.0
+    later = format_datetime(datetime.now(UTC) + timedelta(seconds=30), usegmt=True)
+    assert 25 <= (_retry_after(answer(later)) or 0) <= 31
+    assert _retry_after(answer("soon")) is None
+    assert _retry_after(answer(None)) is None
