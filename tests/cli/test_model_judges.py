@@ -416,3 +416,23 @@ def test_a_calibration_below_min_kappa_keeps_the_gate_shut(world) -> None:
     db = sqlite3.connect(world["home"] / "results.sqlite")
     (passed,) = db.execute("SELECT passed FROM judge_calibration").fetchone()
     assert passed == 0
+
+
+def test_the_key_from_an_airflow_connection_whose_host_is_the_endpoint(
+    world, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    pytest.importorskip("airflow.sdk")
+    cfg = world["config"]
+    config = yaml.safe_load(Path(cfg).read_text())
+    spec = config["judges"]["sim"]
+    base_url = spec.pop("base_url")
+    spec.pop("api_key_from_env")
+    spec["connection_id"] = "sim_judge"
+    Path(cfg).write_text(yaml.safe_dump(config))
+    monkeypatch.delenv("SIM_JUDGE_KEY")
+    connection = {"conn_type": "generic", "host": base_url, "password": KEY}
+    monkeypatch.setenv("AIRFLOW_CONN_SIM_JUDGE", json.dumps(connection))
+    result = invoke("sets", "judge", "auto", SET, "--judge", "sim", "--pool", "pool.jsonl", "--max-pairs", "4", "--config", cfg)  # fmt: skip
+    assert result.exit_code == 1, result.output  # stopped by --max-pairs, after 4 answers
+    assert "4 asked" in result.output and world["behaviour"].requests >= 4
+    _no_key(world, result.output, result.stderr)
