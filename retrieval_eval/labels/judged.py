@@ -10,7 +10,7 @@ judgments are gone.
 A model judge's grade (rater ``judge:<name>``) counts only when the judge's identity (its model,
 prompt and settings) has a stored calibration on the set that passed its ``min_kappa``
 (:func:`gate`, which the store applies when it reads judgments back); until then its grades stay
-candidates for people.
+candidates for people. A pair a person graded keeps the person's grade: a judge's is left out.
 """
 
 from __future__ import annotations
@@ -56,5 +56,18 @@ def is_machine(rater: str | None) -> bool:
 
 def gate(rows: Iterable[tuple[Judgment, str | None]], trusted: Collection[str]) -> list[Judgment]:
     """The rows that may count as judged, from (row, judge identity) pairs: every person's row,
-    and a model judge's only when its identity is ``trusted`` (a stored calibration passed)."""
-    return [row for row, identity in rows if not is_machine(row.rater) or identity in trusted]
+    and a model judge's only when its identity is ``trusted`` (a stored calibration passed) and
+    no person graded the pair (a person's grade is never merged with, or outvoted by, a
+    judge's)."""
+    given = list(rows)
+    by_people = {
+        (row.question_key, row.document_id)
+        for row, _ in given
+        if row.grade is not None and not is_machine(row.rater)
+    }
+    return [
+        row
+        for row, identity in given
+        if not is_machine(row.rater)
+        or (identity in trusted and (row.question_key, row.document_id) not in by_people)
+    ]

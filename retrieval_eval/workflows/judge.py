@@ -52,6 +52,7 @@ class JudgeJob(BaseModel):
     pairs: list[PairToJudge]
     max_pairs: int | None = None
     written_by: str = "unknown"
+    store_judgments: bool = True  # False (calibration): the answers cached, no judgment rows
 
 
 class JudgeBatch(BaseModel):
@@ -251,9 +252,11 @@ class JudgeWorkflow(Workflow[JudgeJob, JudgeBatch, JudgePart, JudgeReduced, Judg
                     for a in fresh
                 ],
             )
-            stored = add_machine_judgments(
-                store, self.job.set_identifier, rows, written_by=self.job.written_by
-            )
+            stored = 0
+            if self.job.store_judgments:
+                stored = add_machine_judgments(
+                    store, self.job.set_identifier, rows, written_by=self.job.written_by
+                )
         judge.close()
         reasons = Counter(_reason_kind(a.reason) for a in reduced.answers if a.grade is None)
         return JudgeOutcome(
@@ -524,6 +527,7 @@ def calibrate(
         judge=judge_name,
         pairs=chosen,
         written_by=written_by,
+        store_judgments=False,  # people graded these pairs: their grades stay the labels
     )
     workflow = JudgeWorkflow(job)
     workflow._config = config
@@ -548,6 +552,8 @@ def calibrate(
             for s in stored_judgments(store, golden.identifier)
             if s.judge_identity == outcome.identity and s.judgment.grade is not None
         }
+        for index, grade in outcome.grades.items():  # and its answers on the people's pairs
+            machine[(chosen[index].question_key, chosen[index].document_id)] = grade
         runs = [
             latest_run(store, golden.identifier, n) for n in store.retrievers_for(golden.identifier)
         ]

@@ -73,6 +73,12 @@ def test_machine_rows_carry_their_audit_are_written_once_and_wait_for_a_passing_
     assert trusted_identities(store, "other") == set()  # per set
     assert read_stored_judgments(store, "s") == PEOPLE + MACHINE[:1]
 
+    # a person's grade of a pair wins: the judge's row of that pair is left out
+    overruled = Judgment(question_id="q1", document_id="d1", grade=0, rater="judge:gpt")
+    add_machine_judgments(store, "s", [(overruled, AUDIT)], written_by="bob")
+    assert read_stored_judgments(store, "s") == PEOPLE + MACHINE[:1]
+    assert overruled in read_stored_judgments(store, "s", gated=False)
+
     add_calibration(store, _calibration("id-1", passed=False))  # the latest decides
     assert trusted_identities(store, "s") == set()
     assert read_stored_judgments(store, "s") == PEOPLE
