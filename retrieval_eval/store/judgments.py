@@ -2,8 +2,10 @@
 
 Two channels write them: ``sets judge import`` (``channel="import"``, ``written_by`` the OS user
 who imported the file) and the dashboard's review queue (``channel="dashboard"``, rater and
-writer the signed-in Airflow user). Every row keeps who wrote it and when (``recorded_at``, the
-store's clock; ``judged_at`` is the file's own ``time`` column). A row without a grade is a skip:
+writer the signed-in Airflow user). A model judge's rows come through
+:mod:`retrieval_eval.store.judges` (``channel="judge"``) and are read back only once calibrated
+(``gated``). Every row keeps who wrote it and when (``recorded_at``, the store's clock;
+``judged_at`` is the file's own ``time`` column). A row without a grade is a skip:
 the dashboard records skips so a rater's queue hides what they passed over, while the candidate
 stays open for everyone else. Rows are read back oldest first, so a rater's later grade of a
 pair wins in :func:`retrieval_eval.labels.judgments.summarise`. Judgments are labels, not runs:
