@@ -27,12 +27,14 @@ values, nested at most 50 levels (:mod:`retrieval_eval.safety.limits`).
     replays:
       - {sample: traffic, retriever: handbook_bm25, assets: [index_rebuilt]}
     drift: {min_mean_rbo: 0.8, max_top1_changed: 0.2}
+    judges:                                # model judges for pooled pairs (sets judge auto)
+      gpt: {type: openai, model: gpt-4o-mini, api_key_from_env: OPENAI_API_KEY, max_cost_usd: 5}
 """
 
 import re
 from functools import cached_property
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
@@ -506,6 +508,110 @@ class AirflowOptions(BaseModel):
         return value.rstrip("/")
 
 
+def _http_url(value: str) -> str:
+    """An absolute http(s) URL without a query or fragment (a query may hold a key: never echoed)."""
+    from urllib.parse import urlsplit
+
+    parts = urlsplit(value)
+    if parts.scheme not in ("http", "https") or not parts.netloc or parts.query or parts.fragment:
+        raise ValueError(
+            "not an absolute http(s) URL without a query or fragment; give the endpoint's base, "
+            "e.g. https://api.openai.com/v1"
+        )
+    return value.rstrip("/")
+
+
+class OpenAIJudgeSpec(BaseModel):
+    """A model judge behind any OpenAI-compatible chat-completions endpoint (OpenAI, Azure OpenAI,
+    vLLM, Ollama, LiteLLM): it grades a (question, document text) pair 0-3 with a prompt."""
+
+    model_config = ConfigDict(use_attribute_docstrings=True, extra="forbid")
+
+    type: Literal["openai"]
+    """An OpenAI-compatible endpoint."""
+    model: str = Field(min_length=1)
+    """The model the endpoint serves (part of the judge's identity)."""
+    base_url: str = "https://api.openai.com/v1"
+    """The endpoint's base URL; `/chat/completions` is appended."""
+    api_key_from_env: str | None = None
+    """The environment variable holding the API key (sent as a bearer token, never logged)."""
+    connection_id: str | None = None
+    """An Airflow connection whose password is the API key (its host, when set, the base URL)."""
+    prompt: Path | None = None
+    """A prompt file with `{query}` and `{passage}` (default: UMBRELA's); its fingerprint is part
+    of the judge's identity."""
+    temperature: float = Field(default=0.0, ge=0, le=2)
+    """The sampling temperature (part of the judge's identity)."""
+    max_tokens: int = Field(default=64, ge=1)
+    """The most tokens one answer may take."""
+    max_concurrency: int = Field(default=4, ge=1, le=64)
+    """How many requests are in flight at once."""
+    requests_per_minute: float | None = Field(default=None, gt=0)
+    """The most requests started per minute; unset: no limit but `max_concurrency`."""
+    max_cost_usd: float | None = Field(default=None, gt=0)
+    """Stop asking once a run's cost reaches this (what was judged is kept)."""
+    input_price_per_1k: float = Field(default=0.0, ge=0)
+    """US dollars per 1,000 prompt tokens."""
+    output_price_per_1k: float = Field(default=0.0, ge=0)
+    """US dollars per 1,000 completion tokens."""
+    timeout_s: float = Field(default=60.0, gt=0)
+    """One request's timeout, in seconds."""
+    deadline_s: float = Field(default=300.0, gt=0)
+    """One pair's deadline, retries included: past it the pair is unjudged, with the reason."""
+    backoff_s: float = Field(default=1.0, ge=0)
+    """The first retry's delay after a 429 or 5xx (doubling after each; `Retry-After` wins)."""
+    min_kappa: float = Field(default=0.6, ge=-1, le=1)
+    """The quadratic-weighted Cohen's κ against people a stored calibration must reach before
+    this judge's grades count as judged."""
+
+    @field_validator("base_url")
+    @classmethod
+    def _base_url(cls, value: str) -> str:
+        return _http_url(value)
+
+    @model_validator(mode="after")
+    def _one_key_source(self) -> "OpenAIJudgeSpec":
+        if self.api_key_from_env is not None and self.connection_id is not None:
+            raise ValueError("give at most one of 'api_key_from_env' or 'connection_id'")
+        return self
+
+
+class PythonJudgeSpec(BaseModel):
+    """A judge in the team's own code: ``factory`` returns ``grade(question, document_text) ->
+    int`` (0-3): a cross-encoder with thresholds, an in-house model."""
+
+    model_config = ConfigDict(use_attribute_docstrings=True, extra="forbid")
+
+    type: Literal["python"]
+    """The team's own code."""
+    factory: str
+    """`module:function`, called with `options`, returning the grading function."""
+    options: dict[str, Any] = {}
+    """Keyword arguments for the factory (part of the judge's identity)."""
+    paths: list[Path] = []
+    """Folders put on `sys.path` first; relative to the config's folder."""
+    version: str | None = None
+    """Your code's version (part of the judge's identity: change it when the grades may change)."""
+    max_concurrency: int = Field(default=1, ge=1, le=64)
+    """How many pairs are graded at once (threads)."""
+    deadline_s: float = Field(default=300.0, gt=0)
+    """One pair's deadline: past it the pair is unjudged, with the reason."""
+    min_kappa: float = Field(default=0.6, ge=-1, le=1)
+    """The quadratic-weighted Cohen's κ against people a stored calibration must reach before
+    this judge's grades count as judged."""
+
+    @field_validator("factory")
+    @classmethod
+    def _import_path(cls, value: str) -> str:
+        module, sep, attribute = value.partition(":")
+        if not (module and sep and attribute):
+            raise ValueError(f"{value!r} is not an import path; use 'package.module:function'")
+        return value
+
+
+JudgeSpec = Annotated[OpenAIJudgeSpec | PythonJudgeSpec, Field(discriminator="type")]
+
+
 class Config(BaseModel):
     model_config = ConfigDict(use_attribute_docstrings=True, extra="forbid")
 
@@ -538,6 +644,9 @@ class Config(BaseModel):
     """The limits every replay must keep (each replay may override)."""
     replays: list[ReplaySpec] = []
     """The (sample, retriever) replay series: one DAG each in Airflow."""
+    judges: dict[str, JudgeSpec] = {}
+    """Named model judges that grade pooled pairs (`sets judge auto`), calibrated against people
+    (`sets judge calibrate`)."""
 
     path: Path | None = Field(default=None, exclude=True)
     """Not written in the file: where the config was read from; relative paths resolve against its
@@ -648,6 +757,21 @@ class Config(BaseModel):
         raise UnknownNameError(
             f"unknown query sample {quote(name)}{did_you_mean(name, known)}; "
             f"the config's 'samples:' names: {', '.join(known) or 'none'} ({where})"
+        )
+
+    def judge_spec(self, name: str) -> OpenAIJudgeSpec | PythonJudgeSpec:
+        """The ``judges:`` entry called ``name``; unknown is an error naming the known ones."""
+        from retrieval_eval.errors import UnknownNameError
+        from retrieval_eval.safety.limits import quote
+        from retrieval_eval.safety.suggest import did_you_mean
+
+        if name in self.judges:
+            return self.judges[name]
+        known = list(self.judges)
+        where = self.source if self.path else lookup_note()
+        raise UnknownNameError(
+            f"unknown judge {quote(name)}{did_you_mean(name, known)}; "
+            f"the config's 'judges:' names: {', '.join(known) or 'none'} ({where})"
         )
 
     def dead_labels_baseline_for(self, set_identifier: str, retriever: str) -> DeadLabelsBaseline:

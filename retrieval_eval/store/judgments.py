@@ -2,8 +2,10 @@
 
 Two channels write them: ``sets judge import`` (``channel="import"``, ``written_by`` the OS user
 who imported the file) and the dashboard's review queue (``channel="dashboard"``, rater and
-writer the signed-in Airflow user). Every row keeps who wrote it and when (``recorded_at``, the
-store's clock; ``judged_at`` is the file's own ``time`` column). A row without a grade is a skip:
+writer the signed-in Airflow user). A model judge's rows come through
+:mod:`retrieval_eval.store.judges` (``channel="judge"``) and are read back only once calibrated
+(``gated``). Every row keeps who wrote it and when (``recorded_at``, the store's clock;
+``judged_at`` is the file's own ``time`` column). A row without a grade is a skip:
 the dashboard records skips so a rater's queue hides what they passed over, while the candidate
 stays open for everyone else. Rows are read back oldest first, so a rater's later grade of a
 pair wins in :func:`retrieval_eval.labels.judgments.summarise`. Judgments are labels, not runs:
@@ -23,7 +25,7 @@ from retrieval_eval.labels.judgments import Judgment
 from retrieval_eval.store.schema import judgment
 from retrieval_eval.store.store import Store
 
-CHANNELS = ("import", "dashboard")
+CHANNELS = ("import", "dashboard")  # people's; a model judge's rows: store/judges.py, "judge"
 
 
 @dataclass(frozen=True, slots=True)
@@ -36,6 +38,7 @@ class StoredJudgment:
     channel: str
     written_by: str
     recorded_at: datetime
+    judge_identity: str | None = None  # a model judge's row: the judge's identity
 
 
 def add_judgments(
@@ -84,15 +87,21 @@ def stored_judgments(store: Store, set_identifier: str) -> list[StoredJudgment]:
 
 
 def read_stored_judgments(
-    store: Store, set_identifier: str, *, skips: bool = False
+    store: Store, set_identifier: str, *, skips: bool = False, gated: bool = True
 ) -> list[Judgment]:
     """A set's stored judgments as judgments-file rows (what ``sets promote`` takes), oldest
-    first; ``skips`` keeps the rows without a grade."""
-    return [
-        s.judgment
-        for s in stored_judgments(store, set_identifier)
-        if skips or s.judgment.grade is not None
+    first; ``skips`` keeps the rows without a grade. ``gated``: a model judge's rows only when its
+    stored calibration passed (:func:`retrieval_eval.labels.judged.gate`)."""
+    from retrieval_eval.labels.judged import gate
+    from retrieval_eval.store.judges import trusted_identities
+
+    stored = [
+        s for s in stored_judgments(store, set_identifier) if skips or s.judgment.grade is not None
     ]
+    if not gated:
+        return [s.judgment for s in stored]
+    trusted = trusted_identities(store, set_identifier)
+    return gate(((s.judgment, s.judge_identity) for s in stored), trusted)
 
 
 def _stored(row: Any) -> StoredJudgment:
@@ -115,6 +124,7 @@ def _stored(row: Any) -> StoredJudgment:
         channel=str(values["channel"]),
         written_by=str(values["written_by"]),
         recorded_at=recorded,
+        judge_identity=values.get("judge_identity"),
     )
 
 

@@ -10,7 +10,7 @@ from retrieval_eval import DISTRIBUTION
 
 GRADER = "retrieval_hit_rate"  # this tool's rows in the shared eval_result table
 VERSION_TABLE = "retrieval_eval_alembic_version"  # not "alembic_version": Airflow's DB has one
-HEAD = "0010_replay_rows"  # the newest migration: the revision this version reads and writes
+HEAD = "0011_model_judges"  # the newest migration: the revision this version reads and writes
 # every revision of the migration scripts, oldest first: one outside it was made by a newer version
 KNOWN_REVISIONS = (
     "0001_initial",
@@ -22,6 +22,7 @@ KNOWN_REVISIONS = (
     "0007_judgments",
     "0008_grades",
     "0009_rejudged",
+    "0010_replay_rows",
     HEAD,
 )
 MAX_RUN_ID = 2**31 - 1  # eval_result.id is a 32-bit INTEGER; PostgreSQL rejects larger values

@@ -277,7 +277,55 @@ judgment = Table(
     Column("channel", String(16), nullable=False),  # "import" or "dashboard"
     Column("written_by", String, nullable=False),  # the Airflow user, or the importing OS user
     Column("recorded_at", DateTime(timezone=True), nullable=False),
+    # a model judge's row (channel "judge", rater "judge:<name>"); NULL on people's rows
+    Column("judge_identity", String, nullable=True),
+    Column("model", String, nullable=True),
+    Column("prompt_fingerprint", String, nullable=True),
+    Column("input_tokens", Integer, nullable=True),
+    Column("output_tokens", Integer, nullable=True),
+    Column("cost_usd", Float, nullable=True),
     CheckConstraint("grade IS NULL OR (grade >= 0 AND grade <= 3)", name="ck_judgment_grade"),
     CheckConstraint("question_id IS NOT NULL OR question IS NOT NULL", name="ck_judgment_question"),
     Index("ix_judgment_set_question", "set_identifier", "question_id", "document_id"),
+)
+
+
+judge_answer = Table(
+    "judge_answer",
+    metadata,
+    _id(),
+    # sha256 of (judge identity, question text, document text): a second run asks nothing asked
+    Column("key", String(64), nullable=False),
+    Column("judge_identity", String, nullable=False),
+    Column("grade", Integer, nullable=True),  # NULL: the answer could not be read
+    Column("reason", Text, nullable=True),  # why it is not a grade
+    Column("model", String, nullable=True),
+    Column("input_tokens", Integer, nullable=True),
+    Column("output_tokens", Integer, nullable=True),
+    Column("cost_usd", Float, nullable=True),
+    Column("answered_at", DateTime(timezone=True), nullable=False),
+    UniqueConstraint("key", name="uq_judge_answer_key"),
+)
+
+judge_calibration = Table(
+    "judge_calibration",
+    metadata,
+    _id(),
+    Column("set_identifier", String, nullable=False),
+    Column("judge", String, nullable=False),  # the config's name
+    Column("judge_identity", String, nullable=False),
+    Column("model", String, nullable=True),
+    Column("prompt_fingerprint", String, nullable=True),
+    Column("pairs", Integer, nullable=False),  # the people-graded pairs compared
+    Column("seed", Integer, nullable=False),
+    Column("kappa", Float, nullable=True),  # quadratic-weighted Cohen's kappa
+    Column("kappa_low", Float, nullable=True),
+    Column("kappa_high", Float, nullable=True),
+    Column("tau", Float, nullable=True),  # Kendall's tau of retriever rankings, human vs machine
+    Column("min_kappa", Float, nullable=False),
+    Column("passed", Boolean, nullable=False),
+    Column("figures", JSONType, nullable=False),  # confusion matrix, per-grade agreement, runs
+    Column("written_by", String, nullable=False),
+    Column("recorded_at", DateTime(timezone=True), nullable=False),
+    Index("ix_judge_calibration_set_judge", "set_identifier", "judge"),
 )
