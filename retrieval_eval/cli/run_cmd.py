@@ -291,7 +291,15 @@ def _write_report(
     }
     if spool_path is not None:
         extra["spool_path"] = str(spool_path)
-    text = render(result, fmt, extra=extra, verdict=verdict, summary=summary, power=done.power)
+    text = render(
+        result,
+        fmt,
+        extra=extra,
+        verdict=verdict,
+        summary=summary,
+        power=done.power,
+        judge_figures=done.judge_figures,
+    )
     if fmt in ("text", "markdown") and not summary and run_id is not None:
         gap = "\n" if fmt == "markdown" else ""  # Markdown: a paragraph after the last block
         text += f"{gap}Saved as run {run_id} in {_masked(store_url)}\n"

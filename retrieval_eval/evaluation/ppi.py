@@ -78,7 +78,9 @@ def ppi_mean(
         raise ValueError("y and yhat must hold the same items")
     n, big_n = y_.shape[-1], unl.shape[-1]
     if n < 2 or big_n < 1:
-        raise ValueError(f"need 2 labelled items or more and 1 unlabelled or more, got {n}, {big_n}")
+        raise ValueError(
+            f"need 2 labelled items or more and 1 unlabelled or more, got {n}, {big_n}"
+        )
     lam_ = (
         tuned_lambda(y_, yhat_, unl)
         if lam is None

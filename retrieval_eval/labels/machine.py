@@ -9,14 +9,19 @@ only when some are a machine's, gives:
   :mod:`retrieval_eval.labels.judged`'s rule), judged by a machine only, and unjudged.
 - **three hit rates** per gated depth ``k``, each with its ``1 - alpha`` interval:
 
-  - ``human``: the hit rate on the *calibration* questions, those whose whole top ``k`` people
-    judged (so their hit is known exactly): unbiased, wide (Wilson over them);
+  - ``human``: the hit rate on the *calibration* questions: those people graded (a judgment
+    row of a person, not only the set's labels: a question whose target is at rank 1 is judged
+    whole by its labels alone, and counting it would favour hits) and whose whole top ``k``
+    people judged, so their hit is known exactly: unbiased, wide (Wilson over them);
   - ``human_machine``: every question, people's labels where they judged and the machine's
     where only it did: narrow, but as biased as the judge (Wilson over every question);
   - ``ppi``: prediction-powered (:mod:`retrieval_eval.evaluation.ppi`): the machine's hits
     (its grade wherever it graded, people's labels elsewhere) on every other question, corrected
     by the machine's error measured on the calibration questions. Valid when the calibration
-    questions are a random sample of the set; None with fewer than 2 of them, or none outside.
+    questions are a random sample of the set (grade whole questions picked at random, not the
+    review queue's most valuable pairs, to calibrate); None with fewer than
+    :data:`MIN_CALIBRATION` of them (the normal approximation would claim a certainty it has
+    not: a few agreeing questions give an interval of width 0), or none outside.
 
 A pair's grade from several raters of one kind is their merged grade
 (:func:`retrieval_eval.labels.agreement.merged_grade`); relevant is a grade at or above the
@@ -37,6 +42,7 @@ if TYPE_CHECKING:
 
 MACHINE_PREFIX = "judge:"
 DEPTH = 10  # the holes figure's depth, as labels.pooling.DEPTH
+MIN_CALIBRATION = 10  # questions judged whole by people before a prediction-powered rate
 
 
 def is_machine(rater: str | None) -> bool:
@@ -96,6 +102,10 @@ class JudgeFigures:
     holes: JudgedSplit
     rates: list[DepthRates]
 
+    @property
+    def confidence(self) -> float:
+        return 1 - self.alpha
+
     def contract(self) -> dict[str, object]:
         """The JSON document of these figures (the run report's ``judge_figures`` key)."""
 
@@ -106,7 +116,7 @@ class JudgeFigures:
 
         return {
             "machine_raters": self.machine_raters,
-            "confidence": 1 - self.alpha,
+            "confidence": self.confidence,
             "holes": {
                 "depth": self.holes.depth,
                 "slots": self.holes.slots,
@@ -140,7 +150,9 @@ def judged_split(
     """The run's top ``depth`` (or the shallower depth it kept) split by who judged each place."""
     rows = list(judgments)
     kept = min(depth, result.settings.depth)
-    human = judged_pairs(questions=result.questions, rows=[r for r in rows if not is_machine(r.rater)])
+    human = judged_pairs(
+        questions=result.questions, rows=[r for r in rows if not is_machine(r.rater)]
+    )
     machine = judged_pairs(rows=[r for r in rows if is_machine(r.rater)])
     slots = by_human = by_machine = 0
     for q in result.questions:
@@ -159,6 +171,7 @@ def judge_figures(
     *,
     depth: int = DEPTH,
     alpha: float = 0.05,
+    min_calibration: int = MIN_CALIBRATION,
 ) -> JudgeFigures | None:
     """The holes split and the three hit rates of ``result`` (see the module), or None when no
     judgment of ``judgments`` is a machine's (nothing to report beyond the run's own figures)."""
@@ -170,8 +183,17 @@ def judge_figures(
     human_grades = _merged(human_rows)
     machine_grades = _merged(machine_rows)
     human_judged = judged_pairs(questions=result.questions, rows=human_rows)
+    graded = {r.question_key for r in human_rows if r.grade is not None}
     rates = [
-        _rates_at(result.questions, k, level, human_grades, machine_grades, human_judged, alpha)
+        _rates_at(
+            result.questions,
+            k,
+            level,
+            (human_grades, machine_grades),
+            (human_judged, graded),
+            alpha,
+            max(2, min_calibration),
+        )
         for k in result.depths
     ]
     return JudgeFigures(
@@ -186,10 +208,10 @@ def _rates_at(
     questions: Sequence[QuestionResult],
     k: int,
     level: int,
-    human_grades: dict[Pair, int],
-    machine_grades: dict[Pair, int],
-    human_judged: set[Pair],
+    grades: tuple[dict[Pair, int], dict[Pair, int]],
+    judged: tuple[set[Pair], set[str]],
     alpha: float,
+    min_calibration: int,
 ) -> DepthRates:
     import numpy as np
 
@@ -200,6 +222,8 @@ def _rates_at(
     yhat: list[float] = []  # the machine's hit on them
     yhat_other: list[float] = []  # the machine's hit on every other question
     combined = 0  # hits under people's labels, the machine's where only it judged
+    human_grades, machine_grades = grades
+    human_judged, graded = judged
     for q in questions:
         top = [] if q.error is not None else q.retrieved[:k]
         targets = set(q.expected_document_ids)
@@ -226,7 +250,7 @@ def _rates_at(
             yhat_q = any(machine_first(d) for d in top)
             combined_q = any(human_first(d) for d in top)
         combined += combined_q
-        if all((q.id, d) in human_judged for d in top):
+        if q.id in graded and all((q.id, d) in human_judged for d in top):
             y.append(float(y_q))
             yhat.append(float(yhat_q))
         else:
@@ -238,7 +262,7 @@ def _rates_at(
         return None if ci is None else Rate(hits / n, ci[0], ci[1], n)
 
     ppi = lam = None
-    if len(y) >= 2 and yhat_other:
+    if len(y) >= min_calibration and yhat_other:
         found = ppi_mean(np.array(y), np.array(yhat), np.array(yhat_other), alpha=alpha)
         lam = float(found.lam)
         ppi = Rate(float(found.estimate), float(found.low), float(found.high), total)

@@ -31,6 +31,7 @@ from retrieval_eval.workflows.recording import Recorded
 
 if TYPE_CHECKING:
     from retrieval_eval.evaluation.labels import DeadLabels
+    from retrieval_eval.labels.machine import JudgeFigures
     from retrieval_eval.lint.models import PowerReport
     from retrieval_eval.verdicts.regression import Verdict
 
@@ -231,13 +232,40 @@ def power_figures(result: RunResult, thresholds: Thresholds, config: Config) -> 
     return run_power(result, thresholds, config.lint)
 
 
+def stored_judge_figures(result: RunResult, store_url: str | None) -> JudgeFigures | None:
+    """The run's figures beside a model judge's labels (holes by who judged, the human-only,
+    human+machine and prediction-powered hit rates), when the store holds machine judgments
+    (``rater = judge:<name>``) of its set; None otherwise, or when the store cannot be read
+    (the run's own figures stand without them)."""
+    if store_url is None:
+        return None
+    from retrieval_eval.errors import NoStoreError, StoreUnavailableError
+    from retrieval_eval.labels.machine import judge_figures
+    from retrieval_eval.store import open_store_to_read
+    from retrieval_eval.store.judgments import read_stored_judgments
+
+    try:
+        store = open_store_to_read(store_url)
+    except (NoStoreError, StoreUnavailableError):
+        return None
+    try:
+        rows = read_stored_judgments(store, result.set_identifier)
+    except StoreUnavailableError:
+        return None
+    finally:
+        store.close()
+    return judge_figures(result, rows)
+
+
 @dataclass(frozen=True)
 class PipelineRun:
-    """What one run of the pipeline produced: the result, what was recorded, the power."""
+    """What one run of the pipeline produced: the result, what was recorded, the power, and
+    the figures beside a model judge's labels when the store has any for the set."""
 
     result: RunResult
     recorded: Recorded
     power: PowerReport
+    judge_figures: JudgeFigures | None = None
 
     @property
     def verdict(self) -> Verdict:
@@ -301,7 +329,7 @@ def run_pipeline(
             "while the run was being recorded: it is saved (or spooled) in full or not at all, "
             f"and `{history}` shows whether it was saved",
         ) from None
-    return PipelineRun(result, recorded, power)
+    return PipelineRun(result, recorded, power, stored_judge_figures(result, store_url))
 
 
 def run_evaluation(

@@ -70,7 +70,7 @@ def test_holes_split_by_who_judged() -> None:
 
 
 def test_three_hit_rates_at_top_3() -> None:
-    figures = judge_figures(run(), JUDGMENTS)
+    figures = judge_figures(run(), JUDGMENTS, min_calibration=2)
     assert figures is not None and figures.machine_raters == ["judge:umbrela"]
     top3 = next(d for d in figures.rates if d.depth == 3)  # rankings hold 2
     # calibration: q1 (a target, x graded), q2 (y graded, b its target), q4 (v, u graded)
@@ -84,9 +84,24 @@ def test_three_hit_rates_at_top_3() -> None:
     expected = ppi_mean([1, 1, 0], [1, 1, 1], [1, 0], alpha=0.05)
     assert top3.ppi is not None
     assert top3.ppi.rate == pytest.approx(float(expected.estimate))
-    assert (top3.ppi.low, top3.ppi.high) == pytest.approx((float(expected.low), float(expected.high)))
+    assert (top3.ppi.low, top3.ppi.high) == pytest.approx(
+        (float(expected.low), float(expected.high))
+    )
     document = figures.contract()
     assert document["holes"]["machine_judged"] == 1  # type: ignore[index]
     assert set(document["hit_rates"]["top3"]) == {  # type: ignore[index]
         "calibration_questions", "human", "human_machine", "ppi", "ppi_lambda",
     }  # fmt: skip
+
+
+def test_questions_judged_whole_by_the_sets_labels_alone_do_not_calibrate() -> None:
+    """q1's top 1 is its target: judged whole by the set, a hit; counting such questions would
+    favour hits. Only questions a person graded calibrate, and the prediction-powered rate
+    waits for enough of them."""
+    rows = [r for r in JUDGMENTS if r.rater != "ann"]  # people graded q4 only
+    figures = judge_figures(run(), rows)
+    assert figures is not None
+    top1 = next(d for d in figures.rates if d.depth == 1)
+    assert top1.calibration_questions == 1  # q4 (v judged by bob); not q1
+    assert top1.human is not None and top1.human.rate == 0.0
+    assert top1.ppi is None  # fewer than MIN_CALIBRATION
