@@ -27,6 +27,7 @@ values, nested at most 50 levels (:mod:`retrieval_eval.safety.limits`).
     replays:
       - {sample: traffic, retriever: handbook_bm25, assets: [index_rebuilt]}
     drift: {min_mean_rbo: 0.8, max_top1_changed: 0.2}
+    review: {raters_per_pair: 2}            # people per pair before it leaves the review queue
 """
 
 import re
@@ -506,6 +507,17 @@ class AirflowOptions(BaseModel):
         return value.rstrip("/")
 
 
+class ReviewOptions(BaseModel):
+    """The dashboard's review queue."""
+
+    model_config = ConfigDict(use_attribute_docstrings=True, extra="forbid")
+
+    raters_per_pair: int = Field(default=1, ge=1, le=10)
+    """How many people, each a different rater, grade a pair before it leaves the review queue
+    (2 or more: their agreement is measured, and the pair keeps their merged grade); a model
+    judge's grade never counts."""
+
+
 class Config(BaseModel):
     model_config = ConfigDict(use_attribute_docstrings=True, extra="forbid")
 
@@ -537,6 +549,8 @@ class Config(BaseModel):
     """The limits every replay must keep (each replay may override)."""
     replays: list[ReplaySpec] = []
     """The (sample, retriever) replay series: one DAG each in Airflow."""
+    review: ReviewOptions = Field(default_factory=ReviewOptions)
+    """The dashboard's review queue: how many people grade each pair."""
 
     path: Path | None = Field(default=None, exclude=True)
     """Not written in the file: where the config was read from; relative paths resolve against its

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import os
 import re
-import shutil
 import signal
 import stat
 import subprocess
@@ -19,7 +18,6 @@ from contextlib import contextmanager
 from pathlib import Path
 
 import httpx
-import pytest
 import yaml
 from helpers import served_page
 
@@ -33,7 +31,7 @@ from retrieval_eval.safety.users import (
 from retrieval_eval.store import open_store
 from retrieval_eval.store.judgments import stored_judgments
 from webui.browsing import free_port
-from webui.fill import SET, Filled
+from webui.fill import SET
 
 CLI = str(Path(sys.executable).parent / "retrieval-eval")
 ROOT = Path(__file__).resolve().parents[2]
@@ -44,13 +42,6 @@ PASSWORD = "correct horse battery"
 def _env(home: Path) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("RETRIEVAL_EVAL_")}
     return {**env, "RETRIEVAL_EVAL_HOME": str(home)}
-
-
-@pytest.fixture
-def store_copy(filled_sqlite: Filled, tmp_path: Path) -> str:
-    path = tmp_path / "results.sqlite"
-    shutil.copy(filled_sqlite.url.removeprefix("sqlite:///"), path)
-    return f"sqlite:///{path}"
 
 
 @contextmanager
