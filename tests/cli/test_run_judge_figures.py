@@ -59,6 +59,10 @@ def test_judge_figures_only_with_machine_judgments(demo: tuple[Path, str]) -> No
         add_judgments(store, SET, [Judgment(question_id=q["id"], document_id=doc, grade=0,
                                             rater="ann")], channel="import", written_by="t")  # fmt: skip
     assert "judge_figures" not in run_json(config, db)
+    plain = invoke("compare", "--runs", f"{first['run_id']},{first['run_id'] + 1}", "--db", db,
+                   "--format", "json")  # fmt: skip
+    assert plain.exit_code == 0, plain.output
+    assert "judge_figures" not in json.loads(plain.stdout)["entries"][0]
     # a model judges every other top-3 place, calling each relevant
     machine = [
         Judgment(question_id=other["id"], document_id=d, grade=2, rater="judge:sim")
@@ -85,3 +89,13 @@ def test_judge_figures_only_with_machine_judgments(demo: tuple[Path, str]) -> No
     assert text.exit_code == 0, text.output
     assert "Model judgments (judge:sim)" in text.stdout
     assert "top-3 hit rate (95% intervals): people only" in text.stdout
+    # the stored run shows the same figures (against the judgments stored now)
+    shown = invoke("runs", "show", str(document["run_id"]), "--db", db, "--format", "json")
+    assert shown.exit_code == 0, shown.output
+    assert json.loads(shown.stdout)["judge_figures"] == figures
+    # compare's entry carries them too (JSON), and no entry has them without model judgments
+    board = invoke("compare", "--runs", f"{first['run_id']},{document['run_id']}", "--db", db,
+                   "--format", "json")  # fmt: skip
+    assert board.exit_code == 0, board.output
+    entry = json.loads(board.stdout)["entries"][0]
+    assert entry["judge_figures"]["holes"]["machine_judged"] == len(machine)
