@@ -329,7 +329,9 @@ def run_pipeline(
             "while the run was being recorded: it is saved (or spooled) in full or not at all, "
             f"and `{history}` shows whether it was saved",
         ) from None
-    return PipelineRun(result, recorded, power, stored_judge_figures(result, store_url))
+    # a store that just failed is not asked again (an unreachable one would cost its timeout)
+    reachable = store_url if recorded.problem is None else None
+    return PipelineRun(result, recorded, power, stored_judge_figures(result, reachable))
 
 
 def run_evaluation(
