@@ -309,6 +309,14 @@ def show(
 
     with _open_to_read(db, config_path) as store:
         run = store.get_run(run_id)
+        figures = None
+        if not summary and fmt in ("text", "json"):
+            from retrieval_eval.labels.machine import judge_figures
+            from retrieval_eval.store.judgments import read_stored_judgments
+
+            figures = judge_figures(
+                run.result, read_stored_judgments(store, run.result.set_identifier)
+            )
     if per_query:
         from retrieval_eval.reports.csv import render_per_query
 
@@ -334,6 +342,7 @@ def show(
         summary=summary,
         power=power,
         power_source=source,
+        judge_figures=figures,
     )
     if fmt in ("text", "markdown") and not summary:
         head = f"Run {run.id} ({run.status}), saved {run.created_at:%Y-%m-%d %H:%M} UTC"

@@ -287,6 +287,7 @@ def _write_report(
     when the run was not saved."""
     from retrieval_eval.reports.report import render
     from retrieval_eval.reports.verdict import verdict_document
+    from retrieval_eval.workflows.labelled_run import stored_judge_figures
 
     result, verdict, run_id, spool_path = done.result, done.verdict, done.run_id, done.spool_path
     extra: dict[str, object] = {
@@ -296,7 +297,18 @@ def _write_report(
     }
     if spool_path is not None:
         extra["spool_path"] = str(spool_path)
-    text = render(result, fmt, extra=extra, verdict=verdict, summary=summary, power=done.power)
+    text = render(
+        result,
+        fmt,
+        extra=extra,
+        verdict=verdict,
+        summary=summary,
+        power=done.power,
+        # a store that just failed is not asked again (an unreachable one would cost its timeout)
+        judge_figures=stored_judge_figures(
+            done.result, store_url if done.problem is None else None
+        ),
+    )
     if fmt in ("text", "markdown") and not summary and run_id is not None:
         gap = "\n" if fmt == "markdown" else ""  # Markdown: a paragraph after the last block
         text += f"{gap}Saved as run {run_id} in {_masked(store_url)}\n"

@@ -29,6 +29,7 @@ values, nested at most 50 levels (:mod:`retrieval_eval.safety.limits`).
     drift: {min_mean_rbo: 0.8, max_top1_changed: 0.2}
     judges:                                # model judges for pooled pairs (sets judge auto)
       gpt: {type: openai, model: gpt-4o-mini, api_key_from_env: OPENAI_API_KEY, max_cost_usd: 5}
+    review: {raters_per_pair: 2}            # people per pair before it leaves the review queue
 """
 
 import re
@@ -612,6 +613,17 @@ class PythonJudgeSpec(BaseModel):
 JudgeSpec = Annotated[OpenAIJudgeSpec | PythonJudgeSpec, Field(discriminator="type")]
 
 
+class ReviewOptions(BaseModel):
+    """The dashboard's review queue."""
+
+    model_config = ConfigDict(use_attribute_docstrings=True, extra="forbid")
+
+    raters_per_pair: int = Field(default=1, ge=1, le=10)
+    """How many people, each a different rater, grade a pair before it leaves the review queue
+    (2 or more: their agreement is measured, and the pair keeps their merged grade); a model
+    judge's grade never counts."""
+
+
 class Config(BaseModel):
     model_config = ConfigDict(use_attribute_docstrings=True, extra="forbid")
 
@@ -647,6 +659,8 @@ class Config(BaseModel):
     judges: dict[str, JudgeSpec] = {}
     """Named model judges that grade pooled pairs (`sets judge auto`), calibrated against people
     (`sets judge calibrate`)."""
+    review: ReviewOptions = Field(default_factory=ReviewOptions)
+    """The dashboard's review queue: how many people grade each pair."""
 
     path: Path | None = Field(default=None, exclude=True)
     """Not written in the file: where the config was read from; relative paths resolve against its

@@ -24,6 +24,7 @@ from retrieval_eval.reports.markdown import render_markdown
 from retrieval_eval.reports.text import render_text
 
 if TYPE_CHECKING:
+    from retrieval_eval.labels.machine import JudgeFigures
     from retrieval_eval.lint.models import PowerReport
     from retrieval_eval.verdicts.models import Verdict
 
@@ -39,6 +40,7 @@ def render(
     summary: bool = False,
     power: PowerReport | None = None,
     power_source: str | None = None,
+    judge_figures: JudgeFigures | None = None,
 ) -> str:
     """The report in ``fmt``; with ``verdict`` the verdict is part of it (text: the block after
     the report; Markdown: the badge and deltas in the headline, the details folded; JSON: the
@@ -47,7 +49,10 @@ def render(
     (:func:`retrieval_eval.lint.power.run_power`): the smallest drop this set size detects,
     next to the thresholds (text: a last line; Markdown: under the headline, before the folded
     tables; JSON: ``power``), not in a summary; ``power_source``: where its thresholds came from
-    (``show``: a config file or the defaults), said on that line (JSON: ``power_thresholds_from``)."""
+    (``show``: a config file or the defaults), said on that line (JSON: ``power_thresholds_from``).
+    ``judge_figures`` (:mod:`retrieval_eval.labels.machine`, only when the set has model
+    judgments): holes by who judged and the hit rate three ways (text: lines after the power
+    line; JSON: ``judge_figures``); absent, the report is as without model judges."""
     run_id = (extra or {}).get("run_id")
     if fmt == "csv":
         if summary:
@@ -60,6 +65,8 @@ def render(
             extra = {**(extra or {}), "power": power.model_dump(mode="json")}
             if power_source is not None:
                 extra["power_thresholds_from"] = power_source
+        if judge_figures is not None:
+            extra = {**(extra or {}), "judge_figures": judge_figures.contract()}
         return render_json(result, extra)
     if fmt == "markdown":
         if summary:
@@ -72,4 +79,6 @@ def render(
         from retrieval_eval.reports.verdict import render_verdict
 
         text += "\n" + render_verdict(verdict)
-    return text + _power_line(power, source=power_source)
+    from retrieval_eval.reports.machine import judge_figures_text
+
+    return text + _power_line(power, source=power_source) + judge_figures_text(judge_figures)

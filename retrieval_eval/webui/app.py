@@ -32,7 +32,7 @@ the review queue's judgments: a POST from a user Airflow lets edit, with the pag
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from fastapi import Depends, FastAPI
 from starlette.datastructures import MutableHeaders
@@ -41,6 +41,9 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from retrieval_eval.reports.links import DASHBOARD_PREFIX
 from retrieval_eval.webui import handlers, routes
 from retrieval_eval.webui.rendering import modules
+
+if TYPE_CHECKING:
+    from retrieval_eval.webui.local_auth import LocalAuth
 
 URL_PREFIX = DASHBOARD_PREFIX
 # No script source at all: even a stored string that slipped past escaping could not run.
@@ -129,6 +132,7 @@ def create_app(
     require_auth: bool = True,
     airflow_url: str | None = None,
     config_path: str | Path | None = None,
+    local_auth: LocalAuth | None = None,
 ) -> FastAPI:
     """The dashboard app over the store at ``store_url`` (default: the store the DAGs use).
 
@@ -137,9 +141,13 @@ def create_app(
     links its DAG run to; None: the Airflow that mounts the app, and no link outside one.
     ``config_path``: the config whose sets and retrievers the review queue reads (None: found
     as everywhere, ``$RETRIEVAL_EVAL_CONFIG`` or ``retrieval_eval.yaml`` in the working folder).
+    ``local_auth``: ``retrieval-eval serve``'s own login (:mod:`.local_auth`) instead of
+    Airflow's: every route but ``/login`` and ``/logout`` needs its user.
     """
     dependencies = []
-    if require_auth:
+    if local_auth is not None:
+        pass  # on the routers below, so the login form itself needs no user
+    elif require_auth:
         from retrieval_eval.webui.auth import require_airflow_user
 
         dependencies.append(Depends(require_airflow_user))
@@ -157,8 +165,17 @@ def create_app(
     app.state.store_source = StoreSource(store_url)
     app.state.review_source = ReviewSource(config_path)
     app.state.airflow_url = airflow_url
+    app.state.local_auth = local_auth
     handlers.install(app)
-    always = (401, 503) if require_auth else (503,)  # what any route may answer
-    app.include_router(routes.api, responses=routes.errors(*always, api=True))
-    app.include_router(routes.pages, responses=routes.errors(*always, api=False))
+    always = (401, 503) if require_auth or local_auth else (503,)  # what any route may answer
+    guarded = []
+    if local_auth is not None:
+        from retrieval_eval.webui.local_auth import require_local_user, router
+
+        guarded.append(Depends(require_local_user))
+        app.include_router(router)
+    app.include_router(routes.api, dependencies=guarded, responses=routes.errors(*always, api=True))
+    app.include_router(
+        routes.pages, dependencies=guarded, responses=routes.errors(*always, api=False)
+    )
     return app

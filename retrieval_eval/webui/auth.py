@@ -15,6 +15,10 @@ Edge cases:
 
 Writing (the review queue's grades, the only write) needs more: :func:`may_edit` asks the auth
 manager for edit rights on DAGs, and :func:`check_csrf` the form's token (:func:`csrf_token`).
+
+Served on its own with a login of its own (:mod:`retrieval_eval.webui.local_auth`), the same
+functions answer for its user (``request.state.local_user``): a rater or admin may edit, and
+CSRF tokens are signed with that server's key.
 """
 
 from __future__ import annotations
@@ -80,8 +84,15 @@ def _cookie_token(request: Request) -> str:
 # -- the one write path: grading review candidates ------------------------------------------------
 
 
+def _local(request: Request) -> Any:
+    """The stand-alone dashboard's signed-in user (:mod:`.local_auth`), or None."""
+    return getattr(request.state, "local_user", None)
+
+
 def user_name(request: Request) -> str | None:
-    """The signed-in Airflow user's name (None without auth: ``require_auth=False``)."""
+    """The signed-in user's name (None without auth: ``require_auth=False``)."""
+    if (local := _local(request)) is not None:
+        return str(local.name)
     user = getattr(request.state, "airflow_user", None)
     return None if user is None else str(user.get_name())
 
@@ -91,7 +102,9 @@ def may_edit(request: Request) -> bool:
     resource, as editing a DAG's runs needs): the dashboard shows what the evaluation DAGs
     record, reading needs a signed-in user, writing judgments needs edit rights on them. The
     simple auth manager grants it from the ``user`` role up; FAB from "can edit on DAGs". No
-    signed-in user (auth switched off) may never edit."""
+    signed-in user (auth switched off) may never edit. A local login's rater or admin may."""
+    if (local := _local(request)) is not None:
+        return bool(local.may_grade())
     user = getattr(request.state, "airflow_user", None)
     if user is None:
         return False
@@ -123,9 +136,13 @@ _key: bytes | None = None
 def csrf_token(request: Request) -> str:
     """The review form's CSRF token: an HMAC of the user and the session's credential (the
     Airflow JWT), so it is per user and per sign-in, and a page of another site cannot know it."""
-    credential = getattr(request.state, "airflow_credential", "") or ""
+    if _local(request) is not None:
+        local = request.app.state.local_auth
+        key, credential = local.key, local.credential(request)
+    else:
+        key, credential = _csrf_key(), getattr(request.state, "airflow_credential", "") or ""
     message = f"{user_name(request)}\x1f{credential}".encode()
-    return hmac.new(_csrf_key(), message, hashlib.sha256).hexdigest()
+    return hmac.new(key, message, hashlib.sha256).hexdigest()
 
 
 def check_csrf(request: Request, given: str | None) -> bool:

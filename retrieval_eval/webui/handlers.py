@@ -46,7 +46,8 @@ def error_response(request: Request, status_code: int, message: str, **headers: 
         status_code,
         status_code=status_code,
         message=message,
-        login_url=_login_url() if status_code == 401 else None,
+        login_url=_login_url(request) if status_code == 401 else None,
+        local_login=getattr(request.app.state, "local_auth", None) is not None,
     )
     response.headers.update(headers)
     return response
@@ -100,7 +101,9 @@ def install(app: FastAPI) -> None:
     app.add_exception_handler(Exception, internal_error)
 
 
-def _login_url() -> str | None:
+def _login_url(request: Request) -> str | None:
+    if getattr(request.app.state, "local_auth", None) is not None:  # serve's own login
+        return request.scope.get("root_path", "").rstrip("/") + "/login"
     from retrieval_eval.webui.auth import login_url
 
     return login_url()

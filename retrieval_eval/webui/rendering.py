@@ -59,7 +59,8 @@ def render(request: Request, template: str, code: int = 200, **context: Any) -> 
         query = {k: v for k, v in params.items() if v is not None}
         return root + path + ("?" + urlencode(query) if query else "")
 
-    html = environment().get_template(template).render(href=href, **context)
+    local_user = getattr(request.state, "local_user", None)  # serve's own login: a sign-out
+    html = environment().get_template(template).render(href=href, local_user=local_user, **context)
     return HTMLResponse(html, status_code=code)
 
 

@@ -3,10 +3,21 @@
 Candidates are what :func:`retrieval_eval.labels.pooling.pool` gathers: the unlabelled documents
 in the top ``depth`` of the latest stored run of every retriever on the set, and lint's
 completeness candidates (near duplicates of a target, from the corpus of a retriever the config
-knows, as ``sets lint --retriever`` finds them). A candidate is open until a grade for it is in
-the store (any rater, any channel); a rater's skip hides it from that rater's queue only. Each
-candidate shows its text where the retriever offers ``document_texts(ids)`` (else the corpus lint
-read), cut to :data:`TEXT_CHARS`.
+knows, as ``sets lint --retriever`` finds them). A candidate is open until ``review:
+raters_per_pair`` people (1 by default), each a different rater, have graded it (a model judge's
+grade, ``rater = judge:<name>``, never closes one); a rater's own grade or skip hides it from
+that rater's queue. Each candidate shows its text where the retriever offers
+``document_texts(ids)`` (else the corpus lint read), cut to :data:`TEXT_CHARS`, beside the texts
+of the question's current labels.
+
+The queue is ordered by value (:func:`priority`): first the pairs where a model judge and a person
+disagree (on both sides of the relevance level), then those a model graded unsure (model judges
+split across the level, or the weakest grade that still counts as relevant: the judges give no
+confidence of their own), then the rest; questions by their most valuable candidate. Whether a
+grade would flip a verdict is not computed (it needs every stored run's rankings rescored per
+pair). People's grades of an open pair stay hidden (each rater grades blind; the page says how
+many have graded), and the raters' agreement over the pairs several graded is shown
+(:func:`retrieval_eval.labels.judgments.summarise`: Cohen's κ for two raters, Krippendorff's α).
 
 What does not change between requests (the set's lint candidates and the candidates' texts) is
 built once per version of the set and runs (:class:`ReviewSource`; the config and its sets are
@@ -27,10 +38,12 @@ from typing import TYPE_CHECKING
 from pydantic import BaseModel, Field
 
 from retrieval_eval.labels.agreement import MERGE_RULE
+from retrieval_eval.labels.machine import is_machine
 
 if TYPE_CHECKING:
     from retrieval_eval.config.models import Config
     from retrieval_eval.golden.models import GoldenQuestionSet
+    from retrieval_eval.labels.judgments import Judgment
     from retrieval_eval.labels.pooling import Pool
     from retrieval_eval.store import Store
 
@@ -42,9 +55,25 @@ TEXT_CHARS = 1_500  # a candidate's text shown, at most
 GRADES = {0: "not relevant", 1: "relevant", 2: "highly relevant", 3: "perfect"}
 
 
+PRIORITIES = {
+    "disagreement": "a model judge and a person disagree",
+    "unsure": "a model judge is unsure",
+    "open": "not graded yet by enough people",
+}
+
+
 class Candidate(BaseModel):
     document_id: str
     sources: list[str]  # "handbook_bm25 #2", "label_completeness (82% like x.md)"
+    text: str | None = None
+    text_cut: bool = False
+    priority: str = "open"  # a key of PRIORITIES: why it is where it is in the queue
+    people_graded: int = 0  # how many people graded it so far (their grades stay hidden)
+    model_graded: bool = False  # whether a model judge graded it
+
+
+class LabelText(BaseModel):
+    document_id: str
     text: str | None = None
     text_cut: bool = False
 
@@ -53,8 +82,19 @@ class ReviewQuestion(BaseModel):
     id: str
     question: str
     labels: list[str]  # the set's expected document ids
+    label_texts: list[LabelText] = Field(default_factory=list)  # their texts, to compare with
     graded: dict[str, int] = Field(default_factory=dict)  # judged documents: merged grade
     candidates: list[Candidate]
+
+
+class Agreement(BaseModel):
+    """How far the people who graded this set agree (over the pairs two or more graded)."""
+
+    raters: list[str]
+    shared_pairs: int
+    kappa: float | None  # two raters: Cohen's κ, quadratic weights
+    alpha: float | None  # Krippendorff's α, ordinal
+    conflicts: int  # pairs graded more than one apart, or on both sides of the relevance level
 
 
 class ReviewQueue(BaseModel):
@@ -73,6 +113,9 @@ class ReviewQueue(BaseModel):
     questions: list[ReviewQuestion]
     grades: dict[int, str] = Field(default_factory=lambda: dict(GRADES))
     merge_rule: str = MERGE_RULE
+    raters_per_pair: int = 1
+    priorities: dict[str, str] = Field(default_factory=lambda: dict(PRIORITIES))
+    agreement: Agreement | None = None
     rater: str | None  # the signed-in user, who grades as themself
     can_edit: bool
     csrf_token: str | None = None  # what a POST must send back (only to users who may edit)
@@ -130,6 +173,7 @@ class ReviewSource:
         extra, corpus_texts, lint = self._lint_candidates(golden, list(runs))
         every = pool(golden, rankings, depth, extra=extra)
         wanted = {doc for _, doc in every.sources}
+        wanted |= {doc for q in golden.questions for doc in q.targets()}  # shown beside them
         texts = self._texts(list(runs), wanted, corpus_texts)
         return _Ingredients(golden, rankings, extra, texts, lint)
 
@@ -204,23 +248,52 @@ def _latest_runs(store: Store, golden: GoldenQuestionSet) -> dict[str, int]:
     return found
 
 
+Pair = tuple[str, str]
+
+
+def people_by_pair(rows: list[Judgment]) -> dict[Pair, dict[str, int]]:
+    """Each pair's grades by person (a rater's latest; model judges and skips left out)."""
+    found: dict[Pair, dict[str, int]] = {}
+    for r in rows:
+        if r.grade is not None and not is_machine(r.rater):
+            found.setdefault((r.question_key, r.document_id), {})[r.rater or "anonymous"] = r.grade
+    return found
+
+
 def open_pool(
     source: ReviewSource, store: Store | None, set_identifier: str, depth: int, rater: str | None
-) -> tuple[_Ingredients, Pool, dict[tuple[str, str], int]]:
-    """The set's open candidates for ``rater`` and the merged grades stored so far."""
-    from retrieval_eval.labels.judged import judged_pairs
-    from retrieval_eval.labels.judgments import summarise
+) -> tuple[_Ingredients, Pool, list[Judgment]]:
+    """The set's open candidates for ``rater`` and the stored rows (skips included): a pair is
+    closed once ``review.raters_per_pair`` people graded it, and for ``rater`` once they
+    graded or skipped it."""
     from retrieval_eval.labels.pooling import pool
     from retrieval_eval.store.judgments import read_stored_judgments
 
     parts = source.ingredients(store, set_identifier, depth)
     rows = read_stored_judgments(store, set_identifier, skips=True) if store is not None else []
-    judged = judged_pairs(rows=rows)
-    skipped = {
-        (r.question_key, r.document_id) for r in rows if r.grade is None and r.rater == rater
+    need = source.config().review.raters_per_pair
+    done = {pair for pair, people in people_by_pair(rows).items() if len(people) >= need}
+    mine = {
+        (r.question_key, r.document_id)
+        for r in rows
+        if r.rater == rater and rater is not None and not is_machine(r.rater)
     }
-    merged = summarise(rows).merged
-    return parts, pool(parts.golden, parts.rankings, depth, judged | skipped, parts.extra), merged
+    return parts, pool(parts.golden, parts.rankings, depth, done | mine, parts.extra), rows
+
+
+def priority(people: dict[str, int], models: dict[str, int], level: int) -> str:
+    """Why a pair is where it is in the queue (a key of :data:`PRIORITIES`): a model and a
+    person on both sides of ``level``; a model unsure (model judges split across it, or at the
+    weakest relevant grade); else open."""
+    if people and models:
+        grades = [*people.values(), *models.values()]
+        if min(grades) < level <= max(grades):
+            return "disagreement"
+    if models:
+        values = sorted(models.values())
+        if values[0] < level <= values[-1] or values[(len(values) - 1) // 2] == level:
+            return "unsure"
+    return "open"
 
 
 class NoLongerQueued(Exception):
@@ -263,24 +336,46 @@ def review_queue(
     csrf_token: str | None,
 ) -> ReviewQueue:
     """The page ``page`` of a set's queue as ``rater`` sees it."""
-    parts, found, merged = open_pool(source, store, set_identifier, DEPTH, rater)
+    from retrieval_eval.labels.judgments import summarise
+
+    parts, found, rows = open_pool(source, store, set_identifier, DEPTH, rater)
+    config = source.config()
+    level = config.run.relevance_level
+    people = people_by_pair(rows)
+    models: dict[Pair, dict[str, int]] = {}
+    for r in rows:
+        if r.grade is not None and is_machine(r.rater):
+            models.setdefault((r.question_key, r.document_id), {})[str(r.rater)] = r.grade
+    order = list(PRIORITIES)
     by_question: dict[str, list[Candidate]] = {}
     for (qid, doc), where in found.sources.items():
         text = parts.texts.get(doc)
+        by_people, by_models = people.get((qid, doc), {}), models.get((qid, doc), {})
         by_question.setdefault(qid, []).append(
             Candidate(
                 document_id=doc,
                 sources=where,
                 text=None if text is None else text[:TEXT_CHARS],
                 text_cut=text is not None and len(text) > TEXT_CHARS,
+                priority=priority(by_people, by_models, level),
+                people_graded=len(by_people),
+                model_graded=bool(by_models),
             )
         )
-    questions = [q for q in parts.golden.questions if q.id in by_question]
+    for candidates in by_question.values():
+        candidates.sort(key=lambda c: (order.index(c.priority), c.document_id))
+    position = {q.id: i for i, q in enumerate(parts.golden.questions)}
+    questions = sorted(
+        (q for q in parts.golden.questions if q.id in by_question),
+        key=lambda q: (order.index(by_question[q.id][0].priority), position[q.id]),
+    )
     pages = max(1, -(-len(questions) // PAGE))
     shown = questions[(min(page, pages) - 1) * PAGE : min(page, pages) * PAGE]
+    summary = summarise([r for r in rows if not is_machine(r.rater)], level)
     graded: dict[str, dict[str, int]] = {}
-    for (qkey, doc), grade in merged.items():
-        graded.setdefault(qkey, {})[doc] = grade
+    for (qkey, doc), grade in summary.merged.items():
+        if (qkey, doc) not in found.sources:  # an open pair's grades stay hidden: grade blind
+            graded.setdefault(qkey, {})[doc] = grade
     return ReviewQueue(
         set_identifier=set_identifier,
         set_version=parts.golden.version or 1,
@@ -297,12 +392,29 @@ def review_queue(
                 id=q.id,
                 question=q.question,
                 labels=list(q.targets()),
+                label_texts=[_label_text(doc, parts.texts.get(doc)) for doc in q.targets()],
                 graded=graded.get(q.id, {}),
-                candidates=sorted(by_question[q.id], key=lambda c: c.document_id),
+                candidates=by_question[q.id],
             )
             for q in shown
         ],
+        raters_per_pair=config.review.raters_per_pair,
+        agreement=Agreement(
+            raters=summary.raters,
+            shared_pairs=summary.shared,
+            kappa=summary.kappa,
+            alpha=summary.alpha,
+            conflicts=len(summary.conflicts),
+        ),
         rater=rater,
         can_edit=can_edit,
         csrf_token=csrf_token if can_edit else None,
+    )
+
+
+def _label_text(doc: str, text: str | None) -> LabelText:
+    return LabelText(
+        document_id=doc,
+        text=None if text is None else text[:TEXT_CHARS],
+        text_cut=text is not None and len(text) > TEXT_CHARS,
     )

@@ -345,7 +345,9 @@ def review_judge(
     from retrieval_eval.webui import auth, review_view
 
     if not auth.may_edit(request):
-        raise HTTPException(403, "your Airflow user may not edit: the review queue is read-only")
+        local = getattr(request.state, "local_user", None) is not None
+        who = "your role (viewer)" if local else "your Airflow user"
+        raise HTTPException(403, f"{who} may not edit: the review queue is read-only")
     if not auth.check_csrf(request, csrf_token):
         raise HTTPException(403, "missing or wrong CSRF token: reload the review page, grade again")
     fields = {"set": set, "question_id": question_id, "document_id": document_id, "grade": grade}

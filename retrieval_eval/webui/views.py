@@ -152,6 +152,9 @@ class RunView(BaseModel):
     labels_summary: str | None = None
     # slice rates without the stale questions the verdict left out (webui/slices_view.py)
     judged_slices: JudgedSlices | None = None
+    # with model judgments of the set: holes by who judged and the hit rate three ways
+    # (retrieval_eval.labels.machine.JudgeFigures.contract), against the judgments stored now
+    judge_figures: dict[str, Any] | None = None
 
 
 def worded(summary: RunSummary) -> RunSummary:
@@ -273,7 +276,21 @@ def run_view(store: Store | None, run_id: int, query: ListQuery | None = None) -
         power_summary=power_line,
         labels_summary=labels.summary() if labels is not None and labels.found else None,
         judged_slices=judged_slices(store, stored, baseline),
+        judge_figures=_judge_figures(store, stored),
     )
+
+
+def _judge_figures(store: Store, stored: StoredRun) -> dict[str, Any] | None:
+    """The run's figures beside model judgments, or None without any: only then is the run
+    read whole (every question's ranking), so a page without model judgments costs as before."""
+    from retrieval_eval.labels.machine import is_machine, judge_figures
+    from retrieval_eval.store.judgments import read_stored_judgments
+
+    rows = read_stored_judgments(store, stored.result.set_identifier)
+    if not any(is_machine(r.rater) for r in rows):
+        return None
+    figures = judge_figures(store.get_run(stored.id).result, rows)
+    return None if figures is None else figures.contract()
 
 
 def _dead_ids(stored: StoredRun) -> list[str]:

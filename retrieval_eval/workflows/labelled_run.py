@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from functools import cached_property
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ConfigDict
 
@@ -43,6 +43,9 @@ from retrieval_eval.retrievers.isolation import stdout_to_stderr
 from retrieval_eval.safety.limits import quote
 from retrieval_eval.workflows.base import Workflow, register
 from retrieval_eval.workflows.recording import RunRecord
+
+if TYPE_CHECKING:
+    from retrieval_eval.labels.machine import JudgeFigures
 
 
 def resolve_set(config: Config, name: str, identifier: str | None = None) -> GoldenQuestionSet:
@@ -235,6 +238,31 @@ def power_figures(result: RunResult, thresholds: Thresholds, config: Config) -> 
     from retrieval_eval.lint.power import run_power
 
     return run_power(result, thresholds, config.lint)
+
+
+def stored_judge_figures(result: RunResult, store_url: str | None) -> JudgeFigures | None:
+    """The run's figures beside a model judge's labels (holes by who judged, the human-only,
+    human+machine and prediction-powered hit rates), when the store holds machine judgments
+    (``rater = judge:<name>``) of its set; None otherwise, or when the store cannot be read
+    (the run's own figures stand without them)."""
+    if store_url is None:
+        return None
+    from retrieval_eval.errors import NoStoreError, StoreUnavailableError
+    from retrieval_eval.labels.machine import judge_figures
+    from retrieval_eval.store import open_store_to_read
+    from retrieval_eval.store.judgments import read_stored_judgments
+
+    try:
+        store = open_store_to_read(store_url)
+    except (NoStoreError, StoreUnavailableError):
+        return None
+    try:
+        rows = read_stored_judgments(store, result.set_identifier)
+    except StoreUnavailableError:
+        return None
+    finally:
+        store.close()
+    return judge_figures(result, rows)
 
 
 def run_evaluation(

@@ -58,6 +58,7 @@ from pydantic import BaseModel, Field, SerializerFunctionWrapHandler, model_seri
 from retrieval_eval.errors import InvalidInputError, UnknownNameError
 from retrieval_eval.evaluation.intervals import paired_difference, wilson
 from retrieval_eval.evaluation.results import QuestionResult, as_pair, extra_depths
+from retrieval_eval.labels.machine import judge_figures
 from retrieval_eval.labels.pooling import DEPTH as HOLES_DEPTH
 from retrieval_eval.labels.pooling import run_holes
 from retrieval_eval.store.summary import RunSummary
@@ -121,11 +122,15 @@ class Entry(BaseModel):
     holes_unjudged: int | None = None
     holes_slots: int | None = None
     holes_share: float | None = None
+    # with model judgments of the set (``rater = judge:<name>``): holes by who judged and the
+    # hit rate three ways (:meth:`retrieval_eval.labels.machine.JudgeFigures.contract`); absent
+    # from the JSON without them
+    judge_figures: dict[str, Any] | None = None
 
     @model_serializer(mode="wrap")
     def _without_empty_depths(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
         data: dict[str, Any] = handler(self)
-        for key in ("hit_rate_at", "hit_rate_at_ci"):
+        for key in ("hit_rate_at", "hit_rate_at_ci", "judge_figures"):
             if not data.get(key):
                 data.pop(key, None)
         return data
@@ -346,6 +351,7 @@ def _entry(
 ) -> Entry:
     summary = RunSummary.of(run, slices=False)
     holes = run_holes(run.result, holes_depth, judgments)
+    figures = judge_figures(run.result, judgments, depth=holes_depth)
     n = run.result.question_count
     at = {depth: _hits(run, depth) for depth in depths}
     metrics = run.result.metrics
@@ -366,6 +372,7 @@ def _entry(
         holes_unjudged=holes.unjudged,
         holes_slots=holes.slots,
         holes_share=holes.share,
+        judge_figures=None if figures is None else figures.contract(),
     )
 
 

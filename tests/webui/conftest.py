@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import os
 import secrets
+import shutil
 import subprocess
 import sys
 from collections.abc import Callable, Iterator
@@ -39,6 +40,14 @@ def filled_sqlite(tmp_path_factory: pytest.TempPathFactory) -> Filled:
     """A SQLite store of real runs, for the tests that need one backend only."""
     path = tmp_path_factory.mktemp("webui_store") / "results.sqlite"
     return fill(f"sqlite:///{path}", CONFIG)
+
+
+@pytest.fixture
+def store_copy(filled_sqlite: Filled, tmp_path: Path) -> str:
+    """A copy of the filled SQLite store that a test may write judgments into."""
+    path = tmp_path / "results.sqlite"
+    shutil.copy(filled_sqlite.url.removeprefix("sqlite:///"), path)
+    return f"sqlite:///{path}"
 
 
 @pytest.fixture(scope="session")
