@@ -108,9 +108,16 @@ def compare(
         else:
             assert set_identifier is not None
             runs = latest_runs(store, set_identifier, retrievers)
-        judged = read_stored_judgments(store, runs[0].result.set_identifier) if runs else []
+        identifier = runs[0].result.set_identifier if runs else None
+        every = read_stored_judgments(store, identifier, gated=False) if identifier else []
+        judged = read_stored_judgments(store, identifier) if identifier else []
     board = compare_runs(
-        runs, reference=reference, alpha=alpha, holes_depth=holes_depth, judgments=judged
+        runs,
+        reference=reference,
+        alpha=alpha,
+        holes_depth=holes_depth,
+        judgments=judged,
+        model_judgments=every,
     )
     for warning in board.warnings:
         click.echo(f"warning: {warning}", err=True)

@@ -315,7 +315,7 @@ def show(
             from retrieval_eval.store.judgments import read_stored_judgments
 
             figures = judge_figures(
-                run.result, read_stored_judgments(store, run.result.set_identifier)
+                run.result, read_stored_judgments(store, run.result.set_identifier, gated=False)
             )
     if per_query:
         from retrieval_eval.reports.csv import render_per_query

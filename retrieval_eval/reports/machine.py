@@ -7,8 +7,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from retrieval_eval.formats.numbers import ci, pct
 from retrieval_eval.labels.machine import MIN_CALIBRATION
-from retrieval_eval.reports.numbers import ci, pct
 
 if TYPE_CHECKING:
     from retrieval_eval.labels.machine import JudgeFigures, Rate

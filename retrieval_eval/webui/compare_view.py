@@ -54,5 +54,8 @@ def compare(
 
     runs = latest_runs(store, set_identifier, chosen(named, stored))
     judged = read_stored_judgments(store, set_identifier)
-    board = compare_runs(runs, reference=reference, alpha=alpha, judgments=judged)
+    every = read_stored_judgments(store, set_identifier, gated=False)  # for the judge figures
+    board = compare_runs(
+        runs, reference=reference, alpha=alpha, judgments=judged, model_judgments=every
+    )
     return Comparison(set=set_identifier, retrievers=stored, leaderboard=board)

@@ -270,7 +270,11 @@ def open_pool(
     from retrieval_eval.store.judgments import read_stored_judgments
 
     parts = source.ingredients(store, set_identifier, depth)
-    rows = read_stored_judgments(store, set_identifier, skips=True) if store is not None else []
+    rows = (
+        read_stored_judgments(store, set_identifier, skips=True, gated=False)
+        if store is not None
+        else []
+    )
     need = source.config().review.raters_per_pair
     done = {pair for pair, people in people_by_pair(rows).items() if len(people) >= need}
     mine = {

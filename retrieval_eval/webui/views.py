@@ -286,7 +286,7 @@ def _judge_figures(store: Store, stored: StoredRun) -> dict[str, Any] | None:
     from retrieval_eval.labels.machine import is_machine, judge_figures
     from retrieval_eval.store.judgments import read_stored_judgments
 
-    rows = read_stored_judgments(store, stored.result.set_identifier)
+    rows = read_stored_judgments(store, stored.result.set_identifier, gated=False)
     if not any(is_machine(r.rater) for r in rows):
         return None
     figures = judge_figures(store.get_run(stored.id).result, rows)

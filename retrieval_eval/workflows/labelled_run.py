@@ -257,7 +257,7 @@ def stored_judge_figures(result: RunResult, store_url: str | None) -> JudgeFigur
     except (NoStoreError, StoreUnavailableError):
         return None
     try:
-        rows = read_stored_judgments(store, result.set_identifier)
+        rows = read_stored_judgments(store, result.set_identifier, gated=False)
     except StoreUnavailableError:
         return None
     finally:

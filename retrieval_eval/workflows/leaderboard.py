@@ -235,10 +235,13 @@ def compare_runs(
     alpha: float = ALPHA,
     holes_depth: int = HOLES_DEPTH,
     judgments: Sequence[Judgment] = (),
+    model_judgments: Sequence[Judgment] | None = None,
 ) -> Leaderboard:
     """The leaderboard of these runs (of one set), compared with ``reference`` (an entry name:
     the retriever) or else with the best-ranked run; each entry's holes at ``holes_depth``,
-    ``judgments`` (the set's stored ones) counting as judged besides each run's labels."""
+    ``judgments`` (the set's stored ones, as they count: labels.judged.gate) counting as judged
+    besides each run's labels. ``model_judgments`` (every stored row, calibrated or not; default
+    ``judgments``) give the figures beside a model judge's labels, which carry its error."""
     _check_count(len(runs), "runs")
     if not 0 < alpha < 1:
         raise InvalidInputError(f"alpha must be between 0 and 1 (exclusive), got {alpha}")
@@ -273,6 +276,7 @@ def compare_runs(
             depths,
             holes_depth,
             judgments,
+            judgments if model_judgments is None else model_judgments,
         )
         for name, run in ranked
     ]
@@ -348,10 +352,11 @@ def _entry(
     depths: Sequence[int],
     holes_depth: int = HOLES_DEPTH,
     judgments: Sequence[Judgment] = (),
+    model_judgments: Sequence[Judgment] = (),
 ) -> Entry:
     summary = RunSummary.of(run, slices=False)
     holes = run_holes(run.result, holes_depth, judgments)
-    figures = judge_figures(run.result, judgments, depth=holes_depth)
+    figures = judge_figures(run.result, model_judgments, depth=holes_depth)
     n = run.result.question_count
     at = {depth: _hits(run, depth) for depth in depths}
     metrics = run.result.metrics
