@@ -22,6 +22,7 @@ from typing import Any
 from sqlalchemy import and_, insert, select
 
 from retrieval_eval.labels.judgments import Judgment
+from retrieval_eval.store.judgments import judgment_values
 from retrieval_eval.store.schema import judge_answer, judge_calibration, judgment
 from retrieval_eval.store.store import Store
 
@@ -85,18 +86,7 @@ def add_machine_judgments(
         seen[audit.judge_identity].add(pair)
         values.append(
             {
-                "set_identifier": set_identifier,
-                "question_id": row.question_id,
-                "question": row.question if row.question_id is None else None,
-                "document_id": row.document_id,
-                "grade": row.grade,
-                "rater": row.rater,
-                "judged_at": row.time,
-                "note": row.note,
-                "source": row.source,
-                "channel": CHANNEL,
-                "written_by": written_by,
-                "recorded_at": now,
+                **judgment_values(set_identifier, row, CHANNEL, written_by, now),
                 "judge_identity": audit.judge_identity,
                 "model": audit.model,
                 "prompt_fingerprint": audit.prompt_fingerprint,

@@ -53,23 +53,7 @@ def add_judgments(
     if channel not in CHANNELS:
         raise ValueError(f"channel must be one of {CHANNELS}, got {channel!r}")
     now = datetime.now(UTC)
-    values = [
-        {
-            "set_identifier": set_identifier,
-            "question_id": row.question_id,
-            "question": row.question if row.question_id is None else None,
-            "document_id": row.document_id,
-            "grade": row.grade,
-            "rater": row.rater,
-            "judged_at": row.time,
-            "note": row.note,
-            "source": row.source,
-            "channel": channel,
-            "written_by": written_by,
-            "recorded_at": now,
-        }
-        for row in rows
-    ]
+    values = [judgment_values(set_identifier, row, channel, written_by, now) for row in rows]
     if values:
         with store._guard(), store.engine.begin() as conn:
             conn.execute(insert(judgment), values)
@@ -131,3 +115,23 @@ def _stored(row: Any) -> StoredJudgment:
 def _aware(value: object) -> datetime:
     assert isinstance(value, datetime)
     return value if value.tzinfo is not None else value.replace(tzinfo=UTC)  # SQLite: naive
+
+
+def judgment_values(
+    set_identifier: str, row: Judgment, channel: str, written_by: str, now: datetime
+) -> dict[str, Any]:
+    """One judgment row's columns, as every writer of the judgment table stores them."""
+    return {
+        "set_identifier": set_identifier,
+        "question_id": row.question_id,
+        "question": row.question if row.question_id is None else None,
+        "document_id": row.document_id,
+        "grade": row.grade,
+        "rater": row.rater,
+        "judged_at": row.time,
+        "note": row.note,
+        "source": row.source,
+        "channel": channel,
+        "written_by": written_by,
+        "recorded_at": now,
+    }
