@@ -21,7 +21,11 @@ if TYPE_CHECKING:
     from retrieval_eval.labels.machine import JudgeFigures
 
 # the three hit rates, in the order every format shows them
-KINDS = (("human", "people only"), ("human_machine", "people + model"), ("ppi", "prediction-powered"))  # fmt: skip
+KINDS = (
+    ("human", "people only"),
+    ("human_machine", "people + model"),
+    ("ppi", "prediction-powered"),
+)
 NOT_ENOUGH = f"n/a (needs {MIN_CALIBRATION} questions people judged whole)"
 
 
@@ -45,6 +49,7 @@ def shares_cell(document: Mapping[str, Any]) -> str:
 
 
 def holes_sentence(document: Mapping[str, Any]) -> str:
+    """``Model judgments (judge:a): of the top 10's 460 places, people judged ...``."""
     holes = document["holes"]
     shares = holes["shares"]
     return (
