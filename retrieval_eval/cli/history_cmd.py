@@ -310,7 +310,7 @@ def show(
     with _open_to_read(db, config_path) as store:
         run = store.get_run(run_id)
         figures = None
-        if not summary and fmt in ("text", "json"):
+        if not summary and fmt in ("text", "json", "markdown"):
             from retrieval_eval.labels.machine import judge_figures
             from retrieval_eval.store.judgments import read_stored_judgments
 

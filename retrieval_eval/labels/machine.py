@@ -34,20 +34,16 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from retrieval_eval.labels.judged import Pair, judged_pairs
+# who is a model judge is decided once, in labels.judged (re-exported here for the figures)
+from retrieval_eval.labels.judged import MACHINE_PREFIX as MACHINE_PREFIX
+from retrieval_eval.labels.judged import Pair, is_machine, judged_pairs
 
 if TYPE_CHECKING:
     from retrieval_eval.evaluation.results import QuestionResult, RunResult
     from retrieval_eval.labels.judgments import Judgment
 
-MACHINE_PREFIX = "judge:"
 DEPTH = 10  # the holes figure's depth, as labels.pooling.DEPTH
 MIN_CALIBRATION = 10  # questions judged whole by people before a prediction-powered rate
-
-
-def is_machine(rater: str | None) -> bool:
-    """Whether a judgment's rater is a model judge (``judge:<name>``)."""
-    return rater is not None and rater.startswith(MACHINE_PREFIX)
 
 
 @dataclass(frozen=True, slots=True)

@@ -159,6 +159,38 @@ def pool(
     return result
 
 
+def verdict_flips(
+    golden: GoldenQuestionSet,
+    rankings: Mapping[str, Mapping[str, Sequence[str]]],
+    depths: Mapping[str, Sequence[int]],
+    level: int = 1,
+) -> set[Pair]:
+    """The pairs whose grade would flip a verdict: those that decide whether a question is a
+    hit at a gated depth of a run, so the review queue puts them first.
+
+    ``rankings``: retriever -> question id -> distinct ids, best first, of each retriever's
+    newest run; ``depths``: the depths that run gates. A pair (question, document) is one when,
+    at some gated depth ``k`` of some run, the document sits in the question's top ``k`` and no
+    target of the set (grade ``>= level``) does: above the question's first target, or the
+    question has no hit there. Graded relevant, that question becomes a hit at ``k``; not
+    relevant, it stays a miss. Targets themselves are left out, and so are questions that
+    expect nothing (a hit when nothing comes back: no grade of one document decides it).
+    """
+    targets = {q.id: set(q.targets(level)) for q in golden.questions}
+    found: set[Pair] = set()
+    for name, by_question in rankings.items():
+        for qid, relevant in targets.items():
+            ranked = by_question.get(qid, ())
+            if not relevant or not ranked:
+                continue
+            # how many documents sit above the first target (all of them: no target found)
+            above = next((i for i, doc in enumerate(ranked) if doc in relevant), None)
+            gated = depths.get(name, ())
+            deepest = max((k for k in gated if above is None or k <= above), default=0)
+            found.update((qid, doc) for doc in ranked[:deepest])
+    return found
+
+
 def replay_candidates(
     rows: Iterable[Mapping[str, object]], golden: GoldenQuestionSet
 ) -> list[tuple[str, str, str]]:

@@ -5,6 +5,9 @@
   retriever against the reference (shared questions, top-1 change with its paired interval,
   McNemar p, Holm-corrected p, ``*`` when significant), the legend, any warnings, and the
   questions where they disagree on top-1, one column per retriever. Aligned columns (rich).
+- with model judgments of the set, after the board: who judged each retriever's top places and
+  its hit rate three ways (:mod:`retrieval_eval.reports.machine`), one row per depth; JSON
+  gives them as each entry's ``judge_figures``.
 - markdown: the same tables as GitHub tables; the disagreements in a collapsed ``<details>``;
   names and ids through :func:`~retrieval_eval.formats.markdown_text.md_text` (shown, never rendered).
 - csv: one row per retriever (RFC 4180), the rates, intervals and comparison flattened into
@@ -26,7 +29,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from textwrap import wrap
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from retrieval_eval.formats.csv_cells import csv_text
 from retrieval_eval.formats.jsonio import dumps
@@ -41,6 +44,7 @@ from retrieval_eval.formats.numbers import (
     signed_points,
 )
 from retrieval_eval.reports.csv import _number
+from retrieval_eval.reports.machine import compare_rows, compare_title
 from retrieval_eval.reports.text import add_rows, new_table, print_tables
 from retrieval_eval.workflows.leaderboard import Entry, Leaderboard, Outcome
 
@@ -190,6 +194,11 @@ def _legend(board: Leaderboard) -> str:
     )
 
 
+def _judged(board: Leaderboard) -> list[tuple[str, dict[str, Any] | None]]:
+    """Each entry's name and its figures beside model judgments (None without any)."""
+    return [(e.name, e.judge_figures) for e in board.entries]
+
+
 def _text(board: Leaderboard) -> str:
     from rich.text import Text
 
@@ -197,6 +206,9 @@ def _text(board: Leaderboard) -> str:
         _title(board),
         _aligned(*_board_rows(board), right=_board_right(board)),
     ]
+    headers, rows = compare_rows(_judged(board))
+    if rows:
+        parts += ["", f"{compare_title(_judged(board))}:", _aligned(headers, rows, right=set())]
     parts += ["", f"Against {board.reference} on top-1:"]
     parts.append(_aligned(*_versus_rows(board), right={1, 4, 5}))
     parts += [
@@ -215,6 +227,10 @@ def _text(board: Leaderboard) -> str:
 def _markdown(board: Leaderboard) -> str:
     lines = [f"### {md_text(_title(board))}", ""]
     lines += [*_md_table(*_board_rows(board), right=_board_right(board)), ""]
+    headers, rows = compare_rows(_judged(board))
+    if rows:
+        lines += [f"**{md_text(compare_title(_judged(board)))}**", ""]
+        lines += [*_md_table(headers, rows, right={3, 4, 5}), ""]
     lines += [f"**Against {md_text(board.reference)} on top-1**", ""]
     lines += [*_md_table(*_versus_rows(board), right={1, 4, 5}), ""]
     lines += [md_text(_legend(board)), ""]  # its MARKER too: a lone * would open emphasis

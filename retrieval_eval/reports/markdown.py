@@ -15,8 +15,10 @@ from retrieval_eval.reports.cells import (
     slice_cells,
 )
 from retrieval_eval.reports.headline import _power_line, headline_markdown
+from retrieval_eval.reports.machine import judge_figures_markdown
 
 if TYPE_CHECKING:
+    from retrieval_eval.labels.machine import JudgeFigures
     from retrieval_eval.lint.models import PowerReport
     from retrieval_eval.verdicts.models import Verdict
 
@@ -41,10 +43,17 @@ def render_markdown(
     run_id: object = None,
     power: PowerReport | None = None,
     power_source: str | None = None,
+    judge_figures: JudgeFigures | None = None,
 ) -> str:
+    """The headline (with the power line), then folded: the figures beside model judgments
+    (:mod:`retrieval_eval.reports.machine`, only with ``judge_figures``), the slices, metrics,
+    questions and the verdict's details."""
     # the power line belongs with the headline: a pull-request reader sees it without unfolding
     power_line = _power_line(power, markdown=True, source=power_source)
     lines = [headline_markdown(result, verdict, run_id) + power_line]
+    judged = judge_figures_markdown(judge_figures)
+    if judged is not None:
+        lines += _folded(*judged)
     depths = result.depths
     for title, column, slices in (
         ("By form", "form", result.by_form),

@@ -52,7 +52,8 @@ def render(
     (``show``: a config file or the defaults), said on that line (JSON: ``power_thresholds_from``).
     ``judge_figures`` (:mod:`retrieval_eval.labels.machine`, only when the set has model
     judgments): holes by who judged and the hit rate three ways (text: lines after the power
-    line; JSON: ``judge_figures``); absent, the report is as without model judges."""
+    line; Markdown: a block folded under the headline; JSON: ``judge_figures``); absent, the
+    report is as without model judges."""
     run_id = (extra or {}).get("run_id")
     if fmt == "csv":
         if summary:
@@ -71,7 +72,7 @@ def render(
     if fmt == "markdown":
         if summary:
             return headline_markdown(result, verdict, run_id)
-        return render_markdown(result, verdict, run_id, power, power_source)
+        return render_markdown(result, verdict, run_id, power, power_source, judge_figures)
     if summary:
         return headline_text(result, verdict, run_id)
     text = render_text(result)

@@ -16,6 +16,12 @@ Two ways in, either or both:
 Viewers read; raters and admins also grade the review queue, as themselves. Unauthenticated:
 a page is a redirect to the login form (back to the page after), ``/api`` a 401. A wrong name
 or password says only that (no hint which), and an unknown name costs the same scrypt time.
+
+Guessing is throttled (:class:`LoginThrottle`): after :data:`FAILURES_PER_NAME` failed sign-ins
+of one user name, or :data:`FAILURES_PER_ADDRESS` from one client address, within
+:data:`WINDOW_S` seconds, ``POST /login`` answers 429 with ``Retry-After`` and checks no
+password until the oldest of those failures leaves the window. A name counts whether or not it
+is a user, and the answer is the same: the limit says nothing about who exists.
 """
 
 from __future__ import annotations
@@ -24,10 +30,12 @@ import base64
 import hashlib
 import hmac
 import ipaddress
+import math
 import secrets
 import threading
 import time
-from collections.abc import Sequence
+from collections import deque
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlencode
@@ -42,6 +50,69 @@ COOKIE = "retrieval_eval_session"
 SESSION_HOURS = 12
 LOOPBACK = ("127.0.0.1", "::1")
 MAX_NAME = 200  # a proxy's user name longer than this is no name
+FAILURES_PER_NAME = 5  # failed sign-ins of one user name within WINDOW_S, then 429
+FAILURES_PER_ADDRESS = 20  # ... from one client address (an office behind one NAT: more)
+WINDOW_S = 300  # seconds a failed sign-in counts
+MAX_TRACKED = 10_000  # names and addresses remembered at once: guessing cannot fill memory
+
+
+class LoginThrottle:
+    """Failed sign-ins per user name and per client address in a sliding window (see the
+    module); thread-safe. Names are counted as given, users or not, cut to :data:`MAX_NAME`."""
+
+    def __init__(
+        self,
+        per_name: int = FAILURES_PER_NAME,
+        per_address: int = FAILURES_PER_ADDRESS,
+        window_s: float = WINDOW_S,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self.limits = {"name": per_name, "address": per_address}
+        self.window_s = window_s
+        self.clock = clock
+        self._lock = threading.Lock()
+        self._failures: dict[tuple[str, str], deque[float]] = {}
+
+    def _keys(self, name: str, address: str) -> list[tuple[str, str]]:
+        return [("name", name[:MAX_NAME]), ("address", address)]
+
+    def _recent(self, key: tuple[str, str], now: float) -> deque[float]:
+        times = self._failures.get(key, deque())
+        while times and times[0] <= now - self.window_s:
+            times.popleft()
+        if not times:
+            self._failures.pop(key, None)
+        return times
+
+    def retry_after(self, name: str, address: str) -> int | None:
+        """Seconds until this name and address may try again, or None when they may now."""
+        now = self.clock()
+        wait = 0.0
+        with self._lock:
+            for key in self._keys(name, address):
+                times = self._recent(key, now)
+                if len(times) >= self.limits[key[0]]:
+                    # the failure that must leave the window for one more try to be allowed
+                    oldest = times[len(times) - self.limits[key[0]]]
+                    wait = max(wait, oldest + self.window_s - now)
+        return max(1, math.ceil(wait)) if wait > 0 else None
+
+    def failed(self, name: str, address: str) -> None:
+        now = self.clock()
+        with self._lock:
+            for key in self._keys(name, address):
+                self._recent(key, now)
+                self._failures.setdefault(key, deque()).append(now)
+            if len(self._failures) > MAX_TRACKED:  # forget whoever failed longest ago
+                for key in sorted(self._failures, key=lambda k: self._failures[k][-1])[
+                    : len(self._failures) - MAX_TRACKED
+                ]:
+                    del self._failures[key]
+
+    def succeeded(self, name: str) -> None:
+        """A right password clears its name's failures (not its address's)."""
+        with self._lock:
+            self._failures.pop(("name", name[:MAX_NAME]), None)
 
 
 class LocalAuth:
@@ -58,6 +129,7 @@ class LocalAuth:
         self.trusted_header = trusted_header
         self.trusted_proxies = [ipaddress.ip_network(p, strict=False) for p in trusted_proxies]
         self.key = secrets.token_bytes(32)
+        self.throttle = LoginThrottle()
         self._lock = threading.Lock()
         self._users: dict[str, User] = {}
         self._stamp: tuple[int, int] | None = None
@@ -173,10 +245,19 @@ def login(
     next: str = Form("/"),
 ) -> Response:
     local: LocalAuth = request.app.state.local_auth
+    address = request.client.host if request.client else ""
+    wait = local.throttle.retry_after(username, address)
+    if wait is not None:
+        refused = render(request, "login.html", 429, next=_safe_next(next),
+                         message=f"too many failed sign-ins: try again in {wait} s")  # fmt: skip
+        refused.headers["Retry-After"] = str(wait)
+        return refused
     user = authenticate(local.users(), username, password) if username and password else None
     if user is None:
+        local.throttle.failed(username, address)
         return render(request, "login.html", 401, next=_safe_next(next),
                       message="wrong name or password")  # fmt: skip
+    local.throttle.succeeded(user.name)
     root = request.scope.get("root_path", "").rstrip("/")
     response = RedirectResponse(root + _safe_next(next), status.HTTP_303_SEE_OTHER)
     response.set_cookie(

@@ -10,12 +10,13 @@ that rater's queue. Each candidate shows its text where the retriever offers
 ``document_texts(ids)`` (else the corpus lint read), cut to :data:`TEXT_CHARS`, beside the texts
 of the question's current labels.
 
-The queue is ordered by value (:func:`priority`): first the pairs where a model judge and a person
-disagree (on both sides of the relevance level), then those a model graded unsure (model judges
-split across the level, or the weakest grade that still counts as relevant: the judges give no
-confidence of their own), then the rest; questions by their most valuable candidate. Whether a
-grade would flip a verdict is not computed (it needs every stored run's rankings rescored per
-pair). People's grades of an open pair stay hidden (each rater grades blind; the page says how
+The queue is ordered by value (:func:`priority`): first the pairs whose grade would flip a
+verdict (:func:`retrieval_eval.labels.pooling.verdict_flips`: in a newest run's top ``k`` at a
+gated depth, above the question's first target or where it has none), then the pairs where a
+model judge and a person disagree (on both sides of the relevance level), then those a model
+graded unsure (model judges split across the level, or the weakest grade that still counts as
+relevant: the judges give no confidence of their own), then the rest; questions by their most
+valuable candidate. People's grades of an open pair stay hidden (each rater grades blind; the page says how
 many have graded), and the raters' agreement over the pairs several graded is shown
 (:func:`retrieval_eval.labels.judgments.summarise`: Cohen's κ for two raters, Krippendorff's α).
 
@@ -56,6 +57,7 @@ GRADES = {0: "not relevant", 1: "relevant", 2: "highly relevant", 3: "perfect"}
 
 
 PRIORITIES = {
+    "flip": "its grade decides whether a question is a hit at a gated depth",
     "disagreement": "a model judge and a person disagree",
     "unsure": "a model judge is unsure",
     "open": "not graded yet by enough people",
@@ -127,6 +129,7 @@ class _Ingredients:
 
     golden: GoldenQuestionSet
     rankings: dict[str, dict[str, list[str]]]
+    flips: set[tuple[str, str]]  # pairs whose grade would flip a verdict (labels.pooling)
     extra: list[tuple[str, str, str]]
     texts: dict[str, str]
     lint: str
@@ -163,19 +166,23 @@ class ReviewSource:
     def _build(
         self, store: Store | None, golden: GoldenQuestionSet, runs: Mapping[str, int], depth: int
     ) -> _Ingredients:
-        from retrieval_eval.labels.pooling import pool
+        from retrieval_eval.labels.pooling import pool, verdict_flips
 
         rankings: dict[str, dict[str, list[str]]] = {}
+        depths: dict[str, list[int]] = {}
         for name, run_id in runs.items():
             assert store is not None
             result = store.get_run(run_id).result
             rankings[name] = {q.id: list(q.retrieved) for q in result.questions}
+            depths[name] = list(result.depths)
+        level = self.config().run.relevance_level
+        flips = verdict_flips(golden, rankings, depths, level)
         extra, corpus_texts, lint = self._lint_candidates(golden, list(runs))
         every = pool(golden, rankings, depth, extra=extra)
         wanted = {doc for _, doc in every.sources}
         wanted |= {doc for q in golden.questions for doc in q.targets()}  # shown beside them
         texts = self._texts(list(runs), wanted, corpus_texts)
-        return _Ingredients(golden, rankings, extra, texts, lint)
+        return _Ingredients(golden, rankings, flips, extra, texts, lint)
 
     def _known(self, names: list[str]) -> list[str]:
         known = set(self.config().retriever_registry.names())
@@ -285,10 +292,15 @@ def open_pool(
     return parts, pool(parts.golden, parts.rankings, depth, done | mine, parts.extra), rows
 
 
-def priority(people: dict[str, int], models: dict[str, int], level: int) -> str:
-    """Why a pair is where it is in the queue (a key of :data:`PRIORITIES`): a model and a
-    person on both sides of ``level``; a model unsure (model judges split across it, or at the
-    weakest relevant grade); else open."""
+def priority(
+    people: dict[str, int], models: dict[str, int], level: int, *, flips: bool = False
+) -> str:
+    """Why a pair is where it is in the queue (a key of :data:`PRIORITIES`): its grade would
+    flip a verdict (``flips``, :func:`retrieval_eval.labels.pooling.verdict_flips`); a model
+    and a person on both sides of ``level``; a model unsure (model judges split across it, or
+    at the weakest relevant grade); else open."""
+    if flips:
+        return "flip"
     if people and models:
         grades = [*people.values(), *models.values()]
         if min(grades) < level <= max(grades):
@@ -361,7 +373,7 @@ def review_queue(
                 sources=where,
                 text=None if text is None else text[:TEXT_CHARS],
                 text_cut=text is not None and len(text) > TEXT_CHARS,
-                priority=priority(by_people, by_models, level),
+                priority=priority(by_people, by_models, level, flips=(qid, doc) in parts.flips),
                 people_graded=len(by_people),
                 model_graded=bool(by_models),
             )

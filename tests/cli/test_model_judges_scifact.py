@@ -5,7 +5,10 @@ irrelevant one 0.18, seeded by the pair's texts) grades the pool of three refere
 
 Through the CLI: holes@10 before and after (``sets pool``), the judge's calibration (κ against
 the raters on a seeded sample, Kendall's τ of the three runs' top-10 hit rates); and again here
-from the qrels, the run files and the same simulated judge."""
+from the qrels, the run files and the same simulated judge. Then the raters grade the whole top
+10 of 100 random questions (``sets judge import``) and ``runs show`` gives the top-10 hit rate
+three ways: people only equals the qrels' rate on those questions, people + model's interval
+misses the true (qrels) rate, the prediction-powered one holds it."""
 
 from __future__ import annotations
 
@@ -94,9 +97,9 @@ def test_scifact_holes_before_and_after_a_calibrated_simulated_judge(
     judges = {"sim": {"type": "python", "factory": "sim_judge:make_judge", "paths": ["."],
                       "options": {"relevant_file": "relevant.json"}}}  # fmt: skip
     config = tmp_path / "retrieval_eval.yaml"
-    config.write_text(
-        yaml.safe_dump({"retrievers": retrievers, "run": {"cutoffs": [1, 3, 10]}, "judges": judges})
-    )
+    run = {"cutoffs": [1, 3, 10], "depths": [1, 3, 10]}
+    settings = {"sets": [str(set_file)], "retrievers": retrievers, "run": run, "judges": judges}
+    config.write_text(yaml.safe_dump(settings))
     db = f"sqlite:///{tmp_path / 's.db'}"
     common = ("--config", str(config), "--db", db)
     for name in RUNS:
@@ -150,6 +153,51 @@ def test_scifact_holes_before_and_after_a_calibrated_simulated_judge(
         assert figures["rates"][name]["people"] == pytest.approx(hits / len(golden.questions))
         assert figures["rates"][name]["judge"] > figures["rates"][name]["people"]
     assert figures["tau"] == 1.0
+
+    # the hit rate three ways: the raters grade the whole top 10 of a random sample of 100
+    # questions (every document of the three runs' top 10 the qrels do not list: 0), stored
+    truth = {name: figures["rates"][name]["people"] for name in RUNS}
+    stored = {}
+    for run_id in (1, 2, 3):
+        shown = invoke("runs", "show", str(run_id), *common, "--format", "json")
+        assert shown.exit_code == 0, shown.output
+        stored[json.loads(shown.stdout)["retriever"]] = run_id
+    tops = {name: {q["id"]: q["retrieved"][:10] for q in _stored_questions(stored[name], common)}
+            for name in RUNS}  # fmt: skip
+    sample = random.Random(7).sample(sorted(q.id for q in golden.questions), 100)
+    graded = [
+        {"question_id": qid, "document_id": doc, "grade": 0, "rater": "qrels"}
+        for qid in sample
+        for doc in sorted({d for name in RUNS for d in tops[name][qid]} - labels[qid])
+    ]
+    people_file = tmp_path / "whole.jsonl"
+    people_file.write_text("".join(json.dumps(r) + "\n" for r in graded))
+    imported = invoke("sets", "judge", "import", str(people_file), "--set", "scifact.test", *common)
+    assert imported.exit_code == 0, imported.output
+    three = {}
+    for name in RUNS:
+        shown = invoke("runs", "show", str(stored[name]), *common, "--format", "json")
+        top10 = json.loads(shown.stdout)["judge_figures"]["hit_rates"]["top10"]
+        three[name] = top10
+        # people only: the sample's questions, whose whole top 10 people judged, by the qrels
+        whole = [q for q in sample if set(tops[name][q]) - labels[q]]  # a person graded one
+        hits = sum(bool(set(tops[name][q]) & labels[q]) for q in whole)
+        assert top10["calibration_questions"] == len(whole)
+        assert top10["human"]["rate"] == pytest.approx(hits / len(whole))
+        # people + model carries the judge's false positives: far above the truth, and its
+        # interval misses it; the prediction-powered interval holds it
+        low, high = top10["human_machine"]["ci"]
+        assert low > truth[name]
+        low, high = top10["ppi"]["ci"]
+        assert low <= truth[name] <= high
+    print("three hit rates at top 10", {n: {k: (r[k]["rate"], r[k]["ci"], r[k]["questions"]) for k in
+          ("human", "human_machine", "ppi")} for n, r in three.items()}, "truth", truth)  # fmt: skip
+
+
+def _stored_questions(run_id: int, common: tuple[str, ...]) -> list[dict]:
+    shown = invoke("runs", "show", str(run_id), *common, "--format", "json")
+    assert shown.exit_code == 0, shown.output
+    return json.loads(shown.stdout)["questions"]  # type: ignore[no-any-return]
 
 
 def _pairs(figures: dict) -> tuple[list[int], list[int]]:

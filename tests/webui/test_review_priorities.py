@@ -1,5 +1,5 @@
-"""The review queue for several raters (issue 37, item 5): ordered by value (a model and a person
-disagree, a model unsure, the rest), open until ``review.raters_per_pair`` people graded a pair
+"""The review queue for several raters (issue 37, item 5): ordered by value (a grade that would
+flip a verdict, a model and a person disagree, a model unsure, the rest), open until ``review.raters_per_pair`` people graded a pair
 (a model's grade never closes one), graded blind, the raters' agreement and the labels' texts on
 the page, grade meanings on the buttons and access keys for the keyboard."""
 
@@ -14,6 +14,7 @@ import pytest
 import yaml
 from fastapi.testclient import TestClient
 
+from retrieval_eval.golden.loaders import load_golden_set
 from retrieval_eval.labels.judgments import Judgment
 from retrieval_eval.safety.users import User, hash_password, write_users
 from retrieval_eval.store import open_store
@@ -98,8 +99,10 @@ def test_ordered_by_value_open_until_two_people_graded_and_blind(app: Any, store
     assert before["raters_per_pair"] == 2
     assert before["agreement"]["shared_pairs"] == 0
     by_question: dict[str, list[str]] = {}
+    flipping = {qid for qid, _, why in pairs(before) if why == "flip"}  # those questions lead
     for qid, doc, _ in pairs(before):
-        by_question.setdefault(qid, []).append(doc)
+        if qid not in flipping:
+            by_question.setdefault(qid, []).append(doc)
     (qa, da), (qb, db), (qc, dc) = [(q, docs[-1]) for q, docs in list(by_question.items())[-3:]]
     add(
         store_copy,
@@ -110,9 +113,13 @@ def test_ordered_by_value_open_until_two_people_graded_and_blind(app: Any, store
     )
     after = queue(ada)
     listed = pairs(after)
-    assert listed[0] == (qa, da, "disagreement")  # from the set's last questions to the top
-    assert listed[1][2] == "unsure" and listed[1][:2] == (qb, db)
-    assert after["questions"][0]["id"] == qa and after["questions"][1]["id"] == qb
+    leading = [q["id"] for q in after["questions"] if q["id"] in flipping]
+    assert [q["id"] for q in after["questions"]][: len(leading)] == leading
+    rest = [p for p in listed if p[0] not in flipping]
+    assert rest[0] == (qa, da, "disagreement")  # from the set's last questions to the top
+    assert rest[1][2] == "unsure" and rest[1][:2] == (qb, db)
+    questions = [q["id"] for q in after["questions"] if q["id"] not in flipping]
+    assert questions[:2] == [qa, qb]
     assert after["open_candidates"] == before["open_candidates"]  # no pair closed yet
     third = next(q for q in after["questions"] if q["id"] == qc)
     candidate = next(c for c in third["candidates"] if c["document_id"] == dc)
@@ -194,3 +201,37 @@ def test_the_keyboard_grades_the_first_candidate_in_headless_chromium(
                      s.judgment.rater) for s in stored_judgments(store, SET)]  # fmt: skip
         assert rows == [(qid, doc, 3, "ada")]
         page.context.close()
+
+
+def test_pairs_that_would_flip_a_verdict_lead_the_queue(app: Any, store_copy: str) -> None:
+    """A pair in a newest run's top k at a gated depth k where no target of the set is, counted
+    here from the stored runs' rankings, is marked ``flip`` and its question comes first."""
+    with open_store(store_copy) as store:
+        newest = {}
+        for name in store.retrievers_for(SET):
+            valid = [r for r in store.history(SET, name, limit=20, questions=False)
+                     if r.status == "valid"]  # fmt: skip
+            if valid:
+                newest[name] = store.get_run(valid[0].id).result
+    golden = load_golden_set(EXAMPLES / "golden" / "handbook.yaml")
+    targets = {q.id: set(q.targets()) for q in golden.questions}
+    expected: set[tuple[str, str]] = set()
+    for result in newest.values():
+        assert result.depths  # the demo's runs gate top-1 and top-3
+        for q in result.questions:
+            for k in result.depths:
+                top = q.retrieved[:k]
+                if targets.get(q.id) and not targets[q.id] & set(top):  # a miss at k
+                    expected.update((q.id, doc) for doc in top)
+    first = queue(signed_in(app, "ada"))
+    listed = []
+    for page in range(1, first["pages"] + 1):
+        answer = signed_in(app, "ada").get("/api/review", params={"set": SET, "page": page})
+        listed += pairs(answer.json())
+    flagged = {(qid, doc) for qid, doc, why in listed if why == "flip"}
+    assert flagged and flagged == expected & {(qid, doc) for qid, doc, _ in listed}
+    assert len(flagged) < len(listed)  # deeper places, and places below a target, do not flip
+    order = [qid for qid, _, _ in listed]
+    with_flips = {qid for qid, _ in flagged}
+    last_flipping = max(order.index(qid) for qid in with_flips)
+    assert all(qid in with_flips for qid in order[: last_flipping + 1])

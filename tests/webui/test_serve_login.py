@@ -30,6 +30,12 @@ from retrieval_eval.safety.users import (
 )
 from retrieval_eval.store import open_store
 from retrieval_eval.store.judgments import stored_judgments
+from retrieval_eval.webui.local_auth import (
+    FAILURES_PER_ADDRESS,
+    FAILURES_PER_NAME,
+    WINDOW_S,
+    LoginThrottle,
+)
 from webui.browsing import free_port
 from webui.fill import SET
 
@@ -197,3 +203,48 @@ def test_bad_login_options_are_exit_2(tmp_path: Path, store_copy: str) -> None:
     assert lonely.returncode == 2 and "--trusted-proxy needs --trusted-user-header" in lonely.stderr
     bad = serve("--trusted-user-header", "X-User", "--trusted-proxy", "proxy.example")
     assert bad.returncode == 2 and "not an address or network" in bad.stderr
+
+
+def test_failed_sign_ins_are_throttled_per_name_and_per_address(
+    tmp_path: Path, store_copy: str
+) -> None:
+    """After FAILURES_PER_NAME failures of a name the next try is 429 with Retry-After, a known
+    name and an unknown one alike, the right password included; another name still gets its
+    answer until the address has FAILURES_PER_ADDRESS failures."""
+    with serving(tmp_path, store_copy, "--users", str(users_file(tmp_path))) as base:
+        client = httpx.Client(base_url=base, follow_redirects=False, timeout=30)
+
+        def sign_in(name: str, password: str = "nope nope") -> httpx.Response:
+            return client.post("/login", data={"username": name, "password": password})
+
+        for name in ("ann", "zed"):  # a user and no user: the same answers, the same limit
+            answers = [sign_in(name).status_code for _ in range(FAILURES_PER_NAME)]
+            assert answers == [401] * FAILURES_PER_NAME
+            blocked = sign_in(name, PASSWORD)  # even the right password is not checked now
+            assert blocked.status_code == 429
+            assert 1 <= int(blocked.headers["Retry-After"]) <= WINDOW_S
+            assert "too many failed sign-ins" in blocked.text and name not in blocked.text
+            assert "set-cookie" not in blocked.headers
+        # vic's name has no failures: the address has 10 of its 20, so vic signs in
+        assert signed_in(base, "vic").cookies.get("retrieval_eval_session")
+        others = FAILURES_PER_ADDRESS - 2 * FAILURES_PER_NAME
+        assert [sign_in(f"guess{i}").status_code for i in range(others)] == [401] * others
+        over = sign_in("vic", PASSWORD)  # the address's limit now: no name gets in from it
+        assert over.status_code == 429 and int(over.headers["Retry-After"]) >= 1
+
+
+def test_the_throttle_forgets_a_failure_once_it_leaves_the_window() -> None:
+    now = [1000.0]
+    throttle = LoginThrottle(per_name=2, per_address=2, window_s=60, clock=lambda: now[0])
+    throttle.failed("ann", "10.0.0.1")
+    now[0] += 30
+    throttle.failed("ann", "10.0.0.2")
+    assert throttle.retry_after("ann", "10.0.0.3") == 30  # the first failure leaves at +60
+    assert throttle.retry_after("bob", "10.0.0.1") is None
+    now[0] += 30
+    assert throttle.retry_after("ann", "10.0.0.3") is None
+    throttle.failed("ann", "10.0.0.1")
+    throttle.succeeded("ann")  # a right password clears the name, not the address
+    assert throttle.retry_after("ann", "10.0.0.3") is None
+    throttle.failed("bob", "10.0.0.1")
+    assert throttle.retry_after("carl", "10.0.0.1") == 60  # 2 failures from .1 just now
