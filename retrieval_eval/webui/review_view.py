@@ -240,7 +240,7 @@ def _latest_runs(store: Store, golden: GoldenQuestionSet) -> dict[str, int]:
     """Each retriever's newest valid stored run of the set (under any labels: its rankings are
     pooled against the current ones)."""
     found = {}
-    for name in store.retrievers_for(golden.identifier):
+    for name in store.runs.retrievers_for(golden.identifier):
         for run in store.history(golden.identifier, name, limit=20, questions=False):
             if run.status == "valid":
                 found[name] = run.id
@@ -267,13 +267,10 @@ def open_pool(
     closed once ``review.raters_per_pair`` people graded it, and for ``rater`` once they
     graded or skipped it."""
     from retrieval_eval.labels.pooling import pool
-    from retrieval_eval.store.judgments import read_stored_judgments
 
     parts = source.ingredients(store, set_identifier, depth)
     rows = (
-        read_stored_judgments(store, set_identifier, skips=True, gated=False)
-        if store is not None
-        else []
+        store.judgments.read(set_identifier, skips=True, gated=False) if store is not None else []
     )
     need = source.config().review.raters_per_pair
     done = {pair for pair, people in people_by_pair(rows).items() if len(people) >= need}

@@ -190,7 +190,7 @@ def no_runs_message(source: Store, set_identifier: str, retriever: str) -> str:
     the set), else the set's retrievers; with the closest names ("did you mean"). One query."""
     from retrieval_eval.safety.suggest import did_you_mean
 
-    pairs = source.stored_pairs()
+    pairs = source.runs.stored_pairs()
     head = (
         f"no stored runs for set {set_identifier!r} and retriever {retriever!r} in "
         f"{source.display_url}"

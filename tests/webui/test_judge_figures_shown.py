@@ -10,7 +10,6 @@ from fastapi.testclient import TestClient
 
 from retrieval_eval.labels.judgments import Judgment
 from retrieval_eval.store import open_store
-from retrieval_eval.store.judgments import add_judgments
 from retrieval_eval.webui.app import create_app
 from webui.fill import SET, Filled
 
@@ -38,7 +37,7 @@ def test_the_run_page_shows_judge_figures_only_with_model_judgments(
             for doc in q.retrieved[:3]
             if doc not in q.expected_document_ids
         ]
-        add_judgments(store, SET, rows, channel="import", written_by="test")
+        store.judgments.add(SET, rows, channel="import", written_by="test")
     after = client.get(f"/api/runs/{run_id}").json()["judge_figures"]
     assert after["machine_raters"] == ["judge:sim"]
     assert after["holes"]["machine_judged"] == len(rows)
