@@ -308,7 +308,7 @@ def show(
     from retrieval_eval.reports.report import render
 
     with _open_to_read(db, config_path) as store:
-        run = store.get_run(run_id)
+        run = store.runs.get(run_id)
         figures = None
         if not summary and fmt in ("text", "json"):
             from retrieval_eval.labels.machine import judge_figures
@@ -374,7 +374,7 @@ def report(run_id: int, output: str | None, db: str | None, config_path: str | N
     if output not in (None, "-"):
         check_writable(output, "--output")
     with _open_to_read(db, config_path) as store:
-        run = store.get_run(run_id)
+        run = store.runs.get(run_id)
     emit(render_html(run, *stored_power(run, config_path)), output, f"report for run {run_id}")
 
 

@@ -168,7 +168,7 @@ class ReviewSource:
         rankings: dict[str, dict[str, list[str]]] = {}
         for name, run_id in runs.items():
             assert store is not None
-            result = store.get_run(run_id).result
+            result = store.runs.get(run_id).result
             rankings[name] = {q.id: list(q.retrieved) for q in result.questions}
         extra, corpus_texts, lint = self._lint_candidates(golden, list(runs))
         every = pool(golden, rankings, depth, extra=extra)
@@ -241,7 +241,7 @@ def _latest_runs(store: Store, golden: GoldenQuestionSet) -> dict[str, int]:
     pooled against the current ones)."""
     found = {}
     for name in store.runs.retrievers_for(golden.identifier):
-        for run in store.history(golden.identifier, name, limit=20, questions=False):
+        for run in store.runs.history(golden.identifier, name, limit=20, questions=False):
             if run.status == "valid":
                 found[name] = run.id
                 break

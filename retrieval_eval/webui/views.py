@@ -234,7 +234,7 @@ def history(store: Store | None, set_identifier: str, retriever: str, runs: int)
 def _get(store: Store | None, run_id: int) -> tuple[Store, StoredRun]:
     if store is None:
         raise UnknownNameError(f"no stored run with id {run_id}")
-    return store, store.get_run(run_id, questions=False)
+    return store, store.runs.get(run_id, questions=False)
 
 
 def run_view(store: Store | None, run_id: int, query: ListQuery | None = None) -> RunView:
@@ -247,7 +247,7 @@ def run_view(store: Store | None, run_id: int, query: ListQuery | None = None) -
     baseline: StoredRun | None = None
     if stored.baseline_run_id is not None:
         try:
-            baseline = store.get_run(stored.baseline_run_id, questions=False)
+            baseline = store.runs.get(stored.baseline_run_id, questions=False)
         except UnknownNameError:  # pruned since; the recorded verdict still names the flips
             baseline = None
     flips = _flips(store, stored, baseline, set(_dead_ids(stored)))
@@ -287,7 +287,7 @@ def _judge_figures(store: Store, stored: StoredRun) -> dict[str, Any] | None:
     rows = store.judgments.read(stored.result.set_identifier, gated=False)
     if not any(is_machine(r.rater) for r in rows):
         return None
-    figures = judge_figures(store.get_run(stored.id).result, rows)
+    figures = judge_figures(store.runs.get(stored.id).result, rows)
     return None if figures is None else figures.contract()
 
 

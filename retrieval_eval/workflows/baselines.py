@@ -21,8 +21,8 @@ def accept_baseline(store: Store, run_id: int) -> str:
     refused (InvalidInputError), an unknown id is UnknownNameError.
     """
     store.runs.accept_baseline(run_id)
-    result = store.get_run(run_id, questions=False).result
-    effective = store.find_baseline(
+    result = store.runs.get(run_id, questions=False).result
+    effective = store.runs.find_baseline(
         result.set_identifier, result.retriever, result.labels_fingerprint
     )
     pair = f"{result.set_identifier} × {result.retriever}"
@@ -46,6 +46,6 @@ def latest_baseline(store: Store, set_identifier: str, retriever: str) -> Stored
     found = [
         run
         for fingerprint in store.runs.fingerprints(set_identifier, retriever)
-        if (run := store.find_baseline(set_identifier, retriever, fingerprint)) is not None
+        if (run := store.runs.find_baseline(set_identifier, retriever, fingerprint)) is not None
     ]
     return max(found, key=lambda run: (run.run_date, run.id), default=None)

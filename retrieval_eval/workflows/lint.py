@@ -13,7 +13,7 @@ def matching_runs(store: Any, golden_set: GoldenQuestionSet) -> list[Any]:
     """The stored valid runs judged against these labels, newest first per retriever."""
     runs = []
     for retriever in store.runs.retrievers_for(golden_set.identifier):
-        for run in store.history(golden_set.identifier, retriever, limit=RUNS_PER_RETRIEVER):
+        for run in store.runs.history(golden_set.identifier, retriever, limit=RUNS_PER_RETRIEVER):
             if run.status == "valid" and run.result.labels_fingerprint == golden_set.fingerprint:
                 runs.append(run)
     return runs

@@ -146,7 +146,7 @@ def rejudge_runs(
             if origin.from_run_id in originals:
                 continue
             with suppress(UnknownNameError):  # pruned: re-judge what the re-judged run kept
-                run = store.get_run(origin.from_run_id)
+                run = store.runs.get(origin.from_run_id)
         originals.setdefault(run.id, run)
     done: list[Rejudging] = []
     for run in sorted(originals.values(), key=lambda r: (r.run_date, r.id)):
