@@ -18,7 +18,7 @@ from sqlalchemy import insert, select, text
 from sqlalchemy.engine import make_url
 
 from retrieval_eval.errors import StoreUnavailableError
-from retrieval_eval.store import Store
+from retrieval_eval.store import Store, open_store
 from retrieval_eval.store.engine import StoreFailedError
 from retrieval_eval.store.schema import eval_alert
 
@@ -229,3 +229,42 @@ def test_serialised_makes_a_second_writer_of_the_key_wait(store_url: str) -> Non
             assert not got.wait(1.0)  # blocked behind our lock
         assert got.wait(10.0)
         thread.join()
+
+
+def test_a_save_racing_an_uncommitted_save_of_its_run_returns_the_winners_id(
+    store_url: str,
+) -> None:
+    """The loser's insert fails at a savepoint inside its one transaction (PostgreSQL: it waits
+    on the unique run key, then reads the winner's id; SQLite: it waits for the write lock)."""
+    import threading
+
+    from store.builders import hits, make_run
+
+    result = make_run(hits(2, 3), run_key="raced")
+    with open_store(store_url) as first, open_store(store_url) as second:
+        got: list[int] = []
+        thread = threading.Thread(target=lambda: got.append(second.runs.save(result)))
+        with first.transaction() as conn:
+            won = first.runs.insert(conn, result, None)
+            thread.start()
+            thread.join(1.0)
+            assert thread.is_alive()  # waiting on our uncommitted row (or lock)
+        thread.join(10.0)
+        assert got == [won]
+        assert [r.id for r in first.history("demo.set", "bm25")] == [won]
+
+
+def test_a_claim_racing_an_uncommitted_claim_loses(store_url: str) -> None:
+    import threading
+
+    with open_store(store_url) as first, open_store(store_url) as second:
+        got: list[bool] = []
+        thread = threading.Thread(target=lambda: got.append(second.alerts.claim("k", "c", "x")))
+        with first.transaction() as conn:
+            conn.execute(insert(eval_alert).values(**_claim("k")))
+            thread.start()
+            thread.join(1.0)
+            assert thread.is_alive()
+        thread.join(10.0)
+        assert got == [False]
+        assert second.alerts.state("k", "c") == "sending"
