@@ -86,7 +86,7 @@ def _retrieval_per_question(store_url: str, set_name: str) -> float:
 
     store = open_store(store_url)
     try:
-        newest = store.history(set_name, "handbook_bm25", limit=1)[0].result
+        newest = store.runs.history(set_name, "handbook_bm25", limit=1)[0].result
     finally:
         store.close()
     latencies = [q.latency_ms or 0.0 for q in newest.questions]

@@ -62,7 +62,6 @@ def run() -> list[Row]:
     from retrieval_eval.replay.record import ReplayRecord, packed
     from retrieval_eval.replay.run import ReplaySettings, replay_sample
     from retrieval_eval.store import open_store
-    from retrieval_eval.store.replays import save_replay, save_sample
 
     schema, url = pg_schema(PG)
     try:
@@ -73,7 +72,7 @@ def run() -> list[Row]:
         retriever = _retriever(1)
 
         with open_store(url.replace("postgresql://", "postgresql+psycopg://")) as store:
-            sample_id = save_sample(store, sample)
+            sample_id = store.replays.save_sample(sample)
 
             def record(after: Any) -> ReplayRecord:
                 """The replay as the workflow records it: rankings packed, compared with
@@ -100,7 +99,7 @@ def run() -> list[Row]:
                 replayed = record(after)
                 comparison = replayed.comparison  # the record built, then compared
                 t2 = time.perf_counter()
-                save_replay(store, replayed)
+                store.replays.save(replayed)
                 t3 = time.perf_counter()
                 for name, took in (("ask", t1 - t0), ("compare", t2 - t1), ("save", t3 - t2)):
                     parts[name] = min(parts[name], took)
@@ -120,7 +119,7 @@ def run() -> list[Row]:
             saves = best_times(
                 {
                     # a new run key each time; the comparison computed once, kept by but()
-                    "save": lambda: save_replay(store, replayed.but(run_key=uuid.uuid4().hex)),
+                    "save": lambda: store.replays.save(replayed.but(run_key=uuid.uuid4().hex)),
                     "copy": lambda: _copy(store, bare, rows),
                     "constrained": lambda: _copy(store, constrained, rows),
                 },

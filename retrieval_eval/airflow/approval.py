@@ -86,7 +86,7 @@ def approval_request(
         # the verdict names the baseline it compared with; changed labels compared none
         compared_with = verdict.get("baseline_run_id")
         if compared_with is not None and (current is None or current.id != compared_with):
-            current = store.get_run(int(compared_with), questions=False)
+            current = store.runs.get(int(compared_with), questions=False)
     if verdict.get("needs_approval"):
         why = "the golden set's labels changed, so this run is not compared with earlier runs"
         if current is not None and current.result.labels_fingerprint:
@@ -141,7 +141,7 @@ def stored_for_approval(store_url: str, run_id: int) -> tuple[dict[str, Any], di
     from retrieval_eval.store import open_store
 
     with open_store(store_url) as store:
-        run = store.get_run(run_id, questions=False)
+        run = store.runs.get(run_id, questions=False)
     verdict = run.verdict.model_dump(mode="json") if run.verdict is not None else {}
     recorded = {"run_id": run.id, "saved": True, "verdict": verdict}
     return recorded, run.result.model_dump(mode="json")

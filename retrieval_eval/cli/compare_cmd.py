@@ -96,7 +96,6 @@ def compare(
         )
     from retrieval_eval.cli.output_file import check_writable, emit
     from retrieval_eval.reports.leaderboard import render_leaderboard
-    from retrieval_eval.store.judgments import read_stored_judgments
     from retrieval_eval.workflows.leaderboard import compare_runs, latest_runs, runs_by_id
 
     if output not in (None, "-"):
@@ -109,8 +108,8 @@ def compare(
             assert set_identifier is not None
             runs = latest_runs(store, set_identifier, retrievers)
         identifier = runs[0].result.set_identifier if runs else None
-        every = read_stored_judgments(store, identifier, gated=False) if identifier else []
-        judged = read_stored_judgments(store, identifier) if identifier else []
+        every = store.judgments.read(identifier, gated=False) if identifier else []
+        judged = store.judgments.read(identifier) if identifier else []
     board = compare_runs(
         runs,
         reference=reference,

@@ -162,7 +162,7 @@ def history(
     from retrieval_eval.store.summary import label_changes, like_with_like
 
     with _open_to_read(db, config_path) as store:
-        summaries = store.summaries(set_identifier, retriever, limit)
+        summaries = store.runs.summaries(set_identifier, retriever, limit)
         if not as_stored:
             summaries = like_with_like(summaries)
         listed = [_listed(run) for run in summaries]
@@ -308,14 +308,13 @@ def show(
     from retrieval_eval.reports.report import render
 
     with _open_to_read(db, config_path) as store:
-        run = store.get_run(run_id)
+        run = store.runs.get(run_id)
         figures = None
         if not summary and fmt in ("text", "json", "markdown"):
             from retrieval_eval.labels.machine import judge_figures
-            from retrieval_eval.store.judgments import read_stored_judgments
 
             figures = judge_figures(
-                run.result, read_stored_judgments(store, run.result.set_identifier, gated=False)
+                run.result, store.judgments.read(run.result.set_identifier, gated=False)
             )
     if per_query:
         from retrieval_eval.reports.csv import render_per_query
@@ -375,7 +374,7 @@ def report(run_id: int, output: str | None, db: str | None, config_path: str | N
     if output not in (None, "-"):
         check_writable(output, "--output")
     with _open_to_read(db, config_path) as store:
-        run = store.get_run(run_id)
+        run = store.runs.get(run_id)
     emit(render_html(run, *stored_power(run, config_path)), output, f"report for run {run_id}")
 
 
@@ -400,10 +399,10 @@ def prune(older_than: int, db: str | None, config_path: str | None) -> None:
     if older_than < 0:
         raise InvalidInputError(f"--older-than must be zero or more days, got {older_than}")
     with _open_existing(db, config_path) as store:
-        count = store.prune(older_than)
-        replays = f" and {store.pruned_replays} replay(s)" if store.pruned_replays else ""
+        pruned = store.runs.prune(older_than)
+        replays = f" and {pruned.replays} replay(s)" if pruned.replays else ""
         click.echo(
-            f"pruned {count} run(s){replays} older than {older_than} day(s) from "
+            f"pruned {pruned.runs} run(s){replays} older than {older_than} day(s) from "
             f"{store.display_url} (current baselines and each series' newest replay kept)"
         )
 

@@ -251,7 +251,7 @@ def export_run_cmd(
     from retrieval_eval.store.store import open_store_to_read
 
     with open_store_to_read(store_url_for(db, config_path)) as store:  # never creates one
-        result = store.get_run(run_id).result
+        result = store.runs.get(run_id).result
     lines = run_lines(result, tag)
     errors = f"; {result.error_count} failed question(s) left out" if result.error_count else ""
     _emit(lines, output, f"run lines (to depth {result.settings.depth}{errors})")

@@ -144,12 +144,11 @@ def _store(
 ) -> None:
     from retrieval_eval.errors import StoreUnavailableError
     from retrieval_eval.store import open_store, resolve_store_url
-    from retrieval_eval.store.judgments import add_judgments
 
     try:
         with open_store(resolve_store_url(db, config)) as store:
-            count = add_judgments(
-                store, set_identifier, rows, channel="import", written_by=_os_user()
+            count = store.judgments.add(
+                set_identifier, rows, channel="import", written_by=_os_user()
             )
             where = store.display_url
     except StoreUnavailableError as exc:

@@ -85,11 +85,10 @@ def samples_show(name: str, limit: int, db: str | None, config_path: str | None)
     """The stored sample NAME's queries, most frequent first (in their stored form)."""
     from retrieval_eval.config.models import load_config
     from retrieval_eval.errors import UnknownNameError
-    from retrieval_eval.store.replays import latest_sample
 
     config = load_config(config_path)
     with _store(db, config, read_only=True) as store:
-        found = latest_sample(store, name)
+        found = store.replays.latest_sample(name)
     if found is None:
         raise UnknownNameError(
             f"no stored sample {name!r}: `retrieval-eval samples build {name}` draws it"
@@ -279,11 +278,10 @@ def drift(sample: str, retriever: str, limit: int, db: str | None, config_path: 
     """The replays of SAMPLE by RETRIEVER, newest first: mean RBO and top-1 changed over time."""
     from retrieval_eval.config.models import load_config
     from retrieval_eval.formats.numbers import MISSING, decimal, pct
-    from retrieval_eval.store.replays import replay_history
 
     config = load_config(config_path)
     with _store(db, config, read_only=True) as store:
-        rows = replay_history(store, sample, retriever, limit)
+        rows = store.replays.history(sample, retriever, limit)
     if not rows:
         click.echo(f"no replays of sample {sample} by {retriever} yet")
         return

@@ -76,7 +76,7 @@ def rejudge(
     golden = resolve_set(config, set_name)
     when = since.replace(tzinfo=UTC) if since is not None else None
     with open_existing_store(resolve_store_url(db, config)) as store:
-        stored = store.runs_of_set(golden.identifier, ids=ids, since=when)
+        stored = store.runs.runs_of_set(golden.identifier, ids=ids, since=when)
         done = rejudge_runs(
             store,
             golden,
@@ -189,11 +189,10 @@ def promote(
     rows = read_judgments(Path(judgments_path)) if judgments_path else []
     if from_store:
         from retrieval_eval.store import resolve_store_url
-        from retrieval_eval.store.judgments import read_stored_judgments
         from retrieval_eval.store.store import open_existing_store
 
         with open_existing_store(resolve_store_url(db, config)) as store:
-            rows += read_stored_judgments(store, golden.identifier)
+            rows += store.judgments.read(golden.identifier)
     level = config.run.relevance_level
     promotion = promote_set(golden, rows, relevance_level=level)
     with opened_retriever(config, retriever) if retriever else nullcontext() as built:

@@ -3,8 +3,9 @@
 ``resolve_store_url`` finds the URL (``--db``, ``$RETRIEVAL_EVAL_DB``, the config's ``store:``,
 then ``sqlite:///$RETRIEVAL_EVAL_HOME/results.sqlite``); ``open_store`` opens it, creating the
 schema in an empty database, and ``open_store_to_read`` (read-only commands) creates nothing;
-:class:`Store` saves runs and answers the questions regression detection and the CLI ask. The
-spool keeps runs the store could not take.
+:class:`Store` holds the engine and gives ``store.transaction()``; its repositories
+(``store.runs``, ``store.alerts``, ``store.replays``, ``store.questions``, ``store.judgments``,
+``store.judges``) save and read each concept. The spool keeps runs the store could not take.
 
 The names below are imported when first used, so ``--help`` and the commands that never open a
 store do not import SQLAlchemy.

@@ -17,14 +17,17 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import and_, insert, select
 
 from retrieval_eval.labels.judgments import Judgment
 from retrieval_eval.store.judgments import judgment_values
+from retrieval_eval.store.names import moved_to
 from retrieval_eval.store.schema import judge_answer, judge_calibration, judgment
-from retrieval_eval.store.store import Store
+
+if TYPE_CHECKING:
+    from retrieval_eval.store.store import Store
 
 CHANNEL = "judge"
 
@@ -55,97 +58,133 @@ class CachedAnswer:
     cost_usd: float = 0.0
 
 
-def machine_judged(store: Store, set_identifier: str, identity: str) -> set[tuple[str, str]]:
-    """The (question key, document id) pairs ``identity`` already has a row for on the set."""
-    query = select(judgment.c.question_id, judgment.c.question, judgment.c.document_id).where(
-        and_(judgment.c.set_identifier == set_identifier, judgment.c.judge_identity == identity)
-    )
-    with store._guard(), store.engine.connect() as conn:
-        rows = conn.execute(query).all()
-    return {(qid if qid is not None else f"text:{text}", doc) for qid, text, doc in rows}
+class Judges:
+    """Model judges in one :class:`~retrieval_eval.store.store.Store`
+    (``store.judges``)."""
 
+    def __init__(self, store: Store) -> None:
+        self.store = store
 
-def add_machine_judgments(
-    store: Store,
-    set_identifier: str,
-    rows: Sequence[tuple[Judgment, Audit]],
-    *,
-    written_by: str,
-) -> int:
-    """Store a judge's rows of a set in ONE transaction, leaving out the pairs its identity
-    already has on the set; how many were written."""
-    now = datetime.now(UTC)
-    seen: dict[str, set[tuple[str, str]]] = {}
-    values = []
-    for row, audit in rows:
-        if audit.judge_identity not in seen:
-            seen[audit.judge_identity] = machine_judged(store, set_identifier, audit.judge_identity)
-        pair = (row.question_key, row.document_id)
-        if pair in seen[audit.judge_identity]:
-            continue
-        seen[audit.judge_identity].add(pair)
-        values.append(
-            {
-                **judgment_values(set_identifier, row, CHANNEL, written_by, now),
-                "judge_identity": audit.judge_identity,
-                "model": audit.model,
-                "prompt_fingerprint": audit.prompt_fingerprint,
-                "input_tokens": audit.input_tokens,
-                "output_tokens": audit.output_tokens,
-                "cost_usd": audit.cost_usd,
-            }
+    def machine_judged(self, set_identifier: str, identity: str) -> set[tuple[str, str]]:
+        """The (question key, document id) pairs ``identity`` already has a row for on the set."""
+        query = select(judgment.c.question_id, judgment.c.question, judgment.c.document_id).where(
+            and_(judgment.c.set_identifier == set_identifier, judgment.c.judge_identity == identity)
         )
-    if values:
-        with store._guard(), store.engine.begin() as conn:
-            conn.execute(insert(judgment), values)
-    return len(values)
+        with self.store.transaction() as conn:
+            rows = conn.execute(query).all()
+        return {(qid if qid is not None else f"text:{text}", doc) for qid, text, doc in rows}
 
-
-def cached_answers(store: Store, keys: Iterable[str]) -> dict[str, CachedAnswer]:
-    """The cached answers of ``keys`` (those never asked are absent)."""
-    wanted = sorted(set(keys))
-    found: dict[str, CachedAnswer] = {}
-    with store._guard(), store.engine.connect() as conn:
-        for start in range(0, len(wanted), 500):  # bounded IN lists
-            chunk = wanted[start : start + 500]
-            rows = conn.execute(select(judge_answer).where(judge_answer.c.key.in_(chunk)))
-            for row in rows.mappings():
-                found[row["key"]] = _answer(row)
-    return found
-
-
-def save_answers(store: Store, answers: Sequence[CachedAnswer]) -> int:
-    """Cache ``answers`` in one transaction (a key already cached is kept as it was); how many
-    were new."""
-    now = datetime.now(UTC)
-    with store._guard(), store.engine.begin() as conn:
-        keys = [a.key for a in answers]
-        have: set[str] = set()
-        for start in range(0, len(keys), 500):
-            chunk = keys[start : start + 500]
-            have.update(
-                conn.execute(
-                    select(judge_answer.c.key).where(judge_answer.c.key.in_(chunk))
-                ).scalars()
-            )
-        new: dict[str, dict[str, Any]] = {}
-        for a in answers:
-            if a.key in have or a.key in new:
+    def add(
+        self,
+        set_identifier: str,
+        rows: Sequence[tuple[Judgment, Audit]],
+        *,
+        written_by: str,
+    ) -> int:
+        """Store a judge's rows of a set in ONE transaction, leaving out the pairs its identity
+        already has on the set; how many were written."""
+        now = datetime.now(UTC)
+        seen: dict[str, set[tuple[str, str]]] = {}
+        values = []
+        for row, audit in rows:
+            if audit.judge_identity not in seen:
+                seen[audit.judge_identity] = self.machine_judged(
+                    set_identifier, audit.judge_identity
+                )
+            pair = (row.question_key, row.document_id)
+            if pair in seen[audit.judge_identity]:
                 continue
-            new[a.key] = {
-                "key": a.key,
-                "judge_identity": a.judge_identity,
-                "grade": a.grade,
-                "reason": a.reason,
-                "model": a.model,
-                "input_tokens": a.input_tokens,
-                "output_tokens": a.output_tokens,
-                "cost_usd": a.cost_usd,
-                "answered_at": now,
-            }
-        if new:
-            conn.execute(insert(judge_answer), list(new.values()))
-    return len(new)
+            seen[audit.judge_identity].add(pair)
+            values.append(
+                {
+                    **judgment_values(set_identifier, row, CHANNEL, written_by, now),
+                    "judge_identity": audit.judge_identity,
+                    "model": audit.model,
+                    "prompt_fingerprint": audit.prompt_fingerprint,
+                    "input_tokens": audit.input_tokens,
+                    "output_tokens": audit.output_tokens,
+                    "cost_usd": audit.cost_usd,
+                }
+            )
+        if values:
+            with self.store.transaction() as conn:
+                conn.execute(insert(judgment), values)
+        return len(values)
+
+    def cached_answers(self, keys: Iterable[str]) -> dict[str, CachedAnswer]:
+        """The cached answers of ``keys`` (those never asked are absent)."""
+        wanted = sorted(set(keys))
+        found: dict[str, CachedAnswer] = {}
+        with self.store.transaction() as conn:
+            for start in range(0, len(wanted), 500):  # bounded IN lists
+                chunk = wanted[start : start + 500]
+                rows = conn.execute(select(judge_answer).where(judge_answer.c.key.in_(chunk)))
+                for row in rows.mappings():
+                    found[row["key"]] = _answer(row)
+        return found
+
+    def save_answers(self, answers: Sequence[CachedAnswer]) -> int:
+        """Cache ``answers`` in one transaction (a key already cached is kept as it was); how many
+        were new."""
+        now = datetime.now(UTC)
+        with self.store.transaction() as conn:
+            keys = [a.key for a in answers]
+            have: set[str] = set()
+            for start in range(0, len(keys), 500):
+                chunk = keys[start : start + 500]
+                have.update(
+                    conn.execute(
+                        select(judge_answer.c.key).where(judge_answer.c.key.in_(chunk))
+                    ).scalars()
+                )
+            new: dict[str, dict[str, Any]] = {}
+            for a in answers:
+                if a.key in have or a.key in new:
+                    continue
+                new[a.key] = {
+                    "key": a.key,
+                    "judge_identity": a.judge_identity,
+                    "grade": a.grade,
+                    "reason": a.reason,
+                    "model": a.model,
+                    "input_tokens": a.input_tokens,
+                    "output_tokens": a.output_tokens,
+                    "cost_usd": a.cost_usd,
+                    "answered_at": now,
+                }
+            if new:
+                conn.execute(insert(judge_answer), list(new.values()))
+        return len(new)
+
+    def add_calibration(self, values: dict[str, Any]) -> int:
+        """Store one calibration (the columns of ``judge_calibration`` but ``id`` and
+        ``recorded_at``); its id."""
+        row = {**values, "recorded_at": datetime.now(UTC)}
+        with self.store.transaction() as conn:
+            result = conn.execute(insert(judge_calibration).values(row))
+            key = result.inserted_primary_key
+        assert key is not None
+        return int(key[0])
+
+    def calibrations(
+        self, set_identifier: str, judge: str | None = None
+    ) -> list[StoredCalibration]:
+        """A set's calibrations (of one judge name, if given), oldest first."""
+        query = select(judge_calibration).where(
+            judge_calibration.c.set_identifier == set_identifier
+        )
+        if judge is not None:
+            query = query.where(judge_calibration.c.judge == judge)
+        with self.store.transaction() as conn:
+            rows = conn.execute(query.order_by(judge_calibration.c.id)).mappings().all()
+        return [_calibration(row) for row in rows]
+
+    def trusted_identities(self, set_identifier: str) -> set[str]:
+        """The judge identities whose latest calibration on the set passed."""
+        latest: dict[str, bool] = {}
+        for c in self.calibrations(set_identifier):
+            latest[c.judge_identity] = c.passed  # oldest first: the latest wins
+        return {identity for identity, passed in latest.items() if passed}
 
 
 def _answer(row: Any) -> CachedAnswer:
@@ -184,37 +223,6 @@ class StoredCalibration:
     recorded_at: datetime
 
 
-def add_calibration(store: Store, values: dict[str, Any]) -> int:
-    """Store one calibration (the columns of ``judge_calibration`` but ``id`` and
-    ``recorded_at``); its id."""
-    row = {**values, "recorded_at": datetime.now(UTC)}
-    with store._guard(), store.engine.begin() as conn:
-        result = conn.execute(insert(judge_calibration).values(row))
-        key = result.inserted_primary_key
-    assert key is not None
-    return int(key[0])
-
-
-def calibrations(
-    store: Store, set_identifier: str, judge: str | None = None
-) -> list[StoredCalibration]:
-    """A set's calibrations (of one judge name, if given), oldest first."""
-    query = select(judge_calibration).where(judge_calibration.c.set_identifier == set_identifier)
-    if judge is not None:
-        query = query.where(judge_calibration.c.judge == judge)
-    with store._guard(), store.engine.connect() as conn:
-        rows = conn.execute(query.order_by(judge_calibration.c.id)).mappings().all()
-    return [_calibration(row) for row in rows]
-
-
-def trusted_identities(store: Store, set_identifier: str) -> set[str]:
-    """The judge identities whose latest calibration on the set passed."""
-    latest: dict[str, bool] = {}
-    for c in calibrations(store, set_identifier):
-        latest[c.judge_identity] = c.passed  # oldest first: the latest wins
-    return {identity for identity, passed in latest.items() if passed}
-
-
 def _calibration(row: Any) -> StoredCalibration:
     values = dict(row)
     recorded = values["recorded_at"]
@@ -224,3 +232,19 @@ def _calibration(row: Any) -> StoredCalibration:
     values["passed"] = bool(values["passed"])
     values["figures"] = dict(values["figures"] or {})
     return StoredCalibration(**values)
+
+
+# the free functions ``store.judges`` replaced, kept for one merge (see names.moved_to)
+__getattr__ = moved_to(
+    __name__,
+    "judges",
+    {
+        "machine_judged": "machine_judged",
+        "add_machine_judgments": "add",
+        "cached_answers": "cached_answers",
+        "save_answers": "save_answers",
+        "add_calibration": "add_calibration",
+        "calibrations": "calibrations",
+        "trusted_identities": "trusted_identities",
+    },
+)

@@ -17,13 +17,16 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import insert, select
 
 from retrieval_eval.labels.judgments import Judgment
+from retrieval_eval.store.names import moved_to
 from retrieval_eval.store.schema import judgment
-from retrieval_eval.store.store import Store
+
+if TYPE_CHECKING:
+    from retrieval_eval.store.store import Store
 
 CHANNELS = ("import", "dashboard")  # people's; a model judge's rows: store/judges.py, "judge"
 
@@ -41,51 +44,55 @@ class StoredJudgment:
     judge_identity: str | None = None  # a model judge's row: the judge's identity
 
 
-def add_judgments(
-    store: Store,
-    set_identifier: str,
-    rows: Sequence[Judgment],
-    *,
-    channel: str,
-    written_by: str,
-) -> int:
-    """Store ``rows`` of set ``set_identifier`` in ONE transaction (all or none); how many."""
-    if channel not in CHANNELS:
-        raise ValueError(f"channel must be one of {CHANNELS}, got {channel!r}")
-    now = datetime.now(UTC)
-    values = [judgment_values(set_identifier, row, channel, written_by, now) for row in rows]
-    if values:
-        with store._guard(), store.engine.begin() as conn:
-            conn.execute(insert(judgment), values)
-    return len(values)
+class Judgments:
+    """The relevance judgments in one :class:`~retrieval_eval.store.store.Store`
+    (``store.judgments``)."""
 
+    def __init__(self, store: Store) -> None:
+        self.store = store
 
-def stored_judgments(store: Store, set_identifier: str) -> list[StoredJudgment]:
-    """Every stored row of a set, skips included, oldest first."""
-    query = (
-        select(judgment).where(judgment.c.set_identifier == set_identifier).order_by(judgment.c.id)
-    )
-    with store._guard(), store.engine.connect() as conn:
-        rows = conn.execute(query).mappings().all()
-    return [_stored(row) for row in rows]
+    def add(
+        self,
+        set_identifier: str,
+        rows: Sequence[Judgment],
+        *,
+        channel: str,
+        written_by: str,
+    ) -> int:
+        """Store ``rows`` of set ``set_identifier`` in ONE transaction (all or none); how many."""
+        if channel not in CHANNELS:
+            raise ValueError(f"channel must be one of {CHANNELS}, got {channel!r}")
+        now = datetime.now(UTC)
+        values = [judgment_values(set_identifier, row, channel, written_by, now) for row in rows]
+        if values:
+            with self.store.transaction() as conn:
+                conn.execute(insert(judgment), values)
+        return len(values)
 
+    def stored(self, set_identifier: str) -> list[StoredJudgment]:
+        """Every stored row of a set, skips included, oldest first."""
+        query = (
+            select(judgment)
+            .where(judgment.c.set_identifier == set_identifier)
+            .order_by(judgment.c.id)
+        )
+        with self.store.transaction() as conn:
+            rows = conn.execute(query).mappings().all()
+        return [_stored(row) for row in rows]
 
-def read_stored_judgments(
-    store: Store, set_identifier: str, *, skips: bool = False, gated: bool = True
-) -> list[Judgment]:
-    """A set's stored judgments as judgments-file rows (what ``sets promote`` takes), oldest
-    first; ``skips`` keeps the rows without a grade. ``gated``: a model judge's rows only when its
-    stored calibration passed (:func:`retrieval_eval.labels.judged.gate`)."""
-    from retrieval_eval.labels.judged import gate
-    from retrieval_eval.store.judges import trusted_identities
+    def read(
+        self, set_identifier: str, *, skips: bool = False, gated: bool = True
+    ) -> list[Judgment]:
+        """A set's stored judgments as judgments-file rows (what ``sets promote`` takes), oldest
+        first; ``skips`` keeps the rows without a grade. ``gated``: a model judge's rows only
+        when its stored calibration passed (:func:`retrieval_eval.labels.judged.gate`)."""
+        from retrieval_eval.labels.judged import gate
 
-    stored = [
-        s for s in stored_judgments(store, set_identifier) if skips or s.judgment.grade is not None
-    ]
-    if not gated:
-        return [s.judgment for s in stored]
-    trusted = trusted_identities(store, set_identifier)
-    return gate(((s.judgment, s.judge_identity) for s in stored), trusted)
+        stored = [s for s in self.stored(set_identifier) if skips or s.judgment.grade is not None]
+        if not gated:
+            return [s.judgment for s in stored]
+        trusted = self.store.judges.trusted_identities(set_identifier)
+        return gate(((s.judgment, s.judge_identity) for s in stored), trusted)
 
 
 def _stored(row: Any) -> StoredJudgment:
@@ -135,3 +142,15 @@ def judgment_values(
         "written_by": written_by,
         "recorded_at": now,
     }
+
+
+# the free functions ``store.judgments`` replaced, kept for one merge (see names.moved_to)
+__getattr__ = moved_to(
+    __name__,
+    "judgments",
+    {
+        "add_judgments": "add",
+        "stored_judgments": "stored",
+        "read_stored_judgments": "read",
+    },
+)

@@ -43,7 +43,7 @@ from sqlalchemy import (
 from sqlalchemy.dialects.postgresql import JSONB
 
 from retrieval_eval.evaluation.results import TOP_K, AtDepths, QuestionResult
-from retrieval_eval.store.names import GRADER
+from retrieval_eval.store.names import GRADER, moved_to
 from retrieval_eval.store.rows import question_result
 from retrieval_eval.store.schema import eval_result_question
 
@@ -87,15 +87,76 @@ class QuestionFilter:
         return self == QuestionFilter()
 
 
-def count_questions(store: Store, stored: StoredRun, where: QuestionFilter | None = None) -> int:
-    """How many of the run's questions pass ``where`` (all of them without it): from the counts
-    this tool stored with the run where they tell (:func:`stored_count`), else counted here."""
-    where = where or QuestionFilter()
-    known = stored_count(stored, where)
-    if known is not None:
-        return known
-    with store._guard(), store.engine.connect() as conn:
-        return _count(conn, _clauses(conn, stored.id, where))
+class Questions:
+    """A stored run's questions in one :class:`~retrieval_eval.store.store.Store`
+    (``store.questions``)."""
+
+    def __init__(self, store: Store) -> None:
+        self.store = store
+
+    def count(self, stored: StoredRun, where: QuestionFilter | None = None) -> int:
+        """How many of the run's questions pass ``where`` (all of them without it): from the counts
+        this tool stored with the run where they tell (:func:`stored_count`), else counted here."""
+        where = where or QuestionFilter()
+        known = stored_count(stored, where)
+        if known is not None:
+            return known
+        with self.store.transaction() as conn:
+            return _count(conn, _clauses(conn, stored.id, where))
+
+    def page(
+        self,
+        run_id: int,
+        where: QuestionFilter,
+        order: Sequence[Named | Outcome],
+        *,
+        offset: int,
+        limit: int,
+        depth: int = TOP_K,
+    ) -> list[QuestionResult]:
+        """The questions ``offset`` to ``offset + limit`` of those passing ``where``, in ``order``
+        (see the module docstring), its outcomes told at ``depth``; a question in no group of
+        ``order`` is not listed."""
+        rows: list[Any] = []
+        with self.store.transaction() as conn:
+            for clauses in _groups(conn, _clauses(conn, run_id, where), order, depth):
+                if len(rows) == limit:
+                    break
+                if offset:
+                    count = _count(conn, clauses)
+                    if count <= offset:
+                        offset -= count
+                        continue
+                query = select(_q).where(*clauses).order_by(_q.c.position)
+                rows += conn.execute(query.offset(offset).limit(limit - len(rows))).mappings().all()
+                offset = 0
+        return [question_result(row) for row in rows]
+
+    def by_id(self, run_id: int, ids: Sequence[str]) -> dict[str, QuestionResult]:
+        """The run's questions among ``ids``, by id (an id that names none is left out)."""
+        if not ids:
+            return {}
+        with self.store.transaction() as conn:
+            query = select(_q).where(_q.c.run_id == run_id, _q.c.question_id.in_(_ids(conn, ids)))
+            rows: Sequence[Any] = conn.execute(query).mappings().all()
+        return {q.id: q for q in map(question_result, rows)}
+
+    def values(self, run_id: int) -> tuple[list[str], list[str]]:
+        """The forms and hard classes of the run's questions, each in the set's order (where it
+        first appears); read from every question row, for a run stored without them
+        (:attr:`~retrieval_eval.store.models.StoredRun.forms`)."""
+        found: list[list[str]] = []
+        with self.store.transaction() as conn:
+            for column in (_q.c.form, _q.c.hard_class):
+                first = func.min(_q.c.position).label("first")
+                query = (
+                    select(column, first)
+                    .where(_q.c.run_id == run_id, column.is_not(None), column != "")
+                    .group_by(column)
+                    .order_by(first)
+                )
+                found.append([str(value) for value, _ in conn.execute(query)])
+        return found[0], found[1]
 
 
 def stored_count(stored: StoredRun, where: QuestionFilter) -> int | None:
@@ -122,63 +183,6 @@ def stored_count(stored: StoredRun, where: QuestionFilter) -> int | None:
         return None if hits is None or outcome != (None, None) else n - hits
     counts = {(None, None): n, (True, None): top1, (False, None): n - top1, (None, False): n - top3}
     return counts.get(outcome)
-
-
-def question_page(
-    store: Store,
-    run_id: int,
-    where: QuestionFilter,
-    order: Sequence[Named | Outcome],
-    *,
-    offset: int,
-    limit: int,
-    depth: int = TOP_K,
-) -> list[QuestionResult]:
-    """The questions ``offset`` to ``offset + limit`` of those passing ``where``, in ``order``
-    (see the module docstring), its outcomes told at ``depth``; a question in no group of
-    ``order`` is not listed."""
-    rows: list[Any] = []
-    with store._guard(), store.engine.connect() as conn:
-        for clauses in _groups(conn, _clauses(conn, run_id, where), order, depth):
-            if len(rows) == limit:
-                break
-            if offset:
-                count = _count(conn, clauses)
-                if count <= offset:
-                    offset -= count
-                    continue
-            query = select(_q).where(*clauses).order_by(_q.c.position)
-            rows += conn.execute(query.offset(offset).limit(limit - len(rows))).mappings().all()
-            offset = 0
-    return [question_result(row) for row in rows]
-
-
-def questions_by_id(store: Store, run_id: int, ids: Sequence[str]) -> dict[str, QuestionResult]:
-    """The run's questions among ``ids``, by id (an id that names none is left out)."""
-    if not ids:
-        return {}
-    with store._guard(), store.engine.connect() as conn:
-        query = select(_q).where(_q.c.run_id == run_id, _q.c.question_id.in_(_ids(conn, ids)))
-        rows: Sequence[Any] = conn.execute(query).mappings().all()
-    return {q.id: q for q in map(question_result, rows)}
-
-
-def question_values(store: Store, run_id: int) -> tuple[list[str], list[str]]:
-    """The forms and hard classes of the run's questions, each in the set's order (where it
-    first appears); read from every question row, for a run stored without them
-    (:attr:`~retrieval_eval.store.models.StoredRun.forms`)."""
-    found: list[list[str]] = []
-    with store._guard(), store.engine.connect() as conn:
-        for column in (_q.c.form, _q.c.hard_class):
-            first = func.min(_q.c.position).label("first")
-            query = (
-                select(column, first)
-                .where(_q.c.run_id == run_id, column.is_not(None), column != "")
-                .group_by(column)
-                .order_by(first)
-            )
-            found.append([str(value) for value, _ in conn.execute(query)])
-    return found[0], found[1]
 
 
 def _clauses(conn: Connection, run_id: int, where: QuestionFilter) -> list[ColumnElement[bool]]:
@@ -259,3 +263,16 @@ def _ids(conn: Connection, ids: Sequence[str]) -> Select[Any]:
     else:
         values = func.json_each(payload).table_valued("value")
     return select(values.c.value)
+
+
+# the free functions ``store.questions`` replaced, kept for one merge (see names.moved_to)
+__getattr__ = moved_to(
+    __name__,
+    "questions",
+    {
+        "count_questions": "count",
+        "question_page": "page",
+        "questions_by_id": "by_id",
+        "question_values": "values",
+    },
+)

@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, fields
 from datetime import UTC, datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import Connection, delete, func, insert, select
 
@@ -20,8 +20,12 @@ from retrieval_eval.errors import UnknownNameError
 from retrieval_eval.replay.compare import Comparison, QueryChange, Ranked
 from retrieval_eval.replay.record import ReplayRecord
 from retrieval_eval.replay.samples import QuerySample, SampledQuery
+from retrieval_eval.store.names import moved_to
+from retrieval_eval.store.rows import inserted_id
 from retrieval_eval.store.schema import query_sample, query_sample_item, replay_ranking, replay_run
-from retrieval_eval.store.store import Store, inserted_id
+
+if TYPE_CHECKING:
+    from retrieval_eval.store.store import Store
 
 COPY_COLUMNS = (
     "replay_id",
@@ -76,43 +80,312 @@ class StoredReplay:
     figures: dict[str, Any]
 
 
-def save_sample(store: Store, sample: QuerySample) -> int:
-    """The sample's id, stored now unless one with its name and fingerprint is stored."""
-    with store._guard(), store.engine.begin() as conn:
-        found = conn.execute(
-            select(query_sample.c.id).where(
-                query_sample.c.name == sample.name,
-                query_sample.c.fingerprint == sample.fingerprint,
+class Replays:
+    """The query samples and replays of one :class:`~retrieval_eval.store.store.Store`
+    (``store.replays``)."""
+
+    def __init__(self, store: Store) -> None:
+        self.store = store
+
+    def save_sample(self, sample: QuerySample) -> int:
+        """The sample's id, stored now unless one with its name and fingerprint is stored."""
+        with self.store.transaction() as conn:
+            found = conn.execute(
+                select(query_sample.c.id).where(
+                    query_sample.c.name == sample.name,
+                    query_sample.c.fingerprint == sample.fingerprint,
+                )
+            ).scalar()
+            if found is not None:
+                return int(found)
+            sample_id = inserted_id(
+                conn,
+                query_sample,
+                dict(
+                    name=sample.name,
+                    fingerprint=sample.fingerprint,
+                    privacy=sample.privacy,
+                    query_count=len(sample.queries),
+                    log_queries=sample.log_queries,
+                    log_traffic=sample.log_traffic,
+                    created_at=datetime.now(UTC),
+                ),
             )
-        ).scalar()
-        if found is not None:
-            return int(found)
-        sample_id = inserted_id(
-            conn,
-            query_sample,
-            dict(
-                name=sample.name,
-                fingerprint=sample.fingerprint,
-                privacy=sample.privacy,
-                query_count=len(sample.queries),
-                log_queries=sample.log_queries,
-                log_traffic=sample.log_traffic,
-                created_at=datetime.now(UTC),
-            ),
+            if sample.queries:
+                conn.execute(
+                    insert(query_sample_item),
+                    [
+                        dict(
+                            {column: getattr(q, name) for column, name in _ITEM_COLUMNS.items()},
+                            sample_id=sample_id,
+                            position=i,
+                        )
+                        for i, q in enumerate(sample.queries)
+                    ],
+                )
+            return sample_id
+
+    def latest_sample(self, name: str) -> tuple[int, QuerySample] | None:
+        """The newest stored sample called ``name``, with its id."""
+        with self.store.transaction() as conn:
+            row = (
+                conn.execute(
+                    select(query_sample)
+                    .where(query_sample.c.name == name)
+                    .order_by(query_sample.c.id.desc())
+                    .limit(1)
+                )
+                .mappings()
+                .first()
+            )
+            if row is None:
+                return None
+            return int(row["id"]), _sample(conn, row)
+
+    def get_sample(self, sample_id: int) -> QuerySample:
+        with self.store.transaction() as conn:
+            row = (
+                conn.execute(select(query_sample).where(query_sample.c.id == sample_id))
+                .mappings()
+                .first()
+            )
+            if row is None:
+                raise UnknownNameError(f"no query sample with id {sample_id}")
+            return _sample(conn, row)
+
+    def save(self, record: ReplayRecord) -> int:
+        """Save a replay (its sample stored: ``sample_id``) and its rankings in one transaction;
+        idempotent on ``run_key``."""
+        if record.sample_id is None:
+            raise ValueError("a replay is saved once its sample is: store the sample first")
+        comparison = record.comparison
+        figures = _figures(comparison)
+        with self.store.transaction() as conn:
+            found = conn.execute(
+                select(replay_run.c.id).where(replay_run.c.run_key == record.run_key)
+            ).scalar()
+            if found is not None:
+                return int(found)
+            overall = comparison.overall
+            replay_id = inserted_id(
+                conn,
+                replay_run,
+                dict(
+                    run_key=record.run_key,
+                    sample_id=record.sample_id,
+                    sample_name=record.sample_name,
+                    retriever=record.retriever,
+                    k=record.k,
+                    p=record.p,
+                    run_date=record.started_at,
+                    compared_id=record.compared_id,
+                    against=record.against,
+                    index_version=record.index_version,
+                    package_version=record.package_version,
+                    created_at=datetime.now(UTC),
+                    query_count=len(record.rankings),
+                    error_count=sum(1 for r in record.rankings if r.error is not None),
+                    state=comparison.state,
+                    mean_rbo=overall.mean_rbo,
+                    top1_changed=overall.top1_changed_share,
+                    weighted_mean_rbo=overall.weighted_mean_rbo,
+                    weighted_top1_changed=overall.weighted_top1_changed,
+                    figures=figures,
+                ),
+            )
+            _insert_rankings(conn, _ranking_rows(replay_id, record))
+            return replay_id
+
+    def previous(
+        self, sample_id: int, retriever: str, before: datetime | None = None
+    ) -> StoredReplay | None:
+        """The replay a new one of (sample, retriever) is compared with."""
+        query = (
+            select(replay_run)
+            .where(
+                replay_run.c.sample_id == sample_id,
+                replay_run.c.retriever == retriever,
+                replay_run.c.state.not_in(("invalid", "empty")),  # nothing to compare with
+            )
+            .order_by(replay_run.c.run_date.desc(), replay_run.c.id.desc())
+            .limit(1)
         )
-        if sample.queries:
-            conn.execute(
-                insert(query_sample_item),
-                [
-                    dict(
-                        {column: getattr(q, name) for column, name in _ITEM_COLUMNS.items()},
-                        sample_id=sample_id,
-                        position=i,
-                    )
-                    for i, q in enumerate(sample.queries)
-                ],
+        if before is not None:
+            query = query.where(replay_run.c.run_date < before)
+        with self.store.transaction() as conn:
+            row = conn.execute(query).mappings().first()
+        return None if row is None else _stored(row)
+
+    def get(self, replay_id: int) -> StoredReplay:
+        with self.store.transaction() as conn:
+            row = (
+                conn.execute(select(replay_run).where(replay_run.c.id == replay_id))
+                .mappings()
+                .first()
             )
-        return sample_id
+        if row is None:
+            raise UnknownNameError(f"no stored replay with id {replay_id}")
+        return _stored(row)
+
+    def history(self, sample_name: str, retriever: str, limit: int = 50) -> list[StoredReplay]:
+        """The newest replays of (sample name, retriever), newest first."""
+        with self.store.transaction() as conn:
+            rows = conn.execute(
+                select(replay_run)
+                .where(replay_run.c.sample_name == sample_name, replay_run.c.retriever == retriever)
+                .order_by(replay_run.c.run_date.desc(), replay_run.c.id.desc())
+                .limit(limit)
+            ).mappings()
+            return [_stored(row) for row in rows]
+
+    def pairs(self) -> list[tuple[str, str, int]]:
+        """(sample name, retriever, replay count) of every stored series."""
+        with self.store.transaction() as conn:
+            rows = conn.execute(
+                select(replay_run.c.sample_name, replay_run.c.retriever, func.count())
+                .group_by(replay_run.c.sample_name, replay_run.c.retriever)
+                .order_by(replay_run.c.sample_name, replay_run.c.retriever)
+            ).all()
+        return [(a, b, int(n)) for a, b, n in rows]
+
+    def rankings(self, replay_id: int) -> list[Ranked]:
+        """A stored replay's rankings in its sample's order, with the sample's texts."""
+        with self.store.transaction() as conn:
+            sample_id = conn.execute(
+                select(replay_run.c.sample_id).where(replay_run.c.id == replay_id)
+            ).scalar()
+            if sample_id is None:
+                raise UnknownNameError(f"no stored replay with id {replay_id}")
+            items = {
+                row["query_key"]: row
+                for row in conn.execute(
+                    select(query_sample_item).where(query_sample_item.c.sample_id == sample_id)
+                ).mappings()
+            }
+            out = []
+            for row in conn.execute(
+                select(replay_ranking)
+                .where(replay_ranking.c.replay_id == replay_id)
+                .order_by(replay_ranking.c.position)
+            ).mappings():
+                item = items.get(row["query_key"])
+                out.append(
+                    Ranked(
+                        row["query_key"],
+                        item["query_text"] if item else "",
+                        item["query_count"] if item else 1,
+                        item["bucket"] if item else "tail",
+                        tuple(row["ids"] or ()),
+                        row["error"],
+                    )
+                )
+            return out
+
+    @staticmethod
+    def prune(conn: Connection, cutoff: datetime) -> int:
+        """Delete replays older than ``cutoff`` but the newest of each series (the next replay's
+        comparison), with their rankings; samples no replay uses any more go too."""
+        newest = {
+            row.id
+            for row in conn.execute(
+                select(func.max(replay_run.c.id).label("id")).group_by(
+                    replay_run.c.sample_id, replay_run.c.retriever
+                )
+            )
+        }
+        doomed = [
+            replay_id
+            for replay_id in conn.execute(
+                select(replay_run.c.id).where(replay_run.c.run_date < cutoff)
+            ).scalars()
+            if replay_id not in newest
+        ]
+        for start in range(0, len(doomed), 500):
+            chunk = doomed[start : start + 500]
+            conn.execute(delete(replay_ranking).where(replay_ranking.c.replay_id.in_(chunk)))
+            conn.execute(
+                replay_run.update()
+                .where(replay_run.c.compared_id.in_(chunk))
+                .values(compared_id=None)
+            )
+            conn.execute(delete(replay_run).where(replay_run.c.id.in_(chunk)))
+        return len(doomed)
+
+    def changed_page(
+        self, replay_id: int, *, bucket: str | None = None, offset: int = 0, limit: int = 50
+    ) -> tuple[int, list[ChangedQuery]]:
+        """(how many, one page) of a replay's queries, those that moved most first (lowest RBO
+        weighted by count; errors and uncompared queries last), ordered and paged in SQL."""
+        from sqlalchemy import and_, case, nulls_last
+
+        with self.store.transaction() as conn:
+            run = conn.execute(
+                select(replay_run.c.sample_id, replay_run.c.compared_id).where(
+                    replay_run.c.id == replay_id
+                )
+            ).first()
+            if run is None:
+                raise UnknownNameError(f"no stored replay with id {replay_id}")
+            item = query_sample_item
+            joined = replay_ranking.join(
+                item,
+                and_(
+                    item.c.sample_id == run.sample_id,
+                    item.c.query_key == replay_ranking.c.query_key,
+                ),
+            )
+            where = [replay_ranking.c.replay_id == replay_id]
+            if bucket is not None:
+                where.append(item.c.bucket == bucket)
+            total = conn.execute(
+                select(func.count()).select_from(joined).where(*where)
+            ).scalar_one()
+            moved = case(
+                (replay_ranking.c.rbo.is_(None), None),
+                else_=(1.0 - replay_ranking.c.rbo) * item.c.query_count,
+            )
+            rows = conn.execute(
+                select(
+                    replay_ranking.c.query_key,
+                    item.c.query_text,
+                    item.c.query_count,
+                    item.c.bucket,
+                    replay_ranking.c.ids,
+                    replay_ranking.c.error,
+                    replay_ranking.c.rbo,
+                    replay_ranking.c.top1_changed,
+                )
+                .select_from(joined)
+                .where(*where)
+                .order_by(nulls_last(moved.desc()), replay_ranking.c.position)
+                .offset(offset)
+                .limit(limit)
+            ).all()
+            before: dict[str, tuple[str, ...]] = {}
+            if run.compared_id is not None and rows:
+                before = {
+                    key: tuple(ids or ())
+                    for key, ids in conn.execute(
+                        select(replay_ranking.c.query_key, replay_ranking.c.ids).where(
+                            replay_ranking.c.replay_id == run.compared_id,
+                            replay_ranking.c.query_key.in_([r.query_key for r in rows]),
+                        )
+                    )
+                }
+        return int(total), [
+            ChangedQuery(
+                r.query_key,
+                r.query_text,
+                r.query_count,
+                r.bucket,
+                tuple(r.ids or ()),
+                r.error,
+                r.rbo,
+                r.top1_changed,
+                before.get(r.query_key, ()),
+            )
+            for r in rows
+        ]
 
 
 # query_sample_item's columns that hold a SampledQuery, and its fields they hold
@@ -123,36 +396,6 @@ _ITEM_COLUMNS = {
     "bucket": "bucket",
     "query_id": "query_id",
 }
-
-
-def latest_sample(store: Store, name: str) -> tuple[int, QuerySample] | None:
-    """The newest stored sample called ``name``, with its id."""
-    with store._guard(), store.engine.connect() as conn:
-        row = (
-            conn.execute(
-                select(query_sample)
-                .where(query_sample.c.name == name)
-                .order_by(query_sample.c.id.desc())
-                .limit(1)
-            )
-            .mappings()
-            .first()
-        )
-        if row is None:
-            return None
-        return int(row["id"]), _sample(conn, row)
-
-
-def get_sample(store: Store, sample_id: int) -> QuerySample:
-    with store._guard(), store.engine.connect() as conn:
-        row = (
-            conn.execute(select(query_sample).where(query_sample.c.id == sample_id))
-            .mappings()
-            .first()
-        )
-        if row is None:
-            raise UnknownNameError(f"no query sample with id {sample_id}")
-        return _sample(conn, row)
 
 
 def _sample(conn: Connection, row: Any) -> QuerySample:
@@ -167,50 +410,6 @@ def _sample(conn: Connection, row: Any) -> QuerySample:
     return QuerySample(row["name"], row["privacy"], queries, row["log_queries"], row["log_traffic"])
 
 
-def save_replay(store: Store, record: ReplayRecord) -> int:
-    """Save a replay (its sample stored: ``sample_id``) and its rankings in one transaction;
-    idempotent on ``run_key``."""
-    if record.sample_id is None:
-        raise ValueError("a replay is saved once its sample is: store the sample first")
-    comparison = record.comparison
-    figures = _figures(comparison)
-    with store._guard(), store.engine.begin() as conn:
-        found = conn.execute(
-            select(replay_run.c.id).where(replay_run.c.run_key == record.run_key)
-        ).scalar()
-        if found is not None:
-            return int(found)
-        overall = comparison.overall
-        replay_id = inserted_id(
-            conn,
-            replay_run,
-            dict(
-                run_key=record.run_key,
-                sample_id=record.sample_id,
-                sample_name=record.sample_name,
-                retriever=record.retriever,
-                k=record.k,
-                p=record.p,
-                run_date=record.started_at,
-                compared_id=record.compared_id,
-                against=record.against,
-                index_version=record.index_version,
-                package_version=record.package_version,
-                created_at=datetime.now(UTC),
-                query_count=len(record.rankings),
-                error_count=sum(1 for r in record.rankings if r.error is not None),
-                state=comparison.state,
-                mean_rbo=overall.mean_rbo,
-                top1_changed=overall.top1_changed_share,
-                weighted_mean_rbo=overall.weighted_mean_rbo,
-                weighted_top1_changed=overall.weighted_top1_changed,
-                figures=figures,
-            ),
-        )
-        _insert_rankings(conn, _ranking_rows(replay_id, record))
-        return replay_id
-
-
 def _ranking_rows(replay_id: int, record: ReplayRecord) -> Iterator[tuple[Any, ...]]:
     """One row per query, in COPY_COLUMNS order; a query not compared has no figures. The table
     has no unique key: two rankings of one query are refused here, and the save with them."""
@@ -223,12 +422,12 @@ def _ranking_rows(replay_id: int, record: ReplayRecord) -> Iterator[tuple[Any, .
     none = (None,) * len(COPY_COLUMNS[5:])
     for position, (ranked, change) in enumerate(zip(record.rankings, changes, strict=True)):
         # QueryChange's figures, in COPY_COLUMNS order, are all None when it was not compared
-        figures: tuple[Any, ...] = none if change is None else change[_FIGURES]  # type: ignore[assignment]
+        figures: tuple[Any, ...] = none if change is None else change[CHANGE_FIGURES]  # type: ignore[assignment]
         yield (replay_id, position, ranked.key, ranked.ids, ranked.error, *figures)
 
 
 # where QueryChange keeps the figures COPY_COLUMNS ends with (a test checks the names match)
-_FIGURES = slice(QueryChange._fields.index("rbo"), QueryChange._fields.index("overlap3") + 1)
+CHANGE_FIGURES = slice(QueryChange._fields.index("rbo"), QueryChange._fields.index("overlap3") + 1)
 
 
 def copy_rows(cursor: Any, table: str, rows: Iterable[tuple[Any, ...]]) -> None:
@@ -265,124 +464,6 @@ def _figures(comparison: Comparison) -> dict[str, Any]:
     }
 
 
-def previous_replay(
-    store: Store, sample_id: int, retriever: str, before: datetime | None = None
-) -> StoredReplay | None:
-    """The replay a new one of (sample, retriever) is compared with."""
-    query = (
-        select(replay_run)
-        .where(
-            replay_run.c.sample_id == sample_id,
-            replay_run.c.retriever == retriever,
-            replay_run.c.state.not_in(("invalid", "empty")),  # nothing to compare with
-        )
-        .order_by(replay_run.c.run_date.desc(), replay_run.c.id.desc())
-        .limit(1)
-    )
-    if before is not None:
-        query = query.where(replay_run.c.run_date < before)
-    with store._guard(), store.engine.connect() as conn:
-        row = conn.execute(query).mappings().first()
-    return None if row is None else _stored(row)
-
-
-def get_replay(store: Store, replay_id: int) -> StoredReplay:
-    with store._guard(), store.engine.connect() as conn:
-        row = (
-            conn.execute(select(replay_run).where(replay_run.c.id == replay_id)).mappings().first()
-        )
-    if row is None:
-        raise UnknownNameError(f"no stored replay with id {replay_id}")
-    return _stored(row)
-
-
-def replay_history(
-    store: Store, sample_name: str, retriever: str, limit: int = 50
-) -> list[StoredReplay]:
-    """The newest replays of (sample name, retriever), newest first."""
-    with store._guard(), store.engine.connect() as conn:
-        rows = conn.execute(
-            select(replay_run)
-            .where(replay_run.c.sample_name == sample_name, replay_run.c.retriever == retriever)
-            .order_by(replay_run.c.run_date.desc(), replay_run.c.id.desc())
-            .limit(limit)
-        ).mappings()
-        return [_stored(row) for row in rows]
-
-
-def replay_pairs(store: Store) -> list[tuple[str, str, int]]:
-    """(sample name, retriever, replay count) of every stored series."""
-    with store._guard(), store.engine.connect() as conn:
-        rows = conn.execute(
-            select(replay_run.c.sample_name, replay_run.c.retriever, func.count())
-            .group_by(replay_run.c.sample_name, replay_run.c.retriever)
-            .order_by(replay_run.c.sample_name, replay_run.c.retriever)
-        ).all()
-    return [(a, b, int(n)) for a, b, n in rows]
-
-
-def rankings(store: Store, replay_id: int) -> list[Ranked]:
-    """A stored replay's rankings in its sample's order, with the sample's texts."""
-    with store._guard(), store.engine.connect() as conn:
-        sample_id = conn.execute(
-            select(replay_run.c.sample_id).where(replay_run.c.id == replay_id)
-        ).scalar()
-        if sample_id is None:
-            raise UnknownNameError(f"no stored replay with id {replay_id}")
-        items = {
-            row["query_key"]: row
-            for row in conn.execute(
-                select(query_sample_item).where(query_sample_item.c.sample_id == sample_id)
-            ).mappings()
-        }
-        out = []
-        for row in conn.execute(
-            select(replay_ranking)
-            .where(replay_ranking.c.replay_id == replay_id)
-            .order_by(replay_ranking.c.position)
-        ).mappings():
-            item = items.get(row["query_key"])
-            out.append(
-                Ranked(
-                    row["query_key"],
-                    item["query_text"] if item else "",
-                    item["query_count"] if item else 1,
-                    item["bucket"] if item else "tail",
-                    tuple(row["ids"] or ()),
-                    row["error"],
-                )
-            )
-        return out
-
-
-def prune_replays(conn: Connection, cutoff: datetime) -> int:
-    """Delete replays older than ``cutoff`` but the newest of each series (the next replay's
-    comparison), with their rankings; samples no replay uses any more go too."""
-    newest = {
-        row.id
-        for row in conn.execute(
-            select(func.max(replay_run.c.id).label("id")).group_by(
-                replay_run.c.sample_id, replay_run.c.retriever
-            )
-        )
-    }
-    doomed = [
-        replay_id
-        for replay_id in conn.execute(
-            select(replay_run.c.id).where(replay_run.c.run_date < cutoff)
-        ).scalars()
-        if replay_id not in newest
-    ]
-    for start in range(0, len(doomed), 500):
-        chunk = doomed[start : start + 500]
-        conn.execute(delete(replay_ranking).where(replay_ranking.c.replay_id.in_(chunk)))
-        conn.execute(
-            replay_run.update().where(replay_run.c.compared_id.in_(chunk)).values(compared_id=None)
-        )
-        conn.execute(delete(replay_run).where(replay_run.c.id.in_(chunk)))
-    return len(doomed)
-
-
 def _stored(row: Any) -> StoredReplay:
     """A ``replay_run`` row as its StoredReplay: each field the column of its name, the date
     made aware (SQLite gives naive datetimes back), no figures an empty mapping."""
@@ -411,73 +492,20 @@ class ChangedQuery:
     before: tuple[str, ...]
 
 
-def changed_page(
-    store: Store, replay_id: int, *, bucket: str | None = None, offset: int = 0, limit: int = 50
-) -> tuple[int, list[ChangedQuery]]:
-    """(how many, one page) of a replay's queries, those that moved most first (lowest RBO
-    weighted by count; errors and uncompared queries last), ordered and paged in SQL."""
-    from sqlalchemy import and_, case, nulls_last
-
-    with store._guard(), store.engine.connect() as conn:
-        run = conn.execute(
-            select(replay_run.c.sample_id, replay_run.c.compared_id).where(
-                replay_run.c.id == replay_id
-            )
-        ).first()
-        if run is None:
-            raise UnknownNameError(f"no stored replay with id {replay_id}")
-        item = query_sample_item
-        joined = replay_ranking.join(
-            item,
-            and_(item.c.sample_id == run.sample_id, item.c.query_key == replay_ranking.c.query_key),
-        )
-        where = [replay_ranking.c.replay_id == replay_id]
-        if bucket is not None:
-            where.append(item.c.bucket == bucket)
-        total = conn.execute(select(func.count()).select_from(joined).where(*where)).scalar_one()
-        moved = case(
-            (replay_ranking.c.rbo.is_(None), None),
-            else_=(1.0 - replay_ranking.c.rbo) * item.c.query_count,
-        )
-        rows = conn.execute(
-            select(
-                replay_ranking.c.query_key,
-                item.c.query_text,
-                item.c.query_count,
-                item.c.bucket,
-                replay_ranking.c.ids,
-                replay_ranking.c.error,
-                replay_ranking.c.rbo,
-                replay_ranking.c.top1_changed,
-            )
-            .select_from(joined)
-            .where(*where)
-            .order_by(nulls_last(moved.desc()), replay_ranking.c.position)
-            .offset(offset)
-            .limit(limit)
-        ).all()
-        before: dict[str, tuple[str, ...]] = {}
-        if run.compared_id is not None and rows:
-            before = {
-                key: tuple(ids or ())
-                for key, ids in conn.execute(
-                    select(replay_ranking.c.query_key, replay_ranking.c.ids).where(
-                        replay_ranking.c.replay_id == run.compared_id,
-                        replay_ranking.c.query_key.in_([r.query_key for r in rows]),
-                    )
-                )
-            }
-    return int(total), [
-        ChangedQuery(
-            r.query_key,
-            r.query_text,
-            r.query_count,
-            r.bucket,
-            tuple(r.ids or ()),
-            r.error,
-            r.rbo,
-            r.top1_changed,
-            before.get(r.query_key, ()),
-        )
-        for r in rows
-    ]
+# the free functions ``store.replays`` replaced, kept for one merge (see names.moved_to)
+__getattr__ = moved_to(
+    __name__,
+    "replays",
+    {
+        "save_sample": "save_sample",
+        "latest_sample": "latest_sample",
+        "get_sample": "get_sample",
+        "save_replay": "save",
+        "previous_replay": "previous",
+        "get_replay": "get",
+        "replay_history": "history",
+        "replay_pairs": "pairs",
+        "rankings": "rankings",
+        "changed_page": "changed_page",
+    },
+)

@@ -18,6 +18,8 @@ from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
 from typing import Any
 
+from sqlalchemy import Connection, insert
+
 from retrieval_eval.evaluation.labels import DeadLabels
 from retrieval_eval.evaluation.results import (
     Latency,
@@ -293,3 +295,9 @@ def stored_run(
             "hard_classes": details.get("hard_classes"),
         },
     )
+
+
+def inserted_id(conn: Connection, table: Any, values: Mapping[str, Any]) -> int:
+    """Insert one row of ``values`` into ``table`` (on the caller's transaction) and return the
+    id the database gave it: how every table with an ``id`` key is written."""
+    return int(conn.execute(insert(table).values(**values).returning(table.c.id)).scalar_one())

@@ -2,7 +2,7 @@
 read about a run, without its questions.
 
 Built by :meth:`RunSummary.of` from a :class:`~retrieval_eval.store.models.StoredRun` (the Store
-hands out lists of them from :meth:`~retrieval_eval.store.Store.summaries`). The deltas and
+hands out lists of them from :meth:`~retrieval_eval.store.runs.Runs.summaries`). The deltas and
 compared rates are the ones the run's verdict recorded when it was saved.
 
 Edge cases: an invalid run names no baseline (as the store reads it); a run without questions has

@@ -46,15 +46,14 @@ def compare(
     reference: str | None = None,
     alpha: float = ALPHA,
 ) -> Comparison:
-    stored = store.retrievers_for(set_identifier) if store else []
+    stored = store.runs.retrievers_for(set_identifier) if store else []
     if not stored:
         raise UnknownNameError(f"no stored runs for set {set_identifier!r}")
     assert store is not None  # retrievers were found in it
-    from retrieval_eval.store.judgments import read_stored_judgments
 
     runs = latest_runs(store, set_identifier, chosen(named, stored))
-    judged = read_stored_judgments(store, set_identifier)
-    every = read_stored_judgments(store, set_identifier, gated=False)  # for the judge figures
+    judged = store.judgments.read(set_identifier)
+    every = store.judgments.read(set_identifier, gated=False)  # for the judge figures
     board = compare_runs(
         runs, reference=reference, alpha=alpha, judgments=judged, model_judgments=every
     )

@@ -49,14 +49,7 @@ from pydantic import BaseModel, Field
 
 from retrieval_eval.errors import InvalidInputError, UnknownNameError
 from retrieval_eval.evaluation.results import QuestionResult, miss_depth
-from retrieval_eval.store.questions import (
-    Named,
-    Outcome,
-    QuestionFilter,
-    count_questions,
-    question_page,
-    question_values,
-)
+from retrieval_eval.store.questions import Named, Outcome, QuestionFilter
 
 if TYPE_CHECKING:
     from retrieval_eval.store import Store, StoredRun
@@ -198,15 +191,15 @@ def list_questions(
     gone = set(dead)
     forms, classes = stored.forms, stored.hard_classes
     if forms is None or classes is None:
-        forms, classes = question_values(store, run_id)
+        forms, classes = store.questions.values(run_id)
     depths = stored.result.depths
     _check(query, run_id, forms, classes, depths)
     deepest = miss_depth(depths)
     depth = query.depth if query.depth is not None else deepest
     flipped = tuple(dict.fromkeys([*flipped_to_miss, *flipped_to_hit]))
     where = _filter(query, flipped, stale, depth)
-    total = count_questions(store, stored)
-    matching = total if where.everything else count_questions(store, stored, where)
+    total = store.questions.count(stored)
+    matching = total if where.everything else store.questions.count(stored, where)
     pages = max(1, math.ceil(matching / PER_PAGE))
     if query.page > pages:
         raise UnknownNameError(
@@ -223,7 +216,7 @@ def list_questions(
         total=total,
         forms=forms,
         hard_classes=classes,
-        stale_count=count_questions(store, stored, QuestionFilter(ids=stale)) if stale else 0,
+        stale_count=store.questions.count(stored, QuestionFilter(ids=stale)) if stale else 0,
         flipped_to_miss=flipped_to_miss,
         flipped_to_hit=flipped_to_hit,
     )
@@ -236,8 +229,7 @@ def list_questions(
         "top1_hit",
     ]
     page = (
-        question_page(
-            store,
+        store.questions.page(
             run_id,
             where,
             order,

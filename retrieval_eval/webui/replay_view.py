@@ -96,9 +96,8 @@ def _need(store: Store | None) -> Store:
 
 def drift(store: Store | None, sample: str, retriever: str, limit: int = 60) -> Drift:
     from retrieval_eval.safety.limits import quote
-    from retrieval_eval.store.replays import replay_history
 
-    rows = replay_history(_need(store), sample, retriever, limit)
+    rows = _need(store).replays.history(sample, retriever, limit)
     if not rows:
         raise HTTPException(404, f"no replays of sample {quote(sample)} by {quote(retriever)}")
     versions = {r.id: r.index_version for r in rows}
@@ -119,13 +118,12 @@ def replay_page(
     store: Store | None, replay_id: int, bucket: str | None = None, page: int = 1
 ) -> ReplayPage:
     from retrieval_eval.errors import UnknownNameError
-    from retrieval_eval.store.replays import changed_page, get_replay
 
     opened = _need(store)
     try:
-        stored = get_replay(opened, replay_id)
-        total, shown = changed_page(
-            opened, replay_id, bucket=bucket, offset=(page - 1) * PAGE_SIZE, limit=PAGE_SIZE
+        stored = opened.replays.get(replay_id)
+        total, shown = opened.replays.changed_page(
+            replay_id, bucket=bucket, offset=(page - 1) * PAGE_SIZE, limit=PAGE_SIZE
         )
     except UnknownNameError:
         raise HTTPException(404, f"no stored replay with id {replay_id}") from None
@@ -134,7 +132,7 @@ def replay_page(
         raise HTTPException(
             404, f"page {page} of replay {replay_id} does not exist ({pages} pages)"
         )
-    compared = get_replay(opened, stored.compared_id) if stored.compared_id else None
+    compared = opened.replays.get(stored.compared_id) if stored.compared_id else None
     return ReplayPage(
         replay=_row(stored, compared.index_version if compared else None),
         sample=stored.sample_name,

@@ -172,7 +172,7 @@ class ReviewSource:
         depths: dict[str, list[int]] = {}
         for name, run_id in runs.items():
             assert store is not None
-            result = store.get_run(run_id).result
+            result = store.runs.get(run_id).result
             rankings[name] = {q.id: list(q.retrieved) for q in result.questions}
             depths[name] = list(result.depths)
         level = self.config().run.relevance_level
@@ -247,8 +247,8 @@ def _latest_runs(store: Store, golden: GoldenQuestionSet) -> dict[str, int]:
     """Each retriever's newest valid stored run of the set (under any labels: its rankings are
     pooled against the current ones)."""
     found = {}
-    for name in store.retrievers_for(golden.identifier):
-        for run in store.history(golden.identifier, name, limit=20, questions=False):
+    for name in store.runs.retrievers_for(golden.identifier):
+        for run in store.runs.history(golden.identifier, name, limit=20, questions=False):
             if run.status == "valid":
                 found[name] = run.id
                 break
@@ -274,13 +274,10 @@ def open_pool(
     closed once ``review.raters_per_pair`` people graded it, and for ``rater`` once they
     graded or skipped it."""
     from retrieval_eval.labels.pooling import pool
-    from retrieval_eval.store.judgments import read_stored_judgments
 
     parts = source.ingredients(store, set_identifier, depth)
     rows = (
-        read_stored_judgments(store, set_identifier, skips=True, gated=False)
-        if store is not None
-        else []
+        store.judgments.read(set_identifier, skips=True, gated=False) if store is not None else []
     )
     need = source.config().review.raters_per_pair
     done = {pair for pair, people in people_by_pair(rows).items() if len(people) >= need}

@@ -341,7 +341,6 @@ def review_judge(
     from fastapi import HTTPException
 
     from retrieval_eval.labels.judgments import Judgment
-    from retrieval_eval.store.judgments import add_judgments
     from retrieval_eval.webui import auth, review_view
 
     if not auth.may_edit(request):
@@ -379,6 +378,6 @@ def review_judge(
         time=datetime.now(UTC),
         source=source,
     )
-    add_judgments(writer, set, [row], channel="dashboard", written_by=str(rater))
+    writer.judgments.add(set, [row], channel="dashboard", written_by=str(rater))
     root = request.scope.get("root_path", "").rstrip("/")
     return RedirectResponse(f"{root}/review?{urlencode({'set': set, 'page': page})}", 303)

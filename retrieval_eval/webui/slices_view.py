@@ -47,14 +47,12 @@ def judged_slices(
     The verdict's rule, without loading either run: each stored slice's counts less those of its
     stale questions, which are read by id (a run page stays the cost of its page).
     """
-    from retrieval_eval.store.questions import questions_by_id
-
     verdict = stored.verdict
     if verdict is None or not verdict.stale_questions:
         return None
     left_out = list(verdict.stale_questions)
-    stale = list(questions_by_id(store, stored.id, left_out).values())
-    old = list(questions_by_id(store, baseline.id, left_out).values()) if baseline else []
+    stale = list(store.questions.by_id(stored.id, left_out).values())
+    old = list(store.questions.by_id(baseline.id, left_out).values()) if baseline else []
     return JudgedSlices(
         left_out=left_out,
         questions=stored.result.question_count - len(stale),

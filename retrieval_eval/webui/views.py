@@ -33,7 +33,6 @@ from pydantic import BaseModel, Field
 from retrieval_eval.errors import UnknownNameError
 from retrieval_eval.reports.verdict import verdict_document
 from retrieval_eval.store import Store, StoredRun
-from retrieval_eval.store.questions import questions_by_id
 from retrieval_eval.store.summary import RunSummary
 from retrieval_eval.webui.compare_view import Comparison, compare
 from retrieval_eval.webui.listing import ListedQuestion, Listing, ListQuery, list_questions
@@ -176,7 +175,7 @@ def gated_depths(runs: list[RunSummary]) -> list[int]:
 def overview(store: Store | None, runs: int) -> Overview:
     """Every (set, retriever) pair by set then retriever, each with its ``runs`` newest runs."""
     pairs: dict[tuple[str, str], list[RunSummary]] = {}
-    for summary in map(worded, store.summaries(limit=runs) if store else []):
+    for summary in map(worded, store.runs.summaries(limit=runs) if store else []):
         pairs.setdefault((summary.set, summary.retriever), []).insert(0, summary)  # oldest first
     listed = [
         PairOverview(set=s, retriever=r, latest=found[-1], recent=found)
@@ -186,11 +185,9 @@ def overview(store: Store | None, runs: int) -> Overview:
 
 
 def _replay_series(store: Store) -> list[ReplaySeries]:
-    from retrieval_eval.store.replays import replay_history, replay_pairs
-
     series = []
-    for sample, retriever, count in replay_pairs(store):
-        latest = replay_history(store, sample, retriever, 1)[0]
+    for sample, retriever, count in store.replays.pairs():
+        latest = store.replays.history(sample, retriever, 1)[0]
         series.append(
             ReplaySeries(
                 sample=sample,
@@ -214,7 +211,9 @@ def history(store: Store | None, set_identifier: str, retriever: str, runs: int)
     newest = (
         [
             worded(s)
-            for s in like_with_like(store.summaries(set_identifier, retriever, runs, slices=True))
+            for s in like_with_like(
+                store.runs.summaries(set_identifier, retriever, runs, slices=True)
+            )
         ]
         if store
         else []
@@ -235,7 +234,7 @@ def history(store: Store | None, set_identifier: str, retriever: str, runs: int)
 def _get(store: Store | None, run_id: int) -> tuple[Store, StoredRun]:
     if store is None:
         raise UnknownNameError(f"no stored run with id {run_id}")
-    return store, store.get_run(run_id, questions=False)
+    return store, store.runs.get(run_id, questions=False)
 
 
 def run_view(store: Store | None, run_id: int, query: ListQuery | None = None) -> RunView:
@@ -248,7 +247,7 @@ def run_view(store: Store | None, run_id: int, query: ListQuery | None = None) -
     baseline: StoredRun | None = None
     if stored.baseline_run_id is not None:
         try:
-            baseline = store.get_run(stored.baseline_run_id, questions=False)
+            baseline = store.runs.get(stored.baseline_run_id, questions=False)
         except UnknownNameError:  # pruned since; the recorded verdict still names the flips
             baseline = None
     flips = _flips(store, stored, baseline, set(_dead_ids(stored)))
@@ -284,12 +283,11 @@ def _judge_figures(store: Store, stored: StoredRun) -> dict[str, Any] | None:
     """The run's figures beside model judgments, or None without any: only then is the run
     read whole (every question's ranking), so a page without model judgments costs as before."""
     from retrieval_eval.labels.machine import is_machine, judge_figures
-    from retrieval_eval.store.judgments import read_stored_judgments
 
-    rows = read_stored_judgments(store, stored.result.set_identifier, gated=False)
+    rows = store.judgments.read(stored.result.set_identifier, gated=False)
     if not any(is_machine(r.rater) for r in rows):
         return None
-    figures = judge_figures(store.get_run(stored.id).result, rows)
+    figures = judge_figures(store.runs.get(stored.id).result, rows)
     return None if figures is None else figures.contract()
 
 
@@ -322,8 +320,8 @@ def _flips(store: Store, stored: StoredRun, baseline: StoredRun | None, dead: se
             *(qid for c in changes.values() for qid in (*c.flipped_to_miss, *c.flipped_to_hit)),
         ]
     )
-    mine = questions_by_id(store, stored.id, flipped)
-    before = questions_by_id(store, baseline.id, flipped) if baseline else {}
+    mine = store.questions.by_id(stored.id, flipped)
+    before = store.questions.by_id(baseline.id, flipped) if baseline else {}
 
     def detail(ids: list[str]) -> list[Flip]:
         out = []

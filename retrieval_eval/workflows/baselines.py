@@ -20,9 +20,9 @@ def accept_baseline(store: Store, run_id: int) -> str:
     message says so, with the ``--baseline`` that compares with it anyway. An invalid run is
     refused (InvalidInputError), an unknown id is UnknownNameError.
     """
-    store.accept_baseline(run_id)
-    result = store.get_run(run_id, questions=False).result
-    effective = store.find_baseline(
+    store.runs.accept_baseline(run_id)
+    result = store.runs.get(run_id, questions=False).result
+    effective = store.runs.find_baseline(
         result.set_identifier, result.retriever, result.labels_fingerprint
     )
     pair = f"{result.set_identifier} × {result.retriever}"
@@ -45,7 +45,7 @@ def latest_baseline(store: Store, set_identifier: str, retriever: str) -> Stored
     would take over from."""
     found = [
         run
-        for fingerprint in store.fingerprints(set_identifier, retriever)
-        if (run := store.find_baseline(set_identifier, retriever, fingerprint)) is not None
+        for fingerprint in store.runs.fingerprints(set_identifier, retriever)
+        if (run := store.runs.find_baseline(set_identifier, retriever, fingerprint)) is not None
     ]
     return max(found, key=lambda run: (run.run_date, run.id), default=None)

@@ -163,12 +163,11 @@ class JudgeWorkflow(Workflow[JudgeJob, JudgeBatch, JudgePart, JudgeReduced, Judg
 
     def execute(self, batch: JudgeBatch) -> JudgePart:
         from retrieval_eval.labels.model_judges import Asked, cache_key, judge_all
-        from retrieval_eval.store.judges import cached_answers
 
         judge = self.judge
         keys = [cache_key(judge.identity, p.question, p.text) for p in batch.pairs]
         with self._store() as store:
-            cached = cached_answers(store, keys)
+            cached = store.judges.cached_answers(keys)
         answers: list[PairAnswer] = []
         asks = []
         for offset, (pair, key) in enumerate(zip(batch.pairs, keys, strict=True)):
@@ -199,12 +198,7 @@ class JudgeWorkflow(Workflow[JudgeJob, JudgeBatch, JudgePart, JudgeReduced, Judg
     def record(self, reduced: JudgeReduced) -> JudgeOutcome:
         from retrieval_eval.labels.judgments import Judgment
         from retrieval_eval.labels.model_judges import cache_key
-        from retrieval_eval.store.judges import (
-            Audit,
-            CachedAnswer,
-            add_machine_judgments,
-            save_answers,
-        )
+        from retrieval_eval.store.judges import Audit, CachedAnswer
 
         judge = self.judge
         pairs = self.job.pairs
@@ -236,8 +230,7 @@ class JudgeWorkflow(Workflow[JudgeJob, JudgeBatch, JudgePart, JudgeReduced, Judg
                 )
             )
         with self._store() as store:
-            save_answers(
-                store,
+            store.judges.save_answers(
                 [
                     CachedAnswer(
                         cache_key(judge.identity, pairs[a.index].question, pairs[a.index].text),
@@ -254,8 +247,8 @@ class JudgeWorkflow(Workflow[JudgeJob, JudgeBatch, JudgePart, JudgeReduced, Judg
             )
             stored = 0
             if self.job.store_judgments:
-                stored = add_machine_judgments(
-                    store, self.job.set_identifier, rows, written_by=self.job.written_by
+                stored = store.judges.add(
+                    self.job.set_identifier, rows, written_by=self.job.written_by
                 )
         judge.close()
         reasons = Counter(_reason_kind(a.reason) for a in reduced.answers if a.grade is None)
@@ -485,15 +478,13 @@ def calibrate(
     from retrieval_eval.labels.calibration import agreement_figures, hit_rate, ranking_tau, sample
     from retrieval_eval.labels.pooling import excerpt
     from retrieval_eval.store import open_store, resolve_store_url
-    from retrieval_eval.store.judges import add_calibration
-    from retrieval_eval.store.judgments import stored_judgments
     from retrieval_eval.workflows.labelled_run import opened_retriever
     from retrieval_eval.workflows.leaderboard import latest_run
     from retrieval_eval.workflows.pool import _texts
 
     spec = config.judge_spec(judge_name)
     with open_store(resolve_store_url(db, config)) as store:
-        stored = stored_judgments(store, golden.identifier)
+        stored = store.judgments.stored(golden.identifier)
     people = people_grades(golden, [s.judgment for s in stored] + list(files))
     text_of = {(r.question_key, r.document_id): r.text for r in files if r.text}
     candidates = sorted(people)
@@ -549,13 +540,14 @@ def calibrate(
     with open_store(resolve_store_url(db, config)) as store:
         machine = {
             (s.judgment.question_key, s.judgment.document_id): s.judgment.grade
-            for s in stored_judgments(store, golden.identifier)
+            for s in store.judgments.stored(golden.identifier)
             if s.judge_identity == outcome.identity and s.judgment.grade is not None
         }
         for index, grade in outcome.grades.items():  # and its answers on the people's pairs
             machine[(chosen[index].question_key, chosen[index].document_id)] = grade
         runs = [
-            latest_run(store, golden.identifier, n) for n in store.retrievers_for(golden.identifier)
+            latest_run(store, golden.identifier, n)
+            for n in store.runs.retrievers_for(golden.identifier)
         ]
         judged_by_machine = {**people, **machine}
         relevance = config.run.relevance_level
@@ -597,8 +589,7 @@ def calibrate(
             cost_usd=outcome.cost_usd,
             asked=outcome.asked,
         )
-        result.id = add_calibration(
-            store,
+        result.id = store.judges.add_calibration(
             {
                 "set_identifier": golden.identifier,
                 "judge": judge_name,

@@ -250,14 +250,13 @@ def stored_judge_figures(result: RunResult, store_url: str | None) -> JudgeFigur
     from retrieval_eval.errors import NoStoreError, StoreUnavailableError
     from retrieval_eval.labels.machine import judge_figures
     from retrieval_eval.store import open_store_to_read
-    from retrieval_eval.store.judgments import read_stored_judgments
 
     try:
         store = open_store_to_read(store_url)
     except (NoStoreError, StoreUnavailableError):
         return None
     try:
-        rows = read_stored_judgments(store, result.set_identifier, gated=False)
+        rows = store.judgments.read(result.set_identifier, gated=False)
     except StoreUnavailableError:
         return None
     finally:

@@ -179,7 +179,7 @@ def latest_runs(source: Store, set_identifier: str, retrievers: Sequence[str]) -
 
 def latest_run(source: Store, set_identifier: str, retriever: str) -> StoredRun:
     """The retriever's latest stored run on the set; an error naming what is stored if none."""
-    found = source.history(set_identifier, retriever, limit=1)
+    found = source.runs.history(set_identifier, retriever, limit=1)
     if not found:
         raise UnknownNameError(no_runs_message(source, set_identifier, retriever))
     return found[0]
@@ -190,7 +190,7 @@ def no_runs_message(source: Store, set_identifier: str, retriever: str) -> str:
     the set), else the set's retrievers; with the closest names ("did you mean"). One query."""
     from retrieval_eval.safety.suggest import did_you_mean
 
-    pairs = source.stored_pairs()
+    pairs = source.runs.stored_pairs()
     head = (
         f"no stored runs for set {set_identifier!r} and retriever {retriever!r} in "
         f"{source.display_url}"
@@ -220,7 +220,7 @@ def runs_by_id(source: Store, run_ids: Sequence[int]) -> list[StoredRun]:
     repeated = sorted(i for i, n in Counter(run_ids).items() if n > 1)
     if repeated:
         raise InvalidInputError(f"run listed more than once: {', '.join(map(str, repeated))}")
-    return [source.get_run(run_id) for run_id in run_ids]
+    return [source.runs.get(run_id) for run_id in run_ids]
 
 
 def _check_count(count: int, what: str) -> None:

@@ -12,8 +12,8 @@ from retrieval_eval.lint.never_found import RUNS_PER_RETRIEVER, StoredRuns
 def matching_runs(store: Any, golden_set: GoldenQuestionSet) -> list[Any]:
     """The stored valid runs judged against these labels, newest first per retriever."""
     runs = []
-    for retriever in store.retrievers_for(golden_set.identifier):
-        for run in store.history(golden_set.identifier, retriever, limit=RUNS_PER_RETRIEVER):
+    for retriever in store.runs.retrievers_for(golden_set.identifier):
+        for run in store.runs.history(golden_set.identifier, retriever, limit=RUNS_PER_RETRIEVER):
             if run.status == "valid" and run.result.labels_fingerprint == golden_set.fingerprint:
                 runs.append(run)
     return runs
@@ -22,9 +22,7 @@ def matching_runs(store: Any, golden_set: GoldenQuestionSet) -> list[Any]:
 def stored_for_lint(store: Any, golden_set: GoldenQuestionSet) -> StoredRuns:
     """The set's matching runs (:func:`matching_runs`) and its stored judgments, from ``store``
     (a :class:`~retrieval_eval.store.Store`, read-only is enough)."""
-    from retrieval_eval.store.judgments import read_stored_judgments
-
     return StoredRuns(
         runs=matching_runs(store, golden_set),
-        judgments=read_stored_judgments(store, golden_set.identifier),
+        judgments=store.judgments.read(golden_set.identifier),
     )

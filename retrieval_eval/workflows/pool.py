@@ -116,11 +116,10 @@ def gather(
     with ``fresh`` and no ``replay_id``, whose queries are in their stored form or, with
     ``captured_text``, as captured (read from the sample's log again). The pairs ``judgments``
     and the store's judgments grade are judged: neither candidates nor holes."""
-    from retrieval_eval.store.judgments import read_stored_judgments
     from retrieval_eval.workflows.labelled_run import opened_retriever
 
     if store is not None:
-        judgments = [*judgments, *read_stored_judgments(store, golden.identifier)]
+        judgments = [*judgments, *store.judgments.read(golden.identifier)]
 
     notes: list[str] = []
     with ExitStack() as stack:

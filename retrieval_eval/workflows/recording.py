@@ -22,12 +22,13 @@ this run finished. With ``dead_labels_baseline="refuse"`` (the config's default)
 index lost labelled documents (questions with no target left) is stored, judged and alerted as usual, but refused as a
 baseline (:attr:`Verdict.baseline_refused`): the previous baseline stays; chosen,
 judged and saved in one transaction serialised per (set, retriever): see
-:meth:`Store.judged_save`. With no baseline but earlier runs under other labels, the verdict is
+:func:`judged_save`. With no baseline but earlier runs under other labels, the verdict is
 ``not_comparable``: the golden set changed.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -44,6 +45,7 @@ from retrieval_eval.errors import (
 from retrieval_eval.evaluation.labels import DeadLabels
 from retrieval_eval.evaluation.results import RunResult
 from retrieval_eval.lint.models import PowerReport
+from retrieval_eval.store.names import GRADER
 from retrieval_eval.store.spool import SpooledRun
 from retrieval_eval.verdicts.models import Cause
 from retrieval_eval.verdicts.regression import Verdict, detect_regression
@@ -110,7 +112,7 @@ def judge_and_save(
     """Judge ``result`` against its baseline in ``store`` and (unless ``save=False``) save it.
 
     Baseline choice, judging and saving happen in one transaction, serialised per (set,
-    retriever) with every other run being recorded (:meth:`Store.judged_save`).
+    retriever) with every other run being recorded (:func:`judged_save`).
     ``approve_labels_change``: a valid run under changed labels is refused as a baseline
     (:attr:`Verdict.needs_approval`) until it is accepted, instead of starting one.
     """
@@ -128,8 +130,52 @@ def judge_and_save(
             verdict = verdict.model_copy(update={"baseline_refused": True, "needs_approval": True})
         return refused_as_baseline(verdict, result, dead_labels_baseline)
 
-    run_id, verdict = store.judged_save(result, judge, baseline_run_id=baseline_run_id, save=save)
+    run_id, verdict = judged_save(store, result, judge, baseline_run_id=baseline_run_id, save=save)
     return Recorded(run_id=run_id, saved=run_id is not None, verdict=verdict)
+
+
+def judged_save(
+    store: Store,
+    result: RunResult,
+    judge: Callable[[StoredRun | None, bool], Verdict],
+    *,
+    baseline_run_id: int | None = None,
+    save: bool = True,
+) -> tuple[int | None, Verdict]:
+    """Choose ``result``'s baseline, judge it and save it in ONE transaction, serialised per
+    (set, retriever, grader) with every other judged save of that key
+    (:meth:`Store.serialised`); return the stored id (None with ``save=False``) and the verdict.
+
+    So runs of one key recorded at the same time queue up and form a chain: one ``baseline``,
+    and each later run judged against the newest good run committed before it, never two runs
+    judged against the same stale baseline. ``judge(baseline, comparable)`` builds the verdict:
+    ``baseline`` is the run pinned by ``baseline_run_id`` (UnknownNameError if there is none) or
+    the newest baseline among the runs that started before ``result`` finished (a run scored
+    long ago and saved late, a replayed spool file, is not compared with a later run);
+    ``comparable`` is False when there is no baseline but valid runs under other labels exist.
+    A run saved before (same run key) is not judged again: its id and stored verdict come back.
+    """
+    key = (result.set_identifier, result.retriever, GRADER)
+    runs = store.runs
+    with store.transaction() as conn:
+        store.serialised(conn, *key)
+        stored = runs.by_key(result.run_key, questions=False, conn=conn)
+        if stored is not None:  # saved before: same id, same verdict
+            return stored.id, stored.verdict or judge(None, True)
+        comparable = True
+        baseline: StoredRun | None
+        if baseline_run_id is not None:
+            baseline = runs.get(baseline_run_id, conn=conn)
+        else:
+            baseline = runs.find_baseline(
+                *key[:2], result.labels_fingerprint, GRADER, before=result.finished_at, conn=conn
+            )
+            if baseline is None:
+                fingerprints = runs.fingerprints(*key, conn=conn)
+                comparable = not fingerprints - {result.labels_fingerprint}
+        verdict = judge(baseline, comparable)
+        run_id = runs.insert(conn, result, verdict) if save else None
+    return run_id, verdict
 
 
 def refused_as_baseline(verdict: Verdict, result: RunResult, policy: str) -> Verdict:

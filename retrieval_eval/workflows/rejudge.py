@@ -41,6 +41,7 @@ from retrieval_eval.evaluation.scoring import score_question
 from retrieval_eval.golden.fingerprint import judged_fingerprint
 from retrieval_eval.golden.models import GoldenQuestionSet
 from retrieval_eval.verdicts.regression import Verdict, detect_regression
+from retrieval_eval.workflows.recording import judged_save
 
 if TYPE_CHECKING:
     from retrieval_eval.config.models import Thresholds
@@ -145,7 +146,7 @@ def rejudge_runs(
             if origin.from_run_id in originals:
                 continue
             with suppress(UnknownNameError):  # pruned: re-judge what the re-judged run kept
-                run = store.get_run(origin.from_run_id)
+                run = store.runs.get(origin.from_run_id)
         originals.setdefault(run.id, run)
     done: list[Rejudging] = []
     for run in sorted(originals.values(), key=lambda r: (r.run_date, r.id)):
@@ -158,7 +159,7 @@ def rejudge_runs(
             done.append(Rejudging(run.id, retriever, "current"))
             continue
         key = rejudged_key(run.id, labels)
-        existing = store.run_id_for_key(key)
+        existing = store.runs.id_for_key(key)
         if existing is not None:
             done.append(Rejudging(run.id, retriever, "already", rejudged_id=existing))
             continue
@@ -169,7 +170,7 @@ def rejudge_runs(
             "labels_version": golden.version,
             "labels_fingerprint": golden.fingerprint,
         }
-        run_id, verdict = store.judged_save(result, _judge(result, thresholds, rejudged))
+        run_id, verdict = judged_save(store, result, _judge(result, thresholds, rejudged))
         done.append(
             Rejudging(
                 run.id,

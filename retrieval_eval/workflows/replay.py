@@ -188,9 +188,7 @@ class Replay(Workflow[ReplayJob, ReplayBatch, ReplayPart, ReplayRecord, ReplayRe
             try:
                 with self._opened() as store:
                     if store is not None:
-                        from retrieval_eval.store.replays import get_sample
-
-                        sample = get_sample(store, sample_id)
+                        sample = store.replays.get_sample(sample_id)
             except StoreUnavailableError as exc:
                 if not self._may_spool():
                     raise
@@ -332,9 +330,8 @@ def _asked_replay(store: Store | None, replay_id: int, sample_id: int | None) ->
     """``--against-run``: a stored replay of the same sample (InvalidInputError otherwise)."""
     if store is None:
         raise InvalidInputError("--against-run reads a stored replay: it needs a store")
-    from retrieval_eval.store.replays import get_replay
 
-    stored = get_replay(store, replay_id)
+    stored = store.replays.get(replay_id)
     if stored.sample_id != sample_id:
         raise InvalidInputError(
             f"replay {replay_id} replayed sample {stored.sample_name!r} "
@@ -348,22 +345,20 @@ def compared(store: Store, record: ReplayRecord, earlier: datetime | None = None
     by ``--against-run``), else the previous valid replay's of (sample, retriever) (one that
     ran before ``earlier``, when given: a spooled replay saved late is compared with the one
     before it); none for the first of a series. ``against`` rankings are kept as they are."""
-    from retrieval_eval.store.replays import get_replay, previous_replay, rankings
-
     if record.compare_with == "retriever":
         return record
     assert record.sample_id is not None
     if record.compare_with == "replay":
         assert record.compared_id is not None
         _asked_replay(store, record.compared_id, record.sample_id)
-        stored = get_replay(store, record.compared_id)
+        stored = store.replays.get(record.compared_id)
     else:
-        found = previous_replay(store, record.sample_id, record.retriever, earlier)
+        found = store.replays.previous(record.sample_id, record.retriever, earlier)
         if found is None:
             return record.but(before=None, compared_id=None, compared_index_version=None)
         stored = found
     return record.but(
-        before=packed(rankings(store, stored.id)),
+        before=packed(store.replays.rankings(stored.id)),
         compared_id=stored.id,
         compared_index_version=stored.index_version,
     )
@@ -372,15 +367,13 @@ def compared(store: Store, record: ReplayRecord, earlier: datetime | None = None
 def save_record(store: Store, record: ReplayRecord) -> ReplayRecord:
     """Store a replay (its sample first when it is not stored yet; the ``against`` retriever's
     rankings as that retriever's own replay) and give the record its ids."""
-    from retrieval_eval.store.replays import save_replay, save_sample
-
     if record.sample_id is None:  # drawn while the store was unreachable
-        record = record.but(sample_id=save_sample(store, record.sample))
+        record = record.but(sample_id=store.replays.save_sample(record.sample))
     kept_before = record.compare_with == "retriever" and record.before is not None
     if kept_before and record.compared_id is None:
         other = _save_before(store, record)
         record = record.but(compared_id=other.replay_id, compared_index_version=other.index_version)
-    return record.but(replay_id=save_replay(store, record))
+    return record.but(replay_id=store.replays.save(record))
 
 
 def _save_before(store: Store, record: ReplayRecord) -> ReplayRecord:
@@ -451,9 +444,7 @@ def save_spooled(store: Store, entry: ReplayRecord) -> int:
     """Compare a spooled replay as it would have been compared when it ran, and save it (its
     sample first, once); return its id. UnknownNameError when the replay it was compared with
     by request is gone (pruned)."""
-    from retrieval_eval.store.replays import save_sample
-
-    record = entry.but(sample_id=save_sample(store, entry.sample), replay_id=None)
+    record = entry.but(sample_id=store.replays.save_sample(entry.sample), replay_id=None)
     if record.compare_with == "retriever":
         record = record.but(compared_id=None, compared_index_version=None)
     else:
@@ -468,9 +459,7 @@ def stored_record(store: Store, replay_id: int) -> ReplayRecord:
     ``compared_id``: the replay before it, or the ``--against`` retriever's), as the record a
     replay draft is made from (``sets pool --replay``); a replay compared with nothing (the
     first of its series) is an error saying so."""
-    from retrieval_eval.store.replays import get_replay, get_sample, rankings
-
-    stored = get_replay(store, replay_id)
+    stored = store.replays.get(replay_id)
     if stored.compared_id is None:
         raise InvalidInputError(
             f"replay {replay_id} ({stored.sample_name} by {stored.retriever}) was compared with no "
@@ -479,18 +468,18 @@ def stored_record(store: Store, replay_id: int) -> ReplayRecord:
             f"later replay of the series (`retrieval-eval drift {stored.sample_name} "
             f"{stored.retriever}` lists them), or replay with --against RETRIEVER again"
         )
-    compared_with = get_replay(store, stored.compared_id)
+    compared_with = store.replays.get(stored.compared_id)
     return ReplayRecord.of_sample(
-        get_sample(store, stored.sample_id),
+        store.replays.get_sample(stored.sample_id),
         run_key=stored.run_key,
         started_at=stored.run_date,
         retriever=stored.retriever,
         k=stored.k,
         p=stored.p,
-        rankings=packed(rankings(store, replay_id)),
+        rankings=packed(store.replays.rankings(replay_id)),
         compare_with="replay",
         compared_id=stored.compared_id,
-        before=packed(rankings(store, stored.compared_id)),
+        before=packed(store.replays.rankings(stored.compared_id)),
         compared_index_version=compared_with.index_version,
         index_version=stored.index_version,
         package_version=stored.package_version,

@@ -68,15 +68,13 @@ def stored_sample(
 ) -> tuple[int | None, QuerySample, SampleSpec]:
     """The newest stored sample ``name`` (built from its log and stored when there is none, or
     with ``refresh``); without a store, built anew."""
-    from retrieval_eval.store.replays import latest_sample, save_sample
-
     spec = config.sample_spec(name)
     if store is not None and not refresh:
-        found = latest_sample(store, name)
+        found = store.replays.latest_sample(name)
         if found is not None:
             return found[0], found[1], spec
     sample = build_sample(name, spec, config.base_dir)
-    sample_id = save_sample(store, sample) if store is not None else None
+    sample_id = store.replays.save_sample(sample) if store is not None else None
     return sample_id, sample, spec
 
 

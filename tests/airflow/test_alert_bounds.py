@@ -74,10 +74,10 @@ def test_a_redirect_is_a_failed_delivery_retried_later(
         _hook(monkeypatch, kind, f"{server.url}/redirect-{status}")
         with pytest.raises(RuntimeError, match=rf"HTTP {status} \(a redirect, not followed\)"):
             _send(kind, store)
-        assert store.alert_state(KEY, _channel(kind)) is None  # released: the next try sends it
+        assert store.alerts.state(KEY, _channel(kind)) is None  # released: the next try sends it
         _hook(monkeypatch, kind, f"{server.url}/ok")
         assert _send(kind, store) == f"sent: {_channel(kind)}"
-    assert store.alert_state(KEY, _channel(kind)) == "sent"
+    assert store.alerts.state(KEY, _channel(kind)) == "sent"
 
 
 @pytest.mark.parametrize("mode", ["trickle", "trickle-headers"])
@@ -130,12 +130,12 @@ def test_a_sending_marker_older_than_the_deadline_expires_and_the_alert_is_sent(
     channel = _channel("webhook")
     with HostileServer() as server:
         _hook(monkeypatch, "webhook", f"{server.url}/ok")
-        assert store.claim_alert(KEY, channel, "regression")  # a send that was then killed
+        assert store.alerts.claim(KEY, channel, "regression")  # a send that was then killed
         assert "an earlier try did not finish" in _send("webhook", store)  # within its deadline
         assert server.hits["ok"] == 0
         _age_claim(store, CLAIM_EXPIRES_S + 5)
         assert _send("webhook", store) == f"sent: {channel}"
-        assert server.hits["ok"] == 1 and store.alert_state(KEY, channel) == "sent"
+        assert server.hits["ok"] == 1 and store.alerts.state(KEY, channel) == "sent"
         _age_claim(store, CLAIM_EXPIRES_S * 10)  # a sent one never expires
         assert "already sent" in _send("webhook", store)
         assert server.hits["ok"] == 1

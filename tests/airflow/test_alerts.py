@@ -211,7 +211,7 @@ def test_a_run_alerts_once_per_channel_across_retries(
         )
         with pytest.raises(RuntimeError):
             send_alerts(specs, message, store=store, run_key="airflow:d:r1")
-        assert store.alert_state("airflow:d:r1", "slack:slack_t") is None
+        assert store.alerts.state("airflow:d:r1", "slack:slack_t") is None
         # the retry reaches it; later tries and re-runs are skipped
         monkeypatch.setenv(
             "AIRFLOW_CONN_SLACK_T",
@@ -291,7 +291,7 @@ def test_a_labels_alert_and_a_regression_alert_are_each_sent_once(tmp_path: Path
             assert "skipped" in send_alerts(specs, labels, store=store, run_key=key)
             assert "skipped" in send_alerts(specs, regression, store=store, run_key=key)
         assert len(server.requests) == 2
-        assert store.alert_state(key, "slack:slack_l#labels") == "sent"
+        assert store.alerts.state(key, "slack:slack_l#labels") == "sent"
 
 
 def test_regression_alert_with_stale_labels_reads_over_the_compared_questions(
@@ -491,7 +491,7 @@ def test_a_recovery_is_sent_once_after_an_alerted_regression_per_channel(
         for name in ("oncall", "team"):
             monkeypatch.setenv(f"AIRFLOW_CONN_{name.upper()}", _slack_conn(server, name))
         for result in [*runs.values(), other]:
-            store.save(result)
+            store.runs.save(result)
         assert send("recovered", "r1") == "no alert channel to send a recovered alert to"
         assert send("regression", "r1") == "sent: slack:oncall"
         assert send("regression", "o1") == "sent: slack:oncall"

@@ -189,7 +189,7 @@ def _rows(url: str, run_key: str) -> list[Any]:
     from retrieval_eval.store import open_store
 
     with open_store(url) as store:
-        run = store.get_run_by_key(run_key)
+        run = store.runs.by_key(run_key)
         return [] if run is None else [run]
 
 

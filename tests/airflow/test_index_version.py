@@ -113,7 +113,7 @@ def test_the_bound_run_stores_the_version_and_the_alert_names_both(
         "2026-11-29.1",
     )
     with open_store(url) as store:
-        newest = store.summaries("handbook.demo", "handbook_bm25")[0]
+        newest = store.runs.summaries("handbook.demo", "handbook_bm25")[0]
     assert (newest.index_version, newest.baseline_index_version) == (
         "2026-11-30.2",
         "2026-11-29.1",

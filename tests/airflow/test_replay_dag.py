@@ -10,7 +10,6 @@ import yaml
 from dag_helpers import EXAMPLES, run_plan
 
 from retrieval_eval.store import open_store
-from retrieval_eval.store.replays import replay_history
 
 pytestmark = pytest.mark.airflow
 DAG_ID = "retrieval_eval_replay__top__bm25"
@@ -70,7 +69,7 @@ def test_replay_dag_first_same_then_drift(airflow_env: dict[str, str], tmp_path:
     assert drifted["state"] == "failed" and drifted["tasks"]["alert_drift"] == "failed"
     assert drifted["tasks"]["no_drift"] == "skipped"
     with open_store(store) as opened:
-        rows = replay_history(opened, "top", "bm25")
+        rows = opened.replays.history("top", "bm25")
     assert [r.state for r in rows] == ["drift", "no_drift", "first"]
     assert rows[1].mean_rbo == pytest.approx(1.0)
     assert rows[0].mean_rbo is not None and rows[0].mean_rbo < 0.8

@@ -19,7 +19,6 @@ from dag_helpers import EXAMPLES, run_plan
 from helpers import Database
 
 from retrieval_eval.store import open_store
-from retrieval_eval.store.replays import changed_page, latest_sample, replay_history
 
 pytestmark = pytest.mark.airflow
 RETRIEVER = "switchable_retrievers:TakesTheStoreAway"
@@ -89,9 +88,9 @@ def test_a_replay_whose_store_went_away_is_spooled_then_saved_by_db_replay(
         assert saved.exit_code == 0, saved.output
         assert "saved 1 spooled replay(s)" in saved.stdout and not path.exists()
         with open_store(database.url) as store:
-            newest, oldest = replay_history(store, "top", RETRIEVER)
-            total, page = changed_page(store, newest.id)
-            found = latest_sample(store, "top")
+            newest, oldest = store.replays.history("top", RETRIEVER)
+            total, page = store.replays.changed_page(newest.id)
+            found = store.replays.latest_sample("top")
         assert newest.run_key == spooled["run_key"] != oldest.run_key
         assert newest.compared_id == oldest.id and oldest.state == "first"
         assert newest.state == "no_drift" and newest.mean_rbo == pytest.approx(1.0)

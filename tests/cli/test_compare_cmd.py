@@ -48,7 +48,7 @@ def pattern(top1: str, prefix: str = "q") -> list[QuestionResult]:
 def save(url: str, retriever: str, marks: str, **kwargs: object) -> int:
     run = make_run(pattern(marks), retriever=retriever, **kwargs)  # type: ignore[arg-type]
     with open_store(url) as store:
-        return store.save(run, detect_regression(run, None, Thresholds()))
+        return store.runs.save(run, detect_regression(run, None, Thresholds()))
 
 
 @pytest.fixture
@@ -235,7 +235,7 @@ def test_an_invalid_run_is_marked_in_every_format_and_warned_about(db: str) -> N
     errored = [question(f"q{i:03d}", False, error="timeout") for i in range(6)]
     run = make_run(errored + pattern("111111")[6:] + pattern("000000111111")[6:], day=1)
     with open_store(db) as store:
-        invalid = store.save(run.model_copy(update={"retriever": "broken"}))
+        invalid = store.runs.save(run.model_copy(update={"retriever": "broken"}))
         assert store.get_run(invalid).status == "invalid"
     runs = ("--runs", f"1,{invalid}")
     text = compare(db, *runs)

@@ -25,8 +25,8 @@ PAIRS = [("demo.set", "bm25"), ("demo.set", "dense"), ("other.set", "bm25")]
 
 def _fill(path: Path) -> None:
     with open_store(f"sqlite:///{path}") as store:
-        store.save(make_run(hits(3, 4, form="gap", hard_class="paraphrase"), day=0))
-        regressed = store.save(
+        store.runs.save(make_run(hits(3, 4, form="gap", hard_class="paraphrase"), day=0))
+        regressed = store.runs.save(
             make_run(
                 [*hits(1, 2), question("e1", False, error="TimeoutError", latency_ms=None)],
                 day=1,
@@ -35,11 +35,11 @@ def _fill(path: Path) -> None:
             ),
             REGRESSION,
         )
-        store.save(make_run(hits(0, 3, error="boom"), day=2))  # invalid
-        store.save(make_run(hits(2, 3), day=2))  # same day: the id orders them
-        store.save(make_run(hits(1, 1), retriever="dense", day=3))
-        store.save(make_run(hits(1, 1), set_identifier="other.set", day=3))
-        store.accept_baseline(regressed)
+        store.runs.save(make_run(hits(0, 3, error="boom"), day=2))  # invalid
+        store.runs.save(make_run(hits(2, 3), day=2))  # same day: the id orders them
+        store.runs.save(make_run(hits(1, 1), retriever="dense", day=3))
+        store.runs.save(make_run(hits(1, 1), set_identifier="other.set", day=3))
+        store.runs.accept_baseline(regressed)
 
 
 def test_history_lists_the_stored_runs_newest_first(tmp_path: Path) -> None:

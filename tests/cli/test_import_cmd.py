@@ -92,7 +92,7 @@ def test_export_run_from_the_store(tmp_path: Path, monkeypatch: pytest.MonkeyPat
     result = evaluate(golden, RunFileRetriever.from_file(scifact / "runs" / "bm25s.run", "bm25s"))
     url = f"sqlite:///{tmp_path / 'results.sqlite'}"
     with open_store(url) as store:
-        run_id = store.save(result)
+        run_id = store.runs.save(result)
     out = tmp_path / "bm25s.top3.run"
     exported = invoke("runs", "export", str(run_id), "--db", url, "-o", str(out))
     assert exported.exit_code == 0, exported.output

@@ -12,7 +12,6 @@ import pytest
 from cli.replay_configs import CORPUS, EXAMPLES, LOG, invoke, write_config
 from retrieval_eval import installed_version
 from retrieval_eval.store import open_store
-from retrieval_eval.store.replays import replay_history
 
 
 @pytest.fixture
@@ -79,6 +78,6 @@ def test_replay_stores_its_versions_and_drift_names_them(config: Path, tmp_path:
     drift = invoke(config, "drift", "top10", "bm25")
     assert "index 2026-11-30.2" in drift.output and "index 2026-11-29.1" in drift.output
     with open_store(f"sqlite:///{tmp_path / 'store.sqlite'}") as store:
-        rows = replay_history(store, "top10", "bm25")
+        rows = store.replays.history("top10", "bm25")
     assert [r.index_version for r in rows] == ["2026-11-30.2", "2026-11-29.1"]
     assert {r.package_version for r in rows} == {installed_version()}

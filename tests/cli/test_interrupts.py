@@ -108,8 +108,8 @@ def test_an_interrupted_replay_names_the_runs_it_saved_and_the_next_one_saves_th
             spool(make_run(hits(1, 2), retriever="later", day=day), url, folder)
         env = environment(work)
         replay = [str(EXE), "db", "flush", "--db", url]
-        with open_store(url) as store, store.engine.begin() as conn:
-            store._serialise(conn, "demo.set", "later", GRADER)  # what a save of "later" waits for
+        with open_store(url) as store, store.transaction() as conn:
+            store.serialised(conn, "demo.set", "later", GRADER)  # what a save of "later" waits for
             proc = subprocess.Popen(
                 replay,
                 env=env,

@@ -14,7 +14,6 @@ from cli.test_cli_core import invoke, isolate_env
 from retrieval_eval.labels.agreement import MERGE_RULE, cohen_kappa, krippendorff_alpha
 from retrieval_eval.labels.judgments import read_judgments
 from retrieval_eval.store import open_store
-from retrieval_eval.store.judgments import read_stored_judgments, stored_judgments
 
 CONFIG = str(EXAMPLES / "retrieval_eval.yaml")
 SET = "handbook.demo"
@@ -66,8 +65,8 @@ def test_two_raters_kappa_conflicts_and_the_graded_rows_stored(home: Path) -> No
     assert f"merge rule: {MERGE_RULE}" in out
     assert "stored 10 judgment(s) of handbook.demo" in out
     with open_store(f"sqlite:///{home / 'results.sqlite'}") as store:
-        assert read_stored_judgments(store, SET) == read_judgments(path)[:10]
-        assert {(s.channel, s.written_by != "") for s in stored_judgments(store, SET)} == {
+        assert store.judgments.read(SET) == read_judgments(path)[:10]
+        assert {(s.channel, s.written_by != "") for s in store.judgments.stored(SET)} == {
             ("import", True)
         }
 

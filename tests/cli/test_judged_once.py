@@ -17,7 +17,6 @@ from retrieval_eval import load_golden_set
 from retrieval_eval.cli import cli
 from retrieval_eval.labels.judgments import Judgment
 from retrieval_eval.store import open_store
-from retrieval_eval.store.judgments import add_judgments
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 SET = "handbook.demo"
@@ -99,7 +98,7 @@ def test_grade_0_in_the_store_then_in_the_promoted_set_is_never_offered_again(
     rows = [Judgment(question_id=q, document_id=d, grade=0, rater="ann") for q, d in ranked]
     rows.append(Judgment(question_id=LINT_PAIR[0], document_id=LINT_PAIR[1], grade=0, rater="bo"))
     with open_store(db) as store:
-        add_judgments(store, SET, rows, channel="import", written_by="test")
+        store.judgments.add(SET, rows, channel="import", written_by="test")
     judged = {(r.question_id, r.document_id) for r in rows}
     in_top = 3 + (LINT_PAIR in _ranked_pairs(first))
 

@@ -24,7 +24,6 @@ from cli.test_cli_core import invoke, isolate_env
 from retrieval_eval.labels.calibration import hit_rate, ranking_tau
 from retrieval_eval.labels.judged import judged_pairs
 from retrieval_eval.store import open_store
-from retrieval_eval.store.judgments import read_stored_judgments
 
 SET = "sim.set"
 KEY = "sk-test-7f3a9c21e8b44d0aa6"
@@ -170,8 +169,8 @@ def test_judge_auto_stores_machine_judgments_and_the_cache_spares_a_second_run(w
     assert "so far" in result.stderr
 
     with open_store(f"sqlite:///{world['home'] / 'results.sqlite'}") as store:
-        rows = read_stored_judgments(store, SET, gated=False, skips=True)
-        gated = read_stored_judgments(store, SET)
+        rows = store.judgments.read(SET, gated=False, skips=True)
+        gated = store.judgments.read(SET)
     machine = {(r.question_key, r.document_id): r.grade for r in rows if r.rater == "judge:sim"}
     expected = {
         (q["question_id"], q["document_id"]): world["judged"][(q["question_id"], q["document_id"])]
@@ -221,7 +220,7 @@ def test_max_pairs_and_the_cost_cap_stop_with_exit_1_keeping_what_was_judged(wor
     assert result.exit_code == 1, result.output
     assert "--max-pairs 20 was reached" in result.output
     with open_store(f"sqlite:///{world['home'] / 'results.sqlite'}") as store:
-        kept = [r for r in read_stored_judgments(store, SET, gated=False, skips=True)]
+        kept = [r for r in store.judgments.read(SET, gated=False, skips=True)]
     assert len(kept) == 19  # the first 20 asked, less the slow one that never answered in time
 
     config = yaml.safe_load(Path(cfg).read_text())
@@ -345,7 +344,7 @@ def test_calibrate_measures_kappa_and_tau_as_the_simulation_does_and_opens_the_g
 
     assert kappa >= 0.6 and figures["passed"] is True
     with open_store(f"sqlite:///{home / 'results.sqlite'}") as store:
-        gated = read_stored_judgments(store, SET)
+        gated = store.judgments.read(SET)
     assert any(r.rater == "judge:sim" for r in gated)  # the gate is open now
     after = invoke(*pool_args)
     offered_after = {
@@ -412,7 +411,7 @@ def test_a_calibration_below_min_kappa_keeps_the_gate_shut(world) -> None:
     assert result.exit_code == 1, result.output
     assert "gate: κ ≥ 0.99: failed: its grades stay candidates for people" in result.output
     with open_store(f"sqlite:///{world['home'] / 'results.sqlite'}") as store:
-        assert not any(r.rater == "judge:sim" for r in read_stored_judgments(store, SET))
+        assert not any(r.rater == "judge:sim" for r in store.judgments.read(SET))
     db = sqlite3.connect(world["home"] / "results.sqlite")
     (passed,) = db.execute("SELECT passed FROM judge_calibration").fetchone()
     assert passed == 0

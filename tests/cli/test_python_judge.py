@@ -12,7 +12,6 @@ import yaml
 
 from cli.test_cli_core import invoke, isolate_env
 from retrieval_eval.store import open_store
-from retrieval_eval.store.judgments import read_stored_judgments
 
 SET = "py.set"
 GRADER = """
@@ -77,7 +76,7 @@ def test_a_python_judge_grades_a_pool_gathered_from_retrievers(home: Path) -> No
         "15 pair(s): 0 from the cache, 15 asked" in result.output
     )  # 4 per question, less the target
     with open_store(f"sqlite:///{home / 'results.sqlite'}") as store:
-        rows = read_stored_judgments(store, SET, gated=False)
+        rows = store.judgments.read(SET, gated=False)
     grades = {(r.question_id, r.document_id): r.grade for r in rows}
     assert grades == {
         (f"q{q}", f"d{q}{d}.md"): (2 if d % 2 else 0) for q in range(5) for d in (1, 2, 3)

@@ -28,7 +28,6 @@ from cli import test_spooled_replays
 from cli.replay_configs import LOG, invoke, write_config
 from cli.test_spooled_replays import DOWN, PASSWORD
 from retrieval_eval.store import open_store
-from retrieval_eval.store.replays import latest_sample, replay_history
 
 EXE = Path(sys.executable).parent / "retrieval-eval"
 database = test_spooled_replays.database  # a PostgreSQL database of the test's own
@@ -94,7 +93,7 @@ def test_a_store_renamed_while_the_retriever_answers_spools_the_replay(
     saved = invoke(config, "db", "flush", "--db", database.url)
     assert saved.exit_code == 0, saved.output
     with open_store(database.url) as store:
-        newest, oldest = replay_history(store, "log", RETRIEVER)
+        newest, oldest = store.replays.history("log", RETRIEVER)
     assert oldest.id == first_id and newest.compared_id == first_id
     assert newest.run_key == doc["run_key"] and newest.state == "no_drift"
 
@@ -180,7 +179,7 @@ def test_an_export_draft_on_a_full_disk_names_it_and_keeps_the_replay(
         and "stdout:" not in done.stderr
     )
     with open_store(db) as store:
-        assert [r.id for r in replay_history(store, "log", RETRIEVER)] == [2, 1]
+        assert [r.id for r in store.replays.history("log", RETRIEVER)] == [2, 1]
 
 
 FILLS = """
@@ -250,7 +249,7 @@ def test_a_nul_character_in_a_query_is_exit_2_before_postgresql_sees_it(
     assert f"{log}: line 2: text: holds a NUL character (\\x00)" in done.stderr
     assert "remove it from the log" in done.stderr and "Traceback" not in done.output
     with open_store(database.url) as store:
-        assert latest_sample(store, "bad") is None  # nothing stored
+        assert store.replays.latest_sample("bad") is None  # nothing stored
 
 
 @pytest.mark.parametrize("count", [2**63, 2**40])

@@ -26,7 +26,6 @@ from retrieval_eval.evaluation.ppi import ppi_mean
 from retrieval_eval.formats.numbers import ci, pct
 from retrieval_eval.labels.judgments import Judgment
 from retrieval_eval.store import open_store
-from retrieval_eval.store.judgments import add_judgments
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 SET = "handbook.demo"
@@ -68,7 +67,7 @@ def test_judge_figures_only_with_machine_judgments(demo: tuple[Path, str]) -> No
     q = next(q for q in questions if len(q["retrieved"]) >= 3)
     doc = next(d for d in q["retrieved"][:3] if d not in targets[q["id"]])
     with open_store(db) as store:
-        add_judgments(store, SET, [Judgment(question_id=q["id"], document_id=doc, grade=0,
+        store.judgments.add(SET, [Judgment(question_id=q["id"], document_id=doc, grade=0,
                                             rater="ann")], channel="import", written_by="t")  # fmt: skip
     assert "judge_figures" not in run_json(config, db)
     plain = invoke("compare", "--runs", f"{first['run_id']},{first['run_id'] + 1}", "--db", db,
@@ -83,7 +82,7 @@ def test_judge_figures_only_with_machine_judgments(demo: tuple[Path, str]) -> No
         if d not in targets[other["id"]] and (other["id"], d) != (q["id"], doc)
     ]
     with open_store(db) as store:
-        add_judgments(store, SET, machine, channel="import", written_by="t")
+        store.judgments.add(SET, machine, channel="import", written_by="t")
     document = run_json(config, db)
     figures = document["judge_figures"]
     assert isinstance(figures, dict)
@@ -200,7 +199,7 @@ def test_every_format_gives_the_holes_split_and_three_hit_rates(demo: tuple[Path
     rows += [Judgment(question_id=q, document_id=d, grade=g, rater="judge:sim")
              for (q, d), g in machine.items()]  # fmt: skip
     with open_store(db) as store:
-        add_judgments(store, SET, rows, channel="import", written_by="test")
+        store.judgments.add(SET, rows, channel="import", written_by="test")
     expected = _expected(run, golden, people, machine)
     assert all(expected[f"top{k}"]["human"][2] >= 10 for k in (1, 3))  # PPI is given
 

@@ -31,7 +31,7 @@ def stored(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[tuple[st
     db = f"sqlite:///{tmp_path / 'results.sqlite'}"
     run = make_run(hits(30, 46))  # 46 questions, 30 hits: the demo set's size
     with open_store(db) as store:
-        store.save(run, detect_regression(run, None, Thresholds()))
+        store.runs.save(run, detect_regression(run, None, Thresholds()))
     yield db, tmp_path
 
 

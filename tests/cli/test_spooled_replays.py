@@ -16,7 +16,6 @@ from helpers import Database
 
 from cli.replay_configs import CORPUS, LOG, invoke, write_config
 from retrieval_eval.store import open_store
-from retrieval_eval.store.replays import changed_page, replay_history
 
 PASSWORD = "Secr3t-pw-9"  # trust auth ignores it; it must still never be shown or spooled
 DOWN = f"postgresql://eval:{PASSWORD}@127.0.0.1:1/results"  # nothing listens on port 1
@@ -75,8 +74,8 @@ def test_a_replay_spooled_while_the_store_was_away_is_compared_when_saved(
     assert "saved 1 spooled replay(s)" in saved.stdout
     assert not path.exists()
     with open_store(database.url) as store:
-        newest, oldest = replay_history(store, "log", "bm25")
-        total, page = changed_page(store, newest.id)
+        newest, oldest = store.replays.history("log", "bm25")
+        total, page = store.replays.changed_page(newest.id)
     assert oldest.id == first_id
     assert newest.run_key == doc["run_key"] and newest.compared_id == first_id
     assert newest.state == "no_drift" and newest.mean_rbo == pytest.approx(1.0)
@@ -100,13 +99,13 @@ def test_a_replay_against_another_retriever_keeps_its_comparison(
     saved = invoke(config, "db", "replay", "--db", database.url)  # another store, explicitly
     assert saved.exit_code == 0, saved.output
     with open_store(database.url) as store:
-        (stored,) = replay_history(store, "log", "bm25")
+        (stored,) = store.replays.history("log", "bm25")
     assert stored.against == "retriever bm25_flat" and stored.state == doc["state"]
     assert stored.mean_rbo == pytest.approx(doc["overall"]["mean_rbo"], abs=1e-12)
     assert stored.top1_changed == pytest.approx(doc["overall"]["top1_changed_share"])
     with open_store(database.url) as store:  # the other retriever's rankings are its "before"
-        (before,) = replay_history(store, "log", "bm25_flat")
-        _, page = changed_page(store, stored.id, limit=1000)
+        (before,) = store.replays.history("log", "bm25_flat")
+        _, page = store.replays.changed_page(stored.id, limit=1000)
     assert stored.compared_id == before.id and before.run_date == stored.run_date
     assert page and all(q.before for q in page if q.ids), [q for q in page if not q.before]
 

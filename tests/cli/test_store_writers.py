@@ -45,8 +45,8 @@ def test_an_empty_postgresql_schema_gets_no_tables(
 def test_accepting_an_older_run_names_the_run_the_next_comparison_uses(home: Path) -> None:
     url = f"sqlite:///{home / 'results.sqlite'}"
     with open_store(url) as store:
-        old = store.save(make_run(hits(3, 4), day=0))
-        newer = store.save(make_run(hits(3, 4), day=1))  # valid, not a regression
+        old = store.runs.save(make_run(hits(3, 4), day=0))
+        newer = store.runs.save(make_run(hits(3, 4), day=1))  # valid, not a regression
     result = invoke("runs", "accept", str(old), "--db", url)
     assert result.exit_code == 0, result.output
     assert f"the next run will be compared with run {newer}" in result.stdout
@@ -63,7 +63,7 @@ def test_accepting_an_older_run_names_the_run_the_next_comparison_uses(home: Pat
 def test_prune_and_accept_still_write_an_existing_store(home: Path) -> None:
     url = f"sqlite:///{home / 'results.sqlite'}"
     with open_store(url) as store:
-        first = store.save(make_run(hits(1, 4), day=0))
+        first = store.runs.save(make_run(hits(1, 4), day=0))
     assert invoke("runs", "accept", str(first), "--db", url).exit_code == 0
     result = invoke("runs", "prune", "--older-than", "0", "--db", url)
     assert result.exit_code == 0, result.output

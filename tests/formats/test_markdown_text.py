@@ -70,7 +70,7 @@ def run_report(store: Store, markup: str, *, summary: bool) -> str:
     base = [question(f"{markup}-1", True, hard_class=markup), *qs[1:]]
     kwargs = {"set_identifier": markup, "retriever": markup, "max_error_rate": 0.5}
     old = make_run(base, **kwargs)  # type: ignore[arg-type]
-    baseline_id = store.save(old, detect_regression(old, None, Thresholds()))
+    baseline_id = store.runs.save(old, detect_regression(old, None, Thresholds()))
     current = make_run(qs, day=1, **kwargs)  # type: ignore[arg-type]
     verdict = detect_regression(current, store.get_run(baseline_id), Thresholds())
     assert verdict.flipped_to_miss == [f"{markup}-1"]  # the verdict details name a markup id
@@ -100,7 +100,7 @@ def leaderboard(store: Store, markup: str) -> str:
     for name, pattern in ((f"{markup}-a", "110"), (f"{markup}-b", "010")):
         qs = [question(f"{markup}-{i}", c == "1") for i, c in enumerate(pattern)]
         run = make_run(qs, set_identifier=markup, retriever=name)
-        runs.append(store.get_run(store.save(run, detect_regression(run, None, Thresholds()))))
+        runs.append(store.get_run(store.runs.save(run, detect_regression(run, None, Thresholds()))))
     return render_leaderboard(compare_runs(runs), "markdown")
 
 

@@ -45,7 +45,7 @@ def url(tmp_path_factory: pytest.TempPathFactory) -> str:
     found = f"sqlite:///{tmp_path_factory.mktemp('power_stored') / 'results.sqlite'}"
     with open_store(found) as store:
         for ranks in (FIRST, SECOND, THIRD):
-            store.save(evaluate(SET, _retriever(ranks), RunSettings(depths=[1, 5])))
+            store.runs.save(evaluate(SET, _retriever(ranks), RunSettings(depths=[1, 5])))
     return found
 
 
@@ -76,7 +76,7 @@ def test_the_churn_is_measured_at_each_gated_depth_over_the_stored_runs(url: str
 def test_without_two_stored_runs_the_churn_is_assumed_and_said(tmp_path: Path) -> None:
     url = f"sqlite:///{tmp_path / 'results.sqlite'}"
     with open_store(url) as store:
-        store.save(evaluate(SET, _retriever(FIRST), RunSettings(depths=[1, 5])))
+        store.runs.save(evaluate(SET, _retriever(FIRST), RunSettings(depths=[1, 5])))
     with open_store_to_read(url) as reader:
         report = run_lint(SET, retriever=_retriever(FIRST), stored=stored_for_lint(reader, SET))
     power = report.power

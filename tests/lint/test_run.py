@@ -45,7 +45,7 @@ def test_every_check_runs_when_every_input_is_given(tmp_path: Path) -> None:
             retriever = FunctionRetriever(
                 lambda q, k, a=answer: a[:k], identifier=f"r{len(answer)}"
             )
-            store.save(evaluate(SET, retriever, RunSettings()))
+            store.runs.save(evaluate(SET, retriever, RunSettings()))
     with open_store_to_read(url) as reader:
         report = run_lint(SET, retriever=Index(), corpus=DOCS, stored=stored_for_lint(reader, SET))
     assert report.checks_skipped == {}

@@ -16,7 +16,6 @@ from click.testing import CliRunner
 
 from retrieval_eval.cli import cli
 from retrieval_eval.store import open_store
-from retrieval_eval.store.replays import get_replay, rankings, replay_history
 
 HERE = Path(__file__).resolve().parent / "spooled_v1"
 PREVIOUS = "18d2fb5f0dea4044b609533542528396"  # compared with the replay of its series before it
@@ -44,17 +43,17 @@ def test_replays_spooled_by_the_earlier_format_are_compared_and_saved(
     assert not list(spool.glob("replay-*.json"))
 
     with open_store(url) as store:
-        (first,) = replay_history(store, "log", "bm25_flat")
-        bm25 = {r.run_key: r for r in replay_history(store, "log", "bm25")}
+        (first,) = store.replays.history("log", "bm25_flat")
+        bm25 = {r.run_key: r for r in store.replays.history("log", "bm25")}
         against = bm25[AGAINST]
         previous = bm25[PREVIOUS]
         spooled = json.loads((HERE / f"replay-{AGAINST}.json").read_text(encoding="utf-8"))
         # the other retriever's rankings were saved as its own replay, and compared with
         assert against.compared_id == first.id and against.against == "retriever bm25_flat"
-        assert [r.ids for r in rankings(store, first.id)] == [
+        assert [r.ids for r in store.replays.rankings(first.id)] == [
             tuple(ids) for _key, ids, _error in spooled["before"]
         ]
-        assert [r.ids for r in rankings(store, against.id)] == [
+        assert [r.ids for r in store.replays.rankings(against.id)] == [
             tuple(ids) for _key, ids, _error in spooled["rankings"]
         ]
         assert against.state in ("drift", "no_drift") and against.mean_rbo is not None
@@ -63,4 +62,4 @@ def test_replays_spooled_by_the_earlier_format_are_compared_and_saved(
         # spooled earlier than the other: the first of its series, compared with nothing
         assert previous.state == "first" and previous.compared_id is None
         assert previous.sample_id == against.sample_id  # one sample, stored once
-        assert get_replay(store, previous.id).package_version == "0.1.0"
+        assert store.replays.get(previous.id).package_version == "0.1.0"

@@ -14,24 +14,24 @@ KEY = "airflow:dag:manual__1"
 
 
 def test_one_claim_wins_until_released(store: Store) -> None:
-    assert store.alert_state(KEY, "slack:alerts") is None
-    assert store.claim_alert(KEY, "slack:alerts", "regression") is True
-    assert store.alert_state(KEY, "slack:alerts") == "sending"
-    assert store.claim_alert(KEY, "slack:alerts", "regression") is False
+    assert store.alerts.state(KEY, "slack:alerts") is None
+    assert store.alerts.claim(KEY, "slack:alerts", "regression") is True
+    assert store.alerts.state(KEY, "slack:alerts") == "sending"
+    assert store.alerts.claim(KEY, "slack:alerts", "regression") is False
     # other channels and other runs are independent
-    assert store.claim_alert(KEY, "webhook:ops", "regression") is True
-    assert store.claim_alert("airflow:dag:manual__2", "slack:alerts", "regression") is True
-    store.release_alert(KEY, "slack:alerts")  # delivery failed: a retry may send
-    assert store.alert_state(KEY, "slack:alerts") is None
-    assert store.claim_alert(KEY, "slack:alerts", "regression") is True
-    store.alert_sent(KEY, "slack:alerts")
-    assert store.alert_state(KEY, "slack:alerts") == "sent"
-    assert store.claim_alert(KEY, "slack:alerts", "invalid_run") is False
+    assert store.alerts.claim(KEY, "webhook:ops", "regression") is True
+    assert store.alerts.claim("airflow:dag:manual__2", "slack:alerts", "regression") is True
+    store.alerts.release(KEY, "slack:alerts")  # delivery failed: a retry may send
+    assert store.alerts.state(KEY, "slack:alerts") is None
+    assert store.alerts.claim(KEY, "slack:alerts", "regression") is True
+    store.alerts.sent(KEY, "slack:alerts")
+    assert store.alerts.state(KEY, "slack:alerts") == "sent"
+    assert store.alerts.claim(KEY, "slack:alerts", "invalid_run") is False
 
 
 def test_racing_claims_have_exactly_one_winner(store: Store) -> None:
     with ThreadPoolExecutor(8) as pool:
-        won = list(pool.map(lambda _: store.claim_alert(KEY, "slack:x", "regression"), range(16)))
+        won = list(pool.map(lambda _: store.alerts.claim(KEY, "slack:x", "regression"), range(16)))
     assert won.count(True) == 1
 
 
@@ -47,4 +47,4 @@ def test_db_upgrade_takes_a_first_revision_store_to_head(store_url: str) -> None
         store.upgrade()
         assert store.revision() == head_revision() == HEAD
     with open_store(store_url) as store:
-        assert store.claim_alert(KEY, "slack:x", "regression") is True
+        assert store.alerts.claim(KEY, "slack:x", "regression") is True

@@ -58,7 +58,7 @@ def test_an_accepted_regression_becomes_the_baseline(store_url: str, store: Stor
     _record(store_url, make_run(hits(8, 10), day=0))
     bad = _record(store_url, make_run(hits(5, 10), day=1))
     assert bad.run_id is not None
-    store.accept_baseline(bad.run_id)
+    store.runs.accept_baseline(bad.run_id)
     after = _record(store_url, make_run(hits(5, 10), day=2))
     assert after.verdict.baseline_run_id == bad.run_id
     assert after.verdict.state == "no_regression"

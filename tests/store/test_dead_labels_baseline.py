@@ -54,7 +54,7 @@ def test_the_previous_baseline_stays_when_a_later_run_has_dead_labels(store_url:
 def test_baseline_accept_makes_a_refused_run_the_baseline(store_url: str, store: Store) -> None:
     refused = _record(store_url, _dead(make_run(hits(8, 10), day=0)))
     assert refused.run_id is not None
-    store.accept_baseline(refused.run_id)
+    store.runs.accept_baseline(refused.run_id)
     after = _record(store_url, make_run(hits(8, 10), day=1))
     assert after.verdict.baseline_run_id == refused.run_id
 

@@ -35,7 +35,7 @@ def _rows(store: Store, run_id: int) -> dict[tuple[str, str, int], tuple[int, in
 
 def test_every_gated_depth_is_stored_per_run_and_per_slice(store: Store) -> None:
     result = _run([1, 3, 5, 10])
-    run_id = store.save(result, Verdict(state="baseline"))
+    run_id = store.runs.save(result, Verdict(state="baseline"))
     rows = _rows(store, run_id)
     scopes = 1 + len(result.by_form) + len(result.by_hard_class)
     assert len(rows) == scopes * 4
@@ -53,13 +53,13 @@ def test_every_gated_depth_is_stored_per_run_and_per_slice(store: Store) -> None
 
 
 def test_summaries_read_every_depth_without_questions(store: Store) -> None:
-    first = store.save(_run([1, 5]), Verdict(state="baseline"))
+    first = store.runs.save(_run([1, 5]), Verdict(state="baseline"))
     verdict = Verdict.model_validate(
         {"state": "no_regression", "baseline_run_id": first, "by_depth": {
             1: {"max_drop": 0.1, "delta": 0.0}, 5: {"max_drop": 0.1, "delta": -0.25}}}
     )  # fmt: skip
-    store.save(_run([1, 5], day=1), verdict)
-    newest, oldest = store.summaries("demo.set", "bm25", slices=True)
+    store.runs.save(_run([1, 5], day=1), verdict)
+    newest, oldest = store.runs.summaries("demo.set", "bm25", slices=True)
     assert (newest.depths, newest.hits_at) == ([1, 5], {1: 1, 5: 4})
     assert newest.hit_rate(5) == 4 / 7 and newest.hit_rate_ci(5) is not None
     assert (newest.delta(5), newest.delta(1), oldest.delta(5)) == (-0.25, 0.0, None)
@@ -69,8 +69,8 @@ def test_summaries_read_every_depth_without_questions(store: Store) -> None:
 
 def test_prune_removes_the_depth_rows(store: Store) -> None:
     old = _run([1, 5], day=-400)
-    store.save(old, Verdict(state="baseline"))
-    store.save(_run([1, 5], day=-399), Verdict(state="no_regression"))  # the baseline: kept
+    store.runs.save(old, Verdict(state="baseline"))
+    store.runs.save(_run([1, 5], day=-399), Verdict(state="no_regression"))  # the baseline: kept
     assert store.prune(30) == 1
     with store.engine.connect() as conn:
         left = conn.execute(select(func.count()).select_from(eval_result_depth)).scalar_one()
@@ -78,7 +78,7 @@ def test_prune_removes_the_depth_rows(store: Store) -> None:
 
 
 def test_a_run_stored_before_the_depth_table_reads_top1_and_top3(store: Store) -> None:
-    run_id = store.save(_run([1, 3]), Verdict(state="baseline"))
+    run_id = store.runs.save(_run([1, 3]), Verdict(state="baseline"))
     with store.engine.begin() as conn:
         conn.execute(delete(eval_result_depth))
     again = store.get_run(run_id).result

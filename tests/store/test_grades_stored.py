@@ -35,7 +35,7 @@ def _run(level: int = 1):  # type: ignore[no-untyped-def]
 
 def test_grades_and_the_level_are_stored_and_read_back(store: Store) -> None:
     result = _run(level=2)
-    run_id = store.save(result, Verdict(state="baseline"))
+    run_id = store.runs.save(result, Verdict(state="baseline"))
     again = store.get_run(run_id).result
     assert again.settings.relevance_level == 2
     # above level 1 an ungraded question's target is a judged grade 1: it counts in MRR and nDCG
@@ -54,7 +54,7 @@ def test_db_upgrade_adds_the_column_and_older_rows_read_as_ungraded(store_url: s
         assert "grades" not in columns
         store.upgrade()
         assert store.revision() == HEAD
-        run_id = store.save(_run(), Verdict(state="baseline"))
+        run_id = store.runs.save(_run(), Verdict(state="baseline"))
         with store.engine.begin() as conn:  # as a row stored before grades existed
             conn.execute(update(eval_result_question).values(grades=None))
         assert [q.grades for q in store.get_run(run_id).result.questions] == [None, None]

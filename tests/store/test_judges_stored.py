@@ -6,17 +6,7 @@ from __future__ import annotations
 
 from retrieval_eval.labels.judgments import Judgment
 from retrieval_eval.store import Store
-from retrieval_eval.store.judges import (
-    Audit,
-    CachedAnswer,
-    add_calibration,
-    add_machine_judgments,
-    cached_answers,
-    calibrations,
-    save_answers,
-    trusted_identities,
-)
-from retrieval_eval.store.judgments import add_judgments, read_stored_judgments, stored_judgments
+from retrieval_eval.store.judges import Audit, CachedAnswer
 
 PEOPLE = [Judgment(question_id="q1", document_id="d1", grade=2, rater="ada")]
 MACHINE = [
@@ -55,34 +45,34 @@ def _calibration(identity: str, passed: bool) -> dict[str, object]:
 def test_machine_rows_carry_their_audit_are_written_once_and_wait_for_a_passing_calibration(
     store: Store,
 ) -> None:
-    add_judgments(store, "s", PEOPLE, channel="import", written_by="alice")
-    assert add_machine_judgments(store, "s", [(r, AUDIT) for r in MACHINE], written_by="bob") == 2
-    assert add_machine_judgments(store, "s", [(r, AUDIT) for r in MACHINE], written_by="bob") == 0
-    stored = stored_judgments(store, "s")
+    store.judgments.add("s", PEOPLE, channel="import", written_by="alice")
+    assert store.judges.add("s", [(r, AUDIT) for r in MACHINE], written_by="bob") == 2
+    assert store.judges.add("s", [(r, AUDIT) for r in MACHINE], written_by="bob") == 0
+    stored = store.judgments.stored("s")
     assert [(s.channel, s.judge_identity) for s in stored] == [
         ("import", None),
         ("judge", "id-1"),
         ("judge", "id-1"),
     ]
     # not calibrated: only people's rows count
-    assert read_stored_judgments(store, "s") == PEOPLE
-    assert read_stored_judgments(store, "s", gated=False, skips=True) == PEOPLE + MACHINE
+    assert store.judgments.read("s") == PEOPLE
+    assert store.judgments.read("s", gated=False, skips=True) == PEOPLE + MACHINE
 
-    add_calibration(store, _calibration("id-1", passed=True))
-    assert trusted_identities(store, "s") == {"id-1"}
-    assert trusted_identities(store, "other") == set()  # per set
-    assert read_stored_judgments(store, "s") == PEOPLE + MACHINE[:1]
+    store.judges.add_calibration(_calibration("id-1", passed=True))
+    assert store.judges.trusted_identities("s") == {"id-1"}
+    assert store.judges.trusted_identities("other") == set()  # per set
+    assert store.judgments.read("s") == PEOPLE + MACHINE[:1]
 
     # a person's grade of a pair wins: the judge's row of that pair is left out
     overruled = Judgment(question_id="q1", document_id="d1", grade=0, rater="judge:gpt")
-    add_machine_judgments(store, "s", [(overruled, AUDIT)], written_by="bob")
-    assert read_stored_judgments(store, "s") == PEOPLE + MACHINE[:1]
-    assert overruled in read_stored_judgments(store, "s", gated=False)
+    store.judges.add("s", [(overruled, AUDIT)], written_by="bob")
+    assert store.judgments.read("s") == PEOPLE + MACHINE[:1]
+    assert overruled in store.judgments.read("s", gated=False)
 
-    add_calibration(store, _calibration("id-1", passed=False))  # the latest decides
-    assert trusted_identities(store, "s") == set()
-    assert read_stored_judgments(store, "s") == PEOPLE
-    found = calibrations(store, "s", "gpt")
+    store.judges.add_calibration(_calibration("id-1", passed=False))  # the latest decides
+    assert store.judges.trusted_identities("s") == set()
+    assert store.judgments.read("s") == PEOPLE
+    found = store.judges.calibrations("s", "gpt")
     assert [c.passed for c in found] == [True, False]
     assert found[0].figures == {"confusion": [[1, 0], [0, 1]]}
 
@@ -90,6 +80,6 @@ def test_machine_rows_carry_their_audit_are_written_once_and_wait_for_a_passing_
 def test_the_cache_keeps_the_first_answer_of_a_key(store: Store) -> None:
     first = CachedAnswer("k1", "id-1", 2, None, "gpt-x", 200, 5, 0.11)
     unreadable = CachedAnswer("k2", "id-1", None, "unreadable answer: 'maybe'")
-    assert save_answers(store, [first, unreadable]) == 2
-    assert save_answers(store, [CachedAnswer("k1", "id-1", 0, None)]) == 0
-    assert cached_answers(store, ["k1", "k2", "k3"]) == {"k1": first, "k2": unreadable}
+    assert store.judges.save_answers([first, unreadable]) == 2
+    assert store.judges.save_answers([CachedAnswer("k1", "id-1", 0, None)]) == 0
+    assert store.judges.cached_answers(["k1", "k2", "k3"]) == {"k1": first, "k2": unreadable}

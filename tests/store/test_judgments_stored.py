@@ -13,7 +13,6 @@ from sqlalchemy.exc import IntegrityError
 from retrieval_eval.errors import StoreUnavailableError
 from retrieval_eval.labels.judgments import Judgment
 from retrieval_eval.store import Store
-from retrieval_eval.store.judgments import add_judgments, read_stored_judgments, stored_judgments
 from retrieval_eval.store.migrate import HEAD, alembic_config
 from retrieval_eval.store.schema import judgment
 from retrieval_eval.verdicts.regression import Verdict
@@ -30,15 +29,15 @@ ROWS = [
 
 def test_rows_round_trip_as_judgments_with_writer_and_time(store: Store) -> None:
     before = datetime.now(UTC)
-    assert add_judgments(store, "s.one", ROWS, channel="import", written_by="alice") == 4
-    add_judgments(store, "s.two", ROWS[:1], channel="dashboard", written_by="carol")
-    stored = stored_judgments(store, "s.one")
+    assert store.judgments.add("s.one", ROWS, channel="import", written_by="alice") == 4
+    store.judgments.add("s.two", ROWS[:1], channel="dashboard", written_by="carol")
+    stored = store.judgments.stored("s.one")
     assert [s.judgment for s in stored] == ROWS  # order, text, time (timezone-aware), note
     assert {(s.channel, s.written_by) for s in stored} == {("import", "alice")}
     assert all(before - timedelta(seconds=5) <= s.recorded_at <= datetime.now(UTC) for s in stored)
-    assert read_stored_judgments(store, "s.one") == ROWS[:3]  # skips left out unless asked for
-    assert read_stored_judgments(store, "s.one", skips=True) == ROWS
-    other = stored_judgments(store, "s.two")
+    assert store.judgments.read("s.one") == ROWS[:3]  # skips left out unless asked for
+    assert store.judgments.read("s.one", skips=True) == ROWS
+    other = store.judgments.stored("s.two")
     assert [(s.judgment, s.channel, s.written_by) for s in other] == [
         (ROWS[0], "dashboard", "carol")
     ]
@@ -51,14 +50,14 @@ def test_one_transaction_all_or_nothing(store: Store) -> None:
         time=None, note=None, source=None,
     )  # fmt: skip
     with pytest.raises((StoreUnavailableError, IntegrityError)):
-        add_judgments(store, "s.one", [ROWS[0], bad], channel="import", written_by="alice")
-    assert stored_judgments(store, "s.one") == []
+        store.judgments.add("s.one", [ROWS[0], bad], channel="import", written_by="alice")
+    assert store.judgments.stored("s.one") == []
 
 
 def test_prune_never_deletes_judgments(store: Store) -> None:
-    store.save(make_run(hits(3, 4)), Verdict(state="baseline"))
-    store.save(make_run(hits(3, 4), day=1), Verdict(state="baseline"))  # the kept baseline
-    add_judgments(store, "s.one", ROWS, channel="import", written_by="alice")
+    store.runs.save(make_run(hits(3, 4)), Verdict(state="baseline"))
+    store.runs.save(make_run(hits(3, 4), day=1), Verdict(state="baseline"))  # the kept baseline
+    store.judgments.add("s.one", ROWS, channel="import", written_by="alice")
     assert store.prune(0) == 1
     with store.engine.connect() as conn:
         assert conn.execute(select(func.count()).select_from(judgment)).scalar_one() == 4

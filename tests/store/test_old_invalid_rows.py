@@ -17,14 +17,14 @@ from store.builders import hits, make_run
 
 def _fill(path: Path) -> dict[str, int]:
     with open_store(f"sqlite:///{path}") as store:
-        base = store.save(make_run(hits(3, 3), day=0))
-        compared = store.save(
+        base = store.runs.save(make_run(hits(3, 3), day=0))
+        compared = store.runs.save(
             make_run(hits(3, 3), day=1),
             Verdict(state="no_regression", baseline_run_id=base, summary="fine"),
         )
         # written the old way: an invalid run's verdict (and so its row) naming a baseline
         old = Verdict(state="invalid_run", baseline_run_id=base, summary="Run invalid")
-        invalid = store.save(make_run(hits(0, 3, error="boom"), day=2), old)
+        invalid = store.runs.save(make_run(hits(0, 3, error="boom"), day=2), old)
     return {"base": base, "compared": compared, "invalid": invalid}
 
 
@@ -50,7 +50,7 @@ def test_the_store_reads_no_baseline_for_the_invalid_run(tmp_path: Path) -> None
         compared = store.get_run(ids["compared"])
         assert compared.baseline_run_id == ids["base"]
         assert compared.verdict is not None and compared.verdict.baseline_run_id == ids["base"]
-        by_id = {run.run_id: run for run in store.summaries("demo.set", "bm25", 10)}
+        by_id = {run.run_id: run for run in store.runs.summaries("demo.set", "bm25", 10)}
     assert by_id[ids["invalid"]].baseline_run_id is None
     assert by_id[ids["compared"]].baseline_run_id == ids["base"]
 

@@ -81,7 +81,7 @@ def _save(store: Store) -> int:
     verdict = Verdict(
         state="regression", is_regression=True, flipped_to_miss=TO_MISS, flipped_to_hit=TO_HIT
     )
-    return store.save(result, verdict)
+    return store.runs.save(result, verdict)
 
 
 def _oracle(questions: list[QuestionResult], query: ListQuery) -> dict[str, Any]:

@@ -38,7 +38,7 @@ def test_an_empty_database_gets_no_tables(store_url: str) -> None:
 
 def test_a_store_at_this_revision_reads_and_another_is_refused(store_url: str) -> None:
     with open_store(store_url) as store:
-        run_id = store.save(make_run(hits(3, 4)))
+        run_id = store.runs.save(make_run(hits(3, 4)))
     with open_store_to_read(store_url) as store:
         assert store.get_run(run_id).result.top1_hits == 3
     with Store(store_url) as store, store.engine.begin() as conn:

@@ -28,7 +28,7 @@ from retrieval_eval.store import open_store
 from store.builders import hits, make_run
 start = time.monotonic()
 with open_store(sys.argv[1]) as store:
-    store.save(make_run(hits(3, 4), day=5))
+    store.runs.save(make_run(hits(3, 4), day=5))
 print(time.monotonic() - start)
 """
 
@@ -51,7 +51,7 @@ def _save_elsewhere(url: str) -> float:
 def sqlite_url(tmp_path: Path) -> str:
     url = f"sqlite:///{tmp_path / 'results.sqlite'}"
     with open_store(url) as store:
-        store.save(make_run(hits(2, 4)))
+        store.runs.save(make_run(hits(2, 4)))
     return url
 
 

@@ -62,7 +62,7 @@ def test_a_rejudged_verdict_stores_which_run_and_labels_and_words_them(store: St
     v1 = _set({"a": "a-1", "b": "b-2"})
     saved = judge_and_save(store, evaluate(v1, FunctionRetriever(_search, "bm25")), Thresholds())
     v2 = _set({"a": "a-1", "b": "b-1"})
-    (done,) = rejudge_runs(store, v2, store.runs_of_set("edge"), lambda _r: Thresholds())
+    (done,) = rejudge_runs(store, v2, store.runs.runs_of_set("edge"), lambda _r: Thresholds())
     assert done.outcome == "rejudged" and done.rejudged_id is not None
     verdict = store.get_run(done.rejudged_id).verdict
     assert verdict is not None and verdict.summary == ""  # stored as data
@@ -80,12 +80,12 @@ def test_invalid_runs_are_skipped_and_bad_run_ids_are_named(store: Store) -> Non
 
     invalid = judge_and_save(store, evaluate(v1, FunctionRetriever(down, "bm25")), Thresholds())
     v2 = _set({"a": "a-2"})
-    done = rejudge_runs(store, v2, store.runs_of_set("edge"), lambda _r: Thresholds())
+    done = rejudge_runs(store, v2, store.runs.runs_of_set("edge"), lambda _r: Thresholds())
     assert [(d.run_id, d.outcome) for d in done] == [(invalid.run_id, "invalid")]
     with pytest.raises(UnknownNameError, match="no stored run with id 999"):
-        store.runs_of_set("edge", ids=[999])
+        store.runs.runs_of_set("edge", ids=[999])
     with pytest.raises(InvalidInputError, match="not of 'other'"):
-        store.runs_of_set("other", ids=[invalid.run_id or 0])
+        store.runs.runs_of_set("other", ids=[invalid.run_id or 0])
 
 
 def test_upgrading_from_0006_adds_the_columns_and_old_rows_read_as_not_rejudged(
@@ -107,5 +107,5 @@ def test_upgrading_from_0006_adds_the_columns_and_old_rows_read_as_not_rejudged(
         columns = {c["name"] for c in inspect(store.engine).get_columns("eval_result")}
         assert {"rejudged_from", "set_version"} <= columns
     with open_store(store_url) as store:
-        old = store.get_run_by_key("old")
+        old = store.runs.by_key("old")
         assert old is not None and old.result.rejudged is None and old.result.set_version is None

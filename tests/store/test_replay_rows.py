@@ -10,7 +10,6 @@ from sqlalchemy import inspect, text
 
 from retrieval_eval.store import Store, open_store
 from retrieval_eval.store.migrate import HEAD, alembic_config
-from retrieval_eval.store.replays import rankings, save_replay, save_sample
 from store.test_replays import SAMPLE, ranked, record
 
 
@@ -26,9 +25,9 @@ def _ids_as_stored(store: Store) -> list[list[str]]:
 
 def test_rankings_survive_the_downgrade_and_the_upgrade(store_url: str) -> None:
     with open_store(store_url) as store:
-        sample_id = save_sample(store, SAMPLE)
+        sample_id = store.replays.save_sample(SAMPLE)
         rows = [*ranked(shift=2, error_at=1)]
-        replay_id = save_replay(store, record(sample_id, rows, None, datetime.now(UTC)))
+        replay_id = store.replays.save(record(sample_id, rows, None, datetime.now(UTC)))
     with Store(store_url) as store:
         with store.engine.begin() as conn:
             command.downgrade(alembic_config(conn), "0009_rejudged")
@@ -46,4 +45,4 @@ def test_rankings_survive_the_downgrade_and_the_upgrade(store_url: str) -> None:
             ("ix_replay_ranking_replay", ["replay_id"])
         ]
     with open_store(store_url) as store:
-        assert rankings(store, replay_id) == rows
+        assert store.replays.rankings(replay_id) == rows

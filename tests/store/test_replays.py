@@ -8,15 +8,7 @@ from retrieval_eval.replay.compare import Ranked
 from retrieval_eval.replay.record import Ranking, ReplayRecord
 from retrieval_eval.replay.samples import QuerySample, SampledQuery
 from retrieval_eval.store import Store
-from retrieval_eval.store.replays import (
-    get_replay,
-    latest_sample,
-    previous_replay,
-    rankings,
-    replay_history,
-    save_replay,
-    save_sample,
-)
+from retrieval_eval.store.runs import Pruned
 
 SAMPLE = QuerySample(
     "traffic",
@@ -68,50 +60,50 @@ def record(
 
 
 def test_a_sample_is_stored_once_and_read_back_whole(store: Store) -> None:
-    first = save_sample(store, SAMPLE)
-    assert save_sample(store, SAMPLE) == first
-    found = latest_sample(store, "traffic")
+    first = store.replays.save_sample(SAMPLE)
+    assert store.replays.save_sample(SAMPLE) == first
+    found = store.replays.latest_sample("traffic")
     assert found is not None and found[0] == first
     assert found[1] == SAMPLE and found[1].fingerprint == SAMPLE.fingerprint
-    assert latest_sample(store, "other") is None
+    assert store.replays.latest_sample("other") is None
 
 
 def test_replays_chain_and_rankings_round_trip(store: Store) -> None:
-    sample_id = save_sample(store, SAMPLE)
+    sample_id = store.replays.save_sample(SAMPLE)
     now = datetime.now(UTC)
     first_rows = ranked()
-    first_id = save_replay(
-        store, record(sample_id, first_rows, None, now - timedelta(days=1), key="a")
+    first_id = store.replays.save(
+        record(sample_id, first_rows, None, now - timedelta(days=1), key="a")
     )
-    assert save_replay(store, record(sample_id, first_rows, None, now, key="a")) == first_id
-    assert rankings(store, first_id) == first_rows
-    previous = previous_replay(store, sample_id, "bm25")
+    assert store.replays.save(record(sample_id, first_rows, None, now, key="a")) == first_id
+    assert store.replays.rankings(first_id) == first_rows
+    previous = store.replays.previous(sample_id, "bm25")
     assert previous is not None and previous.id == first_id and previous.state == "first"
     second_rows = ranked(shift=1, error_at=3)
-    second_id = save_replay(
-        store, record(sample_id, second_rows, rankings(store, first_id), now, first_id, key="b")
+    second_id = store.replays.save(
+        record(sample_id, second_rows, store.replays.rankings(first_id), now, first_id, key="b")
     )
-    second = get_replay(store, second_id)
+    second = store.replays.get(second_id)
     assert second.compared_id == first_id and second.index_version == "2026-11-30.2"
     assert second.error_count == 1 and second.query_count == 5
     assert second.state in {"invalid", "drift", "no_drift"}
     assert second.figures["overall"]["queries"] == 4
-    assert [r.id for r in replay_history(store, "traffic", "bm25")] == [second_id, first_id]
+    assert [r.id for r in store.replays.history("traffic", "bm25")] == [second_id, first_id]
     # an invalid replay is never the one compared with
     if second.state == "invalid":
-        assert previous_replay(store, sample_id, "bm25").id == first_id  # type: ignore[union-attr]
+        assert store.replays.previous(sample_id, "bm25").id == first_id  # type: ignore[union-attr]
 
 
 def test_pruning_keeps_the_newest_replay_of_each_series(store: Store) -> None:
-    sample_id = save_sample(store, SAMPLE)
+    sample_id = store.replays.save_sample(SAMPLE)
     old = datetime.now(UTC) - timedelta(days=90)
     ids = [
-        save_replay(store, record(sample_id, ranked(), None, old + timedelta(hours=i), key=f"k{i}"))
+        store.replays.save(record(sample_id, ranked(), None, old + timedelta(hours=i), key=f"k{i}"))
         for i in range(3)
     ]
-    assert store.prune(30) == 0 and store.pruned_replays == 2
-    assert [r.id for r in replay_history(store, "traffic", "bm25")] == [ids[-1]]
-    assert rankings(store, ids[-1]) == ranked()
+    assert store.runs.prune(30) == Pruned(runs=0, replays=2)
+    assert [r.id for r in store.replays.history("traffic", "bm25")] == [ids[-1]]
+    assert store.replays.rankings(ids[-1]) == ranked()
 
 
 def test_a_replay_is_saved_whole_or_not_at_all(store: Store) -> None:
@@ -124,22 +116,22 @@ def test_a_replay_is_saved_whole_or_not_at_all(store: Store) -> None:
     from retrieval_eval.errors import StoreUnavailableError
     from retrieval_eval.store.schema import replay_ranking, replay_run
 
-    sample_id = save_sample(store, SAMPLE)
+    sample_id = store.replays.save_sample(SAMPLE)
     rows = ranked()
     whole = record(sample_id, rows, None, datetime.now(UTC))
     assert whole.comparison.state == "first"  # computed once, for the rankings swapped below
     keyless = [*whole.rankings, whole.rankings[0]._replace(key=None)]
     with pytest.raises(StoreUnavailableError):  # the model would refuse it: swapped in unchecked
-        save_replay(store, whole.model_copy(update={"rankings": keyless}))
+        store.replays.save(whole.model_copy(update={"rankings": keyless}))
     with pytest.raises(ValueError, match="two rankings of one query"):
-        save_replay(store, record(sample_id, [*rows, rows[0]], None, datetime.now(UTC)))
+        store.replays.save(record(sample_id, [*rows, rows[0]], None, datetime.now(UTC)))
     with store.engine.connect() as conn:
         counts = [
             conn.execute(select(func.count()).select_from(t)).scalar()
             for t in (replay_run, replay_ranking)
         ]
     assert counts == [0, 0]
-    assert save_replay(store, record(sample_id, rows, None, datetime.now(UTC))) > 0
+    assert store.replays.save(record(sample_id, rows, None, datetime.now(UTC))) > 0
 
 
 def test_pruning_leaves_no_ranking_without_its_replay(store: Store) -> None:
@@ -148,11 +140,11 @@ def test_pruning_leaves_no_ranking_without_its_replay(store: Store) -> None:
 
     from retrieval_eval.store.schema import replay_ranking
 
-    sample_id = save_sample(store, SAMPLE)
+    sample_id = store.replays.save_sample(SAMPLE)
     old = datetime.now(UTC) - timedelta(days=90)
     ids = [
-        save_replay(
-            store, record(sample_id, ranked(i), None, old + timedelta(hours=i), key=f"p{i}")
+        store.replays.save(
+            record(sample_id, ranked(i), None, old + timedelta(hours=i), key=f"p{i}")
         )
         for i in range(4)
     ]
@@ -165,6 +157,6 @@ def test_pruning_leaves_no_ranking_without_its_replay(store: Store) -> None:
 def test_the_saved_figures_are_the_comparisons_by_name() -> None:
     """A ranking row takes QueryChange's figures by position: the names must line up."""
     from retrieval_eval.replay.compare import QueryChange
-    from retrieval_eval.store.replays import _FIGURES, COPY_COLUMNS
+    from retrieval_eval.store.replays import CHANGE_FIGURES, COPY_COLUMNS
 
-    assert QueryChange._fields[_FIGURES] == COPY_COLUMNS[5:]
+    assert QueryChange._fields[CHANGE_FIGURES] == COPY_COLUMNS[5:]

@@ -36,10 +36,10 @@ def test_upgrading_from_0003_adds_the_columns_and_old_rows_stay_null(store_url: 
         store.upgrade()
         assert store.revision() == HEAD
     with open_store(store_url) as store:
-        old = store.get_run_by_key("old")
+        old = store.runs.by_key("old")
         assert old is not None
         assert (old.result.index_version, old.result.package_version) == (None, None)
-        (listed,) = store.summaries("demo.set", "bm25")
+        (listed,) = store.runs.summaries("demo.set", "bm25")
         assert (listed.index_version, listed.package_version) == (None, None)
         with store.engine.connect() as conn:
             row = conn.execute(text("SELECT index_version, package_version FROM eval_result")).one()
@@ -60,7 +60,7 @@ def test_a_run_keeps_its_versions_and_its_verdict_names_the_baselines(store: Sto
     # one side unknown names no pair: "index None vs ..." would say something false
     assert last.verdict.baseline_index_version == "2026-11-30.2"
     assert "(index" not in verdict_summary(last.verdict)
-    newest, middle, oldest = store.summaries("demo.set", "bm25")
+    newest, middle, oldest = store.runs.summaries("demo.set", "bm25")
     assert [r.index_version for r in (newest, middle, oldest)] == [
         None,
         "2026-11-30.2",

@@ -11,7 +11,7 @@ from sqlalchemy import func, insert, select
 from retrieval_eval.errors import InvalidInputError, UnknownNameError
 from retrieval_eval.evaluation.results import RunResult
 from retrieval_eval.store import Store, open_store
-from retrieval_eval.store import store as store_module
+from retrieval_eval.store import runs as runs_module
 from retrieval_eval.store.engine import StoreFailedError
 from retrieval_eval.store.rows import slice_rows
 from retrieval_eval.store.schema import eval_result, eval_result_question, eval_result_slice
@@ -40,7 +40,7 @@ def test_round_trip_keeps_every_field(store: Store) -> None:
         run_key="key-round-trip",
     )
     verdict = Verdict(state="baseline", summary="first run")
-    run_id = store.save(result, verdict)
+    run_id = store.runs.save(result, verdict)
 
     stored = store.get_run(run_id)
     assert stored.result.model_dump() == result.model_dump()
@@ -78,7 +78,7 @@ def test_round_trip_keeps_every_field(store: Store) -> None:
 def test_invalid_run_is_stored_as_invalid(store: Store) -> None:
     result = make_run([question("a", False, error="boom"), question("b", True)])
     assert not result.valid
-    stored = store.get_run(store.save(result))
+    stored = store.get_run(store.runs.save(result))
     assert stored.status == "invalid"
     assert stored.result.valid is False
     assert stored.verdict is None
@@ -86,8 +86,8 @@ def test_invalid_run_is_stored_as_invalid(store: Store) -> None:
 
 def test_saving_the_same_run_key_twice_stores_it_once(store: Store) -> None:
     result = make_run(hits(3, 4), run_key="same-key")
-    first = store.save(result)
-    second = store.save(result.model_copy(update={"top1_hits": 0}))
+    first = store.runs.save(result)
+    second = store.runs.save(result.model_copy(update={"top1_hits": 0}))
     assert first == second
     assert _count(store, eval_result) == 1
     assert _count(store, eval_result_question) == 4
@@ -108,7 +108,7 @@ def test_a_save_that_fails_after_the_summary_row_stores_nothing(
     The failure comes after the eval_result insert; a run saved in two transactions would keep its
     summary row (and ``save`` would even return its id, taking the error for a racing writer).
     """
-    kept = store.save(make_run(hits(2, 3), run_key="kept"))  # an earlier run stays untouched
+    kept = store.runs.save(make_run(hits(2, 3), run_key="kept"))  # an earlier run stays untouched
     before = [
         _count(store, table) for table in (eval_result, eval_result_question, eval_result_slice)
     ]
@@ -117,10 +117,10 @@ def test_a_save_that_fails_after_the_summary_row_stores_nothing(
         result = make_run([question("dup", True), question("dup", False)], run_key="half")
     else:
         result = make_run(hits(1, 3), run_key="half")
-        monkeypatch.setattr(store_module, "slice_rows", _slices_breaking_not_null)
+        monkeypatch.setattr(runs_module, "slice_rows", _slices_breaking_not_null)
     with pytest.raises(StoreFailedError, match="cannot use the result store"):
-        store.save(result)  # a run being recorded is spooled (exit 3), not lost
-    assert store.get_run_by_key("half") is None
+        store.runs.save(result)  # a run being recorded is spooled (exit 3), not lost
+    assert store.runs.by_key("half") is None
     after = [
         _count(store, table) for table in (eval_result, eval_result_question, eval_result_slice)
     ]
@@ -140,7 +140,7 @@ def test_concurrent_saves_lose_no_rows(store_url: str) -> None:
         try:
             barrier.wait()
             with open_store(store_url) as own:
-                ids.append(own.save(result))
+                ids.append(own.runs.save(result))
         except BaseException as exc:  # surfaced below; a thread can't fail the test itself
             errors.append(exc)
 
@@ -177,8 +177,8 @@ def test_names_with_quotes_and_sql_metacharacters_are_stored_verbatim(
         set_identifier=name,
         retriever=name,
     )
-    run_id = store.save(result)
-    decoy = store.save(make_run(hits(1, 2), set_identifier="100X _like_", retriever=name))
+    run_id = store.runs.save(result)
+    decoy = store.runs.save(make_run(hits(1, 2), set_identifier="100X _like_", retriever=name))
     assert store.get_run(run_id).result.set_identifier == name
     assert [r.id for r in store.history(name, name)] == [run_id]
     assert store.find_baseline(name, name, "fp-1") is not None
@@ -196,14 +196,14 @@ def test_get_run_names_an_unknown_id(store: Store) -> None:
 @pytest.mark.parametrize("run_id", [2**31, 3_000_000_000, 0, -1])
 def test_ids_no_store_can_hold_are_unknown_runs(store: Store, run_id: int) -> None:
     """Not PostgreSQL's "integer out of range" (eval_result.id is a 32-bit INTEGER)."""
-    store.save(make_run(hits(1, 2)))
+    store.runs.save(make_run(hits(1, 2)))
     with pytest.raises(UnknownNameError, match=f"no stored run with id {run_id} in "):
         store.get_run(run_id)
 
 
 def test_history_is_newest_first_and_limited(store: Store) -> None:
-    ids = [store.save(make_run(hits(i, 5), day=i)) for i in range(4)]
-    store.save(make_run(hits(1, 5), retriever="other", day=9))
+    ids = [store.runs.save(make_run(hits(i, 5), day=i)) for i in range(4)]
+    store.runs.save(make_run(hits(1, 5), retriever="other", day=9))
     history = store.history("demo.set", "bm25", limit=3)
     assert [r.id for r in history] == ids[::-1][:3]
     assert [len(r.result.questions) for r in history] == [5, 5, 5]
@@ -213,11 +213,11 @@ def test_history_is_newest_first_and_limited(store: Store) -> None:
 
 
 def test_latest_runs_gives_the_newest_run_of_each_pair(store: Store) -> None:
-    store.save(make_run(hits(1, 5), day=0))
-    newest = store.save(make_run(hits(2, 5), day=2))
-    store.save(make_run(hits(3, 5), day=1))
-    other = store.save(make_run(hits(1, 5), retriever="dense", day=0))
-    other_set = store.save(make_run(hits(1, 5), set_identifier="b.set", day=0))
+    store.runs.save(make_run(hits(1, 5), day=0))
+    newest = store.runs.save(make_run(hits(2, 5), day=2))
+    store.runs.save(make_run(hits(3, 5), day=1))
+    other = store.runs.save(make_run(hits(1, 5), retriever="dense", day=0))
+    other_set = store.runs.save(make_run(hits(1, 5), set_identifier="b.set", day=0))
     latest = store.latest_runs()
     assert [(r.result.set_identifier, r.result.retriever, r.id) for r in latest] == [
         ("b.set", "bm25", other_set),
@@ -227,23 +227,23 @@ def test_latest_runs_gives_the_newest_run_of_each_pair(store: Store) -> None:
 
 
 def test_summaries_of_one_pair_or_of_every_pair(store: Store) -> None:
-    old = store.save(make_run(hits(1, 4, form="gap"), day=0))
-    mid = store.save(make_run(hits(2, 4, form="gap"), day=1))
-    new = store.save(make_run(hits(3, 4, form="gap"), day=2))
-    dense = store.save(make_run(hits(1, 2), retriever="dense", day=0))
-    pair = store.summaries("demo.set", "bm25", 2)
+    old = store.runs.save(make_run(hits(1, 4, form="gap"), day=0))
+    mid = store.runs.save(make_run(hits(2, 4, form="gap"), day=1))
+    new = store.runs.save(make_run(hits(3, 4, form="gap"), day=2))
+    dense = store.runs.save(make_run(hits(1, 2), retriever="dense", day=0))
+    pair = store.runs.summaries("demo.set", "bm25", 2)
     assert [(s.run_id, s.top1_hits, s.question_count) for s in pair] == [(new, 3, 4), (mid, 2, 4)]
     assert pair[0].by_form == {} and pair[0].top1_hit_rate_ci is not None
-    assert store.summaries("demo.set", "bm25", 1, slices=True)[0].by_form["gap"].questions == 4
-    every = store.summaries(limit=2)
+    assert store.runs.summaries("demo.set", "bm25", 1, slices=True)[0].by_form["gap"].questions == 4
+    every = store.runs.summaries(limit=2)
     assert [(s.retriever, s.run_id) for s in every] == [
         ("bm25", new),
         ("bm25", mid),
         ("dense", dense),
     ]
-    assert old not in {s.run_id for s in store.summaries(limit=2)}
+    assert old not in {s.run_id for s in store.runs.summaries(limit=2)}
     with pytest.raises(ValueError, match="both a set and a retriever, or neither"):
-        store.summaries("demo.set")
+        store.runs.summaries("demo.set")
 
 
 def test_rows_of_other_graders_are_left_alone(store: Store) -> None:
@@ -263,7 +263,7 @@ def test_rows_of_other_graders_are_left_alone(store: Store) -> None:
                 created_at=datetime(2020, 1, 1, tzinfo=UTC),
             )
         )
-    mine = store.save(make_run(hits(1, 5)))
+    mine = store.runs.save(make_run(hits(1, 5)))
     assert [r.id for r in store.history("demo.set", "bm25")] == [mine]
     assert [r.id for r in store.latest_runs()] == [mine]
     assert store.prune(0) == 0  # mine is the current baseline; the foreign row is not ours
@@ -272,12 +272,12 @@ def test_rows_of_other_graders_are_left_alone(store: Store) -> None:
 
 def test_prune_deletes_old_runs_with_their_rows(store: Store) -> None:
     now = datetime.now(UTC)
-    old = store.save(make_run(hits(4, 5), day=0), Verdict(state="baseline"))
-    later = store.save(
+    old = store.runs.save(make_run(hits(4, 5), day=0), Verdict(state="baseline"))
+    later = store.runs.save(
         make_run(hits(4, 5), day=1), Verdict(state="no_regression", baseline_run_id=old)
     )
-    recent = store.save(make_run(hits(4, 5)).model_copy(update={"started_at": now}))
-    only_run_of_old_labels = store.save(make_run(hits(2, 5), fingerprint="fp-0", day=-5))
+    recent = store.runs.save(make_run(hits(4, 5)).model_copy(update={"started_at": now}))
+    only_run_of_old_labels = store.runs.save(make_run(hits(2, 5), fingerprint="fp-0", day=-5))
 
     assert store.prune(30) == 2
     kept = {r.id for r in store.history("demo.set", "bm25", limit=100)}
@@ -288,8 +288,8 @@ def test_prune_deletes_old_runs_with_their_rows(store: Store) -> None:
 
 
 def test_prune_never_deletes_the_current_baseline(store: Store) -> None:
-    baseline = store.save(make_run(hits(4, 5), day=0), Verdict(state="baseline"))
-    regression = store.save(
+    baseline = store.runs.save(make_run(hits(4, 5), day=0), Verdict(state="baseline"))
+    regression = store.runs.save(
         make_run(hits(1, 5), day=1),
         Verdict(state="regression", is_regression=True, baseline_run_id=baseline),
     )
@@ -300,8 +300,8 @@ def test_prune_never_deletes_the_current_baseline(store: Store) -> None:
 
 
 def test_pruning_a_baseline_unlinks_the_runs_compared_with_it(store: Store) -> None:
-    first = store.save(make_run(hits(4, 5), day=0), Verdict(state="baseline"))
-    second = store.save(
+    first = store.runs.save(make_run(hits(4, 5), day=0), Verdict(state="baseline"))
+    second = store.runs.save(
         make_run(hits(4, 5), day=1), Verdict(state="no_regression", baseline_run_id=first)
     )
     assert store.prune(0) == 1  # ``second`` is now the baseline
@@ -316,11 +316,11 @@ def test_prune_rejects_a_negative_age(store: Store) -> None:
 
 
 def test_accept_baseline_marks_the_run_and_refuses_invalid_runs(store: Store) -> None:
-    run_id = store.save(make_run(hits(1, 5)), Verdict(state="regression", is_regression=True))
-    store.accept_baseline(run_id)
+    run_id = store.runs.save(make_run(hits(1, 5)), Verdict(state="regression", is_regression=True))
+    store.runs.accept_baseline(run_id)
     assert store.get_run(run_id).accepted_baseline is True
-    invalid = store.save(make_run([question("a", False, error="down")]))
+    invalid = store.runs.save(make_run([question("a", False, error="down")]))
     with pytest.raises(InvalidInputError, match="invalid"):
-        store.accept_baseline(invalid)
+        store.runs.accept_baseline(invalid)
     with pytest.raises(UnknownNameError):
-        store.accept_baseline(12345)
+        store.runs.accept_baseline(12345)

@@ -13,11 +13,11 @@ from store.builders import hits, make_run, question
 
 def test_details_hold_the_intervals_and_a_run_read_back_carries_them(store: Store) -> None:
     baseline = make_run([*hits(6, 10), question("x", True, hard_class="h")])
-    baseline_id = store.save(baseline, detect_regression(baseline, None, Thresholds()))
+    baseline_id = store.runs.save(baseline, detect_regression(baseline, None, Thresholds()))
     current = make_run([*hits(8, 10), question("x", False, hard_class="h")], day=1)
     verdict = detect_regression(current, store.get_run(baseline_id), Thresholds())
     assert verdict.top1_delta_ci is not None
-    run_id = store.save(current, verdict)
+    run_id = store.runs.save(current, verdict)
 
     with store.engine.connect() as conn:
         details = conn.execute(

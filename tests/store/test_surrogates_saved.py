@@ -47,7 +47,7 @@ def test_a_retriever_s_bad_id_or_error_text_is_its_question_s_error_and_the_run_
     report = render_json(result)  # every value of the report encodes
     report.encode("utf-8")
     with open_store(store_url) as store:
-        run_id = store.save(result)
+        run_id = store.runs.save(result)
         stored = store.get_run(run_id)
     assert stored is not None
     assert [q.error for q in stored.result.questions] == [q.error for q in result.questions]

@@ -102,5 +102,5 @@ def fill_busy(url: str) -> Busy:
     with open_store(url) as store:
         assert store.get_run(busy.regression).is_regression
         assert store.get_run(busy.invalid).status == "invalid"
-        store.accept_baseline(busy.regression)
+        store.runs.accept_baseline(busy.regression)
     return busy

@@ -70,7 +70,7 @@ def save_runs(url: str) -> None:
                 retriever=name,
                 max_error_rate=0.1,
             )
-            store.save(run, detect_regression(run, None, Thresholds()))
+            store.runs.save(run, detect_regression(run, None, Thresholds()))
 
 
 @pytest.fixture(scope="module")

@@ -33,9 +33,9 @@ def save_board(url: str) -> None:
         for name, marks in PATTERNS.items():
             qs = [question(f"q{i:03d}", c == "1", c in "13") for i, c in enumerate(marks)]
             run = make_run(qs, retriever=name)
-            store.save(run, detect_regression(run, None, Thresholds()))
+            store.runs.save(run, detect_regression(run, None, Thresholds()))
         alone = make_run([question("q000", True)], retriever="alone", set_identifier="single.set")
-        store.save(alone, detect_regression(alone, None, Thresholds()))
+        store.runs.save(alone, detect_regression(alone, None, Thresholds()))
 
 
 @pytest.fixture
@@ -60,7 +60,7 @@ def test_api_is_the_leaderboard_of_the_named_retrievers(client: TestClient, fill
     data = client.get("/api/compare", params={"set": SET, "r": names}).json()
     assert data["leaderboard"] == _expected(filled.url, SET, names)
     with open_store(filled.url) as store:
-        assert data["retrievers"] == store.retrievers_for(SET)
+        assert data["retrievers"] == store.runs.retrievers_for(SET)
     # the truncated retriever keeps BM25's first result: the same top-1 outcome everywhere
     board = data["leaderboard"]
     assert board["differences"] == []

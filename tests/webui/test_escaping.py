@@ -107,17 +107,15 @@ def _replays(store: Any) -> int:
 
     from retrieval_eval.replay.record import Ranking, ReplayRecord
     from retrieval_eval.replay.samples import QuerySample, SampledQuery
-    from retrieval_eval.store.replays import save_replay, save_sample
 
     sample = QuerySample(P["set"], "plain", (SampledQuery("k1", P["question"], 5, "head"),), 1, 5)
-    sample_id = save_sample(store, sample)
+    sample_id = store.replays.save_sample(sample)
     first = [Ranking("k1", [P["expected_id"], P["retrieved_id"]])]
     moved = [Ranking("k1", [P["retrieved_id"], "doc-z"])]
     ids = []
     for day, rows, before in ((0, first, None), (1, moved, first)):
         ids.append(
-            save_replay(
-                store,
+            store.replays.save(
                 ReplayRecord.of_sample(
                     sample,
                     run_key=f"replay-{day}",
@@ -179,7 +177,7 @@ def dashboard(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Dashboard]:
         _questions([P["expected_id"]], ["doc-x"], ["doc-e"]), retriever=OTHER, day=1, **common
     )
     with open_store(url) as store:
-        base_id = store.save(base, detect_regression(base, None, thresholds))
+        base_id = store.runs.save(base, detect_regression(base, None, thresholds))
         verdict = detect_regression(current, store.get_run(base_id), thresholds)
         # the flips table and the errored row must be on the run page for the test to mean much
         assert verdict.state == "regression"
@@ -188,8 +186,8 @@ def dashboard(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Dashboard]:
         verdict = verdict.model_copy(
             update={"summary": P["verdict_summary"], "reasons": [P["verdict_reason"]]}
         )
-        current_id = store.save(current, verdict)
-        store.save(other, detect_regression(other, None, thresholds))
+        current_id = store.runs.save(current, verdict)
+        store.runs.save(other, detect_regression(other, None, thresholds))
         replay_id = _replays(store)
     app = create_app(url, require_auth=False)
     with TestClient(app) as client:

@@ -31,7 +31,7 @@ def test_the_run_page_shows_grades_where_a_question_gives_them(tmp_path: Path) -
     questions = score_many(GOLDEN.questions, [["b.md", "a.md"], ["x.md"]], depth=settings.depth)
     result = summarise_set(GOLDEN, questions, retriever="r", settings=settings)
     with open_store(url) as store:
-        run_id = store.save(result, Verdict(state="baseline"))
+        run_id = store.runs.save(result, Verdict(state="baseline"))
     app = create_app(url, require_auth=False)
     with TestClient(app) as client:
         data = client.get(f"/api/runs/{run_id}").json()

@@ -12,7 +12,6 @@ from markupsafe import escape
 
 from retrieval_eval.labels.judgments import Judgment
 from retrieval_eval.store import open_store
-from retrieval_eval.store.judgments import add_judgments
 from retrieval_eval.webui.app import create_app
 from webui.fill import SET, Filled
 
@@ -40,7 +39,7 @@ def test_the_run_page_shows_judge_figures_only_with_model_judgments(
             for doc in q.retrieved[:3]
             if doc not in q.expected_document_ids
         ]
-        add_judgments(store, SET, rows, channel="import", written_by="test")
+        store.judgments.add(SET, rows, channel="import", written_by="test")
     after = client.get(f"/api/runs/{run_id}").json()["judge_figures"]
     assert after["machine_raters"] == ["judge:sim"]
     assert after["holes"]["machine_judged"] == len(rows)
@@ -66,7 +65,7 @@ def test_the_compare_page_shows_each_retrievers_judge_figures(
                         grades[(q.id, doc)] = 2 * ((len(q.id) + i) % 2)  # relevant, or not
                         rows.append(Judgment(question_id=q.id, document_id=doc,
                                              grade=grades[(q.id, doc)], rater="judge:sim"))  # fmt: skip
-        add_judgments(store, SET, rows, channel="import", written_by="test")
+        store.judgments.add(SET, rows, channel="import", written_by="test")
     api = client.get("/api/compare", params={"set": SET}).json()["leaderboard"]["entries"]
     page = client.get("/compare", params={"set": SET}).text
     assert 'id="judge-figures"' in page and "Model judgments (judge:sim)" in page

@@ -210,7 +210,7 @@ def test_the_counts_read_from_the_run_are_the_stores(busy_sqlite: Busy) -> None:
     gives the count the store's own query gives, on a regressed run and an invalid one."""
     from itertools import product
 
-    from retrieval_eval.store.questions import QuestionFilter, count_questions, stored_count
+    from retrieval_eval.store.questions import QuestionFilter, stored_count
 
     checked = 0
     with open_store(busy_sqlite.url) as store:
@@ -226,6 +226,6 @@ def test_the_counts_read_from_the_run_are_the_stores(busy_sqlite: Busy) -> None:
                 known = stored_count(stored, where)
                 if known is not None:
                     other = stored.model_copy(update={"grader": "another"})  # counted in SQL
-                    assert known == count_questions(store, other, where), where
+                    assert known == store.questions.count(other, where), where
                     checked += 1
     assert checked > 20

@@ -19,7 +19,7 @@ from store.builders import ranked_run
 from retrieval_eval.config.models import Thresholds
 from retrieval_eval.evaluation import MAX_DEPTH
 from retrieval_eval.store import open_store
-from retrieval_eval.store.questions import QuestionFilter, count_questions
+from retrieval_eval.store.questions import QuestionFilter
 from retrieval_eval.webui import routes
 from retrieval_eval.webui.app import create_app
 from retrieval_eval.workflows.recording import record_run
@@ -135,11 +135,11 @@ def test_the_sql_count_agrees_with_the_stored_figures_at_every_depth(run: Run) -
         stored = store.get_run(run.run_id, questions=False)
         ids = tuple(RANKS)  # naming the ids makes the store count the rows in SQL
         for depth in range(1, 14):
-            counted = count_questions(store, stored, QuestionFilter(miss_at=depth, ids=ids))
+            counted = store.questions.count(stored, QuestionFilter(miss_at=depth, ids=ids))
             assert counted == len(_missed(depth)), depth
         for form in ("gap", "match"):
             where = QuestionFilter(miss_at=5, form=form)
-            assert count_questions(store, stored, where) == len(_missed(5, form))
+            assert store.questions.count(stored, where) == len(_missed(5, form))
 
 
 def test_misses_are_counted_from_the_stored_figures(tmp_path: Path) -> None:
@@ -157,8 +157,8 @@ def test_misses_are_counted_from_the_stored_figures(tmp_path: Path) -> None:
                 delete(eval_result_question).where(eval_result_question.c.run_id == recorded.run_id)
             )
         stored = store.get_run(recorded.run_id or 0, questions=False)
-        assert count_questions(store, stored, QuestionFilter(miss_at=5)) == len(_missed(5))
-        assert count_questions(store, stored, QuestionFilter(miss_at=5, ids=tuple(RANKS))) == 0
+        assert store.questions.count(stored, QuestionFilter(miss_at=5)) == len(_missed(5))
+        assert store.questions.count(stored, QuestionFilter(miss_at=5, ids=tuple(RANKS))) == 0
 
 
 def test_the_route_knows_the_deepest_depth() -> None:

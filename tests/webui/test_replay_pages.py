@@ -17,7 +17,6 @@ from fastapi.testclient import TestClient
 
 from retrieval_eval.config.models import load_config
 from retrieval_eval.store import open_store
-from retrieval_eval.store.replays import get_replay
 from retrieval_eval.webui.app import create_app
 from retrieval_eval.workflows.replay import run_replay
 from webui.browsing import serve
@@ -78,7 +77,7 @@ def test_the_drift_page_and_its_twin_give_the_stored_figures(
     assert [r["index_version"] for r in data["replays"]] == ["v1", "v2", "v3"]
     assert data["replays"][2]["compared_index_version"] == "v2"
     with open_store(replayed["url"]) as store:
-        last = get_replay(store, replayed["ids"][2])
+        last = store.replays.get(replayed["ids"][2])
     assert data["replays"][2]["mean_rbo"] == pytest.approx(last.mean_rbo)
     page = client.get("/drift", params={"sample": "log", "retriever": "bm25"})
     assert page.status_code == 200 and f"{last.mean_rbo:.3f}" in page.text

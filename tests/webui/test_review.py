@@ -14,7 +14,6 @@ import pytest
 from fastapi.testclient import TestClient
 
 from retrieval_eval.store import open_store
-from retrieval_eval.store.judgments import stored_judgments
 from retrieval_eval.webui.app import create_app
 from retrieval_eval.webui.review_view import ReviewSource
 from webui.fill import BM25, MARKUP, SET, Filled
@@ -64,7 +63,7 @@ def _stored(url: str) -> list[tuple[str | None, str, int | None, str | None, str
         return [
             (s.judgment.question_id, s.judgment.document_id, s.judgment.grade, s.judgment.rater,
              s.channel, s.written_by)
-            for s in stored_judgments(store, SET)
+            for s in store.judgments.stored(SET)
         ]  # fmt: skip
 
 

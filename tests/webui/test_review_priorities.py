@@ -18,7 +18,6 @@ from retrieval_eval.golden.loaders import load_golden_set
 from retrieval_eval.labels.judgments import Judgment
 from retrieval_eval.safety.users import User, hash_password, write_users
 from retrieval_eval.store import open_store
-from retrieval_eval.store.judgments import add_judgments, stored_judgments
 from retrieval_eval.webui.app import create_app
 from retrieval_eval.webui.local_auth import LocalAuth
 from retrieval_eval.webui.review_view import ReviewSource, priority
@@ -90,7 +89,7 @@ def pairs(document: dict[str, Any]) -> list[tuple[str, str, str]]:
 
 def add(url: str, *rows: Judgment) -> None:
     with open_store(url) as store:
-        add_judgments(store, SET, list(rows), channel="import", written_by="test")
+        store.judgments.add(SET, list(rows), channel="import", written_by="test")
 
 
 def test_ordered_by_value_open_until_two_people_graded_and_blind(app: Any, store_copy: str) -> None:
@@ -151,7 +150,7 @@ def test_ordered_by_value_open_until_two_people_graded_and_blind(app: Any, store
     assert ada.post("/review/judge", data=graded_once, follow_redirects=False).status_code == 303
     assert (qa, da) not in {(q, d) for q, d, _ in pairs(queue(ada))}
     with open_store(store_copy) as store:
-        raters = [s.judgment.rater for s in stored_judgments(store, SET)]
+        raters = [s.judgment.rater for s in store.judgments.stored(SET)]
     assert raters == ["judge:sim", "cy", "judge:sim", "cy", "ada", "ada"]
 
 
@@ -198,7 +197,7 @@ def test_the_keyboard_grades_the_first_candidate_in_headless_chromium(
         assert page.url.startswith(f"{base}/review?set=")
         with open_store(store_copy) as store:
             rows = [(s.judgment.question_id, s.judgment.document_id, s.judgment.grade,
-                     s.judgment.rater) for s in stored_judgments(store, SET)]  # fmt: skip
+                     s.judgment.rater) for s in store.judgments.stored(SET)]  # fmt: skip
         assert rows == [(qid, doc, 3, "ada")]
         page.context.close()
 
@@ -208,7 +207,7 @@ def test_pairs_that_would_flip_a_verdict_lead_the_queue(app: Any, store_copy: st
     here from the stored runs' rankings, is marked ``flip`` and its question comes first."""
     with open_store(store_copy) as store:
         newest = {}
-        for name in store.retrievers_for(SET):
+        for name in store.runs.retrievers_for(SET):
             valid = [r for r in store.history(SET, name, limit=20, questions=False)
                      if r.status == "valid"]  # fmt: skip
             if valid:

@@ -29,7 +29,6 @@ from retrieval_eval.safety.users import (
     write_users,
 )
 from retrieval_eval.store import open_store
-from retrieval_eval.store.judgments import stored_judgments
 from retrieval_eval.webui.local_auth import (
     FAILURES_PER_ADDRESS,
     FAILURES_PER_NAME,
@@ -163,7 +162,7 @@ def test_login_roles_and_a_raters_grade_stored_as_theirs(tmp_path: Path, store_c
         assert done.status_code == 303, done.text
         with open_store(store_copy) as store:
             rows = [(s.judgment.rater, s.written_by, s.channel, s.judgment.grade)
-                    for s in stored_judgments(store, SET)]  # fmt: skip
+                    for s in store.judgments.stored(SET)]  # fmt: skip
         assert rows == [("ann", "ann", "dashboard", 2)]
         out = rater.post("/logout")
         assert out.status_code == 303

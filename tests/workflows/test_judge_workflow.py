@@ -10,7 +10,6 @@ import pytest
 import yaml
 
 from retrieval_eval.store import open_store
-from retrieval_eval.store.judgments import read_stored_judgments
 from retrieval_eval.workflows.base import WORKFLOWS
 from retrieval_eval.workflows.judge import JudgeJob, JudgeWorkflow, PairToJudge
 
@@ -53,7 +52,7 @@ def test_mapped_batches_record_once_and_a_second_pass_is_all_cache(job: JudgeJob
     outcome = workflow.record(workflow.reduce(parts))
     assert (outcome.graded, outcome.asked, outcome.from_cache, outcome.stored) == (10, 10, 0, 10)
     with open_store(job.db or "") as store:
-        rows = read_stored_judgments(store, "s", gated=False)
+        rows = store.judgments.read("s", gated=False)
     assert {(r.question_id, r.grade) for r in rows} == {(f"q{i}", i % 4) for i in range(10)}
 
     again = JudgeWorkflow(job)

@@ -32,7 +32,7 @@ def store(tmp_path: Path) -> Iterator[Store]:
 
 def save(store: Store, questions: list[QuestionResult], retriever: str, **kwargs: object) -> int:
     run = make_run(questions, retriever=retriever, **kwargs)  # type: ignore[arg-type]
-    return store.save(run, detect_regression(run, None, Thresholds()))
+    return store.runs.save(run, detect_regression(run, None, Thresholds()))
 
 
 def pattern(top1: str, prefix: str = "q") -> list[QuestionResult]:

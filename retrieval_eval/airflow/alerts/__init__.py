@@ -87,11 +87,11 @@ def send_alerts(
         if (
             store is not None
             and run_key
-            and not store.claim_alert(
+            and not store.alerts.claim(
                 run_key, channel, message.kind, expire_after_s=CLAIM_EXPIRES_S
             )
         ):
-            state = store.alert_state(run_key, channel)
+            state = store.alerts.state(run_key, channel)
             why = "already sent" if state == "sent" else "an earlier try did not finish"
             skipped.append(f"{channel} ({why}; not sent twice)")
             continue
@@ -99,11 +99,11 @@ def send_alerts(
             sender.send(message.model_copy(update={"mention": spec.get("mention")}))
         except Exception as exc:
             if store is not None and run_key:
-                store.release_alert(run_key, channel)
+                store.alerts.release(run_key, channel)
             failures.append(redact(str(exc)))  # the task log shows it
             continue
         if store is not None and run_key:
-            store.alert_sent(run_key, channel)  # first: a kill after this never sends it again
+            store.alerts.sent(run_key, channel)  # first: a kill after this never sends it again
         sent.append(channel)
     if failures:
         raise RuntimeError("; ".join(failures))
@@ -120,7 +120,7 @@ def _regression_open(
     retriever, before this run, was a regression (so a recovery is due there)."""
     if store is None or not run_key:
         return False
-    last = store.last_alert_kind(
+    last = store.alerts.last_kind(
         message.set_identifier,
         message.retriever,
         channel,
