@@ -198,7 +198,9 @@ class PromoteWorkflow(
             self.check_target(target)
         source = Path(reduced.source) if reduced.source is not None else None
         write_promotion(reduced.read, reduced.promoted, target, source)
-        rejudged = self._rejudge(reduced.promoted) if self.job.rejudge else []
+        rejudged = (
+            rejudge_set(self.config, reduced.promoted, self.job.db) if self.job.rejudge else []
+        )
         return PromoteOutcome(**dict(reduced), written=True, rejudged=rejudged)
 
     def failure(self, outcome: PromoteOutcome) -> Exception | None:
@@ -212,33 +214,36 @@ class PromoteWorkflow(
             f"{len(outcome.problems)} problem(s); fix them, or promote with force"
         )
 
-    def _rejudge(self, promoted: GoldenQuestionSet) -> list[RejudgedRun]:
-        """Every stored run of the set scored again against ``promoted``'s labels, stored."""
-        from retrieval_eval.store.store import open_existing_store
-        from retrieval_eval.workflows.labelled_run import resolve_settings, resolve_thresholds
-        from retrieval_eval.workflows.rejudge import rejudge_runs
 
-        config, identifier = self.config, promoted.identifier
-        with open_existing_store(self._store_url()) as store:
-            done = rejudge_runs(
-                store,
-                promoted,
-                store.runs_of_set(identifier),
-                lambda r: resolve_thresholds(config, identifier, r),
-                lambda r: resolve_settings(config, identifier, r).depths,
-            )
-        return [
-            RejudgedRun(
-                run_id=item.run_id,
-                retriever=item.retriever,
-                outcome=item.outcome,
-                rejudged_id=item.rejudged_id,
-                verdict_state=item.verdict.state if item.verdict else None,
-                baseline_run_id=item.verdict.baseline_run_id if item.verdict else None,
-                shortfall=item.shortfall,
-            )
-            for item in done
-        ]
+def rejudge_set(config: Config, golden: GoldenQuestionSet, db: str | None) -> list[RejudgedRun]:
+    """Every stored run of ``golden``'s set scored again against its labels and stored
+    (:func:`~retrieval_eval.workflows.rejudge.rejudge_runs`); ``db``: ``--db`` as given."""
+    from retrieval_eval.store import resolve_store_url
+    from retrieval_eval.store.store import open_existing_store
+    from retrieval_eval.workflows.labelled_run import resolve_settings, resolve_thresholds
+    from retrieval_eval.workflows.rejudge import rejudge_runs
+
+    identifier = golden.identifier
+    with open_existing_store(resolve_store_url(db, config)) as store:
+        done = rejudge_runs(
+            store,
+            golden,
+            store.runs_of_set(identifier),
+            lambda r: resolve_thresholds(config, identifier, r),
+            lambda r: resolve_settings(config, identifier, r).depths,
+        )
+    return [
+        RejudgedRun(
+            run_id=item.run_id,
+            retriever=item.retriever,
+            outcome=item.outcome,
+            rejudged_id=item.rejudged_id,
+            verdict_state=item.verdict.state if item.verdict else None,
+            baseline_run_id=item.verdict.baseline_run_id if item.verdict else None,
+            shortfall=item.shortfall,
+        )
+        for item in done
+    ]
 
 
 def set_file(config: Config, name: str, required: bool = True) -> Path | None:
