@@ -86,6 +86,8 @@ def build_labelling_dag(
     """The DAG of one ``labelling:`` entry (the module docstring says its tasks)."""
     options = airflow_options or AirflowOptions()
     job = labelling_job(spec, config_path, options)
+    # the store: the Airflow connection's when configured (turned into a URL at run time)
+    store = {"store_connection_id": c} if (c := options.store_connection_id) else {}
     pool_job = {
         "config_path": config_path,
         "set": spec.set,
@@ -93,8 +95,9 @@ def build_labelling_dag(
         "depth": spec.depth,
         "fresh": spec.fresh,
         "max_batches": spec.max_batches,
+        **store,
     }
-    promote_job = {"config_path": config_path, "set": spec.set, "from_store": True}
+    promote_job = {"config_path": config_path, "set": spec.set, "from_store": True, **store}
     approval = "an approval in Airflow" if spec.approval else "no approval (`approval: false`)"
     with _dag(
         spec,
@@ -148,7 +151,7 @@ def judge_job(job: dict[str, Any], pooled: dict[str, Any]) -> dict[str, Any]:
         print(f"left out: {count} row(s): {why}")
     print(f"{len(pairs)} pair(s) of {golden.identifier} to ask judge:{job['judge']} about")
     context = get_current_context()
-    return JudgeJob(
+    made = JudgeJob(
         config_path=job["config_path"],
         set_identifier=golden.identifier,
         judge=job["judge"],
@@ -157,6 +160,16 @@ def judge_job(job: dict[str, Any], pooled: dict[str, Any]) -> dict[str, Any]:
         written_by=f"airflow:{context['dag_run'].dag_id}",
         max_batches=job["max_batches"],
     ).model_dump(mode="json")
+    if job.get("store_connection_id"):  # the URL itself is made where it is used
+        made["store_connection_id"] = job["store_connection_id"]
+    return made
+
+
+def _db(job: dict[str, Any]) -> str | None:
+    """The store's URL from the DAG's Airflow connection, if it has one (None: the config's)."""
+    from retrieval_eval.airflow.runtime import store_url
+
+    return store_url(job) if job.get("store_connection_id") else None
 
 
 @task(show_return_value_in_logs=False)
@@ -176,7 +189,7 @@ def calibrate(job: dict[str, Any], judged: dict[str, Any]) -> dict[str, Any]:
             config,
             golden,
             job["judge"],
-            db=None,
+            db=_db(job),
             retrievers=job["retrievers"],
             size=job["calibration_pairs"],
             written_by=f"airflow:{get_current_context()['dag_run'].dag_id}",
@@ -235,7 +248,7 @@ def rejudge(job: dict[str, Any], promoted: dict[str, Any]) -> list[dict[str, Any
     with bad_input_fails_at_once():
         config = load_config(job["config_path"])
         golden = resolve_set(config, job["set"])  # the file as promote wrote it
-        done = rejudge_set(config, golden, None)
+        done = rejudge_set(config, golden, _db(job))
     counts: dict[str, int] = {}
     for item in done:
         counts[item.outcome] = counts.get(item.outcome, 0) + 1

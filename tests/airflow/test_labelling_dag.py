@@ -38,10 +38,11 @@ KEY = "sk-labelling-test-5d1e"
 QUESTIONS = 8
 
 
-def _world(folder: Path, slack: RecordingServer | None = None) -> dict[str, Any]:
+def _world(folder: Path, slack: bool = False, connection: bool = False) -> dict[str, Any]:
     """A small set (the demo's first questions, each with one document people graded 0), a
     store holding one run of it, and a config with the labelling entry (the judge's URL is
-    filled in by the caller)."""
+    filled in by the caller). With ``connection`` the DAG's store is the Airflow connection
+    ``lab_store``'s and the config's ``store:`` a decoy no task may touch."""
     folder.mkdir()
     demo = yaml.safe_load((EXAMPLES / "golden" / "handbook.yaml").read_text())
     questions = demo["questions"][:QUESTIONS]
@@ -58,7 +59,7 @@ def _world(folder: Path, slack: RecordingServer | None = None) -> dict[str, Any]
     set_file.write_text(yaml.safe_dump({**demo, "questions": questions}), encoding="utf-8")
     store = f"sqlite:///{folder / 'store.sqlite'}"
     config: dict[str, Any] = {
-        "store": store,
+        "store": f"sqlite:///{folder / 'decoy.sqlite'}" if connection else store,
         "sets": [str(set_file)],
         "retrievers": {"bm25": {"type": "lexical", "corpus": str(EXAMPLES / "corpus")}},
         "judges": {
@@ -86,7 +87,11 @@ def _world(folder: Path, slack: RecordingServer | None = None) -> dict[str, Any]
                 "alerts": [{"type": "slack", "connection_id": "slack_lab"}] if slack else [],
             }
         ],
-        "airflow": {"retries": 0, "ui_base_url": "http://airflow.example/retrieval-eval"},
+        "airflow": {
+            "retries": 0,
+            "ui_base_url": "http://airflow.example/retrieval-eval",
+            **({"store_connection_id": "lab_store"} if connection else {}),
+        },
     }
     path = folder / "retrieval_eval.yaml"
     path.write_text(yaml.safe_dump(config), encoding="utf-8")
@@ -155,12 +160,14 @@ def test_the_labelling_dag_is_one_per_entry_with_its_task_graph(tmp_path: Path) 
     from airflow.providers.standard.operators.hitl import ApprovalOperator
 
     assert isinstance(dag.task_dict["approve_labels"], ApprovalOperator)
+    example = build_dags(load_config(EXAMPLES / "labelling.yaml"))  # the shipped example
+    assert list(example) == ["retrieval_eval_labelling__handbook_demo__umbrela"]
 
 
 def test_a_calibrated_judge_is_approved_promoted_and_runs_rejudged_else_it_alerts(
     airflow_env: dict[str, str], tmp_path: Path
 ) -> None:
-    good = _world(tmp_path / "good")
+    good = _world(tmp_path / "good", connection=True)
     bad = _world(tmp_path / "bad", slack=True)
     good_server, _ = _judge(good, agree=True)
     bad_server, _ = _judge(bad, agree=False)
@@ -187,6 +194,12 @@ def test_a_calibrated_judge_is_approved_promoted_and_runs_rejudged_else_it_alert
                             "RETRIEVAL_EVAL_CONFIG": str(good["config"]),
                             "SIM_JUDGE_KEY": KEY,
                             "AIRFLOW_CONN_SLACK_LAB": json.dumps(connection),
+                            "AIRFLOW_CONN_LAB_STORE": json.dumps(
+                                {
+                                    "conn_type": "retrieval_eval_store",
+                                    "extra": {"url": good["store"]},
+                                }
+                            ),
                         },
                     },
                     {"dag_id": DAG_ID, "env": {"RETRIEVAL_EVAL_CONFIG": str(bad["config"])}},
@@ -217,6 +230,7 @@ def test_a_calibrated_judge_is_approved_promoted_and_runs_rejudged_else_it_alert
         (calibration,) = calibrations(store, "handbook.demo")
         assert calibration.passed and calibration.kappa == pytest.approx(1.0)
         runs = store.runs_of_set("handbook.demo")
+    assert not (tmp_path / "good" / "decoy.sqlite").exists()  # the connection's store only
     promoted = yaml.safe_load(good["set_file"].read_text())
     assert promoted["version"] == 2
     (entry,) = promoted["changelog"]
