@@ -59,14 +59,8 @@ def rejudge(
     """Score past stored runs of SET again against its current labels, from their stored
     rankings (no retriever is called), and store each as a re-judged run."""
     from retrieval_eval.config.models import load_config
-    from retrieval_eval.store import resolve_store_url
-    from retrieval_eval.store.store import open_existing_store
-    from retrieval_eval.workflows.labelled_run import (
-        resolve_set,
-        resolve_settings,
-        resolve_thresholds,
-    )
-    from retrieval_eval.workflows.rejudge import rejudge_runs
+    from retrieval_eval.workflows.labelled_run import resolve_set
+    from retrieval_eval.workflows.promote import rejudge_set
 
     if runs is not None and since is not None:
         raise click.UsageError("give --runs or --since, not both")
@@ -74,15 +68,7 @@ def rejudge(
     config = load_config(config_path)
     golden = resolve_set(config, set_name)
     when = since.replace(tzinfo=UTC) if since is not None else None
-    with open_existing_store(resolve_store_url(db, config)) as store:
-        stored = store.runs_of_set(golden.identifier, ids=ids, since=when)
-        done = rejudge_runs(
-            store,
-            golden,
-            stored,
-            lambda r: resolve_thresholds(config, golden.identifier, r),
-            lambda r: resolve_settings(config, golden.identifier, r).depths,
-        )
+    done = rejudge_set(config, golden, db, ids=ids, since=when)
     if fmt == "json":
         from retrieval_eval.formats.jsonio import dumps
 
@@ -107,14 +93,13 @@ def rejudge(
 
 
 def _listed(item: Any) -> dict[str, Any]:
-    verdict = item.verdict
     return {
         "run_id": item.run_id,
         "retriever": item.retriever,
         "outcome": item.outcome,
         "rejudged_id": item.rejudged_id,
-        "verdict_state": verdict.state if verdict else None,
-        "baseline_run_id": verdict.baseline_run_id if verdict else None,
+        "verdict_state": item.verdict_state,
+        "baseline_run_id": item.baseline_run_id,
         "shortfall": item.shortfall,
     }
 
@@ -127,9 +112,8 @@ def _line(item: Any) -> str:
         return head + "already judged against these labels"
     if item.outcome == "already":
         return head + f"re-judged before, as run {item.rejudged_id}"
-    verdict = item.verdict
-    against = f" against run {verdict.baseline_run_id}" if verdict.baseline_run_id else ""
-    line = f"{head}re-judged as run {item.rejudged_id}: {verdict.state}{against}"
+    against = f" against run {item.baseline_run_id}" if item.baseline_run_id else ""
+    line = f"{head}re-judged as run {item.rejudged_id}: {item.verdict_state}{against}"
     return f"{line} ({item.shortfall})" if item.shortfall else line
 
 

@@ -16,6 +16,7 @@ error: the CLI prints lint's findings and exits 2, a DAG task fails
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from datetime import datetime
 from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, ClassVar, Literal
@@ -215,9 +216,18 @@ class PromoteWorkflow(
         )
 
 
-def rejudge_set(config: Config, golden: GoldenQuestionSet, db: str | None) -> list[RejudgedRun]:
-    """Every stored run of ``golden``'s set scored again against its labels and stored
-    (:func:`~retrieval_eval.workflows.rejudge.rejudge_runs`); ``db``: ``--db`` as given."""
+def rejudge_set(
+    config: Config,
+    golden: GoldenQuestionSet,
+    db: str | None,
+    *,
+    ids: Sequence[int] | None = None,
+    since: datetime | None = None,
+) -> list[RejudgedRun]:
+    """The stored runs of ``golden``'s set (only ``ids``, or those started on or after
+    ``since``, when given) scored again against its labels and stored
+    (:func:`~retrieval_eval.workflows.rejudge.rejudge_runs`): ``sets rejudge``, and the
+    labelling DAG after a promotion. ``db``: ``--db`` as given. The store must exist."""
     from retrieval_eval.store import resolve_store_url
     from retrieval_eval.store.store import open_existing_store
     from retrieval_eval.workflows.labelled_run import resolve_settings, resolve_thresholds
@@ -228,7 +238,7 @@ def rejudge_set(config: Config, golden: GoldenQuestionSet, db: str | None) -> li
         done = rejudge_runs(
             store,
             golden,
-            store.runs_of_set(identifier),
+            store.runs_of_set(identifier, ids=ids, since=since),
             lambda r: resolve_thresholds(config, identifier, r),
             lambda r: resolve_settings(config, identifier, r).depths,
         )
