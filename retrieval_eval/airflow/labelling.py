@@ -243,7 +243,7 @@ def rejudge(job: dict[str, Any], promoted: dict[str, Any]) -> list[dict[str, Any
     from retrieval_eval.airflow.runtime import bad_input_fails_at_once
     from retrieval_eval.config.models import load_config
     from retrieval_eval.workflows.labelled_run import resolve_set
-    from retrieval_eval.workflows.promote import rejudge_set
+    from retrieval_eval.workflows.rejudge import rejudge_set
 
     with bad_input_fails_at_once():
         config = load_config(job["config_path"])

@@ -60,7 +60,7 @@ def rejudge(
     rankings (no retriever is called), and store each as a re-judged run."""
     from retrieval_eval.config.models import load_config
     from retrieval_eval.workflows.labelled_run import resolve_set
-    from retrieval_eval.workflows.promote import rejudge_set
+    from retrieval_eval.workflows.rejudge import rejudge_set
 
     if runs is not None and since is not None:
         raise click.UsageError("give --runs or --since, not both")

@@ -16,10 +16,9 @@ error: the CLI prints lint's findings and exits 2, a DAG task fails
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from datetime import datetime
 from functools import cached_property
 from pathlib import Path
-from typing import TYPE_CHECKING, ClassVar, Literal
+from typing import TYPE_CHECKING, ClassVar
 
 from pydantic import BaseModel, ConfigDict
 
@@ -27,6 +26,7 @@ from retrieval_eval.errors import InvalidInputError
 from retrieval_eval.golden.models import ChangelogEntry, GoldenQuestionSet
 from retrieval_eval.lint.models import LintReport
 from retrieval_eval.workflows.base import Workflow, register
+from retrieval_eval.workflows.rejudge import RejudgedRun, rejudge_set
 
 if TYPE_CHECKING:
     from retrieval_eval.config.models import Config
@@ -73,18 +73,6 @@ class PromoteReduced(PromotePart):
     def blocked(self) -> bool:
         """Lint finds errors in the new version, or the promotion names a problem."""
         return self.report.has_errors or bool(self.problems)
-
-
-class RejudgedRun(BaseModel):
-    """What re-judging one stored run did (:class:`retrieval_eval.workflows.rejudge.Rejudging`)."""
-
-    run_id: int
-    retriever: str
-    outcome: Literal["rejudged", "already", "current", "invalid"]
-    rejudged_id: int | None = None
-    verdict_state: str | None = None
-    baseline_run_id: int | None = None
-    shortfall: str | None = None
 
 
 class PromoteOutcome(PromoteReduced):
@@ -214,46 +202,6 @@ class PromoteWorkflow(
             f"lint found {outcome.report.count('error')} error(s) and the promotion "
             f"{len(outcome.problems)} problem(s); fix them, or promote with force"
         )
-
-
-def rejudge_set(
-    config: Config,
-    golden: GoldenQuestionSet,
-    db: str | None,
-    *,
-    ids: Sequence[int] | None = None,
-    since: datetime | None = None,
-) -> list[RejudgedRun]:
-    """The stored runs of ``golden``'s set (only ``ids``, or those started on or after
-    ``since``, when given) scored again against its labels and stored
-    (:func:`~retrieval_eval.workflows.rejudge.rejudge_runs`): ``sets rejudge``, and the
-    labelling DAG after a promotion. ``db``: ``--db`` as given. The store must exist."""
-    from retrieval_eval.store import resolve_store_url
-    from retrieval_eval.store.store import open_existing_store
-    from retrieval_eval.workflows.labelled_run import resolve_settings, resolve_thresholds
-    from retrieval_eval.workflows.rejudge import rejudge_runs
-
-    identifier = golden.identifier
-    with open_existing_store(resolve_store_url(db, config)) as store:
-        done = rejudge_runs(
-            store,
-            golden,
-            store.runs_of_set(identifier, ids=ids, since=since),
-            lambda r: resolve_thresholds(config, identifier, r),
-            lambda r: resolve_settings(config, identifier, r).depths,
-        )
-    return [
-        RejudgedRun(
-            run_id=item.run_id,
-            retriever=item.retriever,
-            outcome=item.outcome,
-            rejudged_id=item.rejudged_id,
-            verdict_state=item.verdict.state if item.verdict else None,
-            baseline_run_id=item.verdict.baseline_run_id if item.verdict else None,
-            shortfall=item.shortfall,
-        )
-        for item in done
-    ]
 
 
 def set_file(config: Config, name: str, required: bool = True) -> Path | None:
