@@ -25,6 +25,7 @@ COSTLIEST = [
     "tests/airflow/test_deployment.py",
     "tests/airflow/test_deployment_celery.py",
     "tests/airflow/test_dag_runs.py",
+    "tests/airflow/test_labelling_dag.py",
     "tests/webui/test_screenshots.py",
     "tests/airflow/test_python_retriever.py",
     "tests/webui/test_browser.py",

@@ -95,7 +95,11 @@ def _config_blocks() -> list[tuple[str, object]]:
 
 def test_the_schema_accepts_the_shipped_and_documented_configs_and_refuses_a_typo() -> None:
     validator = jsonschema.Draft202012Validator(json.loads(docs_reference.schema_text()))
-    shipped = [ROOT / "examples" / "retrieval_eval.yaml", ROOT / "examples" / "replays.yaml"]
+    shipped = [
+        ROOT / "examples" / "retrieval_eval.yaml",
+        ROOT / "examples" / "replays.yaml",
+        ROOT / "examples" / "labelling.yaml",
+    ]
     configs = [(str(path), yaml.safe_load(path.read_text())) for path in shipped]
     documented = _config_blocks()
     assert len(configs) >= 2 and len(documented) >= 10

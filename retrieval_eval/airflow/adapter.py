@@ -102,16 +102,19 @@ class Wired:
 
 def workflow_tasks(
     workflow: str,
-    job: Mapping[str, Any],
+    job: Mapping[str, Any] | Any,
     *,
     task_ids: Mapping[str, str] | None = None,
     outlets: list[Any] | None = None,
 ) -> Wired:
     """Add the workflow's four tasks to the DAG (or task group) being defined; ``task_ids``
     renames steps (``{"plan": "load_golden_set", ...}``), by default each is its step's name;
-    ``outlets`` are the record task's (its asset events carry the outcome: airflow/outcome.py)."""
+    ``outlets`` are the record task's (its asset events carry the outcome: airflow/outcome.py).
+    ``job`` may be an upstream task's XComArg instead (a job made at run time: the labelling
+    DAG's judge job holds the pool's pairs)."""
     ids = {step: step for step in STEPS} | dict(task_ids or {})
-    kwargs: dict[str, Any] = {"workflow": workflow, "job": dict(job)}
+    given = dict(job) if isinstance(job, Mapping) else job
+    kwargs: dict[str, Any] = {"workflow": workflow, "job": given}
     planned: Any = plan.override(task_id=ids["plan"])(**kwargs)
     parts: Any = execute.override(task_id=ids["execute"]).partial(**kwargs).expand(batch=planned)
     reduced: Any = reduce.override(task_id=ids["reduce"])(**kwargs, parts=parts)

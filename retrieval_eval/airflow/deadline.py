@@ -17,15 +17,20 @@ from typing import Any
 from airflow.sdk.definitions.callback import AsyncCallback
 from airflow.sdk.definitions.deadline import DeadlineAlert, DeadlineReference
 
-from retrieval_eval.config.models import ScheduledSpec
+from retrieval_eval.config.models import DagSpec, ScheduledSpec
 
 
-def deadline_for(spec: ScheduledSpec, set_identifier: str) -> DeadlineAlert | None:
+def deadline_for(
+    spec: DagSpec, set_identifier: str, retriever: str | None = None
+) -> DeadlineAlert | None:
     """The DAG's deadline: ``spec.deadline_s`` after a run is queued (None: no deadline). The
     callback gets what its message needs, as JSON: the channels, the set (or sample) and
-    retriever, the interval."""
+    retriever (``retriever``, else the spec's), the interval."""
     if spec.deadline_s is None:
         return None
+    if retriever is None:
+        assert isinstance(spec, ScheduledSpec)  # a DAG over several names says which
+        retriever = spec.retriever
     return DeadlineAlert(
         reference=DeadlineReference.DAGRUN_QUEUED_AT,
         interval=timedelta(seconds=spec.deadline_s),
@@ -34,7 +39,7 @@ def deadline_for(spec: ScheduledSpec, set_identifier: str) -> DeadlineAlert | No
             kwargs={
                 "alerts": [a.model_dump(exclude_none=True) for a in spec.alerts],
                 "set_identifier": set_identifier,
-                "retriever": spec.retriever,
+                "retriever": retriever,
                 "deadline_s": spec.deadline_s,
             },
         ),

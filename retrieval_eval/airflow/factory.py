@@ -38,9 +38,9 @@ from retrieval_eval.airflow.outcome import evaluation_asset_uri
 from retrieval_eval.config.models import (
     AirflowOptions,
     Config,
+    DagSpec,
     EvaluationSpec,
     ReplaySpec,
-    ScheduledSpec,
 )
 
 START_DATE = datetime(2024, 1, 1, tzinfo=UTC)
@@ -62,7 +62,7 @@ def dag_id_for(set_identifier: str, retriever: str) -> str:
     return f"retrieval_eval__{clean(set_identifier)}__{clean(retriever)}"
 
 
-def schedule_for(evaluation: ScheduledSpec) -> Any:
+def schedule_for(evaluation: DagSpec) -> Any:
     """Cron, asset triggers, or both (either one starts a run); None means manual only."""
     assets = [Asset(uri) for uri in evaluation.assets]
     timetable = (
@@ -161,7 +161,7 @@ def job_for(
     }
 
 
-def default_args_for(evaluation: ScheduledSpec, options: AirflowOptions) -> dict[str, Any]:
+def default_args_for(evaluation: DagSpec, options: AirflowOptions) -> dict[str, Any]:
     """Every task retries with exponential backoff: each one does I/O (files, the retriever,
     the execution API, the store, the alert channels), and a nightly job must outlast a hiccup;
     and every try is killed after ``task_timeout_s``, so a hung one is retried, not waited for."""
@@ -277,7 +277,7 @@ def build_approval_dag(evaluation: EvaluationSpec, dag: DAG, job: dict[str, Any]
 
 
 def _dag(
-    spec: ScheduledSpec,
+    spec: DagSpec,
     options: AirflowOptions,
     *,
     subject: str,
@@ -285,11 +285,12 @@ def _dag(
     tags: list[str],
     doc_md: str,
     params: dict[str, Param],
+    retriever: str | None = None,
 ) -> DAG:
     """A DAG with what the evaluation and replay DAGs share: the spec's schedule from
     START_DATE without catch-up, one run at a time, the "retrieval-eval" tag first, the spec's
     default args, templates rendered as native objects, and the spec's deadline (its alert
-    names ``subject``, the set or sample, and the retriever)."""
+    names ``subject``, the set or sample, and ``retriever``, else the spec's)."""
     return DAG(
         dag_id=dag_id,
         schedule=schedule_for(spec),
@@ -301,7 +302,7 @@ def _dag(
         default_args=default_args_for(spec, options),
         params=params,
         render_template_as_native_obj=True,
-        deadline=deadline_for(spec, subject),
+        deadline=deadline_for(spec, subject, retriever),
     )
 
 
@@ -365,8 +366,8 @@ def build_replay_dag(
 
 
 def build_dags(config: Config, *, note: str | None = None) -> dict[str, DAG]:
-    """One DAG per configured evaluation and per replay series, keyed by DAG id (duplicates
-    are an error)."""
+    """One DAG per configured evaluation, per replay series and per labelling entry
+    (:mod:`retrieval_eval.airflow.labelling`), keyed by DAG id (duplicates are an error)."""
     dags: dict[str, DAG] = {}
     config_path = str(config.path) if config.path else None
     for replay_spec in config.replays:
@@ -397,4 +398,17 @@ def build_dags(config: Config, *, note: str | None = None) -> dict[str, DAG]:
             job = job_for(evaluation, config_path, config.airflow, config.lint.mode)
             approval = build_approval_dag(evaluation, dag, job)
             dags[approval.dag_id] = approval
+    if config.labelling:
+        from retrieval_eval.airflow.labelling import build_labelling_dag
+
+        for labelling in config.labelling:
+            labelling_dag = build_labelling_dag(
+                labelling, config_path=config_path, airflow_options=config.airflow
+            )
+            if labelling_dag.dag_id in dags:
+                raise ValueError(
+                    f"{config.source}: two labelling entries map to DAG id "
+                    f"{labelling_dag.dag_id!r}; give each set one judge"
+                )
+            dags[labelling_dag.dag_id] = labelling_dag
     return dags

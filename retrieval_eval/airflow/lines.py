@@ -28,10 +28,102 @@ def _record_line(record: dict[str, Any], job: Mapping[str, Any]) -> str:
     return verdict_line(record, dashboard_url(job.get("ui_base_url")), record.get("result"))
 
 
+def pool_plan_line(batches: list[Any], job: Mapping[str, Any]) -> str:
+    """``planned 4 batches: 2 retrievers over 46 questions``."""
+    names = {name for b in batches for name in b.get("retrievers", ())}
+    questions = max((b.get("stop", 0) for b in batches), default=0)
+    return (
+        f"planned {len(batches)} batch{'es' if len(batches) != 1 else ''}: "
+        f"{len(names)} retriever{'s' if len(names) != 1 else ''} over {questions} questions"
+    )
+
+
+def pool_line(outcome: dict[str, Any], job: Mapping[str, Any]) -> str:
+    """``pooled 31 candidates for 12 questions of S (bm25: holes@10 40.0%, ...)``."""
+    from retrieval_eval.formats.numbers import pct
+
+    holes = ", ".join(
+        f"{p['name']}: holes@{p['holes_depth']} "
+        f"{pct(p['holes_unjudged'] / p['holes_slots'] if p['holes_slots'] else None)}"
+        for p in outcome["pooled"]
+    )
+    notes = f"; {len(outcome['notes'])} note(s): {'; '.join(outcome['notes'])}"
+    return (
+        f"pooled {len(outcome['rows'])} candidates for {outcome['questions']} questions of "
+        f"{outcome['set_identifier']} ({holes})" + (notes if outcome["notes"] else "")
+    )
+
+
+def judge_plan_line(batches: list[Any], job: Mapping[str, Any]) -> str:
+    """``planned 2 batches of 31 pairs``."""
+    pairs = sum(len(b.get("pairs", ())) for b in batches)
+    return f"planned {len(batches)} batch{'es' if len(batches) != 1 else ''} of {pairs} pairs"
+
+
+def judge_batch_line(part: dict[str, Any], job: Mapping[str, Any]) -> str:
+    """One judge batch's progress and cost: ``15 answers (3 from the cache), 12 graded; cost
+    $0.0031``, and why it stopped or failed."""
+    answers = part["answers"]
+    cached = sum(1 for a in answers if a.get("cached"))
+    graded = sum(1 for a in answers if a.get("grade") is not None)
+    cost = sum(a.get("cost_usd", 0.0) for a in answers if not a.get("cached"))
+    line = f"{len(answers)} answers ({cached} from the cache), {graded} graded; cost ${cost:.4f}"
+    for why in ("stopped", "error"):
+        if part.get(why):
+            line += f"; {why}: {part[why]}"
+    return line
+
+
+def judge_line(outcome: dict[str, Any], job: Mapping[str, Any]) -> str:
+    """The judging's total, as ``sets judge auto`` prints it."""
+    return (
+        f"judge:{outcome['judge']} ({outcome.get('model') or 'python'}, identity "
+        f"{outcome['identity']}): {outcome['pairs']} pair(s): {outcome['from_cache']} from the "
+        f"cache, {outcome['asked']} asked, {outcome['not_asked']} not asked; "
+        f"{outcome['graded']} graded, {outcome['unjudged']} unjudged; cost "
+        f"${outcome['cost_usd']:.4f}; {outcome['stored']} judgment(s) stored"
+    )
+
+
+def calibration_line(calibration: dict[str, Any], job: Mapping[str, Any]) -> str:
+    """``judge:sim on S: Cohen's κ 0.812 [0.700, 0.901] on 40 pairs, min_kappa 0.60: passed;
+    cost $0.0012``."""
+    from retrieval_eval.formats.numbers import decimal
+
+    verdict = "passed" if calibration["passed"] else "failed"
+    return (
+        f"judge:{calibration['judge']} on {calibration['set_identifier']}: Cohen's κ "
+        f"{decimal(calibration['kappa'], 3)} [{decimal(calibration['kappa_low'], 3)}, "
+        f"{decimal(calibration['kappa_high'], 3)}] on {calibration['pairs']} people-graded "
+        f"pairs, min_kappa {decimal(calibration['min_kappa'], 2)}: {verdict}; "
+        f"cost ${calibration.get('cost_usd', 0.0):.4f}"
+    )
+
+
+def promote_line(outcome: dict[str, Any], job: Mapping[str, Any]) -> str:
+    """``wrote F: set S version 2: 4 target(s) added, ...``, or why it was not written."""
+    entry = outcome["entry"]
+    identifier = outcome["read"]["identifier"]
+    if not outcome["written"]:
+        return f"version {entry['version']} of {identifier!r} not written: lint or the promotion refused it"
+    return (
+        f"wrote {outcome['target']}: set {identifier!r} version {entry['version']}: "
+        f"{len(entry['added'])} target(s) added, {len(entry['removed'])} removed, "
+        f"{len(entry['regraded'])} regraded, {len(entry['not_relevant'])} judged not relevant; "
+        f"raters: {', '.join(entry['raters']) or 'none'}"
+    )
+
+
 LINES: dict[tuple[str, str], Callable[[Any, Mapping[str, Any]], str]] = {
     ("labelled_run", "plan"): plan_line,
     ("labelled_run", "reduce"): lambda reduced, job: score_line(reduced["result"]),
     ("labelled_run", "record"): _record_line,
+    ("pool", "plan"): pool_plan_line,
+    ("pool", "record"): pool_line,
+    ("judge", "plan"): judge_plan_line,
+    ("judge", "execute"): judge_batch_line,
+    ("judge", "record"): judge_line,
+    ("promote", "record"): promote_line,
 }
 
 

@@ -201,10 +201,29 @@ def labelled_run(
     return LabelledRun(spec, store_url=url, config=config)
 
 
+def with_store(
+    job: Mapping[str, Any], context: Mapping[str, Any], name: str
+) -> Workflow[Any, Any, Any, Any, Any]:
+    """A workflow whose job names its store by ``db`` (pool, judge, promote), the job's
+    ``store_connection_id`` (the DAG's Airflow connection) turned into that URL here, at run
+    time: the URL, which may hold a password, is in no job nor XCom."""
+    from retrieval_eval.workflows.base import WORKFLOWS
+
+    given = {key: value for key, value in job.items() if key != "store_connection_id"}
+    if job.get("store_connection_id"):
+        given["db"] = store_url(job)
+    cls = WORKFLOWS[name]
+    return cls(cls.job_type.model_validate(given))
+
+
 BINDERS: dict[
     str, Callable[[Mapping[str, Any], Mapping[str, Any]], Workflow[Any, Any, Any, Any, Any]]
 ] = {
     "labelled_run": labelled_run,
+    **{
+        name: functools.partial(with_store, name=name)  # type: ignore[misc]
+        for name in ("pool", "judge", "promote")
+    },
 }
 
 
@@ -215,11 +234,11 @@ def bind(
     is imported first: ``retrieval_eval.workflows.<name>``)."""
     from retrieval_eval.workflows.base import WORKFLOWS
 
+    if name not in WORKFLOWS:
+        importlib.import_module(f"retrieval_eval.workflows.{name}")
     binder = BINDERS.get(name)
     if binder is not None:
         return binder(job, context)
-    if name not in WORKFLOWS:
-        importlib.import_module(f"retrieval_eval.workflows.{name}")
     cls = WORKFLOWS[name]
     return cls(cls.job_type.model_validate(dict(job)))
 

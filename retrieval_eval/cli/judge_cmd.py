@@ -249,7 +249,7 @@ def auto(
         check_suffix(pool_file, "--pool")
         rows = read_judgments(pool_file)
     else:
-        rows = _pooled_rows(config, golden, retrievers, db, fresh, depth)
+        rows = _pooled_rows(config, set_name, retrievers, db, fresh, depth)
     pairs, left = pairs_from_rows(golden, rows)
     for why, count in sorted(left.items()):
         click.echo(f"  left out: {count} row(s): {why}", file=sys.stderr)
@@ -285,20 +285,26 @@ def auto(
 
 
 def _pooled_rows(
-    config: Config, golden: GoldenQuestionSet, retrievers: list[str], db: str | None,
+    config: Config, set_name: str, retrievers: list[str], db: str | None,
     fresh: bool, depth: int,
 ) -> list[Judgment]:  # fmt: skip
     """The pool `sets pool --retrievers` would write (with texts), notes on stderr."""
-    from retrieval_eval.cli.history_cmd import open_to_read
-    from retrieval_eval.workflows.pool import gather
+    from retrieval_eval.workflows.base import run_in_process
+    from retrieval_eval.workflows.pool import PoolJob, PoolWorkflow
 
-    with open_to_read(db, config) as store:
-        gathered = gather(
-            config, golden, retrievers, store=store, depth=depth, fresh=fresh, lint=False
-        )
-    for note in gathered.notes:
+    job = PoolJob(
+        config_path=str(config.path) if config.path else None,
+        db=db,
+        set=set_name,
+        retrievers=retrievers,
+        depth=depth,
+        fresh=fresh,
+        lint=False,
+    )
+    outcome = run_in_process(PoolWorkflow(job, config=config))
+    for note in outcome.notes:
         click.echo(f"  note: {note}", file=sys.stderr)
-    return gathered.rows
+    return outcome.rows
 
 
 @judge.command("calibrate")

@@ -106,81 +106,63 @@ def pool(
     retriever's top DEPTH, lint's completeness candidates and, with --replay, a replay's moved
     queries; each row says where it came from. Per retriever its holes (the share of its top
     DEPTH that is unjudged) are printed beside its hit rates."""
-    from contextlib import AbstractContextManager, nullcontext
-
-    from retrieval_eval.cli.history_cmd import open_to_read
     from retrieval_eval.cli.output_file import check_writable, output_errors
-    from retrieval_eval.config.models import load_config
-    from retrieval_eval.errors import NoStoreError
-    from retrieval_eval.labels.judgments import check_suffix, read_judgments, write_judgments
-    from retrieval_eval.workflows.labelled_run import resolve_set
-    from retrieval_eval.workflows.pool import gather
+    from retrieval_eval.labels.judgments import check_suffix
+    from retrieval_eval.safety.files import FileWriteError
+    from retrieval_eval.workflows.base import run_in_process
+    from retrieval_eval.workflows.pool import PoolJob, PoolWorkflow
 
     if output is not None:
         check_suffix(Path(output), "--output")
         check_writable(output, "--output")
-    config = load_config(config_path)
-    golden = resolve_set(config, set_name)
-    judged = [row for file in judgments_files for row in read_judgments(file)]
-    opened: AbstractContextManager[Any]
-    try:  # the store's judgments are left out of the pool, --fresh too
-        opened = open_to_read(db, config)
-    except NoStoreError as exc:
-        if replay_id is not None:
-            raise
-        if not fresh:
-            raise NoStoreError(f"{exc}; or pool runs made now with --fresh (not saved)") from None
-        opened = nullcontext()  # no store yet: no stored judgment to leave out
-    with opened as store:
-        gathered = gather(
-            config,
-            golden,
-            retrievers,
-            store=store,
-            depth=depth,
-            fresh=fresh,
-            judgments=judged,
-            corpus=corpus_path,
-            lint=not no_lint,
-            replay_id=replay_id,
-            most=limit,
-            texts=not no_texts,
-            captured_text=captured_text,
-        )
+    job = PoolJob(
+        config_path=config_path,
+        db=db,
+        set=set_name,
+        retrievers=retrievers,
+        depth=depth,
+        fresh=fresh,
+        judgments_files=[str(file) for file in judgments_files],
+        corpus=str(corpus_path) if corpus_path is not None else None,
+        lint=not no_lint,
+        replay_id=replay_id,
+        most=limit,
+        texts=not no_texts,
+        captured_text=captured_text,
+        output=output,
+    )
+    try:
+        outcome = run_in_process(PoolWorkflow(job))
+    except FileWriteError as exc:
+        assert output is not None  # only the rows file is written
+        with output_errors(output, "--output"):
+            raise exc from None
     if output is None:
         import orjson
 
         sys.stdout.buffer.write(
-            b"".join(orjson.dumps(r.model_dump(mode="json")) + b"\n" for r in gathered.rows)
+            b"".join(orjson.dumps(r.model_dump(mode="json")) + b"\n" for r in outcome.rows)
         )
         sys.stdout.flush()
-        where = "stdout"
-    else:
-        with output_errors(output, "--output"):
-            write_judgments(gathered.rows, Path(output))
-        where = output
-    _summary(gathered, golden.identifier, where)
+    _summary(outcome, output or "stdout")
 
 
-def _summary(gathered: object, set_identifier: str, where: str) -> None:
+def _summary(outcome: Any, where: str) -> None:
     from retrieval_eval.formats.numbers import pct
-    from retrieval_eval.workflows.pool import Gathered
 
-    assert isinstance(gathered, Gathered)
     err = sys.stderr
-    texts = sum(1 for r in gathered.rows if r.text)
+    texts = sum(1 for r in outcome.rows if r.text)
     click.echo(
-        f"{len(gathered.rows)} candidates to judge for {gathered.pool.questions()} questions of "
-        f"{set_identifier} written to {where} ({texts} with their text)",
+        f"{len(outcome.rows)} candidates to judge for {outcome.questions} questions of "
+        f"{outcome.set_identifier} written to {where} ({texts} with their text)",
         file=err,
     )
-    for p in gathered.pooled:
-        holes = gathered.holes(p.name)
+    for p in outcome.pooled:
         click.echo(
-            f"  {p.name}: {p.origin}: top-1 {pct(p.result.top1_hit_rate)}, top-3 "
-            f"{pct(p.result.top3_hit_rate)}, holes@{holes.depth} {pct(holes.share)} "
-            f"({holes.unjudged} of {holes.slots} unjudged)",
+            f"  {p.name}: {p.origin}: top-1 {pct(p.top1_hit_rate)}, top-3 "
+            f"{pct(p.top3_hit_rate)}, holes@{p.holes_depth} {pct(p.holes_share)} "
+            f"({p.holes_unjudged} of {p.holes_slots} unjudged)",
             file=err,
         )
-    for note in gathered.notes:
+    for note in outcome.notes:
         click.echo(f"  note: {note}", file=err)

@@ -12,7 +12,6 @@ run id is exit 2.
 from __future__ import annotations
 
 from datetime import UTC, datetime
-from pathlib import Path
 from typing import Any
 
 import click
@@ -60,14 +59,8 @@ def rejudge(
     """Score past stored runs of SET again against its current labels, from their stored
     rankings (no retriever is called), and store each as a re-judged run."""
     from retrieval_eval.config.models import load_config
-    from retrieval_eval.store import resolve_store_url
-    from retrieval_eval.store.store import open_existing_store
-    from retrieval_eval.workflows.labelled_run import (
-        resolve_set,
-        resolve_settings,
-        resolve_thresholds,
-    )
-    from retrieval_eval.workflows.rejudge import rejudge_runs
+    from retrieval_eval.workflows.labelled_run import resolve_set
+    from retrieval_eval.workflows.rejudge import rejudge_set
 
     if runs is not None and since is not None:
         raise click.UsageError("give --runs or --since, not both")
@@ -75,15 +68,7 @@ def rejudge(
     config = load_config(config_path)
     golden = resolve_set(config, set_name)
     when = since.replace(tzinfo=UTC) if since is not None else None
-    with open_existing_store(resolve_store_url(db, config)) as store:
-        stored = store.runs.runs_of_set(golden.identifier, ids=ids, since=when)
-        done = rejudge_runs(
-            store,
-            golden,
-            stored,
-            lambda r: resolve_thresholds(config, golden.identifier, r),
-            lambda r: resolve_settings(config, golden.identifier, r).depths,
-        )
+    done = rejudge_set(config, golden, db, ids=ids, since=when)
     if fmt == "json":
         from retrieval_eval.formats.jsonio import dumps
 
@@ -108,14 +93,13 @@ def rejudge(
 
 
 def _listed(item: Any) -> dict[str, Any]:
-    verdict = item.verdict
     return {
         "run_id": item.run_id,
         "retriever": item.retriever,
         "outcome": item.outcome,
         "rejudged_id": item.rejudged_id,
-        "verdict_state": verdict.state if verdict else None,
-        "baseline_run_id": verdict.baseline_run_id if verdict else None,
+        "verdict_state": item.verdict_state,
+        "baseline_run_id": item.baseline_run_id,
         "shortfall": item.shortfall,
     }
 
@@ -128,9 +112,8 @@ def _line(item: Any) -> str:
         return head + "already judged against these labels"
     if item.outcome == "already":
         return head + f"re-judged before, as run {item.rejudged_id}"
-    verdict = item.verdict
-    against = f" against run {verdict.baseline_run_id}" if verdict.baseline_run_id else ""
-    line = f"{head}re-judged as run {item.rejudged_id}: {verdict.state}{against}"
+    against = f" against run {item.baseline_run_id}" if item.baseline_run_id else ""
+    line = f"{head}re-judged as run {item.rejudged_id}: {item.verdict_state}{against}"
     return f"{line} ({item.shortfall})" if item.shortfall else line
 
 
@@ -164,95 +147,56 @@ def promote(
 ) -> None:
     """Write the next version of SET with the judgments merged in (a version number and a
     changelog entry), after lint: a version lint finds errors in is refused unless --force."""
-    from contextlib import nullcontext
-
-    from retrieval_eval.config.models import load_config
-    from retrieval_eval.errors import InvalidInputError
-    from retrieval_eval.labels.judgments import read_judgments
-    from retrieval_eval.labels.promote import promote as promote_set
-    from retrieval_eval.lint import run_lint
+    from retrieval_eval.cli.output_file import check_writable, output_errors
     from retrieval_eval.lint.render import RENDERERS
-    from retrieval_eval.workflows.labelled_run import opened_retriever, resolve_set
+    from retrieval_eval.safety.files import FileWriteError
+    from retrieval_eval.workflows.base import run_in_process
+    from retrieval_eval.workflows.promote import PromoteJob, PromoteWorkflow
 
-    config = load_config(config_path)
-    golden = resolve_set(config, set_name)
-    source = _set_file(config, set_name, required=not output)
-    target = Path(output) if output else source
-    assert target is not None  # _set_file raised when there is neither
-    if target.suffix.lower() not in (".yaml", ".yml", ".json"):
-        raise InvalidInputError(
-            f"{target}: a versioned set is written as YAML or JSON (JSONL and CSV hold no "
-            "version or changelog): give --output FILE.yaml"
-        )
     if judgments_path is None and not from_store:
         raise click.UsageError("give the judgments: --judgments FILE, --from-store, or both")
-    rows = read_judgments(Path(judgments_path)) if judgments_path else []
-    if from_store:
-        from retrieval_eval.store import resolve_store_url
-        from retrieval_eval.store.store import open_existing_store
-
-        with open_existing_store(resolve_store_url(db, config)) as store:
-            rows += store.judgments.read(golden.identifier)
-    level = config.run.relevance_level
-    promotion = promote_set(golden, rows, relevance_level=level)
-    with opened_retriever(config, retriever) if retriever else nullcontext() as built:
-        report = run_lint(
-            promotion.golden,
-            retriever=built,
-            options=config.lint,
-            thresholds=config.section_for(golden.identifier, retriever, "thresholds")
-            if retriever
-            else config.thresholds,
-        )
-    blocked = report.has_errors or bool(promotion.problems)
-    if blocked:
-        click.echo(RENDERERS["text"](report), nl=False, err=True)
-        for problem in promotion.problems:
+    option = "--output" if output else None  # else the set's own file: no option to blame
+    job = PromoteJob(
+        config_path=config_path,
+        db=db,
+        set=set_name,
+        judgments_file=judgments_path,
+        from_store=from_store,
+        output=output,
+        force=force,
+        retriever=retriever,
+    )
+    flow = PromoteWorkflow(job)
+    flow.check_target = lambda target: check_writable(str(target), option)
+    try:
+        outcome = run_in_process(flow)
+    except FileWriteError as exc:
+        with output_errors(str(exc.path), option):
+            raise exc from None
+    entry = outcome.entry
+    if outcome.blocked:
+        click.echo(RENDERERS["text"](outcome.report), nl=False, err=True)
+        for problem in outcome.problems:
             click.echo(f"  ERROR promote: {problem}", err=True)
-        if not force:
+        if not outcome.written:
             click.echo(
-                f"version {promotion.entry.version} of {golden.identifier!r} not written: fix "
+                f"version {entry.version} of {outcome.set_identifier!r} not written: fix "
                 "the findings above, or write it anyway with --force",
                 err=True,
             )
             raise SystemExit(2)
-    from retrieval_eval.cli.output_file import check_writable, output_errors
-    from retrieval_eval.labels.promote import write_promotion
-
-    option = "--output" if output else None  # else the set's own file: no option to blame
-    check_writable(str(target), option)
-    with output_errors(str(target), option):
-        write_promotion(golden, promotion.golden, target, source)
-    entry = promotion.entry
     click.echo(
-        f"wrote {target}: set {golden.identifier!r} version {entry.version}: "
+        f"wrote {outcome.target}: set {outcome.set_identifier!r} version {entry.version}: "
         f"{len(entry.added)} target(s) added, {len(entry.removed)} removed, "
         f"{len(entry.regraded)} regraded, {len(entry.not_relevant)} judged not relevant, "
         f"{len(entry.questions_added)} question(s) added; "
         f"raters: {', '.join(entry.raters) or 'none'}"
-        + (" (written despite lint errors: --force)" if blocked else "")
+        + (" (written despite lint errors: --force)" if outcome.blocked else "")
     )
     click.echo(
-        f"labels fingerprint {golden.fingerprint[:12]} -> {promotion.golden.fingerprint[:12]}: "
-        f"`retrieval-eval sets rejudge {golden.identifier}` scores past runs against it. "
+        f"labels fingerprint {outcome.read.fingerprint[:12]} -> "
+        f"{outcome.promoted.fingerprint[:12]}: `retrieval-eval sets rejudge "
+        f"{outcome.set_identifier}` scores past runs against it. "
         "Comments and the old file's key order are not kept.",
         err=True,
     )
-
-
-def _set_file(config: Any, name: str, required: bool = True) -> Path | None:
-    """The file a registered set (or a set file's path) came from; None when it came from no
-    file (an installed package's) and ``required`` is off."""
-    from retrieval_eval.errors import InvalidInputError
-
-    path = Path(name)
-    if path.is_file():
-        return path
-    source = Path(config.golden_sets.source(name)) if name in config.golden_sets else None
-    if source is None or not source.is_file():
-        if not required:
-            return None
-        raise InvalidInputError(
-            f"set {name!r} does not come from a file this command can rewrite: give --output FILE"
-        )
-    return source

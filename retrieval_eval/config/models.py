@@ -336,7 +336,14 @@ class LintOptions(PowerOptions):
 
 
 AlertKind = Literal[
-    "regression", "invalid_run", "labels", "drift", "invalid_replay", "recovered", "deadline"
+    "regression",
+    "invalid_run",
+    "labels",
+    "drift",
+    "invalid_replay",
+    "recovered",
+    "deadline",
+    "calibration",
 ]
 
 
@@ -361,7 +368,7 @@ class AlertSpec(BaseModel):
 DeadLabelsBaseline = Literal["refuse", "allow"]
 
 
-class ScheduledSpec(BaseModel):
+class DagSpec(BaseModel):
     """What every DAG the factory builds is scheduled, owned, alerted and batched by.
 
     Batches: ``ceil(questions / min_batch_questions)``, between 1 and ``max_batches``.
@@ -369,8 +376,6 @@ class ScheduledSpec(BaseModel):
 
     model_config = ConfigDict(use_attribute_docstrings=True, extra="forbid")
 
-    retriever: str
-    """The retriever: a name under `retrievers:`, an entry point or a `module:attribute` path."""
     schedule: str | None = "0 3 * * *"
     """The DAG's cron schedule (or an Airflow preset); null: only manual and asset-triggered runs.
 """
@@ -390,6 +395,13 @@ class ScheduledSpec(BaseModel):
     min_batch_questions: int = Field(default=25, ge=1)
     """The fewest questions a batch gets: batches = ceil(questions / this), between 1 and
     `max_batches`."""
+
+
+class ScheduledSpec(DagSpec):
+    """A DAG over one retriever (an evaluation's, a replay's)."""
+
+    retriever: str
+    """The retriever: a name under `retrievers:`, an entry point or a `module:attribute` path."""
 
 
 class EvaluationSpec(ScheduledSpec):
@@ -456,6 +468,40 @@ class ReplaySpec(ScheduledSpec):
     """This replay's options; unset: the config's `replay`."""
     fail_on_drift: bool = False
     """Drift beyond the limits ends the DAG run failed, after its alert."""
+
+
+class LabellingSpec(DagSpec):
+    """One set's labelling: one DAG in Airflow (pool → judge → calibrate → approval → promote →
+    rejudge), the CLI's ``sets pool``, ``sets judge auto``, ``sets judge calibrate`` and
+    ``sets promote`` in a row. Its ``alerts`` carry the kind `calibration`: the judge fell
+    below its min_kappa, so nothing was promoted. ``max_batches`` bounds the pool's and the
+    judge's mapped batches (``min_batch_questions`` is not read)."""
+
+    set: str
+    """The golden set: a registered identifier or a set file (its file gets the new version)."""
+    judge: str
+    """The model judge: a name under `judges:`."""
+    retrievers: list[str] = Field(min_length=1)
+    """The retrievers whose rankings are pooled (their latest stored runs, or runs made now with
+    `fresh`); those offering document texts also give the texts the judge reads."""
+    depth: int = Field(default=10, ge=1, le=1000)
+    """How deep each retriever's ranking is pooled."""
+    fresh: bool = False
+    """Pool runs made now (not saved) instead of the retrievers' latest stored runs."""
+    schedule: str | None = "0 5 * * 1"
+    """The DAG's cron schedule (default: Mondays 05:00 UTC); null: only manual runs."""
+    max_pairs: int | None = Field(default=None, ge=1)
+    """The most pairs the judge is asked about in one DAG run; unset: every pooled pair."""
+    min_kappa: float | None = Field(default=None, ge=-1, le=1)
+    """The κ the judge must reach against people on this set; unset: the judge's own
+    `min_kappa`."""
+    calibration_pairs: int = Field(default=500, ge=1)
+    """The most people-graded pairs the calibration samples."""
+    approval: bool = True
+    """Ask a person in Airflow (Browse → Required Actions) before the judged labels are promoted;
+    false: promote as soon as the calibration passes."""
+    approval_timeout_s: float = Field(default=24 * 3600.0, gt=0)
+    """How long the approval request waits, in seconds; no answer promotes nothing."""
 
 
 class AirflowOptions(BaseModel):
@@ -656,6 +702,9 @@ class Config(BaseModel):
     """The limits every replay must keep (each replay may override)."""
     replays: list[ReplaySpec] = []
     """The (sample, retriever) replay series: one DAG each in Airflow."""
+    labelling: list[LabellingSpec] = []
+    """Sets labelled by a model judge in Airflow: one DAG each (pool, judge, calibrate, approve,
+    promote, rejudge)."""
     judges: dict[str, JudgeSpec] = {}
     """Named model judges that grade pooled pairs (`sets judge auto`), calibrated against people
     (`sets judge calibrate`)."""

@@ -1,6 +1,6 @@
 """Model judges in the store: their judgments, the answers' cache and their calibrations.
 
-- :func:`add_machine_judgments`: a judge's grades into the ``judgment`` table (channel
+- :meth:`Judges.add`: a judge's grades into the ``judgment`` table (channel
   ``judge``, rater ``judge:<name>``, ``written_by`` who ran it) with the audit of each: the judge's
   identity, model, prompt fingerprint, tokens and cost. A pair this identity already has a row
   for on the set is not written twice.
@@ -23,7 +23,6 @@ from sqlalchemy import and_, insert, select
 
 from retrieval_eval.labels.judgments import Judgment
 from retrieval_eval.store.judgments import judgment_values
-from retrieval_eval.store.names import moved_to
 from retrieval_eval.store.schema import judge_answer, judge_calibration, judgment
 
 if TYPE_CHECKING:
@@ -232,19 +231,3 @@ def _calibration(row: Any) -> StoredCalibration:
     values["passed"] = bool(values["passed"])
     values["figures"] = dict(values["figures"] or {})
     return StoredCalibration(**values)
-
-
-# the free functions ``store.judges`` replaced, kept for one merge (see names.moved_to)
-__getattr__ = moved_to(
-    __name__,
-    "judges",
-    {
-        "machine_judged": "machine_judged",
-        "add_machine_judgments": "add",
-        "cached_answers": "cached_answers",
-        "save_answers": "save_answers",
-        "add_calibration": "add_calibration",
-        "calibrations": "calibrations",
-        "trusted_identities": "trusted_identities",
-    },
-)

@@ -22,7 +22,6 @@ from typing import TYPE_CHECKING, Any
 from sqlalchemy import insert, select
 
 from retrieval_eval.labels.judgments import Judgment
-from retrieval_eval.store.names import moved_to
 from retrieval_eval.store.schema import judgment
 
 if TYPE_CHECKING:
@@ -142,15 +141,3 @@ def judgment_values(
         "written_by": written_by,
         "recorded_at": now,
     }
-
-
-# the free functions ``store.judgments`` replaced, kept for one merge (see names.moved_to)
-__getattr__ = moved_to(
-    __name__,
-    "judgments",
-    {
-        "add_judgments": "add",
-        "stored_judgments": "stored",
-        "read_stored_judgments": "read",
-    },
-)

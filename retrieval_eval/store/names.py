@@ -6,9 +6,6 @@ the head of the migration scripts.
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import Any
-
 from retrieval_eval import DISTRIBUTION
 
 GRADER = "retrieval_hit_rate"  # this tool's rows in the shared eval_result table
@@ -63,23 +60,3 @@ def compared_baseline(status: str, baseline_run_id: int | None) -> int | None:
     """The baseline run a stored run was compared with, as every read reports it: None for an
     invalid run, which is never compared (rows stored before that rule still carry an id)."""
     return baseline_run_id if status == "valid" else None
-
-
-def moved_to(module: str, repository: str, names: dict[str, str]) -> Callable[[str], Any]:
-    """A module ``__getattr__`` that keeps the free functions a repository replaced working for
-    one merge of the branches that still call them: ``name(store, *args)`` becomes
-    ``store.<repository>.<method>(*args)``. New code calls the repository."""
-
-    def old_name(name: str) -> Any:
-        method = names.get(name)
-        if method is None:
-            raise AttributeError(f"module {module!r} has no attribute {name!r}")
-
-        def call(store: Any, *args: Any, **kwargs: Any) -> Any:
-            return getattr(getattr(store, repository), method)(*args, **kwargs)
-
-        call.__name__ = call.__qualname__ = name
-        call.__doc__ = f"Moved: ``store.{repository}.{method}``."
-        return call
-
-    return old_name

@@ -43,7 +43,7 @@ from sqlalchemy import (
 from sqlalchemy.dialects.postgresql import JSONB
 
 from retrieval_eval.evaluation.results import TOP_K, AtDepths, QuestionResult
-from retrieval_eval.store.names import GRADER, moved_to
+from retrieval_eval.store.names import GRADER
 from retrieval_eval.store.rows import question_result
 from retrieval_eval.store.schema import eval_result_question
 
@@ -263,16 +263,3 @@ def _ids(conn: Connection, ids: Sequence[str]) -> Select[Any]:
     else:
         values = func.json_each(payload).table_valued("value")
     return select(values.c.value)
-
-
-# the free functions ``store.questions`` replaced, kept for one merge (see names.moved_to)
-__getattr__ = moved_to(
-    __name__,
-    "questions",
-    {
-        "count_questions": "count",
-        "question_page": "page",
-        "questions_by_id": "by_id",
-        "question_values": "values",
-    },
-)

@@ -20,7 +20,6 @@ from retrieval_eval.errors import UnknownNameError
 from retrieval_eval.replay.compare import Comparison, QueryChange, Ranked
 from retrieval_eval.replay.record import ReplayRecord
 from retrieval_eval.replay.samples import QuerySample, SampledQuery
-from retrieval_eval.store.names import moved_to
 from retrieval_eval.store.rows import inserted_id
 from retrieval_eval.store.schema import query_sample, query_sample_item, replay_ranking, replay_run
 
@@ -490,22 +489,3 @@ class ChangedQuery:
     rbo: float | None
     top1_changed: bool | None
     before: tuple[str, ...]
-
-
-# the free functions ``store.replays`` replaced, kept for one merge (see names.moved_to)
-__getattr__ = moved_to(
-    __name__,
-    "replays",
-    {
-        "save_sample": "save_sample",
-        "latest_sample": "latest_sample",
-        "get_sample": "get_sample",
-        "save_replay": "save",
-        "previous_replay": "previous",
-        "get_replay": "get",
-        "replay_history": "history",
-        "replay_pairs": "pairs",
-        "rankings": "rankings",
-        "changed_page": "changed_page",
-    },
-)

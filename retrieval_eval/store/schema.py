@@ -238,7 +238,7 @@ replay_run = Table(
 # One row per query and replay: its top-k distinct ids (a JSON array), or its error, and how it
 # moved against the compared replay. ``json`` on PostgreSQL, not an array or ``jsonb``: the save
 # COPYs each ranking as the text orjson makes, which the server only checks. No key, unique index
-# or foreign key of its own: a replay's rankings are written only by ``save_replay``, with their
+# or foreign key of its own: a replay's rankings are written only by ``store.replays.save``, with their
 # replay, in one transaction (one per query of a sample whose keys are unique, checked there), and
 # ``prune`` deletes them before their replay. They are found by replay: a BRIN index on PostgreSQL
 # (a replay's rows are written together, so its blocks are contiguous), a B-tree on SQLite.

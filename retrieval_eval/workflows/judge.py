@@ -53,6 +53,7 @@ class JudgeJob(BaseModel):
     max_pairs: int | None = None
     written_by: str = "unknown"
     store_judgments: bool = True  # False (calibration): the answers cached, no judgment rows
+    max_batches: int | None = None  # the most batches Airflow maps (None: as many as it asks)
 
 
 class JudgeBatch(BaseModel):
@@ -143,7 +144,7 @@ class JudgeWorkflow(Workflow[JudgeJob, JudgeBatch, JudgePart, JudgeReduced, Judg
 
     def plan(self, max_batches: int = 1) -> list[JudgeBatch]:
         pairs = self.job.pairs
-        count = max(1, min(max_batches, len(pairs)))
+        count = max(1, min(max_batches, self.job.max_batches or max_batches, len(pairs)))
         size = math.ceil(len(pairs) / count) if pairs else 0
         cap = getattr(self.config.judge_spec(self.job.judge), "max_cost_usd", None)
         batches = []
@@ -470,9 +471,11 @@ def calibrate(
     depth: int = 10,
     written_by: str = "unknown",
     on_answer: Callable[[Tally], None] | None = None,
+    min_kappa: float | None = None,
 ) -> Calibration:
     """Compare the judge with people on the pairs people graded (``size`` sampled by ``seed``),
-    rank the set's stored retrievers under both labels, store the result and return it."""
+    rank the set's stored retrievers under both labels, store the result and return it; it
+    passes at the judge's ``min_kappa``, or at ``min_kappa`` when given (a labelling entry's)."""
     from contextlib import ExitStack
 
     from retrieval_eval.labels.calibration import agreement_figures, hit_rate, ranking_tau, sample
@@ -483,6 +486,7 @@ def calibrate(
     from retrieval_eval.workflows.pool import _texts
 
     spec = config.judge_spec(judge_name)
+    required = spec.min_kappa if min_kappa is None else min_kappa
     with open_store(resolve_store_url(db, config)) as store:
         stored = store.judgments.stored(golden.identifier)
     people = people_grades(golden, [s.judgment for s in stored] + list(files))
@@ -561,7 +565,7 @@ def calibrate(
         tau = ranking_tau(
             {n: r["people"] for n, r in rates.items()}, {n: r["judge"] for n, r in rates.items()}
         )
-        passed = figures.kappa is not None and figures.kappa >= spec.min_kappa
+        passed = figures.kappa is not None and figures.kappa >= required
         result = Calibration(
             set_identifier=golden.identifier,
             judge=judge_name,
@@ -584,7 +588,7 @@ def calibrate(
             tau=tau,
             depth=depth,
             rates=rates,
-            min_kappa=spec.min_kappa,
+            min_kappa=required,
             passed=passed,
             cost_usd=outcome.cost_usd,
             asked=outcome.asked,
@@ -602,7 +606,7 @@ def calibrate(
                 "kappa_low": result.kappa_low,
                 "kappa_high": result.kappa_high,
                 "tau": tau,
-                "min_kappa": spec.min_kappa,
+                "min_kappa": required,
                 "passed": passed,
                 "figures": result.model_dump(
                     mode="json",

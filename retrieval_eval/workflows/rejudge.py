@@ -32,7 +32,10 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from contextlib import suppress
 from dataclasses import dataclass
+from datetime import datetime
 from typing import TYPE_CHECKING, Literal
+
+from pydantic import BaseModel
 
 from retrieval_eval.errors import UnknownNameError
 from retrieval_eval.evaluation.aggregate import summarise_again
@@ -44,7 +47,7 @@ from retrieval_eval.verdicts.regression import Verdict, detect_regression
 from retrieval_eval.workflows.recording import judged_save
 
 if TYPE_CHECKING:
-    from retrieval_eval.config.models import Thresholds
+    from retrieval_eval.config.models import Config, Thresholds
     from retrieval_eval.store import Store, StoredRun
 
 Outcome = Literal["rejudged", "already", "current", "invalid"]
@@ -196,3 +199,55 @@ def _judge(
         return verdict.model_copy(update=rejudged)  # which run, against which labels
 
     return judged
+
+
+class RejudgedRun(BaseModel):
+    """What re-judging one stored run did (:class:`Rejudging`), as JSON: what ``sets rejudge``
+    prints and the labelling DAG's rejudge task returns."""
+
+    run_id: int
+    retriever: str
+    outcome: Outcome
+    rejudged_id: int | None = None
+    verdict_state: str | None = None
+    baseline_run_id: int | None = None
+    shortfall: str | None = None
+
+
+def rejudge_set(
+    config: Config,
+    golden: GoldenQuestionSet,
+    db: str | None,
+    *,
+    ids: Sequence[int] | None = None,
+    since: datetime | None = None,
+) -> list[RejudgedRun]:
+    """The stored runs of ``golden``'s set (only ``ids``, or those started on or after
+    ``since``, when given) scored again against its labels and stored
+    (:func:`~retrieval_eval.workflows.rejudge.rejudge_runs`): ``sets rejudge``, and the
+    labelling DAG after a promotion. ``db``: ``--db`` as given. The store must exist."""
+    from retrieval_eval.store import resolve_store_url
+    from retrieval_eval.store.store import open_existing_store
+    from retrieval_eval.workflows.labelled_run import resolve_settings, resolve_thresholds
+
+    identifier = golden.identifier
+    with open_existing_store(resolve_store_url(db, config)) as store:
+        done = rejudge_runs(
+            store,
+            golden,
+            store.runs.runs_of_set(identifier, ids=ids, since=since),
+            lambda r: resolve_thresholds(config, identifier, r),
+            lambda r: resolve_settings(config, identifier, r).depths,
+        )
+    return [
+        RejudgedRun(
+            run_id=item.run_id,
+            retriever=item.retriever,
+            outcome=item.outcome,
+            rejudged_id=item.rejudged_id,
+            verdict_state=item.verdict.state if item.verdict else None,
+            baseline_run_id=item.verdict.baseline_run_id if item.verdict else None,
+            shortfall=item.shortfall,
+        )
+        for item in done
+    ]

@@ -1,6 +1,6 @@
 """Model judges in the store (0011_model_judges), on SQLite and PostgreSQL: machine judgments
 with their audit, written once per identity and pair; the answers' cache; calibrations and the
-gate read_stored_judgments applies (latest calibration of an identity on a set)."""
+gate store.judgments.read applies (latest calibration of an identity on a set)."""
 
 from __future__ import annotations
 

@@ -268,17 +268,3 @@ def test_a_claim_racing_an_uncommitted_claim_loses(store_url: str) -> None:
         thread.join(10.0)
         assert got == [False]
         assert second.alerts.state("k", "c") == "sending"
-
-
-def test_the_old_free_function_names_still_call_their_repository(store: Store) -> None:
-    """Kept for one merge of the branches that call them (``names.moved_to``); an unknown
-    name is still an AttributeError."""
-    from retrieval_eval.labels.judgments import Judgment
-    from retrieval_eval.store import judgments
-    from retrieval_eval.store.judgments import add_judgments, read_stored_judgments
-
-    row = Judgment(question_id="q1", document_id="d1", grade=2, rater="ann")
-    assert add_judgments(store, "s", [row], channel="import", written_by="me") == 1
-    assert read_stored_judgments(store, "s") == store.judgments.read("s") == [row]
-    with pytest.raises(AttributeError, match="no attribute 'nothing_here'"):
-        judgments.nothing_here  # noqa: B018

@@ -8,7 +8,9 @@ and channel; ``recovered`` is a passing run after an alerted regression, read as
 figures are), ``deadline`` (a DAG run not finished in time: its summary names the run) and
 ``labels`` (expected ids no longer in the index, :mod:`retrieval_eval.evaluation.labels`): its own
 title and lines, "labels need attention: N ids no longer in the index", the stale questions left
-out of the verdict and the lint task's counts, and never a regression's rates.
+out of the verdict and the lint task's counts, and never a regression's rates; ``calibration``
+(a labelling DAG's model judge below its min_kappa: ``retriever`` is ``judge:<name>``, the
+summary its κ, interval and min_kappa, nothing promoted).
 
 A regression's before → after are the verdict's rates over the questions it compared
 (``top1_baseline``/``top1_current``, as the CLI headline and ``runs report`` print them), so
@@ -112,6 +114,8 @@ class AlertMessage(BaseModel):
             return f"Replay could not be trusted: sample {self.set_identifier} × {self.retriever}"
         if self.kind == "labels":
             return f"Retrieval eval labels need attention: {self.set_identifier} × {self.retriever}"
+        if self.kind == "calibration":
+            return f"Model judge failed calibration: {self.set_identifier} × {self.retriever}"
         if self.kind == "invalid_run":
             return f"Retrieval eval could not be trusted: {self.set_identifier} × {self.retriever}"
         return f"Retrieval regression: {self.set_identifier} × {self.retriever}"
@@ -137,7 +141,7 @@ class AlertMessage(BaseModel):
         return mention + self._body()
 
     def _body(self) -> list[str]:
-        if self.kind in ("drift", "invalid_replay", "deadline"):
+        if self.kind in ("drift", "invalid_replay", "deadline", "calibration"):
             lines = [*self.summary.splitlines(), *(f"- {r}" for r in self.drift_reasons)]
             if self.run_id is not None:
                 lines.append(f"Replay {self.run_id}" + (f": {self.link}" if self.link else ""))
