@@ -6,7 +6,8 @@
 - saving 100,000 rankings (the replay's own save: its row, the rankings, one transaction)
   against a psycopg ``COPY`` of the same rows, in the same format, into a bare table of the same
   columns (target ≤ 2×);
-- the replay's peak memory (traced allocations of the replay, its comparison and its save).
+- the replay's peak memory (traced allocations of the replay, its comparison and its save), and
+  the compare step's alone.
 
 The two sides of each ratio alternate and keep their best time (:func:`best_times`).
 """
@@ -134,6 +135,12 @@ def run() -> list[Row]:
             traced = time.perf_counter() - started
             peak = tracemalloc.get_traced_memory()[1]
             tracemalloc.stop()
+            after = replay_sample(sample, texts, retriever, settings)
+            tracemalloc.start()
+            compared = record(after).comparison  # the compare step: the record built, compared
+            compare_peak = tracemalloc.get_traced_memory()[1]
+            del compared
+            tracemalloc.stop()
     finally:
         drop_pg_schema(PG, schema)
     ratio, save_ratio = whole["ours"] / whole["bare"], saves["save"] / saves["copy"]
@@ -187,6 +194,16 @@ def run() -> list[Row]:
             f"sample and the replay before it ({traced:.0f} s traced); the benchmark process's "
             f"peak resident set (VmHWM) before tracing, with the sample, the replay before and "
             f"every timed round's data: {resident / 2**20:.0f} MiB",
+        ),
+        Row(
+            "  the comparison's peak memory",
+            f"{compare_peak / 2**20:.0f} MiB",
+            "–",
+            None,
+            "info",
+            None,
+            "traced allocations of the compare step alone: the replay's record built (its "
+            "rankings packed) and compared with the replay before it",
         ),
     ]
 

@@ -1,5 +1,6 @@
-"""Which branch tasks run after a labelled run's record task: the verdict's, plus the labels
-alert when the verdict names dead ids, plus the approval request (``approve_baseline``)."""
+"""Which branch tasks run after a record task: after a labelled run's, the verdict's, plus the
+labels alert when the verdict names dead ids, plus the approval request (``approve_baseline``);
+after a replay's, the drift state's (:func:`drift_branch`)."""
 
 from __future__ import annotations
 
@@ -11,6 +12,9 @@ BRANCH_OK = "no_regression"
 BRANCH_BASELINE = "baseline"
 BRANCH_LABELS = "alert_labels"
 BRANCH_APPROVE = "request_approval"  # approve_baseline: the approval DAG asks (approval.py)
+BRANCH_DRIFT = "alert_drift"
+BRANCH_INVALID_REPLAY = "alert_invalid_replay"
+BRANCH_NO_DRIFT = "no_drift"
 
 
 def choose_branch(recorded: dict[str, Any]) -> str:
@@ -40,3 +44,13 @@ def choose_branches(recorded: dict[str, Any], approve_baseline: bool = False) ->
 def _approvable(recorded: dict[str, Any]) -> bool:
     verdict = recorded["verdict"]
     return bool(verdict.get("needs_approval")) or verdict["state"] == "regression"
+
+
+def drift_branch(state: str) -> str:
+    """The branch a replay's drift state takes: nothing compared (``empty``) is never "no
+    drift"."""
+    if state in ("invalid", "empty"):
+        return BRANCH_INVALID_REPLAY
+    if state == "drift":
+        return BRANCH_DRIFT
+    return BRANCH_NO_DRIFT

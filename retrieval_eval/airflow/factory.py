@@ -306,6 +306,15 @@ def _dag(
     )
 
 
+# the replay's steps under the task ids its DAG had (the reduce step is a task of its own)
+REPLAY_TASK_IDS = {
+    "plan": "load_sample",
+    "execute": "replay",
+    "reduce": "join_batches",
+    "record": "compare_and_save",
+}
+
+
 def replay_dag_id_for(sample: str, retriever: str) -> str:
     """``retrieval_eval_replay__<sample>__<retriever>``, cleaned as :func:`dag_id_for`."""
     return dag_id_for(sample, retriever).replace("retrieval_eval__", "retrieval_eval_replay__", 1)
@@ -317,10 +326,11 @@ def build_replay_dag(
     config_path: str | None = None,
     airflow_options: AirflowOptions | None = None,
 ) -> DAG:
-    """load_sample → replay (mapped over batches) → compare_and_save → check_drift → one of
-    alert_drift / alert_invalid_replay / no_drift."""
-    from retrieval_eval.airflow import replay_tasks
-
+    """The replay's four steps through the one adapter (:class:`~retrieval_eval.workflows.
+    replay.Replay`), under the task ids its DAG has always had for three of them: load_sample
+    (plan) → replay (execute, mapped over batches) → join_batches (reduce: the batches joined,
+    given the rankings they are compared with) → compare_and_save (record) → check_drift → one
+    of alert_drift / alert_invalid_replay / no_drift."""
     options = airflow_options or AirflowOptions()
     job = {
         "config_path": config_path,
@@ -354,13 +364,11 @@ def build_replay_dag(
             )
         },
     ) as dag:
-        planned: Any = replay_tasks.load_sample(job=job)
-        batches: Any = replay_tasks.replay.partial(job=job).expand(batch=planned)
-        saved: Any = replay_tasks.compare_and_save(job=job, batches=batches, planned=planned)
-        replay_tasks.check_drift(saved=saved) >> [
-            replay_tasks.alert_drift(job=job, saved=saved),
-            replay_tasks.alert_invalid_replay(job=job, saved=saved),
-            replay_tasks.no_drift(saved=saved),
+        saved: Any = workflow_tasks("replay", job, task_ids=REPLAY_TASK_IDS).outcome
+        tasks.check_drift(saved=saved) >> [
+            tasks.alert_drift(job=job, saved=saved),
+            tasks.alert_invalid_replay(job=job, saved=saved),
+            tasks.no_drift(saved=saved),
         ]
     return dag
 

@@ -2,7 +2,8 @@
 
 A task whose XCom is a whole run keeps it out of its log (``show_return_value_in_logs=False``)
 and prints one line of figures and a link: :func:`score_line` after the reduce step,
-:func:`verdict_line` after the record step and the branch. :data:`LINES` says which line each
+:func:`verdict_line` after the record step and the branch; for a replay, :func:`sample_line`
+after the plan step and :func:`replay_line` after the record step. :data:`LINES` says which line each
 step of each workflow prints, for :mod:`retrieval_eval.airflow.adapter`.
 """
 
@@ -114,6 +115,24 @@ def promote_line(outcome: dict[str, Any], job: Mapping[str, Any]) -> str:
     )
 
 
+def sample_line(batches: list[Any], job: Mapping[str, Any]) -> str:
+    """A replay's plan line: ``sample top: 12 queries in 3 batches``."""
+    stop = batches[-1]["stop"] if batches else 0
+    return f"sample {job['sample']}: {stop} queries in {len(batches)} batches"
+
+
+def replay_line(saved: dict[str, Any], job: Mapping[str, Any]) -> str:
+    """A replay's record line: its headline (state, RBO, top-1 changes, where it was saved) on
+    one line, then its page's link."""
+    from retrieval_eval.replay.record import ReplayRecord
+    from retrieval_eval.reports.links import replay_page_url
+    from retrieval_eval.reports.replay import headline
+
+    record = ReplayRecord.model_validate(saved)
+    link = replay_page_url(job.get("ui_base_url"), record.replay_id)
+    return headline(record).replace("\n", "; ") + (f" — {link}" if link else "")
+
+
 LINES: dict[tuple[str, str], Callable[[Any, Mapping[str, Any]], str]] = {
     ("labelled_run", "plan"): plan_line,
     ("labelled_run", "reduce"): lambda reduced, job: score_line(reduced["result"]),
@@ -124,6 +143,8 @@ LINES: dict[tuple[str, str], Callable[[Any, Mapping[str, Any]], str]] = {
     ("judge", "execute"): judge_batch_line,
     ("judge", "record"): judge_line,
     ("promote", "record"): promote_line,
+    ("replay", "plan"): sample_line,
+    ("replay", "record"): replay_line,
 }
 
 

@@ -4,8 +4,9 @@ Every task of a workflow's DAG gets the same small job (JSON); :func:`bind` turn
 workflow with what this DAG run adds: for a labelled run, the manual run's Params (checked: a
 bad one fails the task at once, naming the Param), the run key (the dashboard's link back to
 the DAG run), the index build the triggering asset event names, when the DAG run started, and
-the store (the Airflow connection when configured, else the usual lookup). A workflow with no
-binder here is built from its job alone.
+the store (the Airflow connection when configured, else the usual lookup); for a replay, the
+same run key, index build and store. A workflow with no binder here is built from its job
+alone.
 """
 
 from __future__ import annotations
@@ -216,6 +217,27 @@ def with_store(
     return cls(cls.job_type.model_validate(given))
 
 
+def replay(job: Mapping[str, Any], context: Mapping[str, Any]) -> Workflow[Any, Any, Any, Any, Any]:
+    """The replay of ``job`` in this DAG run: its run key (the dashboard's link back to the DAG
+    run), the index build the triggering asset event names (the job's own wins), and the store
+    (the Airflow connection when configured, else the usual lookup), read as a labelled run's
+    binder reads them."""
+    from retrieval_eval.config.models import load_config
+    from retrieval_eval.workflows.replay import Replay, ReplayJob
+
+    config = load_config(job.get("config_path"))  # read once per task: the store's and the replay's
+    spec = ReplayJob.model_validate(
+        {
+            **job,
+            "run_key": run_key(context),
+            "index_version": job.get("index_version")
+            or index_version(context.get("triggering_asset_events")),
+            "store_url": store_url(job, config),
+        }
+    )
+    return Replay(spec, config=config)
+
+
 BINDERS: dict[
     str, Callable[[Mapping[str, Any], Mapping[str, Any]], Workflow[Any, Any, Any, Any, Any]]
 ] = {
@@ -224,6 +246,7 @@ BINDERS: dict[
         name: functools.partial(with_store, name=name)  # type: ignore[misc]
         for name in ("pool", "judge", "promote")
     },
+    "replay": replay,
 }
 
 
@@ -241,16 +264,3 @@ def bind(
         return binder(job, context)
     cls = WORKFLOWS[name]
     return cls(cls.job_type.model_validate(dict(job)))
-
-
-def dag_run_marks() -> dict[str, Any]:
-    """What a replay records of the DAG run its task is in: the run key and the index build the
-    triggering asset event's extra names (None: not started by one), read as a labelled run's
-    binder reads them."""
-    from airflow.sdk import get_current_context
-
-    context = get_current_context()
-    return {
-        "run_key": run_key(context),
-        "index_version": index_version(context.get("triggering_asset_events")),
-    }

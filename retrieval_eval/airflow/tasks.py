@@ -1,22 +1,30 @@
-"""The evaluation DAG's Airflow-only tasks, after the labelled run's own (which
-:mod:`retrieval_eval.airflow.adapter` adds): the branch on the verdict, the alerts, the passing
-and first-run ends, and the approval request and acceptance (``approve_baseline``).
+"""The Airflow-only tasks after a workflow's own (which :mod:`retrieval_eval.airflow.adapter`
+adds). The evaluation DAG's: the branch on the verdict, the alerts, the passing and first-run
+ends, and the approval request and acceptance (``approve_baseline``). The replay DAG's: the
+branch on the drift state, the ``drift`` and ``invalid_replay`` alerts (their own kinds, claimed
+once per DAG run and channel as a labelled run's, never mixed with a regression verdict) and
+the end with no drift.
 
-Each takes the evaluation's ``job`` (a small JSON-able dict: config path, set, retriever, alert
-channels, ...) and the record task's outcome (``recorded``: the run's
-:class:`~retrieval_eval.workflows.recording.RunRecord` as JSON, its result included). Everything
-heavy is imported inside the tasks, at run time: parsing the DAG file imports none of it.
+Each takes the DAG's ``job`` (a small JSON-able dict: config path, set or sample, retriever,
+alert channels, ...) and the record task's outcome: ``recorded``, the run's
+:class:`~retrieval_eval.workflows.recording.RunRecord` as JSON, its result included; ``saved``,
+the replay's :class:`~retrieval_eval.replay.record.ReplayRecord` as JSON. Everything heavy is
+imported inside the tasks, at run time: parsing the DAG file imports none of it.
 """
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from airflow.sdk import get_current_context, task
 from airflow.sdk.exceptions import AirflowFailException
 
 from retrieval_eval.airflow.links import dashboard_url
 from retrieval_eval.airflow.runtime import bad_input_fails_at_once, store_url
+
+if TYPE_CHECKING:
+    from retrieval_eval.airflow.alerts import AlertMessage
+    from retrieval_eval.replay.record import ReplayRecord
 
 
 @task.branch
@@ -41,18 +49,28 @@ def _alert(
     *,
     shown_if_unsent: bool = True,
 ) -> str:
-    """Build and send the run's alert of ``kind``; the task log shows it (after the send, and
-    only if it went out, when not ``shown_if_unsent``: a recovery most runs do not send)."""
-    from retrieval_eval.airflow.alerts import build_message, send_alerts
-    from retrieval_eval.store import open_store
+    """Build and send the run's alert of ``kind``."""
+    from retrieval_eval.airflow.alerts import build_message
     from retrieval_eval.workflows.recording import RunRecord
 
     record = RunRecord.model_validate(recorded)
     message = build_message(kind, record.result, record, job.get("ui_base_url"))
+    return _send(job, message, record.result.run_key, shown_if_unsent=shown_if_unsent)
+
+
+def _send(
+    job: dict[str, Any], message: AlertMessage, run_key: str, *, shown_if_unsent: bool = True
+) -> str:
+    """Send ``message`` to the job's channels, claimed once per DAG run (``run_key``) and
+    channel; the task log shows it (after the send, and only if it went out, when not
+    ``shown_if_unsent``: a recovery most runs do not send)."""
+    from retrieval_eval.airflow.alerts import send_alerts
+    from retrieval_eval.store import open_store
+
     if shown_if_unsent:
         print(message.text())  # the task log shows what was sent; no channel secrets in it
     with open_store(store_url(job)) as store:
-        outcome = send_alerts(job["alerts"], message, store=store, run_key=record.result.run_key)
+        outcome = send_alerts(job["alerts"], message, store=store, run_key=run_key)
     if not shown_if_unsent and outcome.startswith("sent"):
         print(message.text())
     print(outcome)
@@ -135,3 +153,59 @@ def accept_baseline(job: dict[str, Any]) -> str:
         message = accept_run(store_url(job), run_id)
     print(message)
     return message
+
+
+def _replay(saved: dict[str, Any]) -> ReplayRecord:
+    """The replay the record task's XCom carries."""
+    from retrieval_eval.replay.record import ReplayRecord
+
+    return ReplayRecord.model_validate(saved)
+
+
+def _replay_alert(job: dict[str, Any], kind: str, saved: ReplayRecord) -> str:
+    from retrieval_eval.airflow.alerts.message import replay_message
+
+    message = replay_message(kind, saved, job.get("ui_base_url"))
+    return _send(job, message, saved.run_key)
+
+
+@task.branch
+def check_drift(saved: dict[str, Any]) -> str:
+    from retrieval_eval.airflow.branching import drift_branch
+
+    return drift_branch(_replay(saved).comparison.state)
+
+
+@task
+def alert_drift(job: dict[str, Any], saved: dict[str, Any]) -> str:
+    """Sends the drift alert, then fails the DAG run when the replay's config or the manual
+    run's Param says ``fail_on_drift``."""
+    outcome = _replay_alert(job, "drift", _replay(saved))
+    if job.get("fail_on_drift") or get_current_context()["params"].get("fail_on_drift"):
+        raise AirflowFailException(f"ranking drift ({outcome}); fail_on_drift is set")
+    return outcome
+
+
+@task
+def alert_invalid_replay(job: dict[str, Any], saved: dict[str, Any]) -> str:
+    """Sends the invalid-replay alert and fails: too many queries failed, or nothing was
+    compared (``empty``)."""
+    from retrieval_eval.reports.replay import reason_lines
+
+    record = _replay(saved)
+    outcome = _replay_alert(job, "invalid_replay", record)
+    comparison = record.comparison
+    if comparison.state == "empty":
+        raise AirflowFailException(f"{'; '.join(comparison.reasons)} ({outcome})")
+    why = "; ".join(reason_lines(comparison.error_reasons()))
+    raise AirflowFailException(
+        f"the replay is invalid: {comparison.errors} of {len(record.rankings)} queries failed"
+        f"{f' ({why})' if why else ''} ({outcome})"
+    )
+
+
+@task
+def no_drift(saved: dict[str, Any]) -> str:
+    from retrieval_eval.reports.replay import headline
+
+    return headline(_replay(saved)).splitlines()[0]

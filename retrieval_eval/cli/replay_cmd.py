@@ -206,7 +206,8 @@ def replay(
         store_url=url,
     )
     # an unreachable store: replayed anyway and spooled (`db flush` compares and saves it)
-    outcome = run_in_process(Replay(job, config=config))
+    flow = Replay(job, config=config)
+    outcome = run_in_process(flow)
     from retrieval_eval.cli.output_file import emit, output_errors
 
     # a report or draft that cannot be written still says what became of the replay, with the
@@ -235,10 +236,9 @@ def replay(
     if state == "invalid":  # exit 3; where the replay went when the store did not take it
         reasons = [*outcome.comparison.reasons, *([outcome.problem] if outcome.problem else [])]
         raise InvalidRunError("; ".join(reasons))
-    if outcome.problem is not None:
-        from retrieval_eval.workflows.recording import store_error
-
-        raise store_error(outcome.problem, outcome.problem_exit_code)
+    failure = flow.failure(outcome)  # the store's, when the replay was spooled
+    if failure is not None:
+        raise failure
     if state == "empty":
         raise InvalidInputError(
             f"sample {sample} ({spec.source.path or 'its SQL query'}): "

@@ -15,7 +15,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal, NamedTuple
+from typing import Any, Literal, NamedTuple, Protocol
 
 from retrieval_eval.evaluation.intervals import Interval, wilson
 from retrieval_eval.replay.rbo import rbo, top1_changed
@@ -39,6 +39,20 @@ class Ranked(NamedTuple):
     bucket: str
     ids: tuple[str, ...]
     error: str | None = None
+
+
+class Ranks(Protocol):
+    """What a comparison reads of a query's ranking on the side compared with: its key, ids and
+    error (a :class:`Ranked`, or a replay's packed ranking: no text, count or bucket)."""
+
+    @property
+    def key(self) -> str: ...
+
+    @property
+    def ids(self) -> Sequence[str]: ...
+
+    @property
+    def error(self) -> str | None: ...
 
 
 class QueryChange(NamedTuple):
@@ -135,12 +149,12 @@ def error_reasons(errors: Iterable[str | None]) -> list[dict[str, Any]]:
     return sorted(groups.values(), key=lambda g: (-g["count"], g["reason"]))
 
 
-def compare_query(before: Ranked, after: Ranked, p: float, k: int) -> QueryChange:
+def compare_query(before: Ranks, after: Ranked, p: float, k: int) -> QueryChange:
     """One query's change; an error on either side makes it an error, not a figure. Jaccard@k
     and the top-3 overlap are the ones RBO counted on its way down both lists (equal to
     :func:`~retrieval_eval.replay.rbo.jaccard` and :func:`~retrieval_eval.replay.rbo.overlap_at`
     on distinct ids, which ``tests/replay/test_rbo.py`` checks)."""
-    a, b = before.ids[:k], after.ids[:k]
+    a, b = tuple(before.ids[:k]), after.ids[:k]  # a tuple's own slice: no copy within k
     error = after.error or before.error
     if error is not None:
         side = "this replay" if after.error else "the replay compared with"
@@ -165,23 +179,36 @@ def compare_query(before: Ranked, after: Ranked, p: float, k: int) -> QueryChang
 
 def figures(changes: Sequence[QueryChange]) -> Figures:
     """Mean, quantiles and top-1 change share of the compared queries, plain and weighted."""
+    return _figures(*_columns(changes))
+
+
+def _columns(changes: Sequence[QueryChange]) -> tuple[Any, Any, Any]:
+    """The changes' RBO (NaN: not compared), counts and top-1 changes as numpy arrays."""
     import numpy as np
 
-    done = [c for c in changes if c.rbo is not None]
-    if not done:
+    values = np.array([c.rbo for c in changes], dtype=float)
+    weights = np.array([c.count for c in changes], dtype=float)
+    changed = np.array([bool(c.top1_changed) for c in changes], dtype=bool)
+    return values, weights, changed
+
+
+def _figures(values: Any, weights: Any, changed: Any) -> Figures:
+    """:func:`figures` of the queries whose RBO is not NaN (the compared ones)."""
+    import numpy as np
+
+    done = ~np.isnan(values)
+    values, weights, changed = values[done], weights[done], changed[done]
+    if not len(values):
         return Figures(0, None, 0, None, None, None, None)
-    values = np.array([c.rbo for c in done], dtype=float)
-    weights = np.array([c.count for c in done], dtype=float)
-    changed = np.array([bool(c.top1_changed) for c in done])
     quantiles = dict(
         zip((f"p{int(q * 100)}" for q in QUANTILES), np.quantile(values, QUANTILES), strict=True)
     )
     return Figures(
-        queries=len(done),
+        queries=len(values),
         mean_rbo=float(values.mean()),
         top1_changed=int(changed.sum()),
         top1_changed_share=float(changed.mean()),
-        top1_interval=wilson(int(changed.sum()), len(done)),
+        top1_interval=wilson(int(changed.sum()), len(values)),
         weighted_mean_rbo=float(np.average(values, weights=weights)),
         weighted_top1_changed=float(np.average(changed, weights=weights)),
         quantiles={name: float(v) for name, v in quantiles.items()},
@@ -190,7 +217,7 @@ def figures(changes: Sequence[QueryChange]) -> Figures:
 
 @paused_gc()  # bulk allocation only: no user code runs in here
 def compare(
-    before: Sequence[Ranked] | None,
+    before: Sequence[Ranks] | None,
     after: Sequence[Ranked],
     *,
     p: float = 0.9,
@@ -217,11 +244,16 @@ def compare(
         )
     errors = sum(1 for c in changes if c.error is not None) if before is not None else errors_now
     error_rate = errors / len(after) if after else 0.0
-    overall = figures(changes)
+    import numpy as np
+
+    # the figures overall and per bucket, from one set of columns (numpy masks, not passes)
+    columns = _columns(changes)
+    overall = _figures(*columns)
+    bucket_of = np.array([c.bucket for c in changes], dtype=object)
     buckets = {
-        name: figures([c for c in changes if c.bucket == name])
+        name: _figures(*(column[mask] for column in columns))
         for name in ("head", "torso", "tail")
-        if any(c.bucket == name for c in changes)
+        if (mask := bucket_of == name).any()
     }
     state, reasons = _verdict(before is None, len(after), overall, error_rate, thresholds)
     return Comparison(p, k, changes, overall, buckets, errors, error_rate, state, reasons)

@@ -31,17 +31,20 @@ PackedQuery = tuple[str, str, int, Literal["head", "torso", "tail"], str | None]
 
 
 class Ranking(NamedTuple):
-    """One query's ranking as it travels (XCom, spool): its key, top-k distinct ids, error."""
+    """One query's ranking as it travels (XCom, spool): its key, top-k distinct ids, error.
+
+    The ids are a tuple, as a :class:`Ranked`'s: packing a replay, joining it with its sample
+    and comparing it share them instead of copying 100,000s of lists."""
 
     key: str
-    ids: list[str]
+    ids: tuple[str, ...]
     error: str | None = None
 
 
 @paused_gc()  # bulk allocation only: no user code runs in here
 def packed(rankings: Sequence[Ranked]) -> list[Ranking]:
-    """Rankings as they travel: keys and ids, no query text."""
-    return [Ranking(r.key, list(r.ids), r.error) for r in rankings]
+    """Rankings as they travel: keys and ids (shared, not copied), no query text."""
+    return [Ranking(r.key, r.ids, r.error) for r in rankings]
 
 
 CompareWith = Literal["previous", "replay", "retriever"]
@@ -146,22 +149,40 @@ class ReplayRecord(BaseModel):
         return self.started_at
 
     @paused_gc()
-    def ranked(self, rankings: list[Ranking]) -> list[Ranked]:
-        """``rankings`` joined with the sample's stored texts, counts and buckets."""
-        by_key = {q[0]: q for q in self.queries}
-        return [
-            Ranked(key, (q := by_key[key])[1], q[2], q[3], tuple(ids), error)
-            for key, ids, error in rankings
-        ]
+    def ranked(self, rankings: Sequence[Ranking]) -> list[Ranked]:
+        """``rankings`` joined with the sample's stored texts, counts and buckets by key: pandas
+        finds each key's query (a replay keeps the sample's order, so that is a plain zip
+        unless the keys say otherwise); the ids are shared, not copied."""
+        import numpy as np
+        import pandas as pd
+
+        if not rankings:
+            return []
+        if not self.queries:
+            raise KeyError(rankings[0].key)
+        keys, texts, counts, buckets, _ = zip(*self.queries, strict=True)
+        wanted, ids, errors = zip(*rankings, strict=True)
+        if wanted != keys:
+            at = pd.Index(keys).get_indexer(wanted)
+            if (at < 0).any():
+                raise KeyError(wanted[int(np.argmin(at))])
+            texts, counts, buckets = (
+                np.asarray(column, dtype=object)[at].tolist() for column in (texts, counts, buckets)
+            )
+        return list(map(Ranked, wanted, texts, counts, buckets, map(tuple, ids), errors))
 
     @property
     def comparison(self) -> Comparison:
         """Its rankings compared with ``before`` (nothing yet: the ``first`` of a series) at
-        its p and k, judged by its thresholds."""
+        its p and k, judged by its thresholds. Only its own rankings are joined with the
+        sample: of the rankings before, the comparison reads keys, ids and errors alone."""
         if self._comparison is None:
-            before = None if self.before is None else self.ranked(self.before)
             self._comparison = compare(
-                before, self.ranked(self.rankings), p=self.p, k=self.k, thresholds=self.thresholds
+                self.before,
+                self.ranked(self.rankings),
+                p=self.p,
+                k=self.k,
+                thresholds=self.thresholds,
             )
         return self._comparison
 

@@ -67,6 +67,7 @@ class ReplayJob(BaseModel):
     save: bool = True
     store_url: str | None = Field(default=None, exclude=True, repr=False)
     spool_dir: Path | None = None
+    max_batches: int = 1
     min_batch_questions: int = 1
 
 
@@ -139,9 +140,11 @@ class Replay(Workflow[ReplayJob, ReplayBatch, ReplayPart, ReplayRecord, ReplayRe
     def plan(self, max_batches: int = 1) -> list[ReplayBatch]:
         """Draw and store the sample (once; drawn from its log again when the store is
         unreachable and the replay can be spooled), check ``against_run``, and split the
-        sample into at most ``max_batches`` batches of ``min_batch_questions`` queries or more.
-        With more than one batch, the retrievers' caches are filled first, once."""
+        sample into at most ``max_batches`` batches (and the job's ``max_batches``) of
+        ``min_batch_questions`` queries or more. With more than one batch, the retrievers'
+        caches are filled first, once."""
         job = self.job
+        max_batches = min(max_batches, job.max_batches)
         if job.against is not None and job.against_run is not None:
             raise InvalidInputError("give --against RETRIEVER or --against-run ID, not both")
         config = self.config
@@ -282,6 +285,16 @@ class Replay(Workflow[ReplayJob, ReplayBatch, ReplayPart, ReplayRecord, ReplayRe
         return record_replay(
             reduced, store_url=self.job.store_url, spool_dir=self.job.spool_dir, store=self._store
         )
+
+    def failure(self, outcome: ReplayRecord) -> Exception | None:
+        """The store's failure when the replay was spooled instead of saved (its ``problem``:
+        where it went and the command that saves it): a DAG task raises it, so it retries; the
+        CLI exits with it after the report."""
+        from retrieval_eval.workflows.recording import store_error
+
+        if outcome.problem is None:
+            return None
+        return store_error(outcome.problem, outcome.problem_exit_code)
 
 
 def batch_ranges(count: int, max_batches: int, min_batch: int = 1) -> list[tuple[int, int]]:

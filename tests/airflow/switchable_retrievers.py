@@ -52,7 +52,7 @@ class TakesTheStoreAway:
     """The demo BM25, whose first answer takes the result store's PostgreSQL database away
     (renamed, as :class:`helpers.Database` does) when ``RE_TAKE_AWAY`` names it as
     ``ADMIN_URL DATABASE``: the replay task has read its sample by then, so the store is gone
-    when the compare-and-save task starts."""
+    when the join_batches and compare_and_save tasks start."""
 
     def retrieve(self, question: str, limit: int) -> list[str]:
         named = os.environ.get("RE_TAKE_AWAY")

@@ -1,5 +1,5 @@
-"""A replay DAG whose store goes away before its compare-and-save task: the replay is spooled
-(nothing lost, no password), the task fails for a retry saying where the replay went, and
+"""A replay DAG whose store goes away before its join_batches task: the replay is spooled
+(nothing lost, no password), compare_and_save fails for a retry saying where the replay went, and
 ``db flush`` later compares and saves it exactly as it does a replay the CLI spooled
 (``tests/cli/test_spooled_replays.py``).
 
@@ -69,11 +69,11 @@ def test_a_replay_whose_store_went_away_is_spooled_then_saved_by_db_replay(
         assert not database.exists()  # the second run's retriever took it away
         assert away["state"] == "failed"
         assert away["tasks"]["replay[0]"] == "success"
+        assert away["tasks"]["join_batches"] == "success"  # joined, compared when flushed
         assert away["tasks"]["compare_and_save"] == "failed"
         assert away["tasks"]["check_drift"] == "upstream_failed"
         (path,) = sorted((home / "spool").glob("replay-*.json"))
-        assert f"replay spooled to {path}" in log  # the task's error
-        assert f"the replay was spooled to {path}" in log  # its log line, as the CLI's note
+        assert f"the replay was spooled to {path}" in log  # the task's error, as the CLI's note
         assert "db flush" in log
         text = path.read_text(encoding="utf-8")
         assert PASSWORD not in log and PASSWORD not in text

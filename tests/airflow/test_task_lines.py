@@ -1,20 +1,34 @@
-"""The evaluation DAG's Airflow-only pieces as plain functions: the task log lines, the branch
-choice, the run page base. The replay DAG's compare step with the store down: test_replay_steps_spool.py."""
+"""The DAGs' Airflow-only pieces as plain functions: the task log lines, the branch choice, the
+run page base. The replay DAG's reduce and record steps with the store down:
+test_replay_steps_spool.py."""
 
 from __future__ import annotations
+
+from datetime import UTC, datetime
 
 import pytest
 
 from retrieval_eval.airflow.branching import (
     BRANCH_BASELINE,
+    BRANCH_DRIFT,
     BRANCH_INVALID,
+    BRANCH_INVALID_REPLAY,
     BRANCH_LABELS,
     BRANCH_OK,
     BRANCH_REGRESSION,
     choose_branch,
     choose_branches,
+    drift_branch,
 )
-from retrieval_eval.airflow.lines import plan_line, score_line, verdict_line
+from retrieval_eval.airflow.lines import (
+    plan_line,
+    replay_line,
+    sample_line,
+    score_line,
+    verdict_line,
+)
+from retrieval_eval.replay.record import Ranking, ReplayRecord
+from retrieval_eval.replay.samples import QuerySample, SampledQuery
 
 
 def test_the_log_lines_say_the_figures_the_verdict_and_the_link() -> None:
@@ -86,3 +100,35 @@ def test_the_plan_line_counts_batches_and_questions() -> None:
     batches = [{"start": 0, "stop": 12}, {"start": 12, "stop": 23}]
     assert plan_line(batches, {}) == "planned 2 batches of 23 questions"
     assert plan_line([{"start": 0, "stop": 1}], {}) == "planned 1 batch of 1 question"
+
+
+def test_a_replays_lines_and_branch_read_its_record_as_the_xcom_carries_it() -> None:
+    """The replay DAG's plan line, record line (the headline on one line, then the replay's
+    page) and drift branch, from the JSON its tasks return."""
+    sample = QuerySample(
+        "top", "plain", tuple(SampledQuery(f"k{i}", f"q{i}", 1, "head") for i in range(3)), 3, 3
+    )
+    record = ReplayRecord.of_sample(
+        sample,
+        run_key="r",
+        started_at=datetime(2026, 12, 1, tzinfo=UTC),
+        retriever="bm25",
+        k=3,
+        p=0.9,
+        rankings=[Ranking(f"k{i}", ("a", "b"), None) for i in range(3)],
+        before=[Ranking(f"k{i}", ("b", "a"), None) for i in range(3)],
+        compare_with="replay",
+        compared_id=1,
+        replay_id=2,
+    )
+    saved = record.model_dump(mode="json")
+    batches = [{"start": 0, "stop": 2}, {"start": 2, "stop": 3}]
+    assert sample_line(batches, {"sample": "top"}) == "sample top: 3 queries in 2 batches"
+    line = replay_line(saved, {"ui_base_url": "http://airflow.example/retrieval-eval"})
+    assert line.startswith(
+        "RANKING DRIFT: sample top (3 queries), retriever bm25 against replay 1; "
+    )
+    assert "top-1 changed 100.0% (3/3)" in line and "\n" not in line
+    assert line.endswith(" — http://airflow.example/retrieval-eval/replays/2")
+    assert drift_branch(record.comparison.state) == BRANCH_DRIFT
+    assert drift_branch("empty") == drift_branch("invalid") == BRANCH_INVALID_REPLAY

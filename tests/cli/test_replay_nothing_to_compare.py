@@ -68,7 +68,11 @@ def test_no_query_ranked_by_both_replays_is_nothing_to_compare() -> None:
 
 
 def test_a_dag_run_with_nothing_to_compare_takes_the_invalid_replay_branch() -> None:
-    from retrieval_eval.airflow import replay_tasks
+    from retrieval_eval.airflow.branching import (
+        BRANCH_INVALID_REPLAY,
+        BRANCH_NO_DRIFT,
+        drift_branch,
+    )
 
-    assert replay_tasks.choose_branch("empty") == replay_tasks.BRANCH_INVALID
-    assert replay_tasks.choose_branch("no_drift") == replay_tasks.BRANCH_OK
+    assert drift_branch("empty") == BRANCH_INVALID_REPLAY
+    assert drift_branch("no_drift") == BRANCH_NO_DRIFT

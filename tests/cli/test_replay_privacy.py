@@ -191,7 +191,7 @@ def test_the_dag_steps_ask_the_captured_text_on_two_nights(
         # as the DAG's tasks run the steps: a workflow rebuilt from the job in each task
         job = ReplayJob(
             config_path=config, sample="log", retriever="recorder", store_url=url,
-            run_key=f"night-{night}",
+            run_key=f"night-{night}", max_batches=2,
         )  # fmt: skip
         planned = Replay(job).plan(2)
         batches = [Replay(job).execute(b).model_dump_json() for b in planned]

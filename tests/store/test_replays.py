@@ -41,7 +41,7 @@ def record(
     key: str = "r",
 ) -> ReplayRecord:
     def packed(rows: list[Ranked]) -> list[Ranking]:
-        return [Ranking(r.key, list(r.ids), r.error) for r in rows]
+        return [Ranking(r.key, tuple(r.ids), r.error) for r in rows]
 
     return ReplayRecord.of_sample(
         SAMPLE,

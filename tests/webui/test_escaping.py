@@ -110,8 +110,8 @@ def _replays(store: Any) -> int:
 
     sample = QuerySample(P["set"], "plain", (SampledQuery("k1", P["question"], 5, "head"),), 1, 5)
     sample_id = store.replays.save_sample(sample)
-    first = [Ranking("k1", [P["expected_id"], P["retrieved_id"]])]
-    moved = [Ranking("k1", [P["retrieved_id"], "doc-z"])]
+    first = [Ranking("k1", (P["expected_id"], P["retrieved_id"]))]
+    moved = [Ranking("k1", (P["retrieved_id"], "doc-z"))]
     ids = []
     for day, rows, before in ((0, first, None), (1, moved, first)):
         ids.append(

@@ -37,13 +37,14 @@ from pydantic import BaseModel, Field
 
 from retrieval_eval.evaluation.labels import source_text
 from retrieval_eval.formats.numbers import pct, pts
-from retrieval_eval.reports.links import run_page_url
+from retrieval_eval.reports.links import replay_page_url, run_page_url
 from retrieval_eval.reports.verdict import regression_reasons, verdict_summary, warning_reasons
 from retrieval_eval.safety.redaction import redact, register_header, register_url, register_webhook
 from retrieval_eval.store.summary import RunSummary
 
 if TYPE_CHECKING:
     from retrieval_eval.evaluation.results import RunResult
+    from retrieval_eval.replay.record import ReplayRecord
     from retrieval_eval.workflows.recording import Recorded
 
 MAX_FLIPS_SHOWN = 5
@@ -267,6 +268,27 @@ def build_message(
         lint_warnings=lint.get("warnings"),
         index_version=summary.index_version,
         baseline_index_version=verdict.baseline_index_version,
+    )
+
+
+def replay_message(kind: str, saved: ReplayRecord, ui_base_url: str | None = None) -> AlertMessage:
+    """Build the message of a replay just compared (``drift``, ``invalid_replay``): its headline,
+    the verdict's reasons beside why queries failed (masked), its page and both index builds."""
+    from retrieval_eval.reports.replay import headline, reason_lines
+
+    comparison = saved.comparison
+    return AlertMessage(
+        kind=kind,
+        set_identifier=saved.sample_name,
+        retriever=saved.retriever,
+        run_id=saved.replay_id,
+        summary=headline(saved),
+        drift_reasons=[*comparison.reasons, *reason_lines(comparison.error_reasons())],
+        link=replay_page_url(ui_base_url, saved.replay_id),
+        question_count=len(saved.rankings),
+        error_count=comparison.errors,
+        index_version=saved.index_version,
+        baseline_index_version=saved.compared_index_version,
     )
 
 
