@@ -193,7 +193,7 @@ def build_evaluation_dag(
     """
     options = airflow_options or AirflowOptions()
     job = job_for(evaluation, config_path, options, lint_mode)
-    with _dag(
+    with new_dag(
         evaluation,
         options,
         subject=evaluation.set,
@@ -276,7 +276,7 @@ def build_approval_dag(evaluation: EvaluationSpec, dag: DAG, job: dict[str, Any]
     return approval
 
 
-def _dag(
+def new_dag(
     spec: DagSpec,
     options: AirflowOptions,
     *,
@@ -345,7 +345,7 @@ def build_replay_dag(
         "fail_on_drift": spec.fail_on_drift,
     }
     against = f"`{spec.against}`" if spec.against else "the previous replay"
-    with _dag(
+    with new_dag(
         spec,
         options,
         subject=spec.sample,

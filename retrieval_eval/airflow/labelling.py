@@ -26,7 +26,7 @@ from airflow.providers.standard.operators.hitl import ApprovalOperator
 from airflow.sdk import DAG, get_current_context, task
 
 from retrieval_eval.airflow.adapter import workflow_tasks
-from retrieval_eval.airflow.factory import _dag, dag_id_for
+from retrieval_eval.airflow.factory import dag_id_for, new_dag
 from retrieval_eval.config.models import AirflowOptions, LabellingSpec
 
 POOL_TASK_IDS = {
@@ -99,7 +99,7 @@ def build_labelling_dag(
     }
     promote_job = {"config_path": config_path, "set": spec.set, "from_store": True, **store}
     approval = "an approval in Airflow" if spec.approval else "no approval (`approval: false`)"
-    with _dag(
+    with new_dag(
         spec,
         options,
         subject=spec.set,
