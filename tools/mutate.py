@@ -58,7 +58,8 @@ REGRESSION = "retrieval_eval/verdicts/regression.py"
 VERDICTS = "retrieval_eval/verdicts/models.py"
 SIGNIFICANCE = "retrieval_eval/verdicts/significance.py"
 CONFIG_MODELS = "retrieval_eval/config/models.py"
-STORE = "retrieval_eval/store/store.py"
+RUNS = "retrieval_eval/store/runs.py"
+RECORDING = "retrieval_eval/workflows/recording.py"
 TEMPLATES = "retrieval_eval/webui/templates/"
 
 
@@ -394,22 +395,22 @@ MUTATIONS: list[Mutation] = [
     _without(
         "find-baseline-ignores-labels",
         "baseline",
-        STORE,
-        "            .where(eval_result.c.labels_fingerprint == fingerprint)\n",
+        RUNS,
+        "        .where(eval_result.c.labels_fingerprint == fingerprint)\n",
         BASELINE_TESTS,
     ),
     Mutation(
         "invalid-run-as-baseline",
         "baseline",
-        STORE,
-        '            .where(eval_result.c.status == "valid")\n            .where(\n',
-        "            .where(\n",
+        RUNS,
+        '        .where(eval_result.c.status == "valid")\n        .where(\n',
+        "        .where(\n",
         BASELINE_TESTS,
     ),
     Mutation(
         "regression-as-baseline",
         "baseline",
-        STORE,
+        RUNS,
         "eval_result.c.is_regression == false(),",
         "eval_result.c.is_regression == eval_result.c.is_regression,",
         BASELINE_TESTS,
@@ -417,38 +418,38 @@ MUTATIONS: list[Mutation] = [
     _without(
         "accepted-regression-not-a-baseline",
         "baseline",
-        STORE,
-        "                    eval_result.c.accepted_baseline == true(),\n",
+        RUNS,
+        "                eval_result.c.accepted_baseline == true(),\n",
         BASELINE_TESTS,
     ),
     Mutation(
         "oldest-run-as-baseline",
         "baseline",
-        STORE,
-        "            .order_by(*_NEWEST)\n            .limit(1)",
-        "            .order_by(eval_result.c.run_date, eval_result.c.id)\n            .limit(1)",
+        RUNS,
+        "        .order_by(*_NEWEST)\n        .limit(1)",
+        "        .order_by(eval_result.c.run_date, eval_result.c.id)\n        .limit(1)",
         BASELINE_TESTS,
     ),
     Mutation(
         "later-run-as-baseline-of-a-replay",
         "baseline",
-        STORE,
-        "_load_on(conn, query.where(eval_result.c.run_date < result.finished_at))",
-        "_load_on(conn, query)",
+        RECORDING,
+        "GRADER, before=result.finished_at, conn=conn",
+        "GRADER, before=None, conn=conn",
         BASELINE_TESTS,
     ),
     Mutation(
         "pinned-baseline-ignored",
         "baseline",
-        STORE,
-        "            if baseline_run_id is not None:\n                baseline = _first(",
-        "            if False:\n                baseline = _first(",
+        RECORDING,
+        "        if baseline_run_id is not None:\n            baseline = runs.get(",
+        "        if False:\n            baseline = runs.get(",
         BASELINE_TESTS,
     ),
     Mutation(
         "label-change-judged-as-first-run",
         "baseline",
-        STORE,
+        RECORDING,
         "comparable = not fingerprints - {result.labels_fingerprint}",
         "comparable = True",
         BASELINE_TESTS,
@@ -457,7 +458,7 @@ MUTATIONS: list[Mutation] = [
     Mutation(
         "children-saved-in-a-second-transaction",
         "store",
-        STORE,
+        RUNS,
         "    run_id = inserted_id(conn, eval_result, result_row(result, verdict))\n",
         "    run_id = inserted_id(conn, eval_result, result_row(result, verdict))\n"
         "    conn.commit()\n",
@@ -466,7 +467,7 @@ MUTATIONS: list[Mutation] = [
     Mutation(
         "slices-saved-in-a-second-transaction",
         "store",
-        STORE,
+        RUNS,
         "    slices = slice_rows(result, run_id)\n",
         "    conn.commit()\n    slices = slice_rows(result, run_id)\n",
         STORE_TESTS,
@@ -474,7 +475,7 @@ MUTATIONS: list[Mutation] = [
     Mutation(
         "prune-deletes-the-baseline",
         "store",
-        STORE,
+        RUNS,
         "                if baseline_id is not None:\n                    protected.add(baseline_id)",
         "                if False:\n                    protected.add(baseline_id)",
         STORE_TESTS,
