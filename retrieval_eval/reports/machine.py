@@ -4,8 +4,8 @@ who judged the top places, and the hit rate three ways, each with its interval.
 Only a run whose set has machine judgments in the store gets them. Every format words the same
 document, :meth:`~retrieval_eval.labels.machine.JudgeFigures.contract` (JSON gives it as
 ``judge_figures``; a compare entry carries it), through the cells here: the run report's text
-lines and Markdown block, and ``compare``'s text and Markdown table (one row per retriever and
-depth).
+lines and its Markdown and HTML block, ``compare``'s text and Markdown table (one row per
+retriever and depth).
 """
 
 from __future__ import annotations
@@ -98,17 +98,20 @@ def judge_figures_text(figures: JudgeFigures | None) -> str:
     return "\n".join(lines) + "\n"
 
 
+def run_table(document: Mapping[str, Any]) -> tuple[list[str], list[list[str]]]:
+    """The run report's table (Markdown and HTML): a row per gated depth, the three hit rates."""
+    rows = [[f"top-{d}", *cells] for d, cells in rate_cells(document)]
+    return ["depth", *_headers(document)], rows
+
+
 def judge_figures_markdown(figures: JudgeFigures | None) -> tuple[str, list[str]] | None:
     """The run report's Markdown block as (summary, body), folded by the report: the holes
     sentence, then a table of the three hit rates per depth and what each means."""
     if figures is None:
         return None
     document: dict[str, Any] = figures.contract()
-    table = [
-        md_row(["depth", *_headers(document)]),
-        "|---|---:|---:|---:|",
-        *(md_row([f"top-{d}", *cells]) for d, cells in rate_cells(document)),
-    ]
+    headers, rows = run_table(document)
+    table = [md_row(headers), "|---|---:|---:|---:|", *map(md_row, rows)]
     return md_text(holes_sentence(document)), [*table, "", md_text(CAVEAT)]
 
 
