@@ -3,12 +3,14 @@ machine judgments (``rater = judge:<name>``) of the set: JSON ``judge_figures``,
 every format gives them (issue 37, item 4): holes split into people-judged, machine-judged and
 unjudged, and the hit rate three ways (people only, people + model, prediction-powered with its
 interval), in ``run``'s text, Markdown and JSON, the stored run's HTML report and ``compare``'s
-JSON, text and Markdown, each figure computed here from the set's labels, the stored run's rankings and the judgments this
+JSON, text, Markdown and CSV, each figure computed here from the set's labels, the stored run's rankings and the judgments this
 test stored, not read from the code."""
 
 from __future__ import annotations
 
+import csv
 import hashlib
+import io
 import json
 import shutil
 from html.parser import HTMLParser
@@ -75,6 +77,10 @@ def test_judge_figures_only_with_machine_judgments(demo: tuple[Path, str]) -> No
                    "--format", "json")  # fmt: skip
     assert plain.exit_code == 0, plain.output
     assert "judge_figures" not in json.loads(plain.stdout)["entries"][0]
+    plain_csv = invoke("compare", "--runs", f"{first['run_id']},{first['run_id'] + 1}", "--db",
+                       db, "--format", "csv")  # fmt: skip
+    assert plain_csv.exit_code == 0, plain_csv.output
+    assert "judge_" not in plain_csv.stdout.splitlines()[0]  # no model: no model's columns
     assert 'id="judge-figures"' not in html_report(first["run_id"], db)
     # a model judges every other top-3 place, calling each relevant
     machine = [
@@ -325,3 +331,22 @@ def test_every_format_gives_the_holes_split_and_three_hit_rates(demo: tuple[Path
             f"top-{k}", f"{cells[(k, 'human')]} over {expected[f'top{k}']['human'][2]}",
             cells[(k, "human_machine")], cells[(k, "ppi")],
         ]  # fmt: skip
+
+    # compare's CSV: per retriever the holes split and, per depth, the three rates and bounds
+    sheet = invoke("compare", "--runs", ids, "--db", db, "--format", "csv")
+    assert sheet.exit_code == 0, sheet.output
+    entries = list(csv.DictReader(io.StringIO(sheet.stdout)))
+    assert len(entries) == 2
+    for entry in entries:
+        assert [entry[f"judge_holes_{key}"] for key in ("depth", "slots", "human_judged",
+                "machine_judged", "unjudged")] == [
+            str(n) for n in (DEPTH, slots, by_people, by_machine, slots - by_people - by_machine)
+        ]  # fmt: skip
+        for k in (1, 3):
+            human_n = expected[f"top{k}"]["human"][2]
+            assert entry[f"judge_top{k}_calibration_questions"] == str(human_n)
+            for kind in ("human", "human_machine", "ppi"):
+                rate, (low, high), _ = expected[f"top{k}"][kind]
+                got = [float(entry[f"judge_top{k}_{kind}_{key}"])
+                       for key in ("rate", "ci_low", "ci_high")]  # fmt: skip
+                assert got == pytest.approx([rate, low, high], abs=1e-12), (k, kind)
