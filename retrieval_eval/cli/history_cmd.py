@@ -36,6 +36,7 @@ if TYPE_CHECKING:
     from rich.table import Table
 
     from retrieval_eval.config.models import Config
+    from retrieval_eval.labels.machine import JudgeFigures
     from retrieval_eval.lint.models import PowerReport
     from retrieval_eval.store import RunSummary, Store, StoredRun
 
@@ -311,11 +312,7 @@ def show(
         run = store.runs.get(run_id)
         figures = None
         if not summary and fmt in ("text", "json", "markdown"):
-            from retrieval_eval.labels.machine import judge_figures
-
-            figures = judge_figures(
-                run.result, store.judgments.read(run.result.set_identifier, gated=False)
-            )
+            figures = _judge_figures(store, run)
     if per_query:
         from retrieval_eval.reports.csv import render_per_query
 
@@ -375,7 +372,18 @@ def report(run_id: int, output: str | None, db: str | None, config_path: str | N
         check_writable(output, "--output")
     with _open_to_read(db, config_path) as store:
         run = store.runs.get(run_id)
-    emit(render_html(run, *stored_power(run, config_path)), output, f"report for run {run_id}")
+        figures = _judge_figures(store, run)
+    page = render_html(run, *stored_power(run, config_path), judge_figures=figures)
+    emit(page, output, f"report for run {run_id}")
+
+
+def _judge_figures(store: Store, run: StoredRun) -> JudgeFigures | None:
+    """The stored run's figures beside the model judgments the store holds of its set now
+    (None without any): ``runs show`` and ``runs report`` give the same."""
+    from retrieval_eval.labels.machine import judge_figures
+
+    rows = store.judgments.read(run.result.set_identifier, gated=False)
+    return judge_figures(run.result, rows)
 
 
 old_command(cli, "report", report, "runs report")

@@ -36,10 +36,12 @@ from retrieval_eval.reports.headline import (
     outcome_lines,
     where_line,
 )
+from retrieval_eval.reports.machine import CAVEAT, holes_sentence, run_table
 
 if TYPE_CHECKING:
     from retrieval_eval.evaluation.intervals import Interval
     from retrieval_eval.evaluation.results import RunResult, SliceRates
+    from retrieval_eval.labels.machine import JudgeFigures
     from retrieval_eval.lint.models import PowerReport
     from retrieval_eval.store.models import StoredRun
     from retrieval_eval.verdicts.models import Verdict
@@ -101,8 +103,19 @@ def _table(header: list[str], rows: list[list[str]], numeric: set[int]) -> str:
     return f'<div class="scroll">{table}</div>'
 
 
-def _folded(title: str, body: str) -> str:
-    return f"<details><summary>{_e(title)}</summary>{body}</details>"
+def _folded(title: str, body: str, anchor: str | None = None) -> str:
+    opening = "<details>" if anchor is None else f'<details id="{_e(anchor)}">'
+    return f"{opening}<summary>{_e(title)}</summary>{body}</details>"
+
+
+def _judge_figures(figures: JudgeFigures | None) -> list[str]:
+    """The figures beside model judgments, folded (the Markdown report's block, as HTML)."""
+    if figures is None:
+        return []
+    document = figures.contract()
+    headers, rows = run_table(document)
+    body = _table(headers, rows, {1, 2, 3}) + f'<p class="muted">{_e(CAVEAT)}</p>'
+    return [_folded(holes_sentence(document), body, anchor="judge-figures")]
 
 
 # a bar colour per gated depth, in order (Okabe-Ito: told apart by colour-blind readers too)
@@ -204,11 +217,15 @@ def _extra_lines(
 
 
 def render_html(
-    run: StoredRun, power: PowerReport | None = None, power_source: str | None = None
+    run: StoredRun,
+    power: PowerReport | None = None,
+    power_source: str | None = None,
+    judge_figures: JudgeFigures | None = None,
 ) -> str:
     """The whole page for a stored run; ``power`` (:func:`retrieval_eval.lint.power.run_power`)
     adds the smallest drop the set detects next to the thresholds, under the headline, with
-    where those thresholds came from (``power_source``)."""
+    where those thresholds came from (``power_source``); ``judge_figures``
+    (:func:`retrieval_eval.labels.machine.judge_figures`) the figures beside model judgments."""
     from retrieval_eval.reports.verdict import render_verdict
 
     result, verdict = run.result, run.verdict
@@ -225,6 +242,7 @@ def render_html(
         headline,
         *(f"<p>{_e(line)}</p>" for line in outcome_lines(result, verdict)),
         *_extra_lines(result, verdict, power, power_source),
+        *_judge_figures(judge_figures),
         "<h2>Hit rates with 95% intervals</h2>",
         _chart(result),
         _chart(result, narrow=True),

@@ -13,7 +13,9 @@
 - csv: one row per retriever (RFC 4180), the rates, intervals and comparison flattened into
   columns (``holes_depth``, ``holes_unjudged``, ``holes_slots``, ``holes_share`` after the
   seed's columns, then the deeper depths' ``top{k}_hit_rate``, ``top{k}_ci_low``,
-  ``top{k}_ci_high`` last);
+  ``top{k}_ci_high``; then, only when an entry has model judgments, the figures beside them
+  (:func:`retrieval_eval.reports.machine.csv_header`: ``judge_holes_*`` and, per depth, the
+  three hit rates with their bounds), empty for an entry without);
   text cells that a spreadsheet would run as a formula get a leading ``'``.
 - json: the model, ``model_dump(mode="json")``; its keys do not depend on the data.
 
@@ -44,7 +46,13 @@ from retrieval_eval.formats.numbers import (
     signed_points,
 )
 from retrieval_eval.reports.csv import _number
-from retrieval_eval.reports.machine import compare_rows, compare_title
+from retrieval_eval.reports.machine import (
+    compare_rows,
+    compare_title,
+    csv_cells,
+    csv_depths,
+    csv_header,
+)
 from retrieval_eval.reports.text import add_rows, new_table, print_tables
 from retrieval_eval.workflows.leaderboard import Entry, Leaderboard, Outcome
 
@@ -255,6 +263,9 @@ def _markdown(board: Leaderboard) -> str:
 def _csv(board: Leaderboard) -> str:
     deeper = _deeper(board)  # after the older columns: readers by position keep working
     extra = [f"top{d}_{key}" for d in deeper for key in ("hit_rate", "ci_low", "ci_high")]
+    figures = [e.judge_figures for e in board.entries]
+    judged = any(doc is not None for doc in figures)  # the model's columns only with a model
+    depths = csv_depths(figures)
     rows = []
     for rank, e in enumerate(board.entries, 1):
         deep = []
@@ -262,8 +273,10 @@ def _csv(board: Leaderboard) -> str:
             interval = _pair(e.hit_rate_at_ci.get(d))
             deep += [_number(e.hit_rate_at.get(d)), *(_number(b) for b in interval or (None,) * 2)]
         holes = [e.holes_depth, e.holes_unjudged, e.holes_slots, _number(e.holes_share)]
-        rows.append([*_csv_row(rank, e), *holes, *deep])
-    return csv_text([*CSV_COLUMNS, *HOLES_COLUMNS, *extra], rows)
+        judge = csv_cells(e.judge_figures, depths) if judged else []
+        rows.append([*_csv_row(rank, e), *holes, *deep, *judge])
+    judge_header = csv_header(depths) if judged else []
+    return csv_text([*CSV_COLUMNS, *HOLES_COLUMNS, *extra, *judge_header], rows)
 
 
 def _csv_row(rank: int, e: Entry) -> list[object]:

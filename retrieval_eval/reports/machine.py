@@ -4,8 +4,8 @@ who judged the top places, and the hit rate three ways, each with its interval.
 Only a run whose set has machine judgments in the store gets them. Every format words the same
 document, :meth:`~retrieval_eval.labels.machine.JudgeFigures.contract` (JSON gives it as
 ``judge_figures``; a compare entry carries it), through the cells here: the run report's text
-lines and Markdown block, and ``compare``'s text and Markdown table (one row per retriever and
-depth).
+lines and its Markdown and HTML block, ``compare``'s text and Markdown table (one row per
+retriever and depth) and its CSV columns (:func:`csv_header`, :func:`csv_cells`).
 """
 
 from __future__ import annotations
@@ -98,17 +98,20 @@ def judge_figures_text(figures: JudgeFigures | None) -> str:
     return "\n".join(lines) + "\n"
 
 
+def run_table(document: Mapping[str, Any]) -> tuple[list[str], list[list[str]]]:
+    """The run report's table (Markdown and HTML): a row per gated depth, the three hit rates."""
+    rows = [[f"top-{d}", *cells] for d, cells in rate_cells(document)]
+    return ["depth", *_headers(document)], rows
+
+
 def judge_figures_markdown(figures: JudgeFigures | None) -> tuple[str, list[str]] | None:
     """The run report's Markdown block as (summary, body), folded by the report: the holes
     sentence, then a table of the three hit rates per depth and what each means."""
     if figures is None:
         return None
     document: dict[str, Any] = figures.contract()
-    table = [
-        md_row(["depth", *_headers(document)]),
-        "|---|---:|---:|---:|",
-        *(md_row([f"top-{d}", *cells]) for d, cells in rate_cells(document)),
-    ]
+    headers, rows = run_table(document)
+    table = [md_row(headers), "|---|---:|---:|---:|", *map(md_row, rows)]
     return md_text(holes_sentence(document)), [*table, "", md_text(CAVEAT)]
 
 
@@ -144,3 +147,41 @@ def compare_title(entries: Sequence[tuple[str, Mapping[str, Any] | None]]) -> st
     docs = [doc for _, doc in entries if doc is not None]
     raters = sorted({r for doc in docs for r in doc["machine_raters"]})
     return title({"machine_raters": raters}) + f", the hit rate three ways ({level(docs[0])} CI)"
+
+
+# compare's CSV: the holes split, then per depth each hit rate with its interval's bounds
+CSV_HOLES = ("depth", "slots", "human_judged", "machine_judged", "unjudged")
+CSV_RATE = ("rate", "ci_low", "ci_high")
+
+
+def csv_depths(documents: Sequence[Mapping[str, Any] | None]) -> list[int]:
+    """Every depth any entry's figures give a hit rate at, in order: one group of columns each."""
+    keys = {key for doc in documents if doc is not None for key in doc["hit_rates"]}
+    return sorted(int(key.removeprefix("top")) for key in keys)
+
+
+def csv_header(depths: Sequence[int]) -> list[str]:
+    """``judge_holes_depth`` ... ``judge_holes_unjudged``, then per depth
+    ``judge_top{k}_calibration_questions`` and ``judge_top{k}_{kind}_{rate,ci_low,ci_high}``
+    for each kind of :data:`KINDS` (``human``, ``human_machine``, ``ppi``)."""
+    header = [f"judge_holes_{key}" for key in CSV_HOLES]
+    for depth in depths:
+        header.append(f"judge_top{depth}_calibration_questions")
+        header += [f"judge_top{depth}_{kind}_{key}" for kind, _ in KINDS for key in CSV_RATE]
+    return header
+
+
+def csv_cells(document: Mapping[str, Any] | None, depths: Sequence[int]) -> list[object]:
+    """One entry's cells under :func:`csv_header` (numbers; empty without figures, at a depth
+    its run does not gate, or for a rate it cannot give)."""
+    if document is None:
+        return [None] * len(csv_header(depths))
+    holes = document["holes"]
+    cells: list[object] = [holes[key] for key in CSV_HOLES]
+    for depth in depths:
+        rates = document["hit_rates"].get(f"top{depth}")
+        cells.append(None if rates is None else rates["calibration_questions"])
+        for kind, _ in KINDS:
+            rate = None if rates is None else rates[kind]
+            cells += [None] * 3 if rate is None else [rate["rate"], *rate["ci"]]
+    return cells

@@ -2,15 +2,18 @@
 machine judgments (``rater = judge:<name>``) of the set: JSON ``judge_figures``, text lines; and
 every format gives them (issue 37, item 4): holes split into people-judged, machine-judged and
 unjudged, and the hit rate three ways (people only, people + model, prediction-powered with its
-interval), in ``run``'s text, Markdown and JSON and ``compare``'s JSON, text and Markdown, each
-figure computed here from the set's labels, the stored run's rankings and the judgments this
+interval), in ``run``'s text, Markdown and JSON, the stored run's HTML report and ``compare``'s
+JSON, text, Markdown and CSV, each figure computed here from the set's labels, the stored run's rankings and the judgments this
 test stored, not read from the code."""
 
 from __future__ import annotations
 
+import csv
 import hashlib
+import io
 import json
 import shutil
+from html.parser import HTMLParser
 from pathlib import Path
 from typing import Any
 
@@ -74,6 +77,11 @@ def test_judge_figures_only_with_machine_judgments(demo: tuple[Path, str]) -> No
                    "--format", "json")  # fmt: skip
     assert plain.exit_code == 0, plain.output
     assert "judge_figures" not in json.loads(plain.stdout)["entries"][0]
+    plain_csv = invoke("compare", "--runs", f"{first['run_id']},{first['run_id'] + 1}", "--db",
+                       db, "--format", "csv")  # fmt: skip
+    assert plain_csv.exit_code == 0, plain_csv.output
+    assert "judge_" not in plain_csv.stdout.splitlines()[0]  # no model: no model's columns
+    assert 'id="judge-figures"' not in html_report(first["run_id"], db)
     # a model judges every other top-3 place, calling each relevant
     machine = [
         Judgment(question_id=other["id"], document_id=d, grade=2, rater="judge:sim")
@@ -110,6 +118,43 @@ def test_judge_figures_only_with_machine_judgments(demo: tuple[Path, str]) -> No
     assert board.exit_code == 0, board.output
     entry = json.loads(board.stdout)["entries"][0]
     assert entry["judge_figures"]["holes"]["machine_judged"] == len(machine)
+
+
+def html_report(run_id: object, db: str) -> str:
+    """``runs report RUN_ID``: the stored run's HTML page."""
+    page = invoke("runs", "report", str(run_id), "--db", db)
+    assert page.exit_code == 0, page.output
+    return page.stdout
+
+
+class _JudgeBlock(HTMLParser):
+    """The text of the HTML report's ``details#judge-figures``: its summary and table rows."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.depth = 0  # nested tags inside the block (0: outside)
+        self.summary = ""
+        self.rows: list[list[str]] = []
+        self.tag = ""
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        if self.depth or ("id", "judge-figures") in attrs:
+            self.depth += 1
+            self.tag = tag
+            if tag == "tr":
+                self.rows.append([])
+            elif tag in ("td", "th"):
+                self.rows[-1].append("")
+
+    def handle_endtag(self, tag: str) -> None:
+        self.depth = max(self.depth - 1, 0)
+        self.tag = ""
+
+    def handle_data(self, data: str) -> None:
+        if self.depth and self.tag == "summary":
+            self.summary += data
+        elif self.depth and self.tag in ("td", "th"):
+            self.rows[-1][-1] += data
 
 
 def _machine_grade(qid: str, doc: str, relevant: bool) -> int:
@@ -270,3 +315,38 @@ def test_every_format_gives_the_holes_split_and_three_hit_rates(demo: tuple[Path
             for kind in ("human", "human_machine", "ppi"):
                 cell = cells[(k, kind)]
                 assert out.count(cell) >= 2, (fmt, k, kind, cell)
+
+    # the stored run's HTML report: the holes sentence and a row per depth, the same cells
+    block = _JudgeBlock()
+    block.feed(html_report(document["run_id"], db))
+    assert block.summary.startswith("Model judgments (judge:sim): of the top 3")
+    assert f"people judged {pct(by_people / slots)}, a model only {pct(by_machine / slots)}" in (
+        block.summary
+    )
+    assert block.rows[0] == [
+        "depth", "people only [95% CI]", "people + model [95% CI]", "prediction-powered [95% CI]",
+    ]  # fmt: skip
+    for k, row in zip((1, 3), block.rows[1:], strict=True):
+        assert row == [
+            f"top-{k}", f"{cells[(k, 'human')]} over {expected[f'top{k}']['human'][2]}",
+            cells[(k, "human_machine")], cells[(k, "ppi")],
+        ]  # fmt: skip
+
+    # compare's CSV: per retriever the holes split and, per depth, the three rates and bounds
+    sheet = invoke("compare", "--runs", ids, "--db", db, "--format", "csv")
+    assert sheet.exit_code == 0, sheet.output
+    entries = list(csv.DictReader(io.StringIO(sheet.stdout)))
+    assert len(entries) == 2
+    for entry in entries:
+        assert [entry[f"judge_holes_{key}"] for key in ("depth", "slots", "human_judged",
+                "machine_judged", "unjudged")] == [
+            str(n) for n in (DEPTH, slots, by_people, by_machine, slots - by_people - by_machine)
+        ]  # fmt: skip
+        for k in (1, 3):
+            human_n = expected[f"top{k}"]["human"][2]
+            assert entry[f"judge_top{k}_calibration_questions"] == str(human_n)
+            for kind in ("human", "human_machine", "ppi"):
+                rate, (low, high), _ = expected[f"top{k}"][kind]
+                got = [float(entry[f"judge_top{k}_{kind}_{key}"])
+                       for key in ("rate", "ci_low", "ci_high")]  # fmt: skip
+                assert got == pytest.approx([rate, low, high], abs=1e-12), (k, kind)

@@ -2,9 +2,9 @@
 
 A real run of the demo (BM25 over the handbook, saved to SQLite) is written with ``report RUN_ID
 --html FILE`` and opened from disk at 390×844 (a phone) and 1280×800: the page never scrolls
-sideways (its tables scroll inside their own wrapper), one chart is shown (the wide one, or its
-phone copy), inside the viewport at (nearly) its own size, and the page still loads nothing from
-anywhere (every request is counted).
+sideways (its tables scroll inside their own wrapper, the figures beside a model judge's grades
+among them), one chart is shown (the wide one, or its phone copy), inside the viewport at
+(nearly) its own size, and the page still loads nothing from anywhere (every request is counted).
 """
 
 from __future__ import annotations
@@ -18,6 +18,8 @@ from click.testing import CliRunner
 from webui.browsing import launched_chromium
 
 from retrieval_eval.cli import cli
+from retrieval_eval.labels.judgments import Judgment
+from retrieval_eval.store import open_store
 
 ROOT = Path(__file__).resolve().parents[2]
 CONFIG = str(ROOT / "examples" / "retrieval_eval.yaml")
@@ -37,6 +39,14 @@ def report_file(tmp_path_factory: pytest.TempPathFactory) -> Path:
             cli, ["run", "handbook.demo", "handbook_bm25", "--config", CONFIG, "--db", db]
         )
         assert done.exit_code == 0, done.output
+        with open_store(db) as store:  # a model judges the top 3: the page gets its figures
+            result = store.get_run(1).result
+            rows = [
+                Judgment(question_id=q.id, document_id=doc, grade=2, rater="judge:sim")
+                for q in result.questions
+                for doc in q.retrieved[:3]
+            ]
+            store.judgments.add(result.set_identifier, rows, channel="import", written_by="t")
         path = folder / "run1.html"
         done = runner.invoke(cli, ["runs", "report", "1", "-o", str(path), "--db", db])
         assert done.exit_code == 0, done.output
@@ -72,6 +82,7 @@ def test_the_report_fits_the_screen_with_its_chart_visible(
         drawn = charts.first.evaluate("svg => svg.viewBox.baseVal.width")
         assert box["width"] / drawn >= 0.9, f"chart drawn at {box['width'] / drawn:.2f}x"
         # the tables are wider than a phone: each scrolls inside its wrapper, not the page
+        assert page.locator("#judge-figures table").count() == 1
         tables = page.evaluate(
             "[...document.querySelectorAll('table')].map(t => "
             "[t.parentElement.className, t.parentElement.clientWidth])"
