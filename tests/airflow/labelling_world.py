@@ -9,12 +9,14 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
+import pytest
 import yaml
 from dag_helpers import EXAMPLES
 from servers.judge_server import JudgeBehaviour, start
 
 from retrieval_eval.config.models import load_config
 from retrieval_eval.labels.pooling import excerpt
+from retrieval_eval.store import open_store
 from retrieval_eval.workflows.base import run_in_process
 from retrieval_eval.workflows.labelled_run import LabelledRun, LabelledRunJob, opened_retriever
 
@@ -115,3 +117,26 @@ def judge(world: dict[str, Any], agree: bool) -> tuple[Any, str]:
     config["judges"]["sim"]["base_url"] = url
     world["config"].write_text(yaml.safe_dump(config), encoding="utf-8")
     return server, url
+
+
+def assert_promoted(world: dict[str, Any], log: str) -> list[Any]:
+    """What an approved run of a calibrated judge leaves: cost and progress lines in the task
+    logs, the judge's grades stored (rater ``judge:sim``, with its identity), its passed
+    calibration stored, the set file's version 2 with the judge's new target, and the config's
+    decoy store untouched. Returns the set's stored runs, for the caller's re-judging checks."""
+    assert "graded; cost $" in log and "judgment(s) stored" in log
+    assert "Cohen's κ 1.000" in log and "min_kappa 0.60: passed" in log
+    with open_store(world["store"]) as store:
+        rows = store.judgments.stored("handbook.demo")
+        machine = [s for s in rows if s.judgment.rater == "judge:sim"]
+        assert machine and all(s.judge_identity for s in machine)
+        (calibration,) = store.judges.calibrations("handbook.demo")
+        assert calibration.passed and calibration.kappa == pytest.approx(1.0)
+        runs = store.runs.runs_of_set("handbook.demo")
+    assert not (world["config"].parent / "decoy.sqlite").exists()  # the connection's store only
+    promoted = yaml.safe_load(world["set_file"].read_text())
+    assert promoted["version"] == 2
+    (entry,) = promoted["changelog"]
+    assert entry["raters"] == ["judge:sim"] and entry["added"]
+    assert any(world["new"] in q["expected_document_ids"] for q in promoted["questions"])
+    return list(runs)

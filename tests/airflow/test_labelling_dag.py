@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 import yaml
 from dag_helpers import EXAMPLES, HERE, run_plan
-from labelling_world import DAG_ID, KEY, judge, world
+from labelling_world import DAG_ID, KEY, assert_promoted, judge, world
 from slack_server import RecordingServer
 
 from retrieval_eval.airflow.factory import build_dags
@@ -119,22 +119,7 @@ def test_a_calibrated_judge_is_approved_promoted_and_runs_rejudged_else_it_alert
     assert tasks["approve_labels"] == "success" and tasks["alert_calibration"] == "skipped"
     assert tasks["promote"] == "success" and tasks["rejudge"] == "success"
     assert sum(1 for t in tasks if t.startswith("judge[")) == 2  # mapped batches
-    # cost and progress in the task logs
-    assert "graded; cost $" in log and "judgment(s) stored" in log
-    assert "Cohen's κ 1.000" in log and "min_kappa 0.60: passed" in log
-    with open_store(good["store"]) as store:
-        rows = store.judgments.stored("handbook.demo")
-        machine = [s for s in rows if s.judgment.rater == "judge:sim"]
-        assert machine and all(s.judge_identity for s in machine)
-        (calibration,) = store.judges.calibrations("handbook.demo")
-        assert calibration.passed and calibration.kappa == pytest.approx(1.0)
-        runs = store.runs.runs_of_set("handbook.demo")
-    assert not (tmp_path / "good" / "decoy.sqlite").exists()  # the connection's store only
-    promoted = yaml.safe_load(good["set_file"].read_text())
-    assert promoted["version"] == 2
-    (entry,) = promoted["changelog"]
-    assert entry["raters"] == ["judge:sim"] and entry["added"]
-    assert any(good["new"] in q["expected_document_ids"] for q in promoted["questions"])
+    runs = assert_promoted(good, log)  # cost and progress in the task logs too
     rejudged = [r for r in runs if r.result.rejudged is not None]
     assert [r.result.rejudged.from_run_id for r in rejudged] == [good["run_id"]]
     assert rejudged[0].result.set_version == 2
