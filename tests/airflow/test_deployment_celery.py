@@ -65,8 +65,13 @@ def test_celery_executor_runs_the_evaluation_and_the_labelling_on_its_workers(
     scheme, rest = pg_url.split("://", 1)
     store_url = f"{scheme}://{rest}?options=-csearch_path%3D{store_schema}"
     lab = world(tmp_path / "lab", connection=True, store=store_url)
-    server, _ = judge(lab, agree=True)
+    server, judge_url = judge(lab, agree=True)
     config = yaml.safe_load(lab["config"].read_text())
+    # the judge's key (and URL) from an Airflow connection, as a deployment keeps secrets
+    del config["judges"]["sim"]["api_key_from_env"]
+    config["judges"]["sim"].update(
+        {"connection_id": "sim_judge", "base_url": "http://127.0.0.1:9/v1"}
+    )
     config["evaluations"] = [
         {
             "set": "handbook.demo",  # the labelling's set: its run is re-judged too
@@ -85,7 +90,9 @@ def test_celery_executor_runs_the_evaluation_and_the_labelling_on_its_workers(
     env = {
         "RETRIEVAL_EVAL_CONFIG": str(lab["config"]),
         "RETRIEVAL_EVAL_HOME": str(tmp_path / "re"),
-        "SIM_JUDGE_KEY": KEY,
+        "AIRFLOW_CONN_SIM_JUDGE": json.dumps(
+            {"conn_type": "http", "host": judge_url, "password": KEY}
+        ),
         "AIRFLOW_CONN_LAB_STORE": json.dumps(
             {"conn_type": "retrieval_eval_store", "extra": {"url": store_url}}
         ),
