@@ -357,6 +357,22 @@ class Deployment:
 
 
 @contextlib.contextmanager
+def pg_schema(pg_url: str, prefix: str) -> Iterator[str]:
+    """A fresh schema ``<prefix>_<random>`` in the PostgreSQL database of ``pg_url`` (a store's
+    own, beside the other tests'), dropped with what it holds afterwards."""
+    import psycopg
+
+    schema = f"{prefix}_{uuid.uuid4().hex[:8]}"
+    with psycopg.connect(pg_url, autocommit=True) as conn:
+        conn.execute(f'create schema "{schema}"')
+    try:
+        yield schema
+    finally:
+        with psycopg.connect(pg_url, autocommit=True) as conn:
+            conn.execute(f'drop schema "{schema}" cascade')
+
+
+@contextlib.contextmanager
 def deployment(home: Path, pg_url: str, **kwargs: Any) -> Iterator[Deployment]:
     running = Deployment(home, pg_url, **kwargs)
     try:

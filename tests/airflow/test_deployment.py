@@ -25,7 +25,6 @@ from __future__ import annotations
 import json
 import os
 import time
-import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -34,7 +33,7 @@ from typing import Any
 import pytest
 import yaml
 from dag_helpers import EXAMPLES, ROOT
-from deployment import Deployment, deployment
+from deployment import Deployment, deployment, pg_schema
 from helpers import REQUIRE_DATA_ENV, required, shared_collection, shared_data
 from slack_server import RecordingServer
 
@@ -159,14 +158,8 @@ def _write_config(
 
 @pytest.fixture(scope="module")
 def store_schema(pg_url: str) -> Iterator[str]:
-    import psycopg
-
-    schema = f"re_deploy_{uuid.uuid4().hex[:8]}"
-    with psycopg.connect(pg_url, autocommit=True) as conn:
-        conn.execute(f'create schema "{schema}"')
-    yield schema
-    with psycopg.connect(pg_url, autocommit=True) as conn:
-        conn.execute(f'drop schema "{schema}" cascade')
+    with pg_schema(pg_url, "re_deploy") as schema:
+        yield schema
 
 
 def _dags_folder(folder: Path) -> Path:

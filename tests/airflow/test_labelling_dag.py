@@ -13,118 +13,19 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
-from collections import defaultdict
 from pathlib import Path
-from typing import Any
 
 import pytest
 import yaml
 from dag_helpers import EXAMPLES, HERE, run_plan
-from servers.judge_server import JudgeBehaviour, start
+from labelling_world import DAG_ID, KEY, assert_promoted, judge, world
 from slack_server import RecordingServer
 
 from retrieval_eval.airflow.factory import build_dags
 from retrieval_eval.config.models import load_config
-from retrieval_eval.labels.pooling import excerpt
 from retrieval_eval.store import open_store
-from retrieval_eval.workflows.base import run_in_process
-from retrieval_eval.workflows.labelled_run import LabelledRun, LabelledRunJob, opened_retriever
 
 pytestmark = pytest.mark.airflow
-DAG_ID = "retrieval_eval_labelling__handbook_demo__sim"
-KEY = "sk-labelling-test-5d1e"
-QUESTIONS = 8
-
-
-def _world(folder: Path, slack: bool = False, connection: bool = False) -> dict[str, Any]:
-    """A small set (the demo's first questions, each with one document people graded 0), a
-    store holding one run of it, and a config with the labelling entry (the judge's URL is
-    filled in by the caller). With ``connection`` the DAG's store is the Airflow connection
-    ``lab_store``'s and the config's ``store:`` a decoy no task may touch."""
-    folder.mkdir()
-    demo = yaml.safe_load((EXAMPLES / "golden" / "handbook.yaml").read_text())
-    questions = demo["questions"][:QUESTIONS]
-    targets = {doc for q in questions for doc in q["expected_document_ids"]}
-    others = sorted(
-        str(p.relative_to(EXAMPLES / "corpus"))
-        for p in (EXAMPLES / "corpus").rglob("*.md")
-        if str(p.relative_to(EXAMPLES / "corpus")) not in targets
-    )
-    not_relevant = others[:QUESTIONS]
-    for question, doc in zip(questions, not_relevant, strict=True):
-        question["grades"] = {doc: 0}
-    set_file = folder / "set.yaml"
-    set_file.write_text(yaml.safe_dump({**demo, "questions": questions}), encoding="utf-8")
-    store = f"sqlite:///{folder / 'store.sqlite'}"
-    config: dict[str, Any] = {
-        "store": f"sqlite:///{folder / 'decoy.sqlite'}" if connection else store,
-        "sets": [str(set_file)],
-        "retrievers": {"bm25": {"type": "lexical", "corpus": str(EXAMPLES / "corpus")}},
-        "judges": {
-            "sim": {
-                "type": "openai",
-                "model": "sim-1",
-                "base_url": "http://127.0.0.1:9/v1",
-                "api_key_from_env": "SIM_JUDGE_KEY",
-                "max_concurrency": 4,
-                "input_price_per_1k": 0.5,
-                "output_price_per_1k": 2.0,
-                "timeout_s": 5,
-                "deadline_s": 60,
-                "backoff_s": 0.05,
-                "min_kappa": 0.6,
-            }
-        },
-        "labelling": [
-            {
-                "set": "handbook.demo",
-                "judge": "sim",
-                "retrievers": ["bm25"],
-                "depth": 3,
-                "max_batches": 2,
-                "alerts": [{"type": "slack", "connection_id": "slack_lab"}] if slack else [],
-            }
-        ],
-        "airflow": {
-            "retries": 0,
-            "ui_base_url": "http://airflow.example/retrieval-eval",
-            **({"store_connection_id": "lab_store"} if connection else {}),
-        },
-    }
-    path = folder / "retrieval_eval.yaml"
-    path.write_text(yaml.safe_dump(config), encoding="utf-8")
-    job = LabelledRunJob(config_path=str(path), set="handbook.demo", retriever="bm25")
-    recorded = run_in_process(LabelledRun(job, store_url=lambda: store))
-    ranked = {q.id: list(q.retrieved[:3]) for q in recorded.result.questions}
-    new = next(
-        doc for q in questions for doc in ranked[q["id"]] if doc not in {*targets, *not_relevant}
-    )
-    with opened_retriever(load_config(path), "bm25") as retriever:
-        texts = retriever.document_texts([*targets, *not_relevant, new, *others])
-    return {
-        "config": path,
-        "store": store,
-        "set_file": set_file,
-        "targets": targets,
-        "new": new,
-        "texts": {doc: excerpt(text) for doc, text in texts.items()},
-        "run_id": recorded.run_id,
-    }
-
-
-def _judge(world: dict[str, Any], agree: bool) -> tuple[Any, str]:
-    """A judge server grading by passage: agreeing with people (targets 1, the new document 1,
-    the rest 0) or against them (targets 0, the rest 3)."""
-    grades: defaultdict[str, int] = defaultdict(lambda: 0 if agree else 3)
-    for doc in world["targets"]:
-        grades[world["texts"][doc]] = 1 if agree else 0
-    if agree:
-        grades[world["texts"][world["new"]]] = 1
-    server, url = start(JudgeBehaviour(key=KEY, grades=grades))
-    config = yaml.safe_load(world["config"].read_text())
-    config["judges"]["sim"]["base_url"] = url
-    world["config"].write_text(yaml.safe_dump(config), encoding="utf-8")
-    return server, url
 
 
 def test_the_labelling_dag_is_one_per_entry_with_its_task_graph(tmp_path: Path) -> None:
@@ -165,10 +66,10 @@ def test_the_labelling_dag_is_one_per_entry_with_its_task_graph(tmp_path: Path) 
 def test_a_calibrated_judge_is_approved_promoted_and_runs_rejudged_else_it_alerts(
     airflow_env: dict[str, str], tmp_path: Path
 ) -> None:
-    good = _world(tmp_path / "good", connection=True)
-    bad = _world(tmp_path / "bad", slack=True)
-    good_server, _ = _judge(good, agree=True)
-    bad_server, _ = _judge(bad, agree=False)
+    good = world(tmp_path / "good", connection=True)
+    bad = world(tmp_path / "bad", slack=True)
+    good_server, _ = judge(good, agree=True)
+    bad_server, _ = judge(bad, agree=False)
     before = bad["set_file"].read_bytes()
     responder = subprocess.Popen(
         [sys.executable, str(HERE / "hitl_responder.py"), DAG_ID, "Approve", "600"],
@@ -218,22 +119,7 @@ def test_a_calibrated_judge_is_approved_promoted_and_runs_rejudged_else_it_alert
     assert tasks["approve_labels"] == "success" and tasks["alert_calibration"] == "skipped"
     assert tasks["promote"] == "success" and tasks["rejudge"] == "success"
     assert sum(1 for t in tasks if t.startswith("judge[")) == 2  # mapped batches
-    # cost and progress in the task logs
-    assert "graded; cost $" in log and "judgment(s) stored" in log
-    assert "Cohen's κ 1.000" in log and "min_kappa 0.60: passed" in log
-    with open_store(good["store"]) as store:
-        rows = store.judgments.stored("handbook.demo")
-        machine = [s for s in rows if s.judgment.rater == "judge:sim"]
-        assert machine and all(s.judge_identity for s in machine)
-        (calibration,) = store.judges.calibrations("handbook.demo")
-        assert calibration.passed and calibration.kappa == pytest.approx(1.0)
-        runs = store.runs.runs_of_set("handbook.demo")
-    assert not (tmp_path / "good" / "decoy.sqlite").exists()  # the connection's store only
-    promoted = yaml.safe_load(good["set_file"].read_text())
-    assert promoted["version"] == 2
-    (entry,) = promoted["changelog"]
-    assert entry["raters"] == ["judge:sim"] and entry["added"]
-    assert any(good["new"] in q["expected_document_ids"] for q in promoted["questions"])
+    runs = assert_promoted(good, log)  # cost and progress in the task logs too
     rejudged = [r for r in runs if r.result.rejudged is not None]
     assert [r.result.rejudged.from_run_id for r in rejudged] == [good["run_id"]]
     assert rejudged[0].result.set_version == 2
