@@ -27,6 +27,7 @@ from airflow.sdk import get_current_context, task
 # Airflow refuses to map more items than [core] max_map_length (1024 by default)
 MAX_MAP_LENGTH = 1024
 STEPS = ("plan", "execute", "reduce", "record")
+BRIEF = "brief"  # the XCom key of the record task's small view of its outcome (Workflow.brief)
 
 
 def _step(name: str, job: Mapping[str, Any], step: str, given: Callable[[Any], Any]) -> Any:
@@ -85,8 +86,13 @@ def record(workflow: str, job: dict[str, Any], reduced: dict[str, Any]) -> dict[
         workflow, job, "record", lambda flow: flow.reduced_type.model_validate(reduced)
     )
     from retrieval_eval.airflow.outcome import announce
+    from retrieval_eval.workflows.base import WORKFLOWS
 
-    announce(workflow, job, done, get_current_context())
+    context = get_current_context()
+    brief = WORKFLOWS[workflow].brief(done)
+    if brief is not None:  # the small view the branch tasks pull instead of the whole outcome
+        context["ti"].xcom_push(key=BRIEF, value=brief)
+    announce(workflow, job, done, context)
     return done
 
 

@@ -31,7 +31,7 @@ from typing import Any
 from airflow.sdk import DAG, Asset, AssetAny, AssetOrTimeSchedule, CronTriggerTimetable, Param
 
 from retrieval_eval.airflow import tasks
-from retrieval_eval.airflow.adapter import workflow_tasks
+from retrieval_eval.airflow.adapter import BRIEF, workflow_tasks
 from retrieval_eval.airflow.deadline import deadline_for
 from retrieval_eval.airflow.links import RunPageLink
 from retrieval_eval.airflow.outcome import evaluation_asset_uri
@@ -233,15 +233,17 @@ def evaluation_tasks(
     # the DAG run's way to its run page (Airflow lets a task set no note on its DAG run)
     recorded.operator.operator_extra_links = (RunPageLink(),)
     approval = {"approve_baseline": True} if approve_baseline else {}
+    # the branch and baseline tasks read the verdict and figures only: the record's small view
+    brief: Any = recorded[BRIEF]
     branch: Any = tasks.check_regression(
-        recorded=recorded, ui_base_url=options.ui_base_url, **approval
+        recorded=brief, ui_base_url=options.ui_base_url, **approval
     )
     branch >> [
         tasks.alert_regression(job=job, recorded=recorded),
         tasks.alert_invalid_run(job=job, recorded=recorded),
         tasks.alert_labels(job=job, recorded=recorded),
-        tasks.no_regression(recorded=recorded, job=job),
-        tasks.baseline(recorded=recorded),
+        tasks.no_regression(recorded=brief, job=job, record_task_id=recorded.operator.task_id),
+        tasks.baseline(recorded=brief),
     ]
     return recorded, branch
 

@@ -109,14 +109,20 @@ def alert_labels(job: dict[str, Any], recorded: dict[str, Any]) -> str:
 
 
 @task
-def no_regression(recorded: dict[str, Any], job: dict[str, Any] | None = None) -> str:
+def no_regression(
+    recorded: dict[str, Any], job: dict[str, Any] | None = None, record_task_id: str | None = None
+) -> str:
     """A passing run; on a channel whose last alert for this set and retriever was a
-    regression, it sends the ``recovered`` message that closes it (once)."""
+    regression, it sends the ``recovered`` message that closes it (once). ``recorded`` may be
+    the record's small view: the whole record is then pulled from ``record_task_id`` only when
+    a channel may get that message."""
     from retrieval_eval.airflow.alerts import carries
     from retrieval_eval.airflow.lines import worded_verdict
 
     summary = str(worded_verdict(recorded)["summary"])
     if job and any(carries(spec, "recovered") for spec in job["alerts"]):
+        if record_task_id is not None:
+            recorded = get_current_context()["ti"].xcom_pull(task_ids=record_task_id)
         _alert(job, "recovered", recorded, shown_if_unsent=False)
     return summary
 

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Sequence
-from typing import ClassVar, Generic, TypeVar
+from typing import Any, ClassVar, Generic, TypeVar
 
 from pydantic import BaseModel
 
@@ -54,6 +54,12 @@ class Workflow(ABC, Generic[JobT, BatchT, PartT, ReducedT, OutcomeT]):
     @abstractmethod
     def record(self, reduced: ReducedT) -> OutcomeT:
         """Store what was reduced (or spool it when the store is down); the outcome says what."""
+
+    @classmethod
+    def brief(cls, outcome: dict[str, Any]) -> dict[str, Any] | None:
+        """A small view of the outcome's JSON for the tasks that read only its verdict and
+        figures (Airflow's branch tasks pull it instead of the whole record); None: none."""
+        return None
 
     def failure(self, outcome: OutcomeT) -> Exception | None:
         """The error an outcome ends with although it was recorded (a store that was down and

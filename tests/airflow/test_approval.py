@@ -9,6 +9,7 @@ accept`` does. The request itself in a running Airflow: tests/airflow/test_deplo
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
@@ -165,3 +166,31 @@ def test_the_approval_asks_about_the_newest_run_its_events_name() -> None:
     assert approval_run_id(events) == 9
     with pytest.raises(ValueError, match="request_approval"):
         approval_run_id({"retrieval-eval://approval/d": [event(None, 1)]})
+
+
+def test_the_records_brief_carries_all_the_branch_tasks_read(tmp_path: Path) -> None:
+    """The branch tasks pull the record's small view (``LabelledRun.brief``): without the
+    questions, yet every branch, log line and worded verdict equals the whole record's, for a
+    baseline and for a run with changed labels that asks for approval."""
+    from retrieval_eval.airflow.lines import verdict_line, worded_verdict
+
+    url = f"sqlite:///{tmp_path / 'r.sqlite'}"
+    golden = tmp_path / "handbook.yaml"
+    golden.write_text((EXAMPLES / "golden" / "handbook.yaml").read_text())
+    config = _config(tmp_path, golden)
+    first = _record(config, "k1", url, approve=True)
+    config = _config(tmp_path, _relabelled(golden, golden))
+    second = _record(config, "k2", url, approve=True)
+    for full in (first, second):
+        brief = LabelledRun.brief(full)
+        assert brief is not None and "questions" not in brief["result"]
+        assert full["result"]["questions"]  # the whole record keeps them
+        assert len(json.dumps(brief)) * 3 < len(json.dumps(full))
+        assert choose_branches(brief, approve_baseline=True) == choose_branches(
+            full, approve_baseline=True
+        )
+        base = "http://airflow.example/retrieval-eval"
+        assert verdict_line(brief, base, brief["result"]) == verdict_line(
+            full, base, full["result"]
+        )
+        assert worded_verdict(brief) == worded_verdict(full)
