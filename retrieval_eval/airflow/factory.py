@@ -384,12 +384,7 @@ def build_dags(config: Config, *, note: str | None = None) -> dict[str, DAG]:
         replay_dag = build_replay_dag(
             replay_spec, config_path=config_path, airflow_options=config.airflow
         )
-        if replay_dag.dag_id in dags:
-            raise ValueError(
-                f"{config.source}: two replays map to DAG id {replay_dag.dag_id!r}; "
-                "rename a sample or retriever"
-            )
-        dags[replay_dag.dag_id] = replay_dag
+        _add(dags, replay_dag, config, "replays", "rename a sample or retriever")
     for evaluation in config.evaluations:
         dag = build_evaluation_dag(
             evaluation,
@@ -398,12 +393,7 @@ def build_dags(config: Config, *, note: str | None = None) -> dict[str, DAG]:
             note=note,
             lint_mode=config.lint.mode,
         )
-        if dag.dag_id in dags:
-            raise ValueError(
-                f"{config.source}: two evaluations map to DAG id {dag.dag_id!r}; "
-                "rename a set or retriever"
-            )
-        dags[dag.dag_id] = dag
+        _add(dags, dag, config, "evaluations", "rename a set or retriever")
         if evaluation.approve_baseline:
             job = job_for(evaluation, config_path, config.airflow, config.lint.mode)
             approval = build_approval_dag(evaluation, dag, job)
@@ -415,10 +405,13 @@ def build_dags(config: Config, *, note: str | None = None) -> dict[str, DAG]:
             labelling_dag = build_labelling_dag(
                 labelling, config_path=config_path, airflow_options=config.airflow
             )
-            if labelling_dag.dag_id in dags:
-                raise ValueError(
-                    f"{config.source}: two labelling entries map to DAG id "
-                    f"{labelling_dag.dag_id!r}; give each set one judge"
-                )
-            dags[labelling_dag.dag_id] = labelling_dag
+            _add(dags, labelling_dag, config, "labelling entries", "give each set one judge")
     return dags
+
+
+def _add(dags: dict[str, DAG], dag: DAG, config: Config, entries: str, fix: str) -> None:
+    """Keep ``dag`` under its id; two ``entries`` of the config mapping to one id are an error
+    that says how to tell them apart (``fix``)."""
+    if dag.dag_id in dags:
+        raise ValueError(f"{config.source}: two {entries} map to DAG id {dag.dag_id!r}; {fix}")
+    dags[dag.dag_id] = dag

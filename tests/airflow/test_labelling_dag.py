@@ -61,6 +61,11 @@ def test_the_labelling_dag_is_one_per_entry_with_its_task_graph(tmp_path: Path) 
     assert isinstance(dag.task_dict["approve_labels"], ApprovalOperator)
     example = build_dags(load_config(EXAMPLES / "labelling.yaml"))  # the shipped example
     assert list(example) == ["retrieval_eval_labelling__handbook_demo__umbrela"]
+    twice = yaml.safe_load(config.read_text())
+    twice["labelling"][1]["judge"] = "sim"  # two entries, one (set, judge): one DAG id
+    config.write_text(yaml.safe_dump(twice))
+    with pytest.raises(ValueError, match=rf"two labelling entries map to DAG id '{DAG_ID}'; give"):
+        build_dags(load_config(config))
 
 
 def test_a_calibrated_judge_is_approved_promoted_and_runs_rejudged_else_it_alerts(
