@@ -34,21 +34,37 @@ def approval_dag_id_for(dag_id: str) -> str:
     return dag_id.replace("retrieval_eval__", "retrieval_eval_approval__", 1)
 
 
-class BaselineApproval(ApprovalOperator):
-    """Asks in Browse → Required Actions (or the REST API's ``hitlDetails``) whether the saved
-    run the triggering asset event names becomes the baseline; the subject and body name the
-    run, its figures and its page."""
+class PersonApproval(ApprovalOperator):
+    """A question to a person in Browse → Required Actions (or the REST API's
+    ``hitlDetails``) about the job's work: Reject, or no answer in ``timeout_s``, changes
+    nothing. Each subclass writes its subject and body at run time, in ``execute``."""
 
-    def __init__(self, *, job: dict[str, Any], timeout_s: float, **kwargs: Any) -> None:
+    def __init__(
+        self, *, task_id: str, subject: str, job: dict[str, Any], timeout_s: float, **kwargs: Any
+    ) -> None:
         super().__init__(
-            task_id="approve_baseline",
-            subject="Accept the run as the baseline?",  # replaced at run time
+            task_id=task_id,
+            subject=subject,  # replaced at run time
             defaults=ApprovalOperator.REJECT,
             response_timeout=timedelta(seconds=timeout_s),
             **kwargs,
         )
         self.job = job
         self.timeout_s = timeout_s
+
+
+class BaselineApproval(PersonApproval):
+    """Asks whether the saved run the triggering asset event names becomes the baseline; the
+    subject and body name the run, its figures and its page."""
+
+    def __init__(self, *, job: dict[str, Any], timeout_s: float, **kwargs: Any) -> None:
+        super().__init__(
+            task_id="approve_baseline",
+            subject="Accept the run as the baseline?",
+            job=job,
+            timeout_s=timeout_s,
+            **kwargs,
+        )
 
     def execute(self, context: Any) -> Any:
         from retrieval_eval.airflow.runtime import store_url

@@ -19,13 +19,12 @@ imports this module, and only for a config with ``labelling:`` entries.
 
 from __future__ import annotations
 
-from datetime import timedelta
 from typing import Any
 
-from airflow.providers.standard.operators.hitl import ApprovalOperator
 from airflow.sdk import DAG, get_current_context, task
 
 from retrieval_eval.airflow.adapter import workflow_tasks
+from retrieval_eval.airflow.approval import PersonApproval
 from retrieval_eval.airflow.factory import dag_id_for, new_dag
 from retrieval_eval.config.models import AirflowOptions, LabellingSpec
 
@@ -260,21 +259,18 @@ def rejudge(job: dict[str, Any], promoted: dict[str, Any]) -> list[dict[str, Any
     return [item.model_dump(mode="json") for item in done]
 
 
-class LabelsApproval(ApprovalOperator):
-    """Asks in Browse → Required Actions whether the judge's grades become the set's next
-    version; the request (written at run time) names the judge, its calibration and the cost.
-    Reject, or no answer in ``timeout_s``, promotes nothing."""
+class LabelsApproval(PersonApproval):
+    """Asks whether the judge's grades become the set's next version; the request names the
+    judge, its calibration and the cost. Reject, or no answer in time, promotes nothing."""
 
     def __init__(self, *, job: dict[str, Any], timeout_s: float, **kwargs: Any) -> None:
         super().__init__(
             task_id=APPROVE,
-            subject="Promote the judge's grades?",  # replaced at run time
-            defaults=ApprovalOperator.REJECT,
-            response_timeout=timedelta(seconds=timeout_s),
+            subject="Promote the judge's grades?",
+            job=job,
+            timeout_s=timeout_s,
             **kwargs,
         )
-        self.job = job
-        self.timeout_s = timeout_s
 
     def execute(self, context: Any) -> Any:
         ti = context["ti"]
